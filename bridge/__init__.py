@@ -1,0 +1,1 @@
+"""trustbridge bridge: WebSocket hub, routing policy, protocol and agent surfaces."""

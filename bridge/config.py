@@ -1,0 +1,80 @@
+"""Where the bridge keeps its token and endpoint, and how peers find them.
+
+Files live in the state directory: ``$TRUSTBRIDGE_HOME`` if set, else
+``$XDG_STATE_HOME/trustbridge``, else ``~/.local/state/trustbridge``.
+
+- ``token``: 32 random bytes as hex, created on first start with file mode 0600
+  (DESIGN §8). Every hello must present it.
+- ``endpoint.json``: ``{"url": "ws://127.0.0.1:PORT", "pid": N}`` of the running bridge,
+  so the CLI, SDK and MCP server find it without flags.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 17831
+
+
+def state_dir() -> Path:
+    """Return (and create, mode 0700) the state directory."""
+    base = os.environ.get("TRUSTBRIDGE_HOME")
+    if base:
+        path = Path(base)
+    else:
+        xdg = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+        path = Path(xdg) / "trustbridge"
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return path
+
+
+def load_or_create_token(path: Path | None = None) -> str:
+    """Return the bridge token, creating it (mode 0600) on first use.
+
+    The file is created with O_EXCL so two processes starting at once agree on one token.
+    """
+    path = path or state_dir() / "token"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        token = path.read_text().strip()
+        if token:
+            return token
+        path.unlink()
+        return load_or_create_token(path)
+    token = secrets.token_hex(32)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(token + "\n")
+    return token
+
+
+def write_endpoint(url: str, path: Path | None = None) -> None:
+    """Record the running bridge's URL for other processes (mode 0600)."""
+    path = path or state_dir() / "endpoint.json"
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        json.dump({"url": url, "pid": os.getpid()}, fh)
+    os.replace(tmp, path)
+
+
+def read_endpoint(path: Path | None = None) -> dict[str, Any] | None:
+    """Return ``{"url", "pid"}`` of the last bridge started, or None."""
+    path = path or state_dir() / "endpoint.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def clear_endpoint(path: Path | None = None) -> None:
+    """Remove the endpoint file if it still names this process."""
+    path = path or state_dir() / "endpoint.json"
+    info = read_endpoint(path)
+    if info and info.get("pid") == os.getpid():
+        path.unlink(missing_ok=True)

@@ -1,0 +1,131 @@
+"""The embedded default (DESIGN §7): bridge + supervisor + headless browser, one process tree.
+
+The bridge runs in this process; the supervisor runs as a child process
+(``python -m supervisor``), so the two meet only on the wire, and stopping this process
+stops the browser too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+
+from . import config
+from .protocol import errors as E
+from .routing import ENV_REQUIRE_TRUSTED_INPUT, RoutingPolicy, parse_device_list
+from .server import BridgeServer
+
+log = logging.getLogger("trustbridge.embedded")
+
+READY_TIMEOUT_S = 60.0
+
+
+class Embedded:
+    """A running bridge with one supervised browser.
+
+    Args:
+        port: bridge port (0: any free port); binds 127.0.0.1 only.
+        device: device id of the browser.
+        browser: browser name passed to the supervisor.
+        headless: no window.
+        trusted_input: run the input driver (otherwise input is synthetic, labelled so).
+        progress: called with short human progress lines while starting.
+    """
+
+    def __init__(self, port: int = config.DEFAULT_PORT, device: str = "chromium", *,
+                 browser: str = "chromium", headless: bool = True, trusted_input: bool = True,
+                 progress: Callable[[str], None] | None = None) -> None:
+        self.device = device
+        self.browser = browser
+        self.headless = headless
+        self.trusted_input = trusted_input
+        self.progress = progress or (lambda _msg: None)
+        self.token = config.load_or_create_token()
+        seeded = parse_device_list(os.environ.get(ENV_REQUIRE_TRUSTED_INPUT))
+        self.server = BridgeServer(self.token, port=port, policy=RoutingPolicy(seeded))
+        self.child: asyncio.subprocess.Process | None = None
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    async def start(self) -> None:
+        """Start the bridge, then the supervisor, and wait until the device is ready.
+
+        Raises:
+            DeviceNotConnected: the browser did not come up within 60 s (its stderr is
+                in the message).
+        """
+        await self.server.start()
+        config.write_endpoint(self.url)
+        self.progress(f"bridge listening on {self.url}")
+        env = dict(os.environ, TRUSTBRIDGE_TOKEN=self.token)
+        args = [sys.executable, "-m", "supervisor", "--bridge-url", self.url,
+                "--device", self.device, "--browser", self.browser]
+        if not self.headless:
+            args.append("--headed")
+        if not self.trusted_input:
+            args.append("--no-driver")
+        self.progress(f"starting {self.browser} ({'headless' if self.headless else 'headed'})")
+        self.child = await asyncio.create_subprocess_exec(
+            *args, env=env, stdin=asyncio.subprocess.DEVNULL, start_new_session=True)
+        await self._wait_ready()
+
+    async def _wait_ready(self) -> None:
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        announced: set[str] = set()
+        policy = self.server.policy
+        while time.monotonic() < deadline:
+            if self.child is not None and self.child.returncode is not None:
+                raise E.DeviceNotConnected(
+                    f"The supervisor exited with code {self.child.returncode} before the "
+                    "browser was ready; see its messages above.")
+            ext = self.device in policy.extensions
+            drv = self.device in policy.drivers
+            if ext and "ext" not in announced:
+                announced.add("ext")
+                self.progress("extension connected")
+            if drv and "drv" not in announced:
+                announced.add("drv")
+                self.progress("input driver online (trusted input)")
+            if ext and (drv or not self.trusted_input):
+                return
+            await asyncio.sleep(0.05)
+        raise E.DeviceNotConnected(f"The browser was not ready within {READY_TIMEOUT_S:.0f} s.")
+
+    async def stop(self) -> None:
+        """Stop the supervisor (SIGTERM, then SIGKILL after 10 s) and the bridge."""
+        if self.child is not None and self.child.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.child.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(self.child.wait(), 10)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.child.pid, signal.SIGKILL)
+                await self.child.wait()
+        await self.server.stop()
+        config.clear_endpoint()
+
+    async def wait_closed(self) -> int | None:
+        """Wait until the supervisor exits; returns its exit code."""
+        if self.child is None:
+            return None
+        return await self.child.wait()
+
+
+@contextlib.asynccontextmanager
+async def embedded(**kwargs: object) -> AsyncIterator[Embedded]:
+    """``async with embedded() as emb:`` start and always stop an :class:`Embedded`."""
+    emb = Embedded(**kwargs)  # type: ignore[arg-type]
+    try:
+        await emb.start()
+        yield emb
+    finally:
+        await emb.stop()

@@ -1,0 +1,206 @@
+"""Trusted-input routing policy (DESIGN §2), as plain Python with no I/O.
+
+The bridge server feeds this module joins, leaves and requests and executes the
+:class:`Route` it returns; nothing here touches sockets or an event loop, so every rule
+is tested by calling it (tests/bridge/test_routing.py).
+
+Two pieces of state are kept apart and never merged:
+
+- ``drivers``: device → the driver peer online right now;
+- ``required_trusted_input``: devices whose input must go through a driver. A driver's
+  hello adds its device; its disconnect does not remove it (rule 1). The set is seeded
+  from ``BRIDGE_REQUIRE_TRUSTED_INPUT`` (rule 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .protocol.errors import BadRequest, DeviceNotConnected, TrustedInputUnavailable
+from .protocol.models import CLIENT_METHODS, DeviceInfo
+
+INPUT_METHOD = "page.act"
+"""The one client method that is input. ``page.wait`` is not input (rule 6)."""
+
+ENV_REQUIRE_TRUSTED_INPUT = "BRIDGE_REQUIRE_TRUSTED_INPUT"
+
+
+def parse_device_list(value: str | None) -> set[str]:
+    """Parse a comma-separated device list (``"dev1, dev2"``); blanks are ignored."""
+    return {part.strip() for part in (value or "").split(",") if part.strip()}
+
+
+@dataclass(frozen=True)
+class ToExtension:
+    """Send the request as is to the device's extension.
+
+    ``synthetic`` is true for input on a device that never asked for trusted input:
+    the result must then say ``inputPath: "synthetic"`` (rule 5).
+    """
+
+    device: str
+    extension: str
+    synthetic: bool = False
+
+
+@dataclass(frozen=True)
+class TrustedInput:
+    """Resolve the ref on ``extension`` (``page.jugglerTarget``), then act on ``driver``."""
+
+    device: str
+    extension: str
+    driver: str
+
+
+@dataclass(frozen=True)
+class Local:
+    """Answered by the bridge itself (``devices.list``)."""
+
+
+Route = ToExtension | TrustedInput | Local
+
+
+@dataclass
+class _Peer:
+    role: str
+    device: str | None
+    browser: str | None
+
+
+class RoutingPolicy:
+    """Who gets which request.
+
+    Args:
+        required_trusted_input: devices protected from the start (rule 2).
+    """
+
+    def __init__(self, required_trusted_input: Iterable[str] = ()) -> None:
+        self.drivers: dict[str, str] = {}
+        self.extensions: dict[str, str] = {}
+        self.required_trusted_input: set[str] = set(required_trusted_input)
+        self._peers: dict[str, _Peer] = {}
+        self._browsers: dict[str, str] = {}
+
+    # -- membership -------------------------------------------------------------------
+
+    def join(self, peer: str, role: str, device: str | None, browser: str | None = None) -> None:
+        """Record a peer after a good hello. A newer peer for the same device and role
+        replaces the older one.
+
+        Raises:
+            BadRequest: an extension or driver without a device id.
+        """
+        if role in ("extension", "driver") and not device:
+            raise BadRequest(f"A {role} must name its device in hello.", {"role": role})
+        self._peers[peer] = _Peer(role, device, browser)
+        if role == "driver":
+            assert device is not None
+            self.drivers[device] = peer
+            self.required_trusted_input.add(device)  # rule 1: the promise is made here
+        elif role == "extension":
+            assert device is not None
+            self.extensions[device] = peer
+            if browser:
+                self._browsers[device] = browser
+
+    def leave(self, peer: str) -> None:
+        """Forget a peer. A driver leaves ``drivers`` only; its device stays in
+        ``required_trusted_input`` (rule 1)."""
+        info = self._peers.pop(peer, None)
+        if info is None or info.device is None:
+            return
+        table = {"driver": self.drivers, "extension": self.extensions}.get(info.role)
+        if table is not None and table.get(info.device) == peer:
+            del table[info.device]
+
+    def role_of(self, peer: str) -> str | None:
+        info = self._peers.get(peer)
+        return info.role if info else None
+
+    # -- routing ----------------------------------------------------------------------
+
+    def pick_device(self, device: str | None) -> str:
+        """Return the device a request addresses.
+
+        Raises:
+            DeviceNotConnected: no device is known (or the named one is unknown).
+            BadRequest: several devices are connected and none was named.
+        """
+        known = sorted(set(self.extensions) | set(self.drivers) | self.required_trusted_input)
+        if device is not None:
+            if device not in known:
+                raise DeviceNotConnected(
+                    f"Device {device!r} is not connected. Known devices: {known or 'none'}.",
+                    {"device": device, "known": known},
+                )
+            return device
+        online = sorted(set(self.extensions) | set(self.drivers))
+        if len(online) == 1:
+            return online[0]
+        if not online:
+            raise DeviceNotConnected(
+                "No browser is connected to the bridge. Start one with `trustbridge up`.",
+                {"known": known},
+            )
+        raise BadRequest(
+            f"Several devices are connected ({', '.join(online)}); name one with `device`.",
+            {"known": online},
+        )
+
+    def route(self, method: str, device: str | None) -> Route:
+        """Decide where a client request goes.
+
+        Args:
+            method: a client method name (``page.act`` is input).
+            device: the device named by the request, or None.
+
+        Returns:
+            The route to execute.
+
+        Raises:
+            BadRequest: unknown method or ambiguous device.
+            DeviceNotConnected: the extension needed is not connected.
+            TrustedInputUnavailable: input for a device that requires trusted input while
+                its driver is offline (rule 4); nothing is to be sent anywhere.
+        """
+        if method not in CLIENT_METHODS:
+            raise BadRequest(f"Unknown method {method!r}.", {"method": method})
+        if method == "devices.list":
+            return Local()
+        dev = self.pick_device(device)
+        if method == INPUT_METHOD and dev in self.required_trusted_input:
+            driver = self.drivers.get(dev)
+            if driver is None:  # rule 4, checked before anything else is asked
+                raise TrustedInputUnavailable(
+                    f"Device {dev!r} requires trusted input and its input driver is offline; "
+                    "the action was not sent. Restart the supervisor (`trustbridge up`) "
+                    "and retry.",
+                    {"device": dev},
+                )
+            return TrustedInput(dev, self._extension(dev), driver)  # rule 3
+        return ToExtension(dev, self._extension(dev), synthetic=method == INPUT_METHOD)
+
+    def _extension(self, device: str) -> str:
+        ext = self.extensions.get(device)
+        if ext is None:
+            raise DeviceNotConnected(
+                f"The extension of device {device!r} is not connected; wait for it to "
+                "reconnect or restart the browser.",
+                {"device": device},
+            )
+        return ext
+
+    def devices(self) -> list[DeviceInfo]:
+        """Every known device with what is connected for it (for doctor)."""
+        names = sorted(set(self.extensions) | set(self.drivers) | self.required_trusted_input)
+        return [
+            DeviceInfo(
+                device=d,
+                extension=d in self.extensions,
+                driver=d in self.drivers,
+                requiresTrustedInput=d in self.required_trusted_input,
+                browser=self._browsers.get(d),
+            )
+            for d in names
+        ]

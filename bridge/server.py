@@ -1,0 +1,422 @@
+"""The bridge's WebSocket server: moves messages between peers and the routing policy.
+
+Peers (extension, driver, client) connect to ``ws://127.0.0.1:PORT``; the first frame is
+a :class:`~bridge.protocol.Hello` with the bridge token. Client requests are routed by
+:class:`~bridge.routing.RoutingPolicy`; this module only executes the route it returns.
+
+Close codes: 1008 policy violation (bad hello: wrong token, no hello in time), 1009
+message too big (over ``max_message_bytes``), 1003 binary frame in the hello.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import itertools
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Any
+
+import pydantic
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request as HttpRequest, Response as HttpResponse
+
+from .protocol import errors as E
+from .protocol.models import (
+    CLIENT_METHODS,
+    MESSAGE_ADAPTER,
+    METHOD_PARAMS,
+    METHOD_RESULTS,
+    PROTOCOL_VERSION,
+    ActParams,
+    Hello,
+    Request,
+    Response,
+    Welcome,
+)
+from .routing import Local, RoutingPolicy, ToExtension, TrustedInput
+
+log = logging.getLogger("trustbridge.bridge")
+action_log = logging.getLogger("trustbridge.actions")
+
+HELLO_TIMEOUT_S = 10.0
+DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+"""32 MiB: a full-page PNG screenshot in base64 fits."""
+DRIVER_MARGIN_S = 5.0
+"""Extra seconds the bridge waits for a driver beyond the action's own timeout."""
+RESOLVE_TIMEOUT_S = 10.0
+
+
+@dataclass(eq=False)
+class Peer:
+    """One connection after its hello."""
+
+    id: str
+    role: str
+    device: str | None
+    ws: ServerConnection
+    pending: dict[str, tuple[asyncio.Future[dict[str, Any]], str]] = field(default_factory=dict)
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    _ids: itertools.count[int] = field(default_factory=itertools.count)
+
+    async def send(self, message: Welcome | Request | Response) -> None:
+        await self.ws.send(message.model_dump_json(exclude_none=True))
+
+    async def call(self, method: str, params: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        """Send a request to this peer and wait for its result.
+
+        Raises:
+            TrustbridgeError: the peer's error, re-raised as its class.
+            Timeout: no answer in ``timeout_s`` seconds.
+            DeviceNotConnected / BrowserOperationUncertain: the peer left first.
+        """
+        req_id = f"b{next(self._ids)}"
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.pending[req_id] = (fut, method)
+        try:
+            try:
+                await self.send(Request(id=req_id, method=method, params=params))
+            except ConnectionClosed as exc:
+                raise _peer_gone(self, method) from exc
+            try:
+                return await asyncio.wait_for(fut, timeout_s)
+            except TimeoutError as exc:
+                raise E.Timeout(
+                    f"The {self.role} did not answer {method} within {timeout_s:.0f} s.",
+                    {"method": method, "timeoutS": timeout_s},
+                ) from exc
+        finally:
+            self.pending.pop(req_id, None)
+
+
+def _peer_gone(peer: Peer, method: str) -> E.TrustbridgeError:
+    if method in ("driver.act", "page.act"):
+        return E.BrowserOperationUncertain(
+            f"The {peer.role} of device {peer.device!r} disconnected during the action; it may "
+            "or may not have reached the page and will not be repeated. Take a new snapshot to "
+            "see the page's state.",
+            {"device": peer.device, "method": method},
+        )
+    return E.DeviceNotConnected(
+        f"The {peer.role} of device {peer.device!r} disconnected before answering {method}.",
+        {"device": peer.device, "method": method},
+    )
+
+
+class BridgeServer:
+    """The hub every peer connects to.
+
+    Args:
+        token: the secret every hello must carry.
+        host: address to bind; 127.0.0.1 unless explicitly told otherwise.
+        port: TCP port; 0 picks a free one (see :attr:`url`).
+        policy: routing policy; a new one seeded with nothing if omitted.
+        max_message_bytes: largest accepted frame, bytes; larger ones close with 1009.
+    """
+
+    def __init__(
+        self,
+        token: str,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        policy: RoutingPolicy | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> None:
+        self.token = token
+        self.host = host
+        self.port = port
+        self.policy = policy or RoutingPolicy()
+        self.max_message_bytes = max_message_bytes
+        self.peers: dict[str, Peer] = {}
+        self._server: Server | None = None
+        self._peer_ids = itertools.count(1)
+
+    @property
+    def url(self) -> str:
+        """``ws://host:port`` once started."""
+        return f"ws://{self.host}:{self.port}"
+
+    async def start(self) -> None:
+        """Bind and start accepting connections."""
+        self._server = await serve(
+            self._handle,
+            self.host,
+            self.port,
+            process_request=self._check_origin,
+            max_size=self.max_message_bytes,
+            ping_interval=20,
+            ping_timeout=20,
+        )
+        sock = next(iter(self._server.sockets))
+        self.port = sock.getsockname()[1]
+        log.info("bridge listening on %s", self.url)
+
+    async def stop(self) -> None:
+        """Close every connection and stop listening."""
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+            self._server = None
+
+    async def __aenter__(self) -> BridgeServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    # -- handshake ----------------------------------------------------------------
+
+    @staticmethod
+    def _check_origin(conn: ServerConnection, request: HttpRequest) -> HttpResponse | None:
+        """Refuse handshakes from web pages (DESIGN §8): a page's WebSocket carries an
+        ``http:``/``https:`` Origin; extensions send ``chrome-extension:``/``moz-extension:``
+        and non-browser peers send none."""
+        origin = request.headers.get("Origin", "")
+        if origin.lower().startswith(("http:", "https:", "null")):
+            log.warning("refused a WebSocket handshake from origin %r", origin)
+            return conn.respond(HTTPStatus.FORBIDDEN, "Web page origins may not connect.\n")
+        return None
+
+    async def _read_hello(self, ws: ServerConnection) -> Hello:
+        try:
+            raw = await asyncio.wait_for(ws.recv(), HELLO_TIMEOUT_S)
+        except TimeoutError as exc:
+            raise E.BadRequest("No hello within 10 s.") from exc
+        if isinstance(raw, bytes):
+            raise E.BadRequest("Binary frames are not part of the protocol; send JSON text.")
+        try:
+            hello = Hello.model_validate_json(raw)
+        except pydantic.ValidationError as exc:
+            raise E.BadRequest(
+                "The first message must be a hello: " + _summarise(exc),
+                {"errors": _error_locs(exc)},
+            ) from exc
+        if not hmac.compare_digest(hello.token.encode(), self.token.encode()):
+            raise E.Unauthorized(
+                "Wrong or missing bridge token. Read it from the token file in the state "
+                "directory (see docs/security.md)."
+            )
+        if hello.protocolVersion != PROTOCOL_VERSION:
+            raise E.ProtocolMismatch(
+                f"Peer speaks protocol {hello.protocolVersion}, bridge speaks {PROTOCOL_VERSION}.",
+                {"peer": hello.protocolVersion, "bridge": PROTOCOL_VERSION},
+            )
+        return hello
+
+    async def _handle(self, ws: ServerConnection) -> None:
+        try:
+            hello = await self._read_hello(ws)
+            peer = Peer(f"p{next(self._peer_ids)}", hello.role, hello.device, ws)
+            self.policy.join(peer.id, hello.role, hello.device, hello.browser)
+        except E.TrustbridgeError as err:
+            with contextlib.suppress(ConnectionClosed):
+                await ws.send(Response(id=None, ok=False, error=err.to_payload()).model_dump_json())
+                await ws.close(1008, err.code.value)
+            return
+        except ConnectionClosed:
+            return
+        self.peers[peer.id] = peer
+        log.info("peer %s joined: role=%s device=%s", peer.id, peer.role, peer.device)
+        try:
+            await peer.send(Welcome(protocolVersion=PROTOCOL_VERSION, peerId=peer.id))
+            async for raw in ws:
+                await self._on_message(peer, raw)
+        except ConnectionClosed:
+            pass
+        finally:
+            self._drop(peer)
+
+    def _drop(self, peer: Peer) -> None:
+        self.peers.pop(peer.id, None)
+        self.policy.leave(peer.id)
+        for req_id, (fut, method) in list(peer.pending.items()):
+            if not fut.done():
+                fut.set_exception(_peer_gone(peer, method))
+        peer.pending.clear()
+        for task in peer.tasks:
+            task.cancel()
+        log.info("peer %s left: role=%s device=%s", peer.id, peer.role, peer.device)
+
+    # -- messages -----------------------------------------------------------------
+
+    async def _on_message(self, peer: Peer, raw: str | bytes) -> None:
+        if isinstance(raw, bytes):
+            await self._reply_error(peer, None, E.BadRequest("Binary frames are not accepted."))
+            return
+        try:
+            msg = MESSAGE_ADAPTER.validate_json(raw)
+        except pydantic.ValidationError as exc:
+            await self._reply_error(
+                peer,
+                _guess_id(raw),
+                E.BadRequest("Malformed message: " + _summarise(exc), {"errors": _error_locs(exc)}),
+            )
+            return
+        if isinstance(msg, Response):
+            entry = peer.pending.get(str(msg.id)) if msg.id is not None else None
+            if entry is None or entry[0].done():
+                log.debug("peer %s answered unknown request %r", peer.id, msg.id)
+                return
+            fut, _method = entry
+            if msg.ok:
+                fut.set_result(msg.result or {})
+            else:
+                payload = msg.error or E.ErrorPayload(
+                    code=E.ErrorCode.INTERNAL_ERROR, message="Peer failed without an error."
+                )
+                fut.set_exception(E.error_from_payload(payload))
+            return
+        if isinstance(msg, Request):
+            if peer.role != "client":
+                await self._reply_error(
+                    peer, msg.id, E.BadRequest(f"A {peer.role} peer may not send requests.")
+                )
+                return
+            task = asyncio.create_task(self._serve_request(peer, msg))
+            peer.tasks.add(task)
+            task.add_done_callback(peer.tasks.discard)
+            return
+        await self._reply_error(peer, None, E.BadRequest(f"Unexpected {msg.type} message."))
+
+    async def _reply_error(self, peer: Peer, req_id: Any, err: E.TrustbridgeError) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            await peer.send(Response(id=req_id, ok=False, error=err.to_payload()))
+
+    async def _serve_request(self, peer: Peer, req: Request) -> None:
+        started = time.perf_counter()
+        try:
+            result = await self.dispatch(req.method, req.params)
+            response = Response(id=req.id, ok=True, result=result)
+        except E.TrustbridgeError as err:
+            response = Response(id=req.id, ok=False, error=err.to_payload())
+        except Exception as exc:  # a bug must not take the connection down
+            log.exception("request %s failed", req.method)
+            err = E.InternalError(f"The bridge failed: {type(exc).__name__}.")
+            response = Response(id=req.id, ok=False, error=err.to_payload())
+        if req.method == "page.act":
+            _log_action(req, response, (time.perf_counter() - started) * 1000)
+        with contextlib.suppress(ConnectionClosed):
+            await peer.send(response)
+
+    async def dispatch(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Validate a client request, route it and return its result.
+
+        Raises:
+            TrustbridgeError: any protocol error (BadRequest for invalid params).
+        """
+        model = METHOD_PARAMS.get(method)
+        if model is None or method not in CLIENT_METHODS:
+            raise E.BadRequest(f"Unknown method {method!r}.", {"method": method})
+        try:
+            parsed = model.model_validate(params)
+        except pydantic.ValidationError as exc:
+            raise E.BadRequest(
+                f"Invalid params for {method}: " + _summarise(exc), {"errors": _error_locs(exc)}
+            ) from exc
+        route = self.policy.route(method, getattr(parsed, "device", None))
+        if isinstance(route, Local):
+            return {"devices": [d.model_dump() for d in self.policy.devices()]}
+        forward = parsed.model_dump(exclude={"device"}, exclude_none=True)
+        timeout_s = getattr(parsed, "timeoutMs", 30_000) / 1000 + DRIVER_MARGIN_S
+        if isinstance(route, ToExtension):
+            result = await self._peer(route.extension).call(method, forward, timeout_s)
+            if route.synthetic:
+                result["inputPath"] = "synthetic"
+            result["device"] = route.device
+            return result
+        assert isinstance(route, TrustedInput) and isinstance(parsed, ActParams)
+        return await self._trusted_input(route, parsed)
+
+    async def _trusted_input(self, route: TrustedInput, params: ActParams) -> dict[str, Any]:
+        """Rule 3: resolve the ref on the extension, then act on the driver."""
+        resolve = {"tabId": params.tabId, "ref": params.ref}
+        raw_target = await self._peer(route.extension).call(
+            "page.jugglerTarget", {k: v for k, v in resolve.items() if v is not None},
+            RESOLVE_TIMEOUT_S,
+        )
+        target = _validate_result("page.jugglerTarget", raw_target)
+        driver_id = self.policy.drivers.get(route.device)
+        if driver_id is None:  # the driver left while the ref was being resolved
+            raise E.TrustedInputUnavailable(
+                f"The input driver of device {route.device!r} went offline; nothing was sent.",
+                {"device": route.device},
+            )
+        act = {
+            "frameToken": target["frameToken"],
+            "css": target.get("css"),
+            "action": params.action.model_dump(),
+            "timeoutMs": params.timeoutMs,
+        }
+        result = await self._peer(driver_id).call(
+            "driver.act", act, params.timeoutMs / 1000 + DRIVER_MARGIN_S
+        )
+        result = _validate_result("driver.act", result)
+        out: dict[str, Any] = {k: v for k, v in target.items() if k not in ("frameToken", "css")}
+        out.update(result)
+        out.update(inputPath="trusted", device=route.device, ref=params.ref)
+        return out
+
+    def _peer(self, peer_id: str) -> Peer:
+        peer = self.peers.get(peer_id)
+        if peer is None:
+            raise E.DeviceNotConnected("That peer has just disconnected; retry shortly.")
+        return peer
+
+
+def _validate_result(method: str, result: dict[str, Any]) -> dict[str, Any]:
+    model = METHOD_RESULTS[method]
+    try:
+        return model.model_validate(result).model_dump(exclude_none=True)
+    except pydantic.ValidationError as exc:
+        raise E.InternalError(
+            f"A peer answered {method} with a malformed result: " + _summarise(exc)
+        ) from exc
+
+
+def _log_action(req: Request, response: Response, ms: float) -> None:
+    """One structured line per routed action: never page content or typed values."""
+    params = req.params if isinstance(req.params, dict) else {}
+    action = params.get("action") if isinstance(params.get("action"), dict) else {}
+    result = response.result or {}
+    line = {
+        "device": result.get("device", params.get("device")),
+        "tab": result.get("tabId", params.get("tabId")),
+        "action": action.get("kind"),
+        "inputPath": result.get("inputPath"),
+        "outcome": "ok" if response.ok else (response.error.code.value if response.error else "?"),
+        "ms": round(ms, 2),
+    }
+    action_log.info(json.dumps(line, default=str))
+
+
+def _summarise(exc: pydantic.ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:3]:
+        loc = ".".join(str(p) for p in err["loc"]) or "(message)"
+        parts.append(f"{loc}: {err['msg']}")
+    more = exc.error_count() - len(parts)
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def _error_locs(exc: pydantic.ValidationError) -> list[str]:
+    return [".".join(str(p) for p in err["loc"]) for err in exc.errors()[:10]]
+
+
+def _guess_id(raw: str) -> str | int | None:
+    """Echo a request id back on a malformed request when one can be read safely."""
+    try:
+        obj = json.loads(raw)
+    except ValueError:
+        return None
+    rid = obj.get("id") if isinstance(obj, dict) else None
+    if isinstance(rid, int) and not isinstance(rid, bool) and rid >= 0:
+        return rid
+    if isinstance(rid, str) and 0 < len(rid) <= 64:
+        return rid
+    return None

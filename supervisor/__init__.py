@@ -1,0 +1,1 @@
+"""trustbridge supervisor: launches the browser, stamps frame tokens, runs the input driver."""

@@ -1,0 +1,73 @@
+"""``python -m supervisor``: run one supervised browser against a running bridge.
+
+The bridge token is read from ``$TRUSTBRIDGE_TOKEN`` or from ``--token-file``; it is
+never taken from the command line, where other local users could read it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+
+from .runner import BROWSERS, Supervisor
+
+
+def _token(path: str | None) -> str:
+    if path:
+        with open(path) as fh:
+            return fh.read().strip()
+    token = os.environ.get("TRUSTBRIDGE_TOKEN")
+    if not token:
+        raise SystemExit("supervisor: set TRUSTBRIDGE_TOKEN or pass --token-file")
+    return token
+
+
+async def _run(args: argparse.Namespace) -> int:
+    sup = Supervisor(args.bridge_url, _token(args.token_file), args.device, browser=args.browser,
+                     headless=not args.headed, trusted_input=not args.no_driver)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await sup.start()
+    except Exception as exc:
+        print(f"supervisor: could not start {args.browser}: {exc}", file=sys.stderr)
+        await sup.stop()
+        return 1
+    print(f"supervisor: {args.browser} up for device {args.device}", file=sys.stderr, flush=True)
+    closed = asyncio.Event()
+    if sup.context is not None:
+        sup.context.on("close", lambda _ctx: closed.set())
+    waiters = [asyncio.create_task(stop.wait()), asyncio.create_task(closed.wait())]
+    await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    for w in waiters:
+        w.cancel()
+    with contextlib.suppress(Exception):
+        await sup.stop()
+    return 0 if stop.is_set() else 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m supervisor", description=__doc__)
+    parser.add_argument("--bridge-url", required=True, help="ws://127.0.0.1:PORT")
+    parser.add_argument("--token-file", help="file holding the bridge token")
+    parser.add_argument("--device", default="chromium", help="device id (default: chromium)")
+    parser.add_argument("--browser", default="chromium", choices=BROWSERS)
+    parser.add_argument("--headed", action="store_true", help="show a window")
+    parser.add_argument("--no-driver", action="store_true",
+                        help="no input driver: the device's input stays synthetic")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    return asyncio.run(_run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

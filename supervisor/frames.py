@@ -1,0 +1,141 @@
+"""Frame tokens (DESIGN §3): stamp every frame's document, map token → Playwright Frame.
+
+The supervisor writes a fresh random token into ``document.documentElement`` as
+``data-mcjug="<token>"`` when a page appears, a frame attaches, a frame navigates to a new
+document, and on ``domcontentloaded`` (for documents that had no root element at commit).
+The extension reads the attribute in the frame that owns a ref; the driver turns it back
+into the ``Frame`` here. A re-stamped frame's old token is dropped; a closed or crashed
+page's tokens are all forgotten.
+
+Stamping, navigation and an action request are not one transaction: this gives detection
+(an unknown token is an error, never a guess), not a proof that no race exists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from typing import Any
+
+from playwright.async_api import BrowserContext, Error as PlaywrightError, Frame, Page
+
+from bridge.protocol.errors import FrameTokenUnknown
+
+log = logging.getLogger("trustbridge.frames")
+
+ATTRIBUTE = "data-mcjug"
+
+# Keeps the token when the document is the one stamped before (same-document navigation,
+# a repeated event); otherwise writes the fresh one. Returns the token in force, or null
+# when the document has no root element yet.
+_STAMP_JS = """([attr, old, fresh]) => {
+  const root = document.documentElement;
+  if (!root) return null;
+  const current = root.getAttribute(attr);
+  if (old && current === old) return old;
+  root.setAttribute(attr, fresh);
+  return fresh;
+}"""
+
+
+class FrameRegistry:
+    """token → Frame for every frame of a browser context."""
+
+    def __init__(self) -> None:
+        self._by_token: dict[str, Frame] = {}
+        self._by_frame: dict[Frame, str] = {}
+        self._locks: dict[Frame, asyncio.Lock] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def __len__(self) -> int:
+        return len(self._by_token)
+
+    def attach(self, context: BrowserContext) -> None:
+        """Watch ``context``: its current pages and every page it opens later."""
+        context.on("page", self.watch_page)
+        for page in context.pages:
+            self.watch_page(page)
+
+    def watch_page(self, page: Page) -> None:
+        """Stamp ``page``'s frames now and whenever they attach or navigate."""
+        page.on("frameattached", self._spawn_stamp)
+        page.on("framenavigated", self._spawn_stamp)
+        page.on("framedetached", self.forget_frame)
+        page.on("domcontentloaded", lambda p: [self._spawn_stamp(f) for f in p.frames])
+        page.on("close", self.forget_page)
+        page.on("crash", self.forget_page)
+        for frame in page.frames:
+            self._spawn_stamp(frame)
+
+    def frame_for(self, token: str) -> Frame:
+        """Return the Frame holding ``token``.
+
+        Raises:
+            FrameTokenUnknown: no live frame holds it (never stamped here, re-stamped
+                since, or its page closed).
+        """
+        frame = self._by_token.get(token)
+        if frame is None or frame.is_detached():
+            raise FrameTokenUnknown(
+                "The frame of this ref is not known to the input driver (it navigated, "
+                "closed or was never stamped). Take a new snapshot and use its refs.",
+                {"frameToken": token[:8] + "…"},
+            )
+        return frame
+
+    def token_of(self, frame: Frame) -> str | None:
+        """The token currently stamped into ``frame``, if any."""
+        return self._by_frame.get(frame)
+
+    async def stamp(self, frame: Frame) -> str | None:
+        """Stamp ``frame`` unless its current document already holds its token.
+
+        Returns:
+            The token in force, or None if the frame could not be stamped (detached,
+            no root element yet, or its execution context went away).
+        """
+        lock = self._locks.setdefault(frame, asyncio.Lock())
+        async with lock:
+            if frame.is_detached():
+                return None
+            old = self._by_frame.get(frame)
+            fresh = secrets.token_hex(16)
+            # Registered before it is written, so a resolve that reads it at once finds it.
+            self._by_token[fresh] = frame
+            try:
+                got = await frame.evaluate(_STAMP_JS, [ATTRIBUTE, old, fresh])
+            except PlaywrightError as exc:
+                self._by_token.pop(fresh, None)
+                log.debug("stamp failed for %s: %s", frame.url, exc)
+                return None
+            if got != fresh:
+                self._by_token.pop(fresh, None)
+                return got
+            if old is not None:
+                self._by_token.pop(old, None)
+            self._by_frame[frame] = fresh
+            return fresh
+
+    def forget_frame(self, frame: Frame) -> None:
+        """Drop a detached frame's token."""
+        token = self._by_frame.pop(frame, None)
+        if token is not None:
+            self._by_token.pop(token, None)
+        self._locks.pop(frame, None)
+
+    def forget_page(self, page: Page) -> None:
+        """Drop every token of a closed or crashed page."""
+        for frame in [f for f, _ in self._by_frame.items() if f.page is page]:
+            self.forget_frame(frame)
+
+    def _spawn_stamp(self, frame: Frame) -> None:
+        task = asyncio.ensure_future(self.stamp(frame))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def settle(self) -> None:
+        """Wait for stamps in flight (used by tests and start-up)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
