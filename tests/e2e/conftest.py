@@ -1,0 +1,110 @@
+"""Fixtures for end-to-end tests: local pages on two loopback origins and a real stack
+(bridge + supervisor + headless Chromium with the extension) in this event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import secrets
+import threading
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from bridge.client import BridgeClient
+from bridge.routing import RoutingPolicy
+from bridge.server import BridgeServer
+from supervisor.runner import Supervisor
+
+PAGES = Path(__file__).parent / "pages"
+READY_TIMEOUT_S = 30
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def end_headers(self) -> None:
+        self.send_header("Cache-Control", "no-store")
+        super().end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@dataclass
+class Origins:
+    """Two loopback origins serving tests/e2e/pages: different sites, so Chromium puts a
+    frame from ``other`` in its own process (a real cross-origin iframe)."""
+
+    main: str  # http://127.0.0.1:A
+    other: str  # http://localhost:B
+    other_port: int
+
+
+@pytest.fixture(scope="session")
+def origins() -> Iterator[Origins]:
+    handler = partial(_QuietHandler, directory=str(PAGES))
+    servers = [ThreadingHTTPServer(("127.0.0.1", 0), handler) for _ in range(2)]
+    for s in servers:
+        threading.Thread(target=s.serve_forever, daemon=True).start()
+    a, b = (s.server_address[1] for s in servers)
+    yield Origins(f"http://127.0.0.1:{a}", f"http://localhost:{b}", b)
+    for s in servers:
+        s.shutdown()
+        s.server_close()
+
+
+@dataclass
+class Stack:
+    server: BridgeServer
+    supervisor: Supervisor
+    client: BridgeClient
+    device: str
+
+    @property
+    def page(self):  # the Playwright page the extension acts on: what the page saw
+        return self.supervisor.context.pages[0]
+
+    async def snapshot(self) -> str:
+        return (await self.client.call("page.snapshot", {}))["snapshot"]
+
+    async def act(self, ref: str | None, **action: object) -> dict:
+        return await self.client.call("page.act", {"ref": ref, "action": action})
+
+
+async def wait_until(predicate, timeout_s: float = READY_TIMEOUT_S) -> None:
+    async def loop() -> None:
+        while not predicate():
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(loop(), timeout_s)
+
+
+@pytest.fixture
+async def stack() -> AsyncIterator[Stack]:
+    token = secrets.token_hex(16)
+    device = "chromium-e2e"
+    server = BridgeServer(token, port=0, policy=RoutingPolicy())
+    await server.start()
+    sup = Supervisor(server.url, token, device)
+    try:
+        await sup.start()
+        await wait_until(lambda: device in server.policy.extensions and device in server.policy.drivers)
+        client = await BridgeClient.connect(server.url, token)
+        try:
+            yield Stack(server, sup, client, device)
+        finally:
+            await client.close()
+    finally:
+        await sup.stop()
+        await server.stop()
+
+
+def ref_of(snapshot: str, role: str, name: str) -> str:
+    """The ref of the line ``- role "name" ... [ref=X]`` (exactly one such line)."""
+    pattern = rf'^\s*- {re.escape(role)} "{re.escape(name)}"[^\n]*?\[ref=((?:f\d+)?e\d+)\]'
+    found = re.findall(pattern, snapshot, flags=re.M)
+    assert len(found) == 1, f"expected one {role} {name!r}, found {found} in:\n{snapshot}"
+    return found[0]
