@@ -18,6 +18,10 @@ from . import config
 from .protocol import errors as E
 from .protocol.models import MESSAGE_ADAPTER, PROTOCOL_VERSION, Hello, Request, Response, Welcome
 
+INPUT_METHODS = frozenset({"page.act", "page.batch"})
+"""Input methods: cut off after sending they may have reached the page, so they fail as
+uncertain, not as "not connected" (DESIGN §2 rule 7)."""
+
 
 def resolve_endpoint(url: str | None = None, token: str | None = None) -> tuple[str, str]:
     """Return ``(url, token)``: the arguments, else the state directory's files.
@@ -46,8 +50,10 @@ class BridgeClient:
     def __init__(self, ws: ClientConnection, welcome: Welcome) -> None:
         self._ws = ws
         self.peer_id = welcome.peerId
+        self.protocol_version = welcome.protocolVersion
+        """The protocol version the bridge said in its welcome (equal to PROTOCOL_VERSION)."""
         self._ids = itertools.count(1)
-        self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._pending: dict[str, tuple[asyncio.Future[dict[str, Any]], str]] = {}
         self._reader = asyncio.create_task(self._read())
 
     @classmethod
@@ -67,7 +73,11 @@ class BridgeClient:
         """
         url, token = resolve_endpoint(url, token)
         try:
-            ws = await connect(url, open_timeout=open_timeout_s, max_size=64 * 1024 * 1024)
+            # proxy=None: the bridge is on loopback; an HTTP(S)_PROXY in the environment
+            # must not receive (or break) the connection and its token.
+            ws = await connect(
+                url, open_timeout=open_timeout_s, max_size=64 * 1024 * 1024, proxy=None
+            )
         except (OSError, InvalidStatus, WebSocketException, TimeoutError) as exc:
             raise E.DeviceNotConnected(
                 f"Cannot reach the bridge at {url}: {exc}. Is `trustbridge up` running?"
@@ -86,6 +96,11 @@ class BridgeClient:
             raise E.BadRequest(f"Expected welcome, got {msg.type}.")
         return cls(ws, msg)
 
+    @property
+    def closed(self) -> bool:
+        """True once the connection is gone (closed here, or by the bridge): calls then fail."""
+        return self._reader.done()
+
     async def __aenter__(self) -> BridgeClient:
         return self
 
@@ -93,7 +108,8 @@ class BridgeClient:
         await self.close()
 
     async def close(self) -> None:
-        """Close the connection; pending calls fail with DeviceNotConnected."""
+        """Close the connection; pending calls fail with DeviceNotConnected, pending input
+        (:data:`INPUT_METHODS`) with BrowserOperationUncertain."""
         await self._ws.close()
         self._reader.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -104,18 +120,30 @@ class BridgeClient:
 
         Raises:
             TrustbridgeError: the error the bridge returned, as its own class.
-            DeviceNotConnected: the connection closed before the answer.
+            DeviceNotConnected: the connection closed before the request was sent, or
+                before the answer to a request that is not input.
+            BrowserOperationUncertain: the connection closed after input
+                (:data:`INPUT_METHODS`) was sent and before its answer: it may have
+                reached the page.
         """
         req_id = f"c{next(self._ids)}"
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[req_id] = fut
+        self._pending[req_id] = (fut, method)
         try:
             clean = {k: v for k, v in (params or {}).items() if v is not None}
             try:
                 await self._ws.send(Request(id=req_id, method=method, params=clean).model_dump_json())
             except ConnectionClosed as exc:
                 raise E.DeviceNotConnected("The bridge connection is closed.") from exc
-            return await fut
+            try:
+                return await fut
+            except asyncio.CancelledError:
+                # Withdraw it at the bridge: a queued request never runs; a running one
+                # finishes there (its answer is dropped here).
+                with contextlib.suppress(ConnectionClosed):
+                    await self._ws.send(Request(id=f"{req_id}x", method="request.cancel",
+                                                params={"requestId": req_id}).model_dump_json())
+                raise
         finally:
             self._pending.pop(req_id, None)
 
@@ -128,7 +156,7 @@ class BridgeClient:
                     continue
                 if not isinstance(msg, Response) or msg.id is None:
                     continue
-                fut = self._pending.get(str(msg.id))
+                fut, _method = self._pending.get(str(msg.id), (None, ""))
                 if fut is None or fut.done():
                     continue
                 if msg.ok:
@@ -139,6 +167,15 @@ class BridgeClient:
         except ConnectionClosed:
             pass
         finally:
-            for fut in self._pending.values():
-                if not fut.done():
+            for fut, method in self._pending.values():
+                if fut.done():
+                    continue
+                if method in INPUT_METHODS:  # rule 7: it may have reached the page
+                    fut.set_exception(E.BrowserOperationUncertain(
+                        f"The bridge connection closed during {method}; the action may or may "
+                        "not have reached the page and was not repeated. Reconnect and take a "
+                        "new snapshot to see the page's state.",
+                        {"method": method},
+                    ))
+                else:
                     fut.set_exception(E.DeviceNotConnected("The bridge connection closed."))

@@ -14,14 +14,18 @@ Two pieces of state are kept apart and never merged:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
-from .protocol.errors import BadRequest, DeviceNotConnected, TrustedInputUnavailable
-from .protocol.models import CLIENT_METHODS, DeviceInfo
+from .protocol.errors import BadRequest, DeviceNotConnected, DialogOpen, TrustedInputUnavailable
+from .protocol.models import CLIENT_METHODS, DRIVER_METHODS, DeviceInfo
 
+INPUT_METHODS = frozenset({"page.act", "page.batch"})
+"""Client methods that are input. ``page.wait`` is not input (rule 6)."""
 INPUT_METHOD = "page.act"
-"""The one client method that is input. ``page.wait`` is not input (rule 6)."""
+
+# What may still be asked while a JavaScript dialog blocks the device's page.
+_ALLOWED_UNDER_DIALOG = frozenset({"devices.list", "tabs.list", "page.dialog", "page.screenshot"})
 
 ENV_REQUIRE_TRUSTED_INPUT = "BRIDGE_REQUIRE_TRUSTED_INPUT"
 
@@ -54,11 +58,21 @@ class TrustedInput:
 
 
 @dataclass(frozen=True)
+class ToDriver:
+    """A method only the driver can serve (dialogs, screenshots, evaluate): the extension
+    names the tab's frame (``page.jugglerTarget``), the driver does the work."""
+
+    device: str
+    extension: str
+    driver: str
+
+
+@dataclass(frozen=True)
 class Local:
     """Answered by the bridge itself (``devices.list``)."""
 
 
-Route = ToExtension | TrustedInput | Local
+Route = ToExtension | TrustedInput | ToDriver | Local
 
 
 @dataclass
@@ -66,6 +80,7 @@ class _Peer:
     role: str
     device: str | None
     browser: str | None
+    capabilities: dict[str, bool] = field(default_factory=dict)
 
 
 class RoutingPolicy:
@@ -79,21 +94,24 @@ class RoutingPolicy:
         self.drivers: dict[str, str] = {}
         self.extensions: dict[str, str] = {}
         self.required_trusted_input: set[str] = set(required_trusted_input)
+        self.open_dialogs: dict[str, dict[str, object]] = {}
         self._peers: dict[str, _Peer] = {}
         self._browsers: dict[str, str] = {}
 
     # -- membership -------------------------------------------------------------------
 
-    def join(self, peer: str, role: str, device: str | None, browser: str | None = None) -> None:
+    def join(self, peer: str, role: str, device: str | None, browser: str | None = None,
+             capabilities: Mapping[str, bool] | None = None) -> None:
         """Record a peer after a good hello. A newer peer for the same device and role
-        replaces the older one.
+        replaces the older one. ``capabilities`` (from hello) are reported by
+        :meth:`devices` while the peer is connected.
 
         Raises:
             BadRequest: an extension or driver without a device id.
         """
         if role in ("extension", "driver") and not device:
             raise BadRequest(f"A {role} must name its device in hello.", {"role": role})
-        self._peers[peer] = _Peer(role, device, browser)
+        self._peers[peer] = _Peer(role, device, browser, dict(capabilities or {}))
         if role == "driver":
             assert device is not None
             self.drivers[device] = peer
@@ -113,6 +131,18 @@ class RoutingPolicy:
         table = {"driver": self.drivers, "extension": self.extensions}.get(info.role)
         if table is not None and table.get(info.device) == peer:
             del table[info.device]
+            if info.role == "driver":
+                self.open_dialogs.pop(info.device, None)
+
+    def dialog_event(self, peer: str, event: str, params: dict[str, object]) -> None:
+        """Record the driver's ``dialog.opened`` / ``dialog.closed`` for its device."""
+        info = self._peers.get(peer)
+        if info is None or info.role != "driver" or info.device is None:
+            return
+        if event == "dialog.opened":
+            self.open_dialogs[info.device] = dict(params)
+        elif event == "dialog.closed":
+            self.open_dialogs.pop(info.device, None)
 
     def role_of(self, peer: str) -> str | None:
         info = self._peers.get(peer)
@@ -169,7 +199,23 @@ class RoutingPolicy:
         if method == "devices.list":
             return Local()
         dev = self.pick_device(device)
-        if method == INPUT_METHOD and dev in self.required_trusted_input:
+        dialog = self.open_dialogs.get(dev)
+        if dialog is not None and method not in _ALLOWED_UNDER_DIALOG:
+            raise DialogOpen(
+                f"A {dialog.get('type')} dialog blocks the page ({str(dialog.get('message'))[:200]!r}). "
+                "Answer it with page.dialog (accept or dismiss) first.",
+                {"dialog": {"type": dialog.get("type")}},
+            )
+        if method in DRIVER_METHODS:
+            driver = self.drivers.get(dev)
+            if driver is None:
+                raise DeviceNotConnected(
+                    f"{method} needs the input driver of device {dev!r}, which is offline "
+                    "(or the device has none: a browser without the supervisor).",
+                    {"device": dev, "method": method},
+                )
+            return ToDriver(dev, self._extension(dev), driver)
+        if method in INPUT_METHODS and dev in self.required_trusted_input:
             driver = self.drivers.get(dev)
             if driver is None:  # rule 4, checked before anything else is asked
                 raise TrustedInputUnavailable(
@@ -179,7 +225,7 @@ class RoutingPolicy:
                     {"device": dev},
                 )
             return TrustedInput(dev, self._extension(dev), driver)  # rule 3
-        return ToExtension(dev, self._extension(dev), synthetic=method == INPUT_METHOD)
+        return ToExtension(dev, self._extension(dev), synthetic=method in INPUT_METHODS)
 
     def _extension(self, device: str) -> str:
         ext = self.extensions.get(device)
@@ -201,6 +247,17 @@ class RoutingPolicy:
                 driver=d in self.drivers,
                 requiresTrustedInput=d in self.required_trusted_input,
                 browser=self._browsers.get(d),
+                capabilities=self._capabilities(d),
             )
             for d in names
         ]
+
+    def _capabilities(self, device: str) -> dict[str, bool]:
+        """The connected extension's capabilities, then the connected driver's (the driver
+        wins on a shared key: it is the one that delivers input)."""
+        merged: dict[str, bool] = {}
+        for table in (self.extensions, self.drivers):
+            peer = self._peers.get(table.get(device, ""))
+            if peer is not None:
+                merged.update(peer.capabilities)
+        return merged

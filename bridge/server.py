@@ -22,24 +22,24 @@ from http import HTTPStatus
 from typing import Any
 
 import pydantic
+import pydantic_core
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request as HttpRequest, Response as HttpResponse
 
 from .protocol import errors as E
 from .protocol.models import (
-    CLIENT_METHODS,
     MESSAGE_ADAPTER,
-    METHOD_PARAMS,
-    METHOD_RESULTS,
     PROTOCOL_VERSION,
-    ActParams,
+    CancelParams,
+    Event,
     Hello,
     Request,
     Response,
     Welcome,
 )
-from .routing import Local, RoutingPolicy, ToExtension, TrustedInput
+from .executor import Executor, error_locs, summarise
+from .routing import RoutingPolicy
 
 log = logging.getLogger("trustbridge.bridge")
 action_log = logging.getLogger("trustbridge.actions")
@@ -52,6 +52,14 @@ DRIVER_MARGIN_S = 5.0
 RESOLVE_TIMEOUT_S = 10.0
 
 
+@dataclass
+class _Running:
+    """A client request in progress: queued behind its tab's lock, or running."""
+
+    task: asyncio.Task[None]
+    running: bool = False
+
+
 @dataclass(eq=False)
 class Peer:
     """One connection after its hello."""
@@ -62,10 +70,16 @@ class Peer:
     ws: ServerConnection
     pending: dict[str, tuple[asyncio.Future[dict[str, Any]], str]] = field(default_factory=dict)
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    requests: dict[str, _Running] = field(default_factory=dict)
     _ids: itertools.count[int] = field(default_factory=itertools.count)
 
     async def send(self, message: Welcome | Request | Response) -> None:
-        await self.ws.send(message.model_dump_json(exclude_none=True))
+        payload = message.model_dump(mode="json", exclude_none=True)
+        if isinstance(message, Response):
+            # Response.id is required on the wire (null when the request's id was
+            # unreadable); exclude_none must not drop it or the frame fails validation.
+            payload["id"] = message.id
+        await self.ws.send(json.dumps(payload, separators=(",", ":")))
 
     async def call(self, method: str, params: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         """Send a request to this peer and wait for its result.
@@ -135,6 +149,7 @@ class BridgeServer:
         self.peers: dict[str, Peer] = {}
         self._server: Server | None = None
         self._peer_ids = itertools.count(1)
+        self.executor = Executor(self.policy, self._peer)
 
     @property
     def url(self) -> str:
@@ -194,8 +209,8 @@ class BridgeServer:
             hello = Hello.model_validate_json(raw)
         except pydantic.ValidationError as exc:
             raise E.BadRequest(
-                "The first message must be a hello: " + _summarise(exc),
-                {"errors": _error_locs(exc)},
+                "The first message must be a hello: " + summarise(exc),
+                {"errors": error_locs(exc)},
             ) from exc
         if not hmac.compare_digest(hello.token.encode(), self.token.encode()):
             raise E.Unauthorized(
@@ -213,7 +228,8 @@ class BridgeServer:
         try:
             hello = await self._read_hello(ws)
             peer = Peer(f"p{next(self._peer_ids)}", hello.role, hello.device, ws)
-            self.policy.join(peer.id, hello.role, hello.device, hello.browser)
+            self.policy.join(peer.id, hello.role, hello.device, hello.browser,
+                             hello.capabilities)
         except E.TrustbridgeError as err:
             with contextlib.suppress(ConnectionClosed):
                 await ws.send(Response(id=None, ok=False, error=err.to_payload()).model_dump_json())
@@ -255,7 +271,7 @@ class BridgeServer:
             await self._reply_error(
                 peer,
                 _guess_id(raw),
-                E.BadRequest("Malformed message: " + _summarise(exc), {"errors": _error_locs(exc)}),
+                E.BadRequest("Malformed message: " + summarise(exc), {"errors": error_locs(exc)}),
             )
             return
         if isinstance(msg, Response):
@@ -278,9 +294,18 @@ class BridgeServer:
                     peer, msg.id, E.BadRequest(f"A {peer.role} peer may not send requests.")
                 )
                 return
+            if msg.method == "request.cancel":
+                await self._cancel(peer, msg)
+                return
             task = asyncio.create_task(self._serve_request(peer, msg))
             peer.tasks.add(task)
             task.add_done_callback(peer.tasks.discard)
+            key = str(msg.id)
+            peer.requests[key] = _Running(task)
+            task.add_done_callback(lambda _t: peer.requests.pop(key, None))
+            return
+        if isinstance(msg, Event):
+            self.policy.dialog_event(peer.id, msg.event, msg.params)
             return
         await self._reply_error(peer, None, E.BadRequest(f"Unexpected {msg.type} message."))
 
@@ -288,10 +313,42 @@ class BridgeServer:
         with contextlib.suppress(ConnectionClosed):
             await peer.send(Response(id=req_id, ok=False, error=err.to_payload()))
 
+    async def _cancel(self, peer: Peer, req: Request) -> None:
+        """``request.cancel {requestId}``: a request still queued behind its tab's lock is
+        withdrawn and answers CANCELLED (it never runs); one already running is left to
+        finish and report what it did (nothing that may have reached the page is undone)."""
+        try:
+            target = str(CancelParams.model_validate(req.params).requestId)
+        except pydantic.ValidationError as exc:
+            await self._reply_error(peer, req.id, E.BadRequest(
+                "request.cancel needs {requestId}: " + summarise(exc)))
+            return
+        entry = peer.requests.get(target)
+        if entry is None:
+            result = {"requestId": target, "cancelled": False, "state": "unknown"}
+        elif entry.running:
+            result = {"requestId": target, "cancelled": False, "state": "running"}
+        else:
+            entry.task.cancel()
+            result = {"requestId": target, "cancelled": True, "state": "queued"}
+        with contextlib.suppress(ConnectionClosed):
+            await peer.send(Response(id=req.id, ok=True, result=result))
+
     async def _serve_request(self, peer: Peer, req: Request) -> None:
         started = time.perf_counter()
+        entry = peer.requests.get(str(req.id))
+
+        def on_start() -> None:
+            if entry is not None:
+                entry.running = True
+
         try:
-            result = await self.dispatch(req.method, req.params)
+            try:
+                result = await self.executor.dispatch(req.method, req.params, on_start)
+            except asyncio.CancelledError:
+                if entry is None or entry.running or peer.ws.state.name != "OPEN":
+                    raise
+                raise E.Cancelled("Cancelled by the client before it ran; nothing was sent.")
             response = Response(id=req.id, ok=True, result=result)
         except E.TrustbridgeError as err:
             response = Response(id=req.id, ok=False, error=err.to_payload())
@@ -299,84 +356,24 @@ class BridgeServer:
             log.exception("request %s failed", req.method)
             err = E.InternalError(f"The bridge failed: {type(exc).__name__}.")
             response = Response(id=req.id, ok=False, error=err.to_payload())
-        if req.method == "page.act":
+        if req.method in ("page.act", "page.batch"):
             _log_action(req, response, (time.perf_counter() - started) * 1000)
         with contextlib.suppress(ConnectionClosed):
             await peer.send(response)
 
     async def dispatch(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """Validate a client request, route it and return its result.
+        """Validate, route and execute one client request (see bridge/executor.py).
 
         Raises:
             TrustbridgeError: any protocol error (BadRequest for invalid params).
         """
-        model = METHOD_PARAMS.get(method)
-        if model is None or method not in CLIENT_METHODS:
-            raise E.BadRequest(f"Unknown method {method!r}.", {"method": method})
-        try:
-            parsed = model.model_validate(params)
-        except pydantic.ValidationError as exc:
-            raise E.BadRequest(
-                f"Invalid params for {method}: " + _summarise(exc), {"errors": _error_locs(exc)}
-            ) from exc
-        route = self.policy.route(method, getattr(parsed, "device", None))
-        if isinstance(route, Local):
-            return {"devices": [d.model_dump() for d in self.policy.devices()]}
-        forward = parsed.model_dump(exclude={"device"}, exclude_none=True)
-        timeout_s = getattr(parsed, "timeoutMs", 30_000) / 1000 + DRIVER_MARGIN_S
-        if isinstance(route, ToExtension):
-            result = await self._peer(route.extension).call(method, forward, timeout_s)
-            if route.synthetic:
-                result["inputPath"] = "synthetic"
-            result["device"] = route.device
-            return result
-        assert isinstance(route, TrustedInput) and isinstance(parsed, ActParams)
-        return await self._trusted_input(route, parsed)
-
-    async def _trusted_input(self, route: TrustedInput, params: ActParams) -> dict[str, Any]:
-        """Rule 3: resolve the ref on the extension, then act on the driver."""
-        resolve = {"tabId": params.tabId, "ref": params.ref}
-        raw_target = await self._peer(route.extension).call(
-            "page.jugglerTarget", {k: v for k, v in resolve.items() if v is not None},
-            RESOLVE_TIMEOUT_S,
-        )
-        target = _validate_result("page.jugglerTarget", raw_target)
-        driver_id = self.policy.drivers.get(route.device)
-        if driver_id is None:  # the driver left while the ref was being resolved
-            raise E.TrustedInputUnavailable(
-                f"The input driver of device {route.device!r} went offline; nothing was sent.",
-                {"device": route.device},
-            )
-        act = {
-            "frameToken": target["frameToken"],
-            "css": target.get("css"),
-            "action": params.action.model_dump(),
-            "timeoutMs": params.timeoutMs,
-        }
-        result = await self._peer(driver_id).call(
-            "driver.act", act, params.timeoutMs / 1000 + DRIVER_MARGIN_S
-        )
-        result = _validate_result("driver.act", result)
-        out: dict[str, Any] = {k: v for k, v in target.items() if k not in ("frameToken", "css")}
-        out.update(result)
-        out.update(inputPath="trusted", device=route.device, ref=params.ref)
-        return out
+        return await self.executor.dispatch(method, params)
 
     def _peer(self, peer_id: str) -> Peer:
         peer = self.peers.get(peer_id)
         if peer is None:
             raise E.DeviceNotConnected("That peer has just disconnected; retry shortly.")
         return peer
-
-
-def _validate_result(method: str, result: dict[str, Any]) -> dict[str, Any]:
-    model = METHOD_RESULTS[method]
-    try:
-        return model.model_validate(result).model_dump(exclude_none=True)
-    except pydantic.ValidationError as exc:
-        raise E.InternalError(
-            f"A peer answered {method} with a malformed result: " + _summarise(exc)
-        ) from exc
 
 
 def _log_action(req: Request, response: Response, ms: float) -> None:
@@ -395,23 +392,13 @@ def _log_action(req: Request, response: Response, ms: float) -> None:
     action_log.info(json.dumps(line, default=str))
 
 
-def _summarise(exc: pydantic.ValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:3]:
-        loc = ".".join(str(p) for p in err["loc"]) or "(message)"
-        parts.append(f"{loc}: {err['msg']}")
-    more = exc.error_count() - len(parts)
-    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
-
-
-def _error_locs(exc: pydantic.ValidationError) -> list[str]:
-    return [".".join(str(p) for p in err["loc"]) for err in exc.errors()[:10]]
-
-
 def _guess_id(raw: str) -> str | int | None:
     """Echo a request id back on a malformed request when one can be read safely."""
     try:
-        obj = json.loads(raw)
+        # Not json.loads: a deeply nested frame ("[[[[…") raises RecursionError there,
+        # which is not a ValueError and took the connection down. pydantic_core's parser
+        # stops at a fixed depth with ValueError.
+        obj = pydantic_core.from_json(raw)
     except ValueError:
         return None
     rid = obj.get("id") if isinstance(obj, dict) else None

@@ -20,6 +20,7 @@ Hierarchy::
      ├── Unauthorized                     UNAUTHORIZED
      ├── BadRequest                       BAD_REQUEST
      ├── ProtocolMismatch                 PROTOCOL_MISMATCH
+     ├── DialogOpen                       DIALOG_OPEN
      ├── Timeout                          TIMEOUT
      ├── Cancelled                        CANCELLED
      └── InternalError                    INTERNAL_ERROR
@@ -59,6 +60,7 @@ class ErrorCode(StrEnum):
     UNAUTHORIZED = "UNAUTHORIZED"
     BAD_REQUEST = "BAD_REQUEST"
     PROTOCOL_MISMATCH = "PROTOCOL_MISMATCH"
+    DIALOG_OPEN = "DIALOG_OPEN"
     TIMEOUT = "TIMEOUT"
     CANCELLED = "CANCELLED"
     INTERNAL_ERROR = "INTERNAL_ERROR"
@@ -176,6 +178,11 @@ ProtocolMismatch = _error_class(
     ErrorCode.PROTOCOL_MISMATCH,
     "Peer and bridge speak different protocol versions.",
 )
+DialogOpen = _error_class(
+    "DialogOpen",
+    ErrorCode.DIALOG_OPEN,
+    "A JavaScript dialog blocks the page; answer it (page.dialog) before anything else.",
+)
 Timeout = _error_class("Timeout", ErrorCode.TIMEOUT, "The operation did not finish in time.")
 Cancelled = _error_class("Cancelled", ErrorCode.CANCELLED, "The caller cancelled the request.")
 InternalError = _error_class(
@@ -202,6 +209,7 @@ _BY_CODE: dict[ErrorCode, type[TrustbridgeError]] = {
         Unauthorized,
         BadRequest,
         ProtocolMismatch,
+        DialogOpen,
         Timeout,
         Cancelled,
         InternalError,

@@ -82,11 +82,26 @@ class Response(_Model):
     error: ErrorPayload | None = None
 
 
-Message = Annotated[Union[Hello, Welcome, Request, Response], Field(discriminator="type")]
-MESSAGE_ADAPTER: TypeAdapter[Hello | Welcome | Request | Response] = TypeAdapter(Message)
+class Event(_Model):
+    """A one-way notice from a peer (e.g. the driver's ``dialog.opened``); never answered."""
+
+    type: Literal["event"] = "event"
+    event: str = Field(max_length=64)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+Message = Annotated[Union[Hello, Welcome, Request, Response, Event], Field(discriminator="type")]
+MESSAGE_ADAPTER: TypeAdapter[Hello | Welcome | Request | Response | Event] = TypeAdapter(Message)
 
 
 # --------------------------------------------------------------------------- actions
+
+
+class Point(_Model):
+    """A point in CSS px."""
+
+    x: float = Field(ge=0, le=100_000)
+    y: float = Field(ge=0, le=100_000)
 
 
 class ClickAction(_Model):
@@ -96,6 +111,11 @@ class ClickAction(_Model):
     button: Literal["left", "right", "middle"] = "left"
     clickCount: int = Field(default=1, ge=1, le=3, description="2 for a double click.")
     modifiers: list[Modifier] = Field(default_factory=list, max_length=5)
+    position: Point | None = Field(
+        default=None,
+        description="Click point as an offset in CSS px from the top-left corner of the "
+        "target's border box; the centre if omitted.",
+    )
 
 
 class HoverAction(_Model):
@@ -119,10 +139,69 @@ class PressAction(_Model):
     key: str = Field(min_length=1, max_length=64)
 
 
+class FillAction(_Model):
+    """Replace the field's content: select all and delete through the keyboard, then type
+    ``value`` key by key, so the page sees trusted key and input events."""
+
+    kind: Literal["fill"] = "fill"
+    value: str = Field(max_length=100_000)
+
+
+class SelectAction(_Model):
+    """Choose options of a native ``<select>`` by value (or, failing that, by label)."""
+
+    kind: Literal["select"] = "select"
+    values: list[Annotated[str, Field(max_length=1000)]] = Field(max_length=100)
+
+
+class CheckAction(_Model):
+    """Set a checkbox, radio or switch (native or ARIA) to ``checked``; verified after.
+    Already in that state: nothing is clicked."""
+
+    kind: Literal["check"] = "check"
+    checked: bool = True
+
+
+class DragAction(_Model):
+    """Drag the target onto ``to`` as a real pointer path: press, intermediate moves, release."""
+
+    kind: Literal["drag"] = "drag"
+    to: Ref = Field(description="Ref of the drop target, from the same tab's snapshot.")
+    steps: int = Field(default=12, ge=1, le=200, description="Intermediate pointer moves.")
+
+
+class ScrollAction(_Model):
+    """Turn the mouse wheel over the target (a scroll container) by dx, dy CSS px."""
+
+    kind: Literal["scroll"] = "scroll"
+    dx: float = Field(default=0, ge=-100_000, le=100_000)
+    dy: float = Field(default=0, ge=-100_000, le=100_000)
+
+
+class UploadAction(_Model):
+    """Provide files through the target: a file input, or a control whose click opens a
+    file chooser. Paths are on the supervisor's machine."""
+
+    kind: Literal["upload"] = "upload"
+    files: list[Annotated[str, Field(min_length=1, max_length=4096)]] = Field(max_length=50)
+
+
+class FocusAction(_Model):
+    """Move keyboard focus to the target."""
+
+    kind: Literal["focus"] = "focus"
+
+
 Action = Annotated[
-    Union[ClickAction, HoverAction, TypeAction, PressAction], Field(discriminator="kind")
+    Union[
+        ClickAction, HoverAction, TypeAction, PressAction, FillAction, SelectAction,
+        CheckAction, DragAction, ScrollAction, UploadAction, FocusAction,
+    ],
+    Field(discriminator="kind"),
 ]
-INPUT_KINDS_NEEDING_REF = frozenset({"click", "hover", "type"})
+INPUT_KINDS_NEEDING_REF = frozenset(
+    {"click", "hover", "type", "fill", "select", "check", "drag", "scroll", "upload", "focus"}
+)
 
 
 # --------------------------------------------------------------------------- client methods
@@ -143,8 +222,47 @@ class NavigateParams(TabParams):
     timeoutMs: int = Field(default=30_000, ge=1, le=300_000, description="Load timeout, ms.")
 
 
+SNAPSHOT_DEFAULT_MAX_CHARS = 50_000
+"""Default snapshot budget, characters (about 12k tokens)."""
+
+
 class SnapshotParams(TabParams):
-    pass
+    """An accessibility-style outline of the tab (all frames), or its text, or a diff.
+
+    The result is ``{snapshot, url, title, tabId, mode, frames, refs, chars, truncated,
+    cursor, diff?}``: ``snapshot`` is the text; ``truncated`` is true and ``cursor`` names
+    the next page when the budget cut it (the text then ends with a ``# truncated`` line);
+    ``diff`` is ``{baseline, added, removed}`` in diff mode.
+    Errors: BAD_REQUEST (unknown or expired cursor, diff with a ref), REF_NOT_FOUND,
+    BROWSER_DOCUMENT_CHANGED (the ref or cursor belongs to a document that is gone).
+    """
+
+    mode: Literal["snapshot", "read", "diff"] = Field(
+        default="snapshot",
+        description="snapshot: outline with refs, states, values, link URLs. read: the "
+        "visible text, one line per block. diff: changes since this tab's previous complete "
+        "snapshot in this session (a truncated snapshot is not a baseline until its cursor "
+        "is followed to the end); the new snapshot becomes the baseline.",
+    )
+    maxChars: int = Field(
+        default=SNAPSHOT_DEFAULT_MAX_CHARS, ge=1_000, le=10_000_000,
+        description="Budget in characters. A longer snapshot is cut at a line boundary and "
+        "returns a cursor; a page may exceed the budget by one line plus the trailer.",
+    )
+    ref: Ref | None = Field(
+        default=None,
+        description="Snapshot only the subtree of this element (and frames inside it).",
+    )
+    cursor: str | None = Field(
+        default=None, min_length=1, max_length=64,
+        description="Continue a truncated snapshot or diff from where it stopped (mode, "
+        "ref and session come from the cursor; maxChars applies to this page).",
+    )
+    session: str | None = Field(
+        default=None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$",
+        description="Diff baseline key: snapshots of one tab share a baseline per session "
+        "(default: one shared session).",
+    )
 
 
 class ActParams(TabParams):
@@ -163,6 +281,56 @@ class WaitParams(TabParams):
 
 class EmptyParams(_Model):
     pass
+
+
+class BatchItem(_Model):
+    ref: Ref | None = None
+    action: Action
+    timeoutMs: int = Field(default=10_000, ge=1, le=300_000)
+
+
+class BatchParams(TabParams):
+    """Several actions run in order in one tab; stops at the first failure."""
+
+    actions: list[BatchItem] = Field(min_length=1, max_length=200)
+
+
+class DialogParams(TabParams):
+    """Answer the open JavaScript dialog (alert, confirm, prompt, beforeunload)."""
+
+    accept: bool = Field(description="true: OK / leave page; false: Cancel / stay.")
+    promptText: str | None = Field(default=None, max_length=10_000,
+                                   description="Text for a prompt() before accepting.")
+
+
+class ScreenshotParams(TabParams):
+    ref: Ref | None = Field(default=None, description="Element to capture; the viewport if omitted.")
+    fullPage: bool = Field(default=False, description="Whole scrollable page (no ref).")
+
+
+class EvaluateParams(TabParams):
+    ref: Ref | None = Field(default=None, description="Runs in this ref's frame, with the element as argument.")
+    expression: str = Field(min_length=1, max_length=100_000,
+                            description="A JavaScript function or expression, run in the page's main world.")
+
+
+class TabNewParams(DeviceParams):
+    url: str | None = Field(default=None, max_length=8192)
+
+
+class TabIdParams(DeviceParams):
+    tabId: int
+
+
+class CancelParams(_Model):
+    """Withdraw an earlier request of this connection that is still queued."""
+
+    requestId: RequestId
+
+
+class HistoryParams(TabParams):
+    direction: Literal["back", "forward", "reload"]
+    timeoutMs: int = Field(default=30_000, ge=1, le=300_000)
 
 
 # --------------------------------------------------------------------------- peer methods
@@ -191,6 +359,31 @@ class DriverActParams(_Model):
     css: str | None = Field(default=None, max_length=20_000)
     action: Action
     timeoutMs: int = Field(default=10_000, ge=1, le=300_000)
+    toFrameToken: str | None = Field(default=None, max_length=128, description="Drag target.")
+    toCss: str | None = Field(default=None, max_length=20_000, description="Drag target.")
+
+
+class DriverDialogParams(_Model):
+    """Bridge → driver: answer the oldest open JavaScript dialog of the device."""
+
+    accept: bool
+    promptText: str | None = Field(default=None, max_length=10_000)
+
+
+class DriverScreenshotParams(_Model):
+    """Bridge → driver: PNG of the tab's viewport, full page, or one element."""
+
+    frameToken: str = Field(min_length=1, max_length=128)
+    css: str | None = Field(default=None, max_length=20_000)
+    fullPage: bool = False
+
+
+class DriverEvaluateParams(_Model):
+    """Bridge → driver: run a script in a frame's main world (explicit tool only)."""
+
+    frameToken: str = Field(min_length=1, max_length=128)
+    css: str | None = Field(default=None, max_length=20_000)
+    expression: str = Field(min_length=1, max_length=100_000)
 
 
 class DriverActResult(_Model):
@@ -206,6 +399,12 @@ class DeviceInfo(_Model):
         description="Input must go through a driver; fails if the driver is offline."
     )
     browser: str | None = None
+    capabilities: dict[str, bool] = Field(
+        default_factory=dict,
+        description="What the connected peers of this device can do, from their hello: "
+        "extension (closedShadowVisible, syntheticInput) then driver (trustedInput, "
+        "coordinateRoute).",
+    )
 
 
 METHOD_PARAMS: dict[str, type[_Model]] = {
@@ -217,12 +416,28 @@ METHOD_PARAMS: dict[str, type[_Model]] = {
     "page.wait": WaitParams,
     "page.jugglerTarget": JugglerTargetParams,
     "driver.act": DriverActParams,
+    "page.batch": BatchParams,
+    "page.dialog": DialogParams,
+    "page.screenshot": ScreenshotParams,
+    "page.evaluate": EvaluateParams,
+    "page.history": HistoryParams,
+    "request.cancel": CancelParams,
+    "tabs.new": TabNewParams,
+    "tabs.select": TabIdParams,
+    "tabs.close": TabIdParams,
+    "driver.dialog": DriverDialogParams,
+    "driver.screenshot": DriverScreenshotParams,
+    "driver.evaluate": DriverEvaluateParams,
 }
 """Every method's params model. Clients may call the first six."""
 
 CLIENT_METHODS = frozenset(
-    {"devices.list", "tabs.list", "page.navigate", "page.snapshot", "page.act", "page.wait"}
+    {"devices.list", "tabs.list", "page.navigate", "page.snapshot", "page.act", "page.wait",
+     "page.batch", "page.dialog", "page.screenshot", "page.evaluate", "page.history",
+     "tabs.new", "tabs.select", "tabs.close"}
 )
+DRIVER_METHODS = frozenset({"page.dialog", "page.screenshot", "page.evaluate"})
+"""Client methods only the device's driver can serve (it holds the Playwright page)."""
 
 METHOD_RESULTS: dict[str, type[_Model]] = {
     "page.jugglerTarget": JugglerTarget,

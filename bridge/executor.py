@@ -1,0 +1,216 @@
+"""Executes a routed client request: the sequence of peer calls each route needs.
+
+The server hands every validated client request here; this module asks
+:class:`~bridge.routing.RoutingPolicy` where it goes and makes the calls:
+
+- ``ToExtension``: one call to the extension (``inputPath: "synthetic"`` on input);
+- ``TrustedInput``: ``page.jugglerTarget`` on the extension, then ``driver.act`` on the
+  driver (a drag resolves its drop target too) — DESIGN §2 rule 3;
+- ``ToDriver``: the extension names the tab's frame, the driver captures / answers /
+  evaluates;
+- ``page.batch``: the actions in order through the same routes, stopping at the first
+  failure (``completedActions``, ``interruptedAction``); nothing is replayed.
+
+Input on one tab runs one request at a time, in arrival order (a FIFO lock per
+device and tab).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import pydantic
+
+from .protocol import errors as E
+from .protocol.models import (
+    CLIENT_METHODS,
+    METHOD_PARAMS,
+    METHOD_RESULTS,
+    ActParams,
+    BatchParams,
+    DragAction,
+)
+from .routing import INPUT_METHODS, Local, RoutingPolicy, ToDriver, TrustedInput
+
+DRIVER_MARGIN_S = 5.0
+"""Extra seconds the bridge waits for a driver beyond the action's own timeout."""
+RESOLVE_TIMEOUT_S = 10.0
+POPUP_SETTLE_S = 0.3
+"""How long to wait for the extension to see a tab the driver saw open, s."""
+
+_SERIALIZED = INPUT_METHODS | {"page.navigate", "page.history", "page.dialog"}
+
+
+class PeerCall(Protocol):
+    async def call(self, method: str, params: dict[str, Any], timeout_s: float) -> dict[str, Any]: ...
+
+
+class Executor:
+    """Runs client requests against the peers named by ``peer(peer_id)``.
+
+    Args:
+        policy: the routing policy.
+        peer: returns the live peer with that id, or raises DeviceNotConnected.
+    """
+
+    def __init__(self, policy: RoutingPolicy, peer: Callable[[str], PeerCall]) -> None:
+        self.policy = policy
+        self.peer = peer
+        self._locks: dict[tuple[str, int | None], asyncio.Lock] = {}
+
+    async def dispatch(self, method: str, params: dict[str, Any],
+                       on_start: Callable[[], None] | None = None) -> dict[str, Any]:
+        """Validate a client request, route it and return its result.
+
+        Args:
+            method / params: the client request.
+            on_start: called once the request leaves its tab's queue and starts running.
+
+        Raises:
+            TrustbridgeError: any protocol error (BadRequest for invalid params).
+        """
+        model = METHOD_PARAMS.get(method)
+        if model is None or method not in CLIENT_METHODS:
+            raise E.BadRequest(f"Unknown method {method!r}.", {"method": method})
+        try:
+            parsed = model.model_validate(params)
+        except pydantic.ValidationError as exc:
+            raise E.BadRequest(
+                f"Invalid params for {method}: " + summarise(exc), {"errors": error_locs(exc)}
+            ) from exc
+        route = self.policy.route(method, getattr(parsed, "device", None))
+        if isinstance(route, Local):
+            return {"devices": [d.model_dump() for d in self.policy.devices()]}
+        start = on_start or (lambda: None)
+        if method not in _SERIALIZED:
+            start()
+            return await self._run(method, parsed, route)
+        lock = self._locks.setdefault((route.device, getattr(parsed, "tabId", None)), asyncio.Lock())
+        async with lock:
+            start()
+            return await self._run(method, parsed, route)
+
+    async def _run(self, method: str, parsed: Any, route: Any) -> dict[str, Any]:
+        if method == "page.batch":
+            return await self._batch(parsed, route)
+        if isinstance(route, ToDriver):
+            return await self._driver_method(method, parsed, route)
+        if isinstance(route, TrustedInput):
+            return await self._trusted_input(route, parsed)
+        forward = parsed.model_dump(exclude={"device"}, exclude_none=True)
+        timeout_s = getattr(parsed, "timeoutMs", 30_000) / 1000 + DRIVER_MARGIN_S
+        result = await self.peer(route.extension).call(method, forward, timeout_s)
+        if route.synthetic:
+            result["inputPath"] = "synthetic"
+        result["device"] = route.device
+        return result
+
+    async def _resolve(self, extension: str, tab_id: int | None, ref: str | None) -> dict[str, Any]:
+        params = {k: v for k, v in {"tabId": tab_id, "ref": ref}.items() if v is not None}
+        raw = await self.peer(extension).call("page.jugglerTarget", params, RESOLVE_TIMEOUT_S)
+        return validate_result("page.jugglerTarget", raw)
+
+    def _driver_now(self, device: str) -> str:
+        driver_id = self.policy.drivers.get(device)
+        if driver_id is None:  # the driver left while the ref was being resolved
+            raise E.TrustedInputUnavailable(
+                f"The input driver of device {device!r} went offline; nothing was sent.",
+                {"device": device},
+            )
+        return driver_id
+
+    async def _trusted_input(self, route: TrustedInput, params: ActParams) -> dict[str, Any]:
+        """Rule 3: resolve the ref (and a drag's drop target) on the extension, then act."""
+        started = time.time()
+        target = await self._resolve(route.extension, params.tabId, params.ref)
+        act: dict[str, Any] = {
+            "frameToken": target["frameToken"],
+            "css": target.get("css"),
+            "action": params.action.model_dump(),
+            "timeoutMs": params.timeoutMs,
+        }
+        if isinstance(params.action, DragAction):
+            drop = await self._resolve(route.extension, target.get("tabId"), params.action.to)
+            act.update(toFrameToken=drop["frameToken"], toCss=drop.get("css"))
+        driver = self.peer(self._driver_now(route.device))
+        raw = await driver.call("driver.act", act, params.timeoutMs / 1000 + DRIVER_MARGIN_S)
+        result = validate_result("driver.act", raw)
+        out: dict[str, Any] = {k: v for k, v in target.items() if k not in ("frameToken", "css")}
+        out.update(result)
+        out.update(inputPath="trusted", device=route.device, ref=params.ref)
+        if result.get("popups"):
+            out["newTabs"] = await self._new_tabs(route.extension, out.get("tabId"), started)
+        return out
+
+    async def _new_tabs(self, extension: str, opener: int | None, since: float) -> list[dict[str, Any]]:
+        """Tabs the extension saw opened by ``opener`` since ``since`` (epoch s)."""
+        deadline = time.monotonic() + POPUP_SETTLE_S
+        while True:
+            tabs = (await self.peer(extension).call("tabs.list", {}, RESOLVE_TIMEOUT_S))["tabs"]
+            found = [t for t in tabs if t.get("openerTabId") == opener
+                     and t.get("openedAt", 0) / 1000 >= since - 0.05]
+            if found or time.monotonic() > deadline:
+                return found
+            await asyncio.sleep(0.03)
+
+    async def _driver_method(self, method: str, parsed: Any, route: ToDriver) -> dict[str, Any]:
+        fields = parsed.model_dump(exclude={"device", "tabId", "ref"}, exclude_none=True)
+        if method == "page.dialog":
+            result = await self.peer(route.driver).call("driver.dialog", fields, RESOLVE_TIMEOUT_S)
+            return {**result, "device": route.device}
+        target = await self._resolve(route.extension, parsed.tabId, getattr(parsed, "ref", None))
+        fields.update(frameToken=target["frameToken"], css=target.get("css"))
+        driver_method = {"page.screenshot": "driver.screenshot", "page.evaluate": "driver.evaluate"}[method]
+        result = await self.peer(route.driver).call(driver_method, fields, 60.0)
+        return {**result, "tabId": target.get("tabId"), "device": route.device}
+
+    async def _batch(self, params: BatchParams, route: Any) -> dict[str, Any]:
+        """Run actions in order; stop at the first failure. Never replays anything."""
+        completed: list[dict[str, Any]] = []
+        for index, item in enumerate(params.actions):
+            act = ActParams(device=params.device, tabId=params.tabId, ref=item.ref,
+                            action=item.action, timeoutMs=item.timeoutMs)
+            try:
+                if isinstance(route, TrustedInput):
+                    # Re-check the route: the driver may have gone between two actions.
+                    current = self.policy.route("page.act", route.device)
+                    assert isinstance(current, TrustedInput)
+                    result = await self._trusted_input(current, act)
+                else:
+                    result = await self._run("page.act", act, route)
+            except E.TrustbridgeError as err:
+                return {
+                    "completedActions": completed,
+                    "interruptedAction": {"index": index, "error": err.to_payload().model_dump(mode="json")},
+                    "device": route.device,
+                }
+            completed.append({"index": index, **result})
+        return {"completedActions": completed, "interruptedAction": None, "device": route.device}
+
+
+def validate_result(method: str, result: dict[str, Any]) -> dict[str, Any]:
+    model = METHOD_RESULTS[method]
+    try:
+        return model.model_validate(result).model_dump(exclude_none=True)
+    except pydantic.ValidationError as exc:
+        raise E.InternalError(
+            f"A peer answered {method} with a malformed result: " + summarise(exc)
+        ) from exc
+
+
+def summarise(exc: pydantic.ValidationError) -> str:
+    """The first three validation errors as ``loc: msg`` text."""
+    parts = []
+    for err in exc.errors()[:3]:
+        loc = ".".join(str(p) for p in err["loc"]) or "(message)"
+        parts.append(f"{loc}: {err['msg']}")
+    more = exc.error_count() - len(parts)
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def error_locs(exc: pydantic.ValidationError) -> list[str]:
+    return [".".join(str(p) for p in err["loc"]) for err in exc.errors()[:10]]
+

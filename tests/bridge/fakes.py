@@ -1,0 +1,241 @@
+"""Fake peers for server tests: a fake extension and a fake input driver.
+
+Each fake opens a real loopback WebSocket to a running :class:`~bridge.server.BridgeServer`,
+says hello with the bridge token, records every request it receives (method + params, in
+arrival order) in :attr:`FakePeer.requests`, and answers from a per-method script: a result,
+an error, a delay before answering, or a disconnect instead of an answer. Every frame is
+built and parsed with the pydantic models of :mod:`bridge.protocol`.
+
+These are helpers, not tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Self
+
+import pydantic
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from bridge.protocol import errors as E
+from bridge.protocol.models import (
+    MESSAGE_ADAPTER,
+    PROTOCOL_VERSION,
+    DriverActResult,
+    Hello,
+    JugglerTarget,
+    Request,
+    Response,
+    Welcome,
+)
+
+STEP_TIMEOUT_S = 5.0
+"""Upper bound, seconds, on any single wait inside the fakes (connect, hello, wait_for_*)."""
+
+
+@dataclass(frozen=True)
+class Received:
+    """One request as the fake peer received it."""
+
+    method: str
+    params: dict[str, Any]
+
+
+async def wait_until(predicate: Callable[[], bool], timeout_s: float = STEP_TIMEOUT_S) -> None:
+    """Poll ``predicate`` every 5 ms until it is true; TimeoutError after ``timeout_s`` s."""
+
+    async def poll() -> None:
+        while not predicate():
+            await asyncio.sleep(0.005)
+
+    await asyncio.wait_for(poll(), timeout_s)
+
+
+class FakePeer:
+    """A scripted extension or driver connection.
+
+    Args:
+        url: the bridge's ``ws://127.0.0.1:PORT``.
+        token: the bridge token to put in the hello.
+        device: the device id this peer serves.
+        protocol_version: version to announce (change it to provoke PROTOCOL_MISMATCH).
+        origin: the ``Origin`` header of the WebSocket handshake, or None for no header.
+
+    Script (per method name, set before or after :meth:`connect`):
+        results: answer ``ok`` with this result dict.
+        errors: answer with this error (its code, message and details go on the wire).
+        delays: seconds to wait before answering.
+        disconnect_on: close the connection instead of answering (after recording).
+    """
+
+    role: ClassVar[str]
+    default_results: ClassVar[dict[str, dict[str, Any]]] = {}
+
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        device: str,
+        *,
+        protocol_version: int = PROTOCOL_VERSION,
+        origin: str | None = None,
+    ) -> None:
+        self.url = url
+        self.token = token
+        self.device = device
+        self.protocol_version = protocol_version
+        self.origin = origin
+        self.requests: list[Received] = []
+        self.results: dict[str, dict[str, Any]] = {
+            k: dict(v) for k, v in self.default_results.items()
+        }
+        self.errors: dict[str, E.TrustbridgeError] = {}
+        self.delays: dict[str, float] = {}
+        self.disconnect_on: set[str] = set()
+        self.peer_id: str | None = None
+        self._ws: ClientConnection | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._answers: set[asyncio.Task[None]] = set()
+        self.malformed: list[str | bytes] = []
+        """Frames from the bridge that did not fit the protocol models (should stay empty)."""
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    async def connect(self) -> Self:
+        """Open the socket and say hello; returns self once welcomed.
+
+        Raises:
+            TrustbridgeError: the bridge refused the hello (as the class of its code).
+        """
+        ws = await connect(
+            self.url,
+            origin=self.origin,  # type: ignore[arg-type]
+            open_timeout=STEP_TIMEOUT_S,
+            proxy=None,
+        )
+        hello = Hello(
+            role=self.role,  # type: ignore[arg-type]
+            device=self.device,
+            protocolVersion=self.protocol_version,
+            token=self.token,
+            browser=f"fake-{self.role}",
+        )
+        try:
+            await ws.send(hello.model_dump_json())
+            first = MESSAGE_ADAPTER.validate_json(await asyncio.wait_for(ws.recv(), STEP_TIMEOUT_S))
+        except BaseException:
+            await ws.close()
+            raise
+        if isinstance(first, Response) and first.error is not None:
+            await ws.close()
+            raise E.error_from_payload(first.error)
+        assert isinstance(first, Welcome), f"expected welcome, got {first!r}"
+        self.peer_id = first.peerId
+        self._ws = ws
+        self._reader = asyncio.create_task(self._read(ws))
+        return self
+
+    async def close(self) -> None:
+        """Close the connection (normal close, code 1000) and stop answering."""
+        if self._ws is not None:
+            await self._ws.close()
+        for task in [*self._answers, *([self._reader] if self._reader else [])]:
+            task.cancel()
+        for task in [*self._answers, *([self._reader] if self._reader else [])]:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    @property
+    def closed(self) -> bool:
+        """True once the connection has been closed by either side."""
+        return self._ws is None or self._ws.close_code is not None
+
+    async def __aenter__(self) -> Self:
+        return await self.connect()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- observing --------------------------------------------------------------------
+
+    def methods(self) -> list[str]:
+        """Methods received so far, in order."""
+        return [r.method for r in self.requests]
+
+    async def wait_for_request(self, method: str, timeout_s: float = STEP_TIMEOUT_S) -> Received:
+        """Return the first recorded request of ``method``, waiting for it if needed."""
+        await wait_until(lambda: method in self.methods(), timeout_s)
+        return next(r for r in self.requests if r.method == method)
+
+    # -- answering --------------------------------------------------------------------
+
+    async def _read(self, ws: ClientConnection) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            async for raw in ws:
+                try:
+                    msg = MESSAGE_ADAPTER.validate_json(raw)
+                except pydantic.ValidationError:
+                    self.malformed.append(raw)
+                    continue
+                if not isinstance(msg, Request):
+                    continue  # e.g. a BAD_REQUEST about something this fake sent
+                self.requests.append(Received(msg.method, dict(msg.params)))
+                task = asyncio.create_task(self._answer(ws, msg))
+                self._answers.add(task)
+                task.add_done_callback(self._answers.discard)
+
+    async def _answer(self, ws: ClientConnection, req: Request) -> None:
+        if req.method in self.delays:
+            await asyncio.sleep(self.delays[req.method])
+        if req.method in self.disconnect_on:
+            await ws.close(1001, "fake peer leaves mid-request")
+            return
+        if req.method in self.errors:
+            response = Response(id=req.id, ok=False, error=self.errors[req.method].to_payload())
+        elif req.method in self.results:
+            response = Response(id=req.id, ok=True, result=self.results[req.method])
+        else:
+            err = E.BadRequest(f"fake {self.role} has no answer for {req.method!r}")
+            response = Response(id=req.id, ok=False, error=err.to_payload())
+        with contextlib.suppress(ConnectionClosed):
+            await ws.send(response.model_dump_json(exclude_none=True))
+
+
+class FakeExtension(FakePeer):
+    """A fake browser extension: answers page methods with canned results.
+
+    Connects with a ``chrome-extension://`` Origin, as the real extension does.
+    """
+
+    role = "extension"
+    FRAME_TOKEN = "tok-frame-1"
+    CSS = "#save"
+    default_results: ClassVar[dict[str, dict[str, Any]]] = {
+        "page.jugglerTarget": JugglerTarget(frameToken=FRAME_TOKEN, css=CSS, tabId=1).model_dump(
+            exclude_none=True
+        ),
+        "page.act": {"done": True, "tabId": 1},
+        "page.wait": {"waited": True, "tabId": 1},
+        "page.snapshot": {"snapshot": '- button "Save" [ref=e7]', "tabId": 1},
+        "page.navigate": {"url": "http://127.0.0.1/", "tabId": 1, "title": ""},
+        "tabs.list": {
+            "tabs": [{"tabId": 1, "url": "http://127.0.0.1/", "title": "", "active": True}]
+        },
+    }
+
+    def __init__(self, url: str, token: str, device: str, **kwargs: Any) -> None:
+        kwargs.setdefault("origin", "chrome-extension://fakeextensionidfakeextensionid")
+        super().__init__(url, token, device, **kwargs)
+
+
+class FakeDriver(FakePeer):
+    """A fake input driver: answers ``driver.act`` with ``{"done": true}``."""
+
+    role = "driver"
+    default_results: ClassVar[dict[str, dict[str, Any]]] = {
+        "driver.act": DriverActResult(done=True).model_dump()
+    }
