@@ -3,6 +3,8 @@
 Commands:
     up        run the embedded default (bridge + supervisor + headless Chromium) until Ctrl-C
     demo      the main job in one go: bring everything up, act on a local page, print it all
+    mcp       serve the browser_* MCP tools on stdio (--http PORT: streamable HTTP); starts
+              the embedded default when no bridge is running (docs/mcp.md)
     doctor    what is connected: devices, extension, driver, trusted-input promise
     tabs      list tabs
     open URL  load URL in the active tab (or --tab)
@@ -22,6 +24,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import signal
 import sys
 from typing import Any
@@ -37,10 +40,24 @@ def _progress(msg: str) -> None:
     print(f"trustbridge: {msg}", file=sys.stderr, flush=True)
 
 
+def bind_warning(host: str) -> str | None:
+    """The warning ``up --host`` prints for an address beyond loopback, else None."""
+    if config.is_loopback_host(host):
+        return None
+    return (f"WARNING: binding {host}: the bridge is reachable beyond this machine, over "
+            "plain ws:// (the token and everything else travel unencrypted). Every peer "
+            "still needs the token. Prefer the default 127.0.0.1 behind a TLS reverse "
+            "proxy (docs/security.md).")
+
+
 async def _cmd_up(args: argparse.Namespace) -> int:
     from .embedded import Embedded
 
-    emb = Embedded(port=args.port, device=args.device or "chromium", headless=not args.headed,
+    if (warning := bind_warning(args.host)) is not None:
+        _progress(warning)
+    emb = Embedded(port=args.port, host=args.host,
+                   device=args.device or args.browser, browser=args.browser,
+                   headless=not args.headed,
                    trusted_input=not args.no_driver, progress=_progress)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -70,6 +87,36 @@ async def _cmd_up(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def _cmd_mcp(args: argparse.Namespace) -> int:
+    from .mcp import Session, run_http, run_stdio
+
+    session = Session(url=args.bridge, embedded=not args.no_embedded,
+                      bridge_port=args.bridge_port, headless=not args.headed,
+                      snapshot_after_action=not args.no_page_state, progress=_progress)
+    if args.http is not None:  # uvicorn handles SIGINT/SIGTERM itself
+        _progress(f"MCP over streamable HTTP at http://127.0.0.1:{args.http}/mcp")
+        await run_http(session, args.http)
+        return EXIT_OK
+    # stdio: stdout carries MCP only, so progress goes to stderr (as _progress does).
+    # The client ends us by closing stdin (run_stdio returns) or by a signal; then the
+    # thread blocked reading stdin cannot be interrupted, so stop the browser and exit.
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    serving = asyncio.create_task(run_stdio(session))
+    stopper = asyncio.create_task(stop.wait())
+    await asyncio.wait([serving, stopper], return_when=asyncio.FIRST_COMPLETED)
+    if serving.done():
+        stopper.cancel()
+        serving.result()
+        return EXIT_OK
+    _progress("stopping")
+    await session.close()
+    sys.stderr.flush()
+    os._exit(EXIT_OK)
+
+
 async def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
@@ -86,7 +133,8 @@ def _client_request(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     if cmd == "open":
         return "page.navigate", {**base, "url": args.url}
     if cmd == "snapshot":
-        return "page.snapshot", base
+        return "page.snapshot", {**base, "mode": args.mode, "maxChars": args.max_chars,
+                                 "ref": args.ref, "cursor": args.cursor}
     if cmd == "wait":
         return "page.wait", {**base, "ms": args.ms, "text": args.text}
     actions: dict[str, dict[str, Any]] = {
@@ -110,18 +158,28 @@ def _human(cmd: str, result: dict[str, Any]) -> str:
         )
     if cmd == "doctor":
         lines = []
+        if "bridge" in result:
+            lines.append(f"bridge {result['bridge']}: protocol {result['protocolVersion']}")
+        if not result.get("devices"):
+            lines.append("no devices connected")
         for d in result.get("devices", []):
             path = ("trusted" if d["driver"] else "UNAVAILABLE (driver offline)") \
                 if d["requiresTrustedInput"] else "synthetic (no driver ever connected)"
             lines.append(
                 f"device {d['device']}: extension {'connected' if d['extension'] else 'MISSING'}, "
                 f"driver {'online' if d['driver'] else 'offline'}, input {path}"
-                + (f", browser {d['browser']}" if d.get("browser") else ""))
-        return "\n".join(lines) or "no devices connected"
+                + (f", browser {d['browser']}" if d.get("browser") else "")
+                + (", capabilities " + " ".join(
+                    f"{k}={'yes' if v else 'no'}" for k, v in sorted(d["capabilities"].items()))
+                   if d.get("capabilities") else ""))
+        return "\n".join(lines)
     if cmd == "open":
         return f"opened {result.get('url')} (tab {result.get('tabId')}): {result.get('title', '')}"
     if "inputPath" in result:
         return f"{cmd} ok — inputPath={result['inputPath']} tab={result.get('tabId')}"
+    if cmd == "wait":
+        return (f"text found after {result.get('waitedMs')} ms" if result.get("found")
+                else f"waited {result.get('waitedMs')} ms")
     return json.dumps(result)
 
 
@@ -138,6 +196,9 @@ async def _cmd_client(args: argparse.Namespace) -> int:
     async with client:
         try:
             result = await client.call(method, params)
+            if args.command == "doctor":
+                result.update(bridge=args.bridge or (config.read_endpoint() or {}).get("url"),
+                              protocolVersion=client.protocol_version)
         except E.TrustbridgeError as err:
             if args.json:
                 print(json.dumps({"ok": False, "error": err.to_payload().model_dump(mode="json")}))
@@ -156,13 +217,34 @@ def build_parser() -> argparse.ArgumentParser:
 
     up = sub.add_parser("up", help="run bridge + supervisor + headless browser")
     up.add_argument("--port", type=int, default=config.DEFAULT_PORT)
-    up.add_argument("--device", default="chromium")
+    up.add_argument("--host", default=config.DEFAULT_HOST, metavar="ADDR",
+                    help="address to bind (default 127.0.0.1). Anything else exposes the "
+                    "bridge beyond this machine over plain ws://; every peer still needs the "
+                    "token. Prefer 127.0.0.1 behind a TLS reverse proxy: docs/security.md")
+    up.add_argument("--browser", default="chromium", choices=("chromium", "firefox", "camoufox"),
+                    help="chromium (default), firefox (Debian firefox-esr) or camoufox "
+                    "(after `python -m camoufox fetch`); see docs/browsers.md")
+    up.add_argument("--device", default=None, help="device id (default: the browser name)")
     up.add_argument("--headed", action="store_true")
     up.add_argument("--no-driver", action="store_true", help="synthetic input only (labelled)")
     up.add_argument("--open", metavar="URL", help="load URL once ready")
 
     demo = sub.add_parser("demo", help="bring everything up and act on a local page")
     demo.add_argument("--json", action="store_true")
+
+    mcp = sub.add_parser("mcp", help="serve the MCP tools (stdio, or --http PORT)")
+    mcp.add_argument("--http", type=int, metavar="PORT",
+                     help="serve streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio")
+    mcp.add_argument("--bridge", help="bridge URL (default: the running bridge's endpoint "
+                     "file); never starts a browser of its own when given")
+    mcp.add_argument("--no-embedded", action="store_true",
+                     help="fail instead of starting bridge + browser when none is running")
+    mcp.add_argument("--bridge-port", type=int, default=config.DEFAULT_PORT,
+                     help="port of the embedded bridge (0: any free port; a taken port "
+                     "falls back to a free one)")
+    mcp.add_argument("--headed", action="store_true", help="show the embedded browser")
+    mcp.add_argument("--no-page-state", action="store_true",
+                     help="do not append the page snapshot to the results of actions")
 
     def client(name: str, help_: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_)
@@ -175,7 +257,13 @@ def build_parser() -> argparse.ArgumentParser:
     client("doctor", "show devices and their input path")
     client("tabs", "list tabs")
     client("open", "load a URL").add_argument("url")
-    client("snapshot", "print the outline with refs")
+    snap = client("snapshot", "print the outline with refs")
+    snap.add_argument("--mode", choices=["snapshot", "read", "diff"], default="snapshot",
+                      help="snapshot (outline with refs), read (visible text) or diff "
+                      "(changes since the previous complete snapshot of the tab)")
+    snap.add_argument("--max-chars", type=int, help="budget in characters (default 50000)")
+    snap.add_argument("--ref", help="only the subtree of this ref")
+    snap.add_argument("--cursor", help="the next page of a truncated snapshot")
     c = client("click", "click a ref")
     c.add_argument("ref")
     c.add_argument("--double", action="store_true")
@@ -202,6 +290,8 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(_cmd_up(args))
     if args.command == "demo":
         return asyncio.run(_cmd_demo(args))
+    if args.command == "mcp":
+        return asyncio.run(_cmd_mcp(args))
     return asyncio.run(_cmd_client(args))
 
 

@@ -11,6 +11,7 @@ Files live in the state directory: ``$TRUSTBRIDGE_HOME`` if set, else
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import secrets
@@ -19,6 +20,27 @@ from typing import Any
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 17831
+_WILDCARDS = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}
+
+
+def is_loopback_host(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1): reachable from
+    this machine only. Anything else (a LAN address, ``0.0.0.0``, ``::``) is exposed."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name other than localhost
+        return False
+
+
+def connect_url(host: str, port: int) -> str:
+    """``ws://`` URL that local peers use to reach a bridge bound to ``host``: a wildcard
+    bind (``0.0.0.0``, ``::``) is reached through loopback; IPv6 literals get brackets."""
+    host = _WILDCARDS.get(host, host)
+    if ":" in host:
+        host = f"[{host}]"
+    return f"ws://{host}:{port}"
 
 
 def state_dir() -> Path:

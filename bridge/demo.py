@@ -8,7 +8,6 @@ button by ref, then takes a second snapshot in which the page reports what it re
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import threading

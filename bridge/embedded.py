@@ -30,7 +30,10 @@ class Embedded:
     """A running bridge with one supervised browser.
 
     Args:
-        port: bridge port (0: any free port); binds 127.0.0.1 only.
+        port: bridge port (0: any free port).
+        host: address the bridge binds: 127.0.0.1 unless explicitly told otherwise
+            (any other address exposes it beyond this machine; every peer still needs
+            the token; see docs/security.md for TLS through a reverse proxy).
         device: device id of the browser.
         browser: browser name passed to the supervisor.
         headless: no window.
@@ -40,7 +43,8 @@ class Embedded:
 
     def __init__(self, port: int = config.DEFAULT_PORT, device: str = "chromium", *,
                  browser: str = "chromium", headless: bool = True, trusted_input: bool = True,
-                 progress: Callable[[str], None] | None = None) -> None:
+                 progress: Callable[[str], None] | None = None,
+                 host: str = config.DEFAULT_HOST) -> None:
         self.device = device
         self.browser = browser
         self.headless = headless
@@ -48,12 +52,13 @@ class Embedded:
         self.progress = progress or (lambda _msg: None)
         self.token = config.load_or_create_token()
         seeded = parse_device_list(os.environ.get(ENV_REQUIRE_TRUSTED_INPUT))
-        self.server = BridgeServer(self.token, port=port, policy=RoutingPolicy(seeded))
+        self.server = BridgeServer(self.token, host=host, port=port, policy=RoutingPolicy(seeded))
         self.child: asyncio.subprocess.Process | None = None
 
     @property
     def url(self) -> str:
-        return self.server.url
+        """``ws://`` URL local peers (supervisor, CLI, SDK) use: loopback for a wildcard bind."""
+        return config.connect_url(self.server.host, self.server.port)
 
     async def start(self) -> None:
         """Start the bridge, then the supervisor, and wait until the device is ready.

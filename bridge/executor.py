@@ -31,6 +31,7 @@ from .protocol.models import (
     METHOD_RESULTS,
     ActParams,
     BatchParams,
+    ClickAction,
     DragAction,
 )
 from .routing import INPUT_METHODS, Local, RoutingPolicy, ToDriver, TrustedInput
@@ -60,6 +61,12 @@ class Executor:
         self.policy = policy
         self.peer = peer
         self._locks: dict[tuple[str, int | None], asyncio.Lock] = {}
+        self._dialog_waiters: dict[str, set[asyncio.Event]] = {}
+
+    def dialog_opened(self, device: str) -> None:
+        """Wake navigations of ``device`` waiting for a load that a dialog now blocks."""
+        for ev in self._dialog_waiters.pop(device, set()):
+            ev.set()
 
     async def dispatch(self, method: str, params: dict[str, Any],
                        on_start: Callable[[], None] | None = None) -> dict[str, Any]:
@@ -102,14 +109,37 @@ class Executor:
             return await self._trusted_input(route, parsed)
         forward = parsed.model_dump(exclude={"device"}, exclude_none=True)
         timeout_s = getattr(parsed, "timeoutMs", 30_000) / 1000 + DRIVER_MARGIN_S
-        result = await self.peer(route.extension).call(method, forward, timeout_s)
+        call = self.peer(route.extension).call(method, forward, timeout_s)
+        if method in ("page.navigate", "page.history"):
+            result = await self._unless_dialog(route.device, call)
+        else:
+            result = await call
         if route.synthetic:
             result["inputPath"] = "synthetic"
         result["device"] = route.device
         return result
 
-    async def _resolve(self, extension: str, tab_id: int | None, ref: str | None) -> dict[str, Any]:
+    async def _unless_dialog(self, device: str, call: Any) -> dict[str, Any]:
+        """Await a load, or answer early when a JavaScript dialog blocks it (e.g. an
+        ``alert()`` in the new page's head): ``{dialog, transitionPending: true}``."""
+        task = asyncio.ensure_future(call)
+        opened = asyncio.Event()
+        self._dialog_waiters.setdefault(device, set()).add(opened)
+        waiter = asyncio.ensure_future(opened.wait())
+        try:
+            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+            self._dialog_waiters.get(device, set()).discard(opened)
+        if task.done():
+            return task.result()
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())  # finishes later
+        return {"transitionPending": True, "dialog": self.policy.open_dialogs.get(device)}
+
+    async def _resolve(self, extension: str, tab_id: int | None, ref: str | None,
+                       **flags: bool) -> dict[str, Any]:
         params = {k: v for k, v in {"tabId": tab_id, "ref": ref}.items() if v is not None}
+        params.update({k: v for k, v in flags.items() if v})
         raw = await self.peer(extension).call("page.jugglerTarget", params, RESOLVE_TIMEOUT_S)
         return validate_result("page.jugglerTarget", raw)
 
@@ -125,25 +155,46 @@ class Executor:
     async def _trusted_input(self, route: TrustedInput, params: ActParams) -> dict[str, Any]:
         """Rule 3: resolve the ref (and a drag's drop target) on the extension, then act."""
         started = time.time()
-        target = await self._resolve(route.extension, params.tabId, params.ref)
+        is_click = isinstance(params.action, ClickAction) and params.ref is not None
+        target = await self._resolve(route.extension, params.tabId, params.ref,
+                                     receipt=is_click,
+                                     allowCoordinates=is_click and params.allowCoordinates)
         act: dict[str, Any] = {
             "frameToken": target["frameToken"],
             "css": target.get("css"),
             "action": params.action.model_dump(),
             "timeoutMs": params.timeoutMs,
         }
+        if target.get("point"):
+            act["point"] = target["point"]
         if isinstance(params.action, DragAction):
             drop = await self._resolve(route.extension, target.get("tabId"), params.action.to)
             act.update(toFrameToken=drop["frameToken"], toCss=drop.get("css"))
         driver = self.peer(self._driver_now(route.device))
         raw = await driver.call("driver.act", act, params.timeoutMs / 1000 + DRIVER_MARGIN_S)
         result = validate_result("driver.act", raw)
-        out: dict[str, Any] = {k: v for k, v in target.items() if k not in ("frameToken", "css")}
+        out: dict[str, Any] = {k: v for k, v in target.items()
+                               if k not in ("frameToken", "css", "receiptId", "point")}
         out.update(result)
-        out.update(inputPath="trusted", device=route.device, ref=params.ref)
+        out.update(inputPath="trusted-coordinates" if target.get("point") else "trusted",
+                   device=route.device, ref=params.ref)
+        if target.get("receiptId") and not result.get("dialog"):
+            out.update(await self._receipt(route.extension, target, params.ref))
         if result.get("popups"):
             out["newTabs"] = await self._new_tabs(route.extension, out.get("tabId"), started)
         return out
+
+    async def _receipt(self, extension: str, target: dict[str, Any], ref: str | None) -> dict[str, Any]:
+        """``{delivered, deliveredEvents}`` from the extension's receipt; a page that went
+        away meanwhile (the click navigated) leaves ``delivered`` unknown (None)."""
+        try:
+            receipt = await self.peer(extension).call(
+                "page.receipt", {"tabId": target.get("tabId"), "ref": ref,
+                                 "receiptId": target["receiptId"]}, RESOLVE_TIMEOUT_S)
+        except E.TrustbridgeError:
+            return {"delivered": None}
+        return {"delivered": bool(receipt.get("delivered")),
+                "deliveredEvents": receipt.get("events", [])}
 
     async def _new_tabs(self, extension: str, opener: int | None, since: float) -> list[dict[str, Any]]:
         """Tabs the extension saw opened by ``opener`` since ``since`` (epoch s)."""

@@ -248,6 +248,7 @@ class RoutingPolicy:
                 requiresTrustedInput=d in self.required_trusted_input,
                 browser=self._browsers.get(d),
                 capabilities=self._capabilities(d),
+                dialog=self.open_dialogs.get(d),
             )
             for d in names
         ]

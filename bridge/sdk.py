@@ -4,125 +4,486 @@ Example::
 
     from bridge.sdk import Browser
 
-    async with await Browser.connect() as browser:
+    async with await Browser.connect() as browser:     # the running bridge (`trustbridge up`)
         tab = await browser.tab()
         await tab.goto("http://127.0.0.1:8000/")
         print(await tab.snapshot())          # "- button \"Save\" [ref=e7]" ...
         await tab.click("e7")                # trusted input where the device promises it
 
-Every method raises the protocol's exceptions (``bridge.protocol.errors``), e.g.
-``RefNotFound``, ``TrustedInputUnavailable``, ``ClosedShadowRoot``.
+    async with await Browser.launch() as browser:      # or start bridge + headless Chromium here
+        ...
+
+Every method raises the protocol's exceptions (``bridge.protocol.errors``, one hierarchy
+under ``TrustbridgeError``, each carrying its wire ``code``), e.g. ``RefNotFound``,
+``TrustedInputUnavailable``, ``ClosedShadowRoot``, ``BrowserTabClosed``.
+
+Results are the bridge's result objects, typed here as ``TypedDict``\\ s: a field not
+listed may be present (the protocol grows), a listed field marked ``NotRequired`` may not.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, Self, TypedDict, cast
 
 from .client import BridgeClient
-from .protocol.models import Modifier
+from .protocol import errors as E
+from .protocol.models import DeviceInfo, Modifier
+
+if TYPE_CHECKING:
+    from .embedded import Embedded
+
+MouseButton = Literal["left", "right", "middle"]
+InputPath = Literal["trusted", "trusted-coordinates", "synthetic"]
+
+
+class TabInfo(TypedDict):
+    """One open tab, as ``tabs.list`` reports it."""
+
+    tabId: int
+    url: str
+    title: str
+    active: bool
+
+
+class NavigateResult(TypedDict):
+    """``page.navigate``: the tab after its load event."""
+
+    tabId: int
+    url: str
+    title: str
+    device: NotRequired[str]
+
+
+class SnapshotResult(TypedDict):
+    """``page.snapshot``: the outline and where it came from."""
+
+    snapshot: str
+    """YAML-like outline, one ``- role "name" [ref=eN]`` line per node."""
+    url: str
+    title: str
+    tabId: int
+    frames: NotRequired[int]
+    """Frames stitched into the outline (1 = top document only)."""
+    refs: NotRequired[int]
+    """Refs handed out by this snapshot."""
+    device: NotRequired[str]
+    mode: NotRequired[Literal["snapshot", "read", "diff"]]
+    chars: NotRequired[int]
+    """Characters in this page of the snapshot."""
+    truncated: NotRequired[bool]
+    """The budget cut the snapshot: follow ``cursor`` for the rest."""
+    cursor: NotRequired[str | None]
+    """Pass to :meth:`Tab.snapshot_result` to get the next page; None on the last page."""
+    diff: NotRequired[dict[str, Any]]
+    """Diff mode: ``{baseline: bool, added: int, removed: int}`` (lines)."""
+
+
+class ActResult(TypedDict):
+    """``page.act``: one input action done."""
+
+    inputPath: InputPath
+    """``trusted``: real browser input through the driver; ``synthetic``: DOM events from
+    the extension, only on a device that never had a driver (the page sees isTrusted false)."""
+    tabId: int
+    device: NotRequired[str]
+    ref: NotRequired[str | None]
+    resolvedBy: NotRequired[Literal["original_ref", "semantic_rebind"]]
+    """How the ref was found: the element the snapshot showed, or (after the page replaced
+    it) the one equivalent element that took its place."""
+    rebound: NotRequired[bool]
+    """This action rebound the ref to an equivalent element (at most once per snapshot)."""
+    postActionDocumentChanged: NotRequired[bool]
+    """The action made the page load another document: take a new snapshot."""
+    delivered: NotRequired[bool | None]
+    """A trusted click on a ref: True if the target received it (pointerdown and click),
+    False if something else did (e.g. an overlay), None if unknown (the page went away)."""
+    deliveredEvents: NotRequired[list[str]]
+    """Trusted event types the target received, e.g. ``["click", "mousedown", ...]``."""
+    dialog: NotRequired[dict[str, Any]]
+    """The JavaScript dialog the action opened (``{type, message, defaultValue, url}``):
+    the page is blocked until :meth:`Tab.handle_dialog` answers it."""
+    newTabs: NotRequired[list[dict[str, Any]]]
+    """Tabs the action opened, as :meth:`Browser.tabs` lists them."""
+
+
+class WaitResult(TypedDict):
+    """``page.wait``: how long it waited (ms) and, for a text wait, that it was found."""
+
+    tabId: int
+    waitedMs: int
+    found: NotRequired[bool]
+    device: NotRequired[str]
 
 
 class Tab:
-    """One browser tab of one device. Results are the bridge's result dicts."""
+    """One browser tab of one device.
+
+    Args:
+        client: the bridge connection, shared with the Browser that made this tab.
+        device: device id, or None for the only device connected.
+        tab_id: tab id, or None for whichever tab is active at each call.
+    """
 
     def __init__(self, client: BridgeClient, device: str | None, tab_id: int | None) -> None:
         self._client = client
         self.device = device
         self.tab_id = tab_id
 
+    def __repr__(self) -> str:
+        return f"Tab(device={self.device!r}, tab_id={self.tab_id!r})"
+
     def _params(self, **extra: Any) -> dict[str, Any]:
         return {"device": self.device, "tabId": self.tab_id, **extra}
 
-    async def goto(self, url: str, timeout_ms: int = 30_000) -> dict[str, Any]:
-        """Load ``url`` and wait for its load event (at most ``timeout_ms`` ms)."""
-        return await self._client.call(
+    async def goto(self, url: str, timeout_ms: int = 30_000) -> NavigateResult:
+        """Load ``url`` and wait for its load event.
+
+        Args:
+            url: absolute URL.
+            timeout_ms: load timeout, ms.
+
+        Raises:
+            Timeout: not loaded within ``timeout_ms``.
+            BadRequest: the navigation failed (e.g. connection refused).
+            BrowserTabClosed: the tab is gone.
+        """
+        result = await self._client.call(
             "page.navigate", self._params(url=url, timeoutMs=timeout_ms)
         )
+        return cast(NavigateResult, result)
 
-    async def snapshot_result(self) -> dict[str, Any]:
-        """Return the snapshot result: ``{"snapshot": str, "url": str, "title": str, ...}``."""
-        return await self._client.call("page.snapshot", self._params())
+    async def snapshot_result(self, *, mode: Literal["snapshot", "read", "diff"] = "snapshot",
+                              max_chars: int | None = None, ref: str | None = None,
+                              cursor: str | None = None,
+                              session: str | None = None) -> SnapshotResult:
+        """Return the snapshot with its URL, title and counts.
 
-    async def snapshot(self) -> str:
-        """Return the accessibility-style outline with refs (``- button "Save" [ref=e7]``)."""
-        return str((await self.snapshot_result())["snapshot"])
+        Args:
+            mode: ``snapshot`` (outline with refs), ``read`` (visible text) or ``diff``
+                (changes since this tab's previous complete snapshot in ``session``).
+            max_chars: budget in characters (default 50,000); a longer result is cut at a
+                line and carries ``cursor``.
+            ref: snapshot only this element's subtree.
+            cursor: the ``cursor`` of a truncated result: returns its next page.
+            session: diff baseline key (default: one shared per tab).
+
+        Raises:
+            BrowserTabClosed: the tab is gone.
+            DeviceNotConnected: no extension for the device.
+            BadRequest: unknown or expired cursor; diff with a ref.
+            RefNotFound / BrowserDocumentChanged: ``ref`` or ``cursor`` is from a page
+                that is gone.
+        """
+        params = self._params(mode=mode, maxChars=max_chars, ref=ref, cursor=cursor,
+                              session=session)
+        return cast(SnapshotResult, await self._client.call("page.snapshot", params))
+
+    async def snapshot(self, **options: Any) -> str:
+        """Return the accessibility-style outline with refs (``- button "Save" [ref=e7]``).
+
+        Args:
+            options: as :meth:`snapshot_result` (``mode``, ``max_chars``, ``ref``, ...).
+
+        Raises:
+            Same as :meth:`snapshot_result`.
+        """
+        return (await self.snapshot_result(**options))["snapshot"]
 
     async def act(self, action: dict[str, Any], ref: str | None = None,
-                  timeout_ms: int = 10_000) -> dict[str, Any]:
-        """Perform one input action (``{"kind": "click", ...}``) on ``ref``.
+                  timeout_ms: int = 10_000, *, allow_coordinates: bool = False) -> ActResult:
+        """Perform one input action (a ``bridge.protocol.models.Action`` as a dict) on ``ref``.
+
+        Args:
+            action: e.g. ``{"kind": "click"}``; see the protocol's action models.
+            ref: target from the latest snapshot of this tab (``e7``, ``f1e3``).
+            timeout_ms: action timeout, ms.
+            allow_coordinates: a click on an element in a closed shadow root goes to its
+                hit-tested centre (``inputPath: "trusted-coordinates"``) instead of
+                failing with ClosedShadowRoot.
 
         Returns:
             The result; ``inputPath`` is ``"trusted"`` or ``"synthetic"``.
-        """
-        return await self._client.call(
-            "page.act", self._params(ref=ref, action=action, timeoutMs=timeout_ms)
-        )
 
-    async def click(self, ref: str, *, button: Literal["left", "right", "middle"] = "left",
-                    click_count: int = 1, modifiers: list[Modifier] | None = None,
-                    timeout_ms: int = 10_000) -> dict[str, Any]:
-        """Click the centre of ``ref``'s element."""
+        Raises:
+            TrustedInputUnavailable: the device requires trusted input and its driver is
+                offline; nothing was sent.
+            RefNotFound / BrowserDocumentChanged / FrameTokenUnknown: take a new snapshot.
+            ElementObscured / ElementTargetDisabled / ElementNotEditable: the target
+                cannot take this input now.
+            ClosedShadowRoot: the target is in a closed shadow root.
+            BrowserOperationUncertain: the connection broke mid-action; never replayed.
+        """
+        params = self._params(ref=ref, action=action, timeoutMs=timeout_ms)
+        if allow_coordinates:
+            params["allowCoordinates"] = True
+        result = await self._client.call("page.act", params)
+        return cast(ActResult, result)
+
+    async def click(self, ref: str, *, button: MouseButton = "left", click_count: int = 1,
+                    modifiers: list[Modifier] | None = None,
+                    timeout_ms: int = 10_000) -> ActResult:
+        """Click the centre of ``ref``'s element (``click_count`` 2: double click).
+
+        Raises:
+            Same as :meth:`act`.
+        """
         action = {"kind": "click", "button": button, "clickCount": click_count,
                   "modifiers": modifiers or []}
         return await self.act(action, ref, timeout_ms)
 
-    async def hover(self, ref: str, timeout_ms: int = 10_000) -> dict[str, Any]:
-        """Move the pointer over ``ref``'s element."""
+    async def dblclick(self, ref: str, *, button: MouseButton = "left",
+                       modifiers: list[Modifier] | None = None,
+                       timeout_ms: int = 10_000) -> ActResult:
+        """Double-click ``ref``'s element. Raises the same as :meth:`act`."""
+        return await self.click(ref, button=button, click_count=2, modifiers=modifiers,
+                                timeout_ms=timeout_ms)
+
+    async def hover(self, ref: str, timeout_ms: int = 10_000) -> ActResult:
+        """Move the pointer over ``ref``'s element. Raises the same as :meth:`act`."""
         return await self.act({"kind": "hover"}, ref, timeout_ms)
 
     async def type(self, ref: str, text: str, *, submit: bool = False,
-                   timeout_ms: int = 10_000) -> dict[str, Any]:
-        """Focus ``ref`` and type ``text`` key by key; ``submit`` presses Enter after."""
+                   timeout_ms: int = 10_000) -> ActResult:
+        """Focus ``ref`` and type ``text`` key by key; ``submit`` presses Enter after.
+
+        Raises:
+            Same as :meth:`act`.
+        """
         return await self.act({"kind": "type", "text": text, "submit": submit}, ref, timeout_ms)
 
     async def press(self, key: str, ref: str | None = None,
-                    timeout_ms: int = 10_000) -> dict[str, Any]:
-        """Press ``key`` (``Enter``, ``Control+A``) in the focused element or in ``ref``."""
+                    timeout_ms: int = 10_000) -> ActResult:
+        """Press ``key`` (``Enter``, ``Control+A``) in the focused element or in ``ref``.
+
+        Raises:
+            Same as :meth:`act`.
+        """
         return await self.act({"kind": "press", "key": key}, ref, timeout_ms)
 
     async def wait(self, *, ms: int | None = None, text: str | None = None,
-                   timeout_ms: int = 10_000) -> dict[str, Any]:
-        """Wait ``ms`` milliseconds, or until ``text`` shows on the page."""
-        return await self._client.call(
+                   timeout_ms: int = 10_000) -> WaitResult:
+        """Wait ``ms`` milliseconds, or until ``text`` shows in any frame of the page.
+
+        Args:
+            ms: fixed wait, ms.
+            text: text to wait for (polled every 100 ms).
+            timeout_ms: how long a text wait may take, ms.
+
+        Raises:
+            Timeout: the text did not show within ``timeout_ms``.
+            BadRequest: neither ``ms`` nor ``text`` given.
+        """
+        result = await self._client.call(
             "page.wait", self._params(ms=ms, text=text, timeoutMs=timeout_ms)
         )
+        return cast(WaitResult, result)
+
+    async def wait_for_text(self, text: str, timeout_ms: int = 10_000) -> WaitResult:
+        """Wait until ``text`` shows on the page. Raises the same as :meth:`wait`."""
+        return await self.wait(text=text, timeout_ms=timeout_ms)
+
+    # -- more verbs (each raises the same as :meth:`act`) --------------------------------
+
+    async def click_at(self, ref: str, x: float, y: float, timeout_ms: int = 10_000) -> ActResult:
+        """Click at (x, y) CSS px from the top-left corner of ``ref``'s border box."""
+        return await self.act({"kind": "click", "position": {"x": x, "y": y}}, ref, timeout_ms)
+
+    async def fill(self, ref: str, value: str, timeout_ms: int = 10_000) -> ActResult:
+        """Replace the field's content with ``value`` through the keyboard."""
+        return await self.act({"kind": "fill", "value": value}, ref, timeout_ms)
+
+    async def select(self, ref: str, values: list[str], timeout_ms: int = 10_000) -> ActResult:
+        """Choose options of a native ``<select>`` by value (or label)."""
+        return await self.act({"kind": "select", "values": values}, ref, timeout_ms)
+
+    async def check(self, ref: str, timeout_ms: int = 10_000) -> ActResult:
+        """Make a checkbox, radio or switch checked (nothing happens if it already is)."""
+        return await self.act({"kind": "check", "checked": True}, ref, timeout_ms)
+
+    async def uncheck(self, ref: str, timeout_ms: int = 10_000) -> ActResult:
+        """Make a checkbox or switch unchecked (nothing happens if it already is)."""
+        return await self.act({"kind": "check", "checked": False}, ref, timeout_ms)
+
+    async def drag(self, ref: str, to: str, timeout_ms: int = 10_000) -> ActResult:
+        """Drag ``ref`` onto ``to`` with a real pointer path."""
+        return await self.act({"kind": "drag", "to": to}, ref, timeout_ms)
+
+    async def scroll(self, ref: str, dx: float = 0, dy: float = 0,
+                     timeout_ms: int = 10_000) -> ActResult:
+        """Wheel over the scroll container ``ref`` by (dx, dy) CSS px."""
+        return await self.act({"kind": "scroll", "dx": dx, "dy": dy}, ref, timeout_ms)
+
+    async def upload(self, ref: str, files: list[str], timeout_ms: int = 10_000) -> ActResult:
+        """Give ``files`` (paths on the browser's machine) to a file input or chooser."""
+        return await self.act({"kind": "upload", "files": files}, ref, timeout_ms)
+
+    async def focus(self, ref: str, timeout_ms: int = 10_000) -> ActResult:
+        """Move keyboard focus to ``ref``."""
+        return await self.act({"kind": "focus"}, ref, timeout_ms)
+
+    async def batch(self, actions: list[dict[str, Any]]) -> dict[str, Any]:
+        """Run ``[{"ref": ..., "action": {...}}, ...]`` in order in one request.
+
+        Returns:
+            ``{"completedActions": [...], "interruptedAction": {index, error} | None}``.
+        """
+        return await self._client.call("page.batch", self._params(actions=actions))
+
+    async def handle_dialog(self, accept: bool, prompt_text: str | None = None) -> dict[str, Any]:
+        """Accept or dismiss the open JavaScript dialog (``prompt_text`` for a prompt).
+
+        Raises:
+            BadRequest: no dialog is open.
+        """
+        return await self._client.call(
+            "page.dialog", self._params(accept=accept, promptText=prompt_text))
+
+    async def screenshot(self, ref: str | None = None, *, full_page: bool = False) -> dict[str, Any]:
+        """PNG screenshot: ``{png (base64), width, height (image px), scale (image px per
+        CSS px), clip {x, y, width, height} (CSS px of the page)}``."""
+        return await self._client.call(
+            "page.screenshot", self._params(ref=ref, fullPage=full_page))
+
+    async def evaluate(self, expression: str, ref: str | None = None) -> Any:
+        """Run ``expression`` in the page's main world (the ref's frame, with the element
+        as argument). Explicit only: no other verb uses it."""
+        result = await self._client.call(
+            "page.evaluate", self._params(ref=ref, expression=expression))
+        return result.get("value")
+
+    async def back(self, timeout_ms: int = 30_000) -> dict[str, Any]:
+        """History back; waits for the load or returns ``transitionPending: true``."""
+        return await self._client.call(
+            "page.history", self._params(direction="back", timeoutMs=timeout_ms))
+
+    async def forward(self, timeout_ms: int = 30_000) -> dict[str, Any]:
+        """History forward; like :meth:`back`."""
+        return await self._client.call(
+            "page.history", self._params(direction="forward", timeoutMs=timeout_ms))
+
+    async def reload(self, timeout_ms: int = 30_000) -> dict[str, Any]:
+        """Reload; waits for the load."""
+        return await self._client.call(
+            "page.history", self._params(direction="reload", timeoutMs=timeout_ms))
 
 
 class Browser:
-    """A connection to the bridge, addressing one device (or the only one connected)."""
+    """A connection to the bridge, addressing one device (or the only one connected).
 
-    def __init__(self, client: BridgeClient, device: str | None = None) -> None:
+    Get one with :meth:`connect` (a running bridge) or :meth:`launch` (start the embedded
+    default in this process); use it as an async context manager or call :meth:`close`.
+    """
+
+    def __init__(self, client: BridgeClient, device: str | None = None,
+                 embedded: Embedded | None = None) -> None:
         self.client = client
         self.device = device
+        self._embedded = embedded
 
     @classmethod
     async def connect(cls, url: str | None = None, token: str | None = None,
                       device: str | None = None) -> Browser:
-        """Connect to the bridge (defaults: the running bridge's endpoint and token files).
+        """Connect to a running bridge.
+
+        Args:
+            url: ``ws://127.0.0.1:PORT``; default: the endpoint file the bridge wrote.
+            token: bridge token; default: the token file of the state directory.
+            device: device to address; default: the only one connected.
 
         Raises:
-            DeviceNotConnected: no bridge listens there.
+            DeviceNotConnected: no bridge listens there (or none recorded its endpoint).
             Unauthorized: wrong token.
+            ProtocolMismatch: the bridge speaks another protocol version.
         """
         return cls(await BridgeClient.connect(url, token), device)
 
-    async def __aenter__(self) -> Browser:
+    @classmethod
+    async def launch(cls, *, headless: bool = True, device: str = "chromium",
+                     trusted_input: bool = True, port: int = 0,
+                     progress: Callable[[str], None] | None = None) -> Browser:
+        """Start the embedded default (bridge + supervisor + Chromium) and connect to it.
+
+        :meth:`close` stops all of it.
+
+        Args:
+            headless: no browser window.
+            device: device id of the browser.
+            trusted_input: run the input driver (False: synthetic input, labelled so).
+            port: bridge port on 127.0.0.1; 0 picks a free one.
+            progress: called with short progress lines while the browser starts.
+
+        Raises:
+            DeviceNotConnected: the browser was not ready within 60 s.
+            OSError: the port is taken.
+        """
+        from .embedded import Embedded
+
+        emb = Embedded(port=port, device=device, headless=headless,
+                       trusted_input=trusted_input, progress=progress)
+        try:
+            await emb.start()
+            client = await BridgeClient.connect(emb.url, emb.token)
+        except BaseException:
+            await emb.stop()
+            raise
+        return cls(client, device, emb)
+
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
     async def close(self) -> None:
-        await self.client.close()
+        """Close the connection; a launched browser and bridge are stopped too."""
+        try:
+            await self.client.close()
+        finally:
+            if self._embedded is not None:
+                await self._embedded.stop()
 
-    async def devices(self) -> list[dict[str, Any]]:
-        """Every known device: ``[{device, extension, driver, requiresTrustedInput, browser}]``."""
-        return list((await self.client.call("devices.list"))["devices"])
+    @property
+    def protocol_version(self) -> int:
+        """The protocol version the bridge speaks."""
+        return self.client.protocol_version
 
-    async def tabs(self) -> list[dict[str, Any]]:
-        """Open tabs: ``[{tabId, url, title, active}]``."""
-        return list((await self.client.call("tabs.list", {"device": self.device}))["tabs"])
+    async def devices(self) -> list[DeviceInfo]:
+        """Every device the bridge knows, with its extension, driver and input promise."""
+        result = await self.client.call("devices.list")
+        return [DeviceInfo.model_validate(d) for d in result["devices"]]
+
+    async def tabs(self) -> list[TabInfo]:
+        """Open tabs of the device.
+
+        Raises:
+            DeviceNotConnected: no extension for the device.
+            BadRequest: several devices are connected and none was named.
+        """
+        result = await self.client.call("tabs.list", {"device": self.device})
+        return cast(list[TabInfo], list(result["tabs"]))
 
     async def tab(self, tab_id: int | None = None) -> Tab:
-        """A handle on tab ``tab_id`` (default: whichever tab is active at each call)."""
+        """A handle on tab ``tab_id``, or on whichever tab is active at each call.
+
+        Raises:
+            BrowserTabClosed: ``tab_id`` is not an open tab of the device.
+        """
+        if tab_id is not None and all(t["tabId"] != tab_id for t in await self.tabs()):
+            raise E.BrowserTabClosed(
+                f"Tab {tab_id} is not open. List tabs and pick another.", {"tabId": tab_id})
         return Tab(self.client, self.device, tab_id)
+
+    async def new_tab(self, url: str | None = None) -> Tab:
+        """Open a tab (loading ``url`` if given, waiting for its load) and return it."""
+        result = await self.client.call("tabs.new", {"device": self.device, "url": url})
+        return Tab(self.client, self.device, int(result["tabId"]))
+
+    async def select_tab(self, tab_id: int) -> Tab:
+        """Make ``tab_id`` the active tab. Raises BrowserTabClosed if it is gone."""
+        await self.client.call("tabs.select", {"device": self.device, "tabId": tab_id})
+        return Tab(self.client, self.device, tab_id)
+
+    async def close_tab(self, tab_id: int) -> None:
+        """Close ``tab_id``. Raises BrowserTabClosed if it is gone."""
+        await self.client.call("tabs.close", {"device": self.device, "tabId": tab_id})

@@ -4,8 +4,10 @@ Peers (extension, driver, client) connect to ``ws://127.0.0.1:PORT``; the first 
 a :class:`~bridge.protocol.Hello` with the bridge token. Client requests are routed by
 :class:`~bridge.routing.RoutingPolicy`; this module only executes the route it returns.
 
-Close codes: 1008 policy violation (bad hello: wrong token, no hello in time), 1009
-message too big (over ``max_message_bytes``), 1003 binary frame in the hello.
+Close codes (docs/bridge.md): 1008 policy violation after a bad first frame (wrong
+token, other protocol version, malformed or binary hello, no hello in time; the error
+response comes first), 1009 message too big (over ``max_message_bytes``), 1007 text frame
+that is not UTF-8, 1001 bridge stopping. Web-page origins get HTTP 403 at the handshake.
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 DRIVER_MARGIN_S = 5.0
 """Extra seconds the bridge waits for a driver beyond the action's own timeout."""
 RESOLVE_TIMEOUT_S = 10.0
+INPUT_PEER_METHODS = frozenset({"driver.act", "page.act"})
+"""Peer methods that deliver input: once sent, a lost or late answer means the action may
+have reached the page, so the caller gets BROWSER_OPERATION_UNCERTAIN (DESIGN §2 rule 7)."""
 
 
 @dataclass
@@ -58,6 +63,10 @@ class _Running:
 
     task: asyncio.Task[None]
     running: bool = False
+    started: bool = False
+    """The task has taken its first step (a task cancelled before that never runs a line,
+    so it could not answer; a withdrawn request that has not started answers on start)."""
+    withdrawn: bool = False
 
 
 @dataclass(eq=False)
@@ -86,8 +95,10 @@ class Peer:
 
         Raises:
             TrustbridgeError: the peer's error, re-raised as its class.
-            Timeout: no answer in ``timeout_s`` seconds.
-            DeviceNotConnected / BrowserOperationUncertain: the peer left first.
+            Timeout: no answer in ``timeout_s`` seconds (methods that are not input).
+            BrowserOperationUncertain: no answer in ``timeout_s`` seconds to input
+                (:data:`INPUT_PEER_METHODS`), or the peer left before answering it.
+            DeviceNotConnected: the peer left before answering anything else.
         """
         req_id = f"b{next(self._ids)}"
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -100,6 +111,16 @@ class Peer:
             try:
                 return await asyncio.wait_for(fut, timeout_s)
             except TimeoutError as exc:
+                if method in INPUT_PEER_METHODS:
+                    # Rule 7: the action was sent and may have reached the page; a late
+                    # answer is dropped (its pending entry is gone) and nothing is re-sent.
+                    raise E.BrowserOperationUncertain(
+                        f"The {self.role} of device {self.device!r} did not answer {method} "
+                        f"within {timeout_s:.1f} s; the action may or may not have reached the "
+                        "page and will not be repeated. Take a new snapshot to see the page's "
+                        "state.",
+                        {"device": self.device, "method": method, "timeoutS": timeout_s},
+                    ) from exc
                 raise E.Timeout(
                     f"The {self.role} did not answer {method} within {timeout_s:.0f} s.",
                     {"method": method, "timeoutS": timeout_s},
@@ -109,7 +130,7 @@ class Peer:
 
 
 def _peer_gone(peer: Peer, method: str) -> E.TrustbridgeError:
-    if method in ("driver.act", "page.act"):
+    if method in INPUT_PEER_METHODS:
         return E.BrowserOperationUncertain(
             f"The {peer.role} of device {peer.device!r} disconnected during the action; it may "
             "or may not have reached the page and will not be repeated. Take a new snapshot to "
@@ -202,7 +223,7 @@ class BridgeServer:
         try:
             raw = await asyncio.wait_for(ws.recv(), HELLO_TIMEOUT_S)
         except TimeoutError as exc:
-            raise E.BadRequest("No hello within 10 s.") from exc
+            raise E.BadRequest(f"No hello within {HELLO_TIMEOUT_S:g} s.") from exc
         if isinstance(raw, bytes):
             raise E.BadRequest("Binary frames are not part of the protocol; send JSON text.")
         try:
@@ -297,6 +318,11 @@ class BridgeServer:
             if msg.method == "request.cancel":
                 await self._cancel(peer, msg)
                 return
+            if str(msg.id) in peer.requests:  # cancel addresses requests by id
+                await self._reply_error(peer, msg.id, E.BadRequest(
+                    f"Request id {msg.id!r} is already in use by a request in progress on "
+                    "this connection; use a new id.", {"id": msg.id}))
+                return
             task = asyncio.create_task(self._serve_request(peer, msg))
             peer.tasks.add(task)
             task.add_done_callback(peer.tasks.discard)
@@ -306,6 +332,8 @@ class BridgeServer:
             return
         if isinstance(msg, Event):
             self.policy.dialog_event(peer.id, msg.event, msg.params)
+            if msg.event == "dialog.opened" and peer.device is not None:
+                self.executor.dialog_opened(peer.device)
             return
         await self._reply_error(peer, None, E.BadRequest(f"Unexpected {msg.type} message."))
 
@@ -329,7 +357,9 @@ class BridgeServer:
         elif entry.running:
             result = {"requestId": target, "cancelled": False, "state": "running"}
         else:
-            entry.task.cancel()
+            entry.withdrawn = True
+            if entry.started:  # waiting for its tab: wake it with CancelledError
+                entry.task.cancel()
             result = {"requestId": target, "cancelled": True, "state": "queued"}
         with contextlib.suppress(ConnectionClosed):
             await peer.send(Response(id=req.id, ok=True, result=result))
@@ -342,8 +372,12 @@ class BridgeServer:
             if entry is not None:
                 entry.running = True
 
+        if entry is not None:
+            entry.started = True
         try:
             try:
+                if entry is not None and entry.withdrawn:
+                    raise asyncio.CancelledError
                 result = await self.executor.dispatch(req.method, req.params, on_start)
             except asyncio.CancelledError:
                 if entry is None or entry.running or peer.ws.state.name != "OPEN":

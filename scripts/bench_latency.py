@@ -1,5 +1,8 @@
 """Per-action latency of the trusted path against raw Playwright, measured in one run.
 
+Part of the full benchmark as B2 of ``scripts/bench.py`` (docs/benchmarks/README.md);
+this script stays as a quick standalone check.
+
 Starts a bridge, a supervised headless Chromium and a local page, then for N rounds (the
 order of the measured operations rotates each round) times:
 

@@ -29,7 +29,8 @@ def _token(path: str | None) -> str:
 
 async def _run(args: argparse.Namespace) -> int:
     sup = Supervisor(args.bridge_url, _token(args.token_file), args.device, browser=args.browser,
-                     headless=not args.headed, trusted_input=not args.no_driver)
+                     headless=not args.headed, trusted_input=not args.no_driver,
+                     humanize=args.humanize, keep_ublock=args.keep_ublock)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -53,12 +54,29 @@ async def _run(args: argparse.Namespace) -> int:
     return 0 if stop.is_set() else 2
 
 
+def _humanize(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--humanize takes seconds, not {value!r}") from None
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError("--humanize takes a positive number of seconds")
+    return seconds
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m supervisor", description=__doc__)
     parser.add_argument("--bridge-url", required=True, help="ws://127.0.0.1:PORT")
     parser.add_argument("--token-file", help="file holding the bridge token")
     parser.add_argument("--device", default="chromium", help="device id (default: chromium)")
-    parser.add_argument("--browser", default="chromium", choices=BROWSERS)
+    parser.add_argument("--browser", default="chromium", choices=BROWSERS,
+                        help="chromium, firefox (Debian firefox-esr) or camoufox")
+    parser.add_argument("--humanize", nargs="?", const=True, default=None, type=_humanize,
+                        metavar="SECONDS",
+                        help="camoufox: human-like cursor movement, optionally its longest "
+                        "duration in seconds")
+    parser.add_argument("--keep-ublock", action="store_true",
+                        help="camoufox: keep its default uBlock Origin addon (excluded by default)")
     parser.add_argument("--headed", action="store_true", help="show a window")
     parser.add_argument("--no-driver", action="store_true",
                         help="no input driver: the device's input stays synthetic")

@@ -13,13 +13,15 @@ The driver never retries an action after it was dispatched (DESIGN §2 rule 7).
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import logging
 import re
+import struct
 from typing import Any
 
 import pydantic
-from playwright.async_api import ElementHandle, Error as PlaywrightError, Frame
+from playwright.async_api import ElementHandle, Error as PlaywrightError, Frame, Page
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
@@ -28,18 +30,34 @@ from bridge.protocol import errors as E
 from bridge.protocol.models import (
     MESSAGE_ADAPTER,
     PROTOCOL_VERSION,
+    CheckAction,
     ClickAction,
+    DragAction,
     DriverActParams,
+    DriverDialogParams,
+    DriverEvaluateParams,
+    DriverScreenshotParams,
+    Event,
+    FillAction,
+    FocusAction,
     Hello,
     HoverAction,
     PressAction,
     Request,
     Response,
+    ScrollAction,
+    SelectAction,
     TypeAction,
+    UploadAction,
     Welcome,
 )
 
+from . import actions as A
+from . import locator_engine
+from .browser_limits import refuse_undeliverable
+from .dialogs import DialogTracker
 from .frames import FrameRegistry
+from .navwatch import NavigationWatch
 
 log = logging.getLogger("trustbridge.driver")
 
@@ -55,18 +73,24 @@ class InputDriver:
         device: the device id this driver serves (same as its extension's).
         frames: the token → Frame registry of this device's browser.
         browser: name and version for ``doctor``.
+        capabilities: what this browser's driver can do, sent in hello and shown by
+            ``doctor`` (``trustedInput`` is always true; see
+            :func:`supervisor.runner.driver_capabilities`).
     """
 
     def __init__(self, url: str, token: str, device: str, frames: FrameRegistry,
-                 browser: str | None = None) -> None:
+                 browser: str | None = None,
+                 capabilities: dict[str, bool] | None = None) -> None:
         self.url = url
         self.token = token
         self.device = device
         self.frames = frames
         self.browser = browser
+        self.capabilities = {**(capabilities or {}), "trustedInput": True}
         self.connected = asyncio.Event()
         self._ws: ClientConnection | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Future[Any]] = set()
+        self.dialogs = DialogTracker(lambda ev, p: self._spawn(self.send_event(ev, p)))
 
     async def run(self) -> None:
         """Stay connected until cancelled, reconnecting with backoff (0.1 s → 5 s)."""
@@ -89,10 +113,10 @@ class InputDriver:
             await self._ws.close()
 
     async def _session(self) -> None:
-        async with connect(self.url, open_timeout=5, max_size=64 * 1024 * 1024) as ws:
+        async with connect(self.url, open_timeout=5, max_size=64 * 1024 * 1024, proxy=None) as ws:
             hello = Hello(role="driver", device=self.device, protocolVersion=PROTOCOL_VERSION,
                           token=self.token, browser=self.browser,
-                          capabilities={"trustedInput": True})
+                          capabilities=self.capabilities)
             await ws.send(hello.model_dump_json())
             first = MESSAGE_ADAPTER.validate_json(await ws.recv())
             if isinstance(first, Response) and first.error is not None:
@@ -125,30 +149,50 @@ class InputDriver:
 
     async def _answer(self, ws: ClientConnection, req: Request) -> None:
         try:
-            if req.method != "driver.act":
-                raise E.BadRequest(f"The driver does not handle {req.method!r}.")
-            try:
-                params = DriverActParams.model_validate(req.params)
-            except pydantic.ValidationError as exc:
-                raise E.BadRequest(f"Invalid driver.act params: {exc.error_count()} errors.") from exc
-            result = await self.act(params)
+            result = await self._serve(req.method, req.params)
             response = Response(id=req.id, ok=True, result=result)
         except E.TrustbridgeError as err:
             response = Response(id=req.id, ok=False, error=err.to_payload())
         except Exception as exc:
-            log.exception("driver.act failed")
+            log.exception("%s failed", req.method)
             response = Response(id=req.id, ok=False,
                                 error=E.InternalError(f"Driver failure: {type(exc).__name__}").to_payload())
         with contextlib.suppress(ConnectionClosed):
             await ws.send(response.model_dump_json(exclude_none=True))
 
+    async def send_event(self, event: str, params: dict[str, Any]) -> None:
+        """Tell the bridge something happened (``dialog.opened``, ``dialog.closed``)."""
+        if self._ws is not None:
+            with contextlib.suppress(ConnectionClosed):
+                await self._ws.send(Event(event=event, params=params).model_dump_json())
+
     # -- actions ----------------------------------------------------------------------
+
+    async def _serve(self, method: str, raw: dict[str, Any]) -> dict[str, Any]:
+        model, handler = {
+            "driver.act": (DriverActParams, self.act),
+            "driver.dialog": (DriverDialogParams, self.dialog),
+            "driver.screenshot": (DriverScreenshotParams, self.screenshot),
+            "driver.evaluate": (DriverEvaluateParams, self.evaluate),
+        }.get(method, (None, None))
+        if model is None or handler is None:
+            raise E.BadRequest(f"The driver does not handle {method!r}.")
+        try:
+            params = model.model_validate(raw)
+        except pydantic.ValidationError as exc:
+            raise E.BadRequest(f"Invalid {method} params: {exc.error_count()} errors.") from exc
+        return await handler(params)
 
     async def act(self, params: DriverActParams) -> dict[str, Any]:
         """Perform one action with trusted input.
 
         Returns:
-            ``{"done": True, "action": kind, "frameUrl": str}``.
+            ``{"done": True, "action": kind, "frameUrl": str, ...verb fields}``, plus
+            ``dialog: {type, message}`` when a JavaScript dialog opened during the action
+            (the answer comes at once; the dialog waits for ``page.dialog``) and
+            ``popups: [{url}]`` for pages the action opened.
+            ``postActionDocumentChanged: bool``: the target's frame (or an ancestor) started
+            loading another document during the action (supervisor/navwatch.py).
 
         Raises:
             FrameTokenUnknown: the token names no live frame.
@@ -158,30 +202,152 @@ class InputDriver:
             BrowserOperationUncertain: the page or frame went away during the action.
         """
         frame = self.frames.frame_for(params.frameToken)
+        page = frame.page
         action = params.action
-        if params.css is None:
-            if not isinstance(action, PressAction):
-                raise E.BadRequest(f"A {action.kind} needs a target element.")
-            await frame.page.keyboard.press(action.key)
-            return {"done": True, "action": action.kind, "frameUrl": frame.url}
-        handle = await self._unique(frame, params.css)
+        handles: list[ElementHandle] = []
         try:
-            await self._perform(handle, action, params.timeoutMs)
+            if params.css is None:
+                if not isinstance(action, PressAction):
+                    raise E.BadRequest(f"A {action.kind} needs a target element.")
+                work = lambda: page.keyboard.press(action.key)
+            else:
+                handle = await self._unique(frame, params.css)
+                handles.append(handle)
+                if isinstance(action, DragAction):
+                    if not params.toFrameToken or not params.toCss:
+                        raise E.BadRequest("A drag needs the drop target's frame token and CSS.")
+                    target = await self._unique(self.frames.frame_for(params.toFrameToken),
+                                                params.toCss)
+                    handles.append(target)
+                    work = lambda: A.drag(handle, target, page, action, params.timeoutMs)
+                elif params.point is not None and isinstance(action, ClickAction):
+                    # Coordinate route (closed shadow root): the extension hit-tested this
+                    # point; Playwright's own hit test would see the host, so force.
+                    pos = {"x": params.point.x, "y": params.point.y}
+                    work = lambda: handle.click(position=pos, button=action.button,
+                                                click_count=action.clickCount,
+                                                modifiers=action.modifiers or None,
+                                                force=True, timeout=params.timeoutMs)
+                else:
+                    work = lambda: _verb(handle, page, action, params.timeoutMs)
+            # issue 6: refuse what this browser would deliver as something else.
+            await refuse_undeliverable(self.capabilities, self.browser or "this browser",
+                                       action, handles[0] if handles else None)
+            with NavigationWatch(frame) as nav:  # issue 4: postActionDocumentChanged
+                extra = await self._run_watching(page, work)
+            extra["postActionDocumentChanged"] = nav.changed
         except PlaywrightTimeout as exc:
             raise _actionability_error(exc, params.timeoutMs) from exc
         except PlaywrightError as exc:
             raise _playwright_error(exc) from exc
         finally:
-            # Release the handle without holding up the answer.
-            task = asyncio.ensure_future(_dispose(handle))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-        return {"done": True, "action": action.kind, "frameUrl": frame.url}
+            for h in handles:  # release without holding up the answer
+                self._spawn(_dispose(h))
+        return {"done": True, "action": action.kind, "frameUrl": frame.url, **extra}
+
+    async def _run_watching(self, page: Page, work: Any) -> dict[str, Any]:
+        """Run ``work``; answer early if a dialog opens (the page is blocked until it is
+        answered, so the input call would not return), and report new pages."""
+        popups: list[Page] = []
+
+        def on_popup(popup: Page) -> None:
+            popups.append(popup)
+
+        page.context.on("page", on_popup)
+        task = asyncio.ensure_future(work())
+        opened = self.dialogs.opened_event()
+        waiter = asyncio.ensure_future(opened.wait())
+        try:
+            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            extra: dict[str, Any] = {}
+            if task.done():
+                extra.update(task.result() or {})
+            else:
+                # A dialog blocks the page: the input was delivered, the verb finishes
+                # once the dialog is answered. Never re-sent.
+                task.add_done_callback(_quiet)
+            if self.dialogs.pending:
+                extra["dialog"] = self.dialogs.pending[0].info
+            if popups:
+                await asyncio.sleep(0)  # let the popup's first navigation register
+                extra["popups"] = [{"url": p.url} for p in popups]
+            return extra
+        finally:
+            waiter.cancel()
+            self.dialogs.discard(opened)
+            page.context.remove_listener("page", on_popup)
+
+    async def dialog(self, params: DriverDialogParams) -> dict[str, Any]:
+        """Accept or dismiss the oldest open dialog.
+
+        Raises:
+            BadRequest: no dialog is open.
+        """
+        return await self.dialogs.answer(params.accept, params.promptText)
+
+    async def screenshot(self, params: DriverScreenshotParams) -> dict[str, Any]:
+        """PNG of the viewport, the full page, or one element (base64 in ``png``).
+
+        Returns:
+            ``{png, width, height, scale, clip: {x, y, width, height}}``: ``width``/``height``
+            in image px; ``scale`` image px per CSS px; ``clip`` in CSS px of the top-level
+            page (viewport capture: the scroll offset and viewport size).
+        """
+        frame = self.frames.frame_for(params.frameToken)
+        page = frame.page
+        try:
+            scale = await page.evaluate("window.devicePixelRatio")
+            if params.css:
+                handle = await self._unique(frame, params.css)
+                try:
+                    box = await handle.bounding_box()
+                    png = await handle.screenshot(type="png")
+                finally:
+                    self._spawn(_dispose(handle))
+                if box is None:
+                    raise E.ElementTargetDetached("The element has no box (hidden?).")
+                scroll = await page.evaluate("[scrollX, scrollY]")
+                clip = {"x": box["x"] + scroll[0], "y": box["y"] + scroll[1],
+                        "width": box["width"], "height": box["height"]}
+            else:
+                png = await page.screenshot(type="png", full_page=params.fullPage)
+                x, y, w, h = await page.evaluate(
+                    "[scrollX, scrollY, innerWidth, innerHeight]" if not params.fullPage else
+                    "[0, 0, document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
+                clip = {"x": x, "y": y, "width": w, "height": h}
+        except PlaywrightError as exc:
+            raise _playwright_error(exc) from exc
+        width, height = struct.unpack(">II", png[16:24])
+        return {"png": base64.b64encode(png).decode(), "width": width, "height": height,
+                "scale": scale, "clip": clip}
+
+    async def evaluate(self, params: DriverEvaluateParams) -> dict[str, Any]:
+        """Run ``expression`` in the frame's main world (with the ref's element as argument
+        when given); returns ``{"value": JSON-serialisable result}``."""
+        frame = self.frames.frame_for(params.frameToken)
+        try:
+            if params.css:
+                handle = await self._unique(frame, params.css)
+                try:
+                    value = await handle.evaluate(params.expression)
+                finally:
+                    self._spawn(_dispose(handle))
+            else:
+                value = await frame.evaluate(params.expression)
+        except PlaywrightError as exc:
+            text = str(exc).splitlines()[0][:300]
+            raise E.BadRequest(f"The script failed in the page: {text}") from exc
+        return {"value": value}
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     @staticmethod
     async def _unique(frame: Frame, css: str) -> ElementHandle:
         try:
-            handles = await frame.query_selector_all(css)
+            handles = await frame.query_selector_all(locator_engine.selector(css))
         except PlaywrightError as exc:
             raise _playwright_error(exc) from exc
         if len(handles) != 1:
@@ -194,22 +360,35 @@ class InputDriver:
             )
         return handles[0]
 
-    @staticmethod
-    async def _perform(handle: ElementHandle, action: Any, timeout_ms: int) -> None:
-        if isinstance(action, ClickAction):
-            await handle.click(button=action.button, click_count=action.clickCount,
-                               modifiers=action.modifiers or None, timeout=timeout_ms)
-        elif isinstance(action, HoverAction):
-            await handle.hover(timeout=timeout_ms)
-        elif isinstance(action, TypeAction):
-            # Playwright focuses the element, then sends one trusted key event per character.
-            await handle.type(action.text, timeout=timeout_ms)
-            if action.submit:
-                await handle.press("Enter", timeout=timeout_ms)
-        elif isinstance(action, PressAction):
-            await handle.press(action.key, timeout=timeout_ms)
-        else:  # pragma: no cover - the protocol union is closed
-            raise E.BadRequest(f"Unknown action {action!r}")
+
+def _verb(handle: ElementHandle, page: Page, action: Any, timeout_ms: int) -> Any:
+    """The coroutine of one single-element verb."""
+    if isinstance(action, ClickAction):
+        return A.click(handle, action, timeout_ms)
+    if isinstance(action, HoverAction):
+        return A.hover(handle, action, timeout_ms)
+    if isinstance(action, TypeAction):
+        return A.type_text(handle, action, timeout_ms)
+    if isinstance(action, PressAction):
+        return A.press(handle, action, timeout_ms)
+    if isinstance(action, FillAction):
+        return A.fill(handle, page, action, timeout_ms)
+    if isinstance(action, SelectAction):
+        return A.select(handle, page, action, timeout_ms)
+    if isinstance(action, CheckAction):
+        return A.set_checked(handle, action, timeout_ms)
+    if isinstance(action, ScrollAction):
+        return A.scroll(handle, page, action, timeout_ms)
+    if isinstance(action, UploadAction):
+        return A.upload(handle, page, action, timeout_ms)
+    if isinstance(action, FocusAction):
+        return A.focus(handle, action, timeout_ms)
+    raise E.BadRequest(f"Unknown action {action!r}")
+
+
+def _quiet(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.debug("action finished after its dialog with %r", task.exception())
 
 
 async def _dispose(handle: ElementHandle) -> None:
@@ -217,7 +396,9 @@ async def _dispose(handle: ElementHandle) -> None:
         await handle.dispose()
 
 
-_OBSCURED = re.compile(r"<([a-z0-9-]+)([^>]*)> (?:from <[^>]*> subtree )?intercepts pointer events")
+# Playwright's call log: `<div id="overlay"></div> intercepts pointer events`, or
+# `<span>…</span> from <div …>…</div> subtree intercepts pointer events`.
+_OBSCURED = re.compile(r"- <([a-z0-9-]+)[^\n]*? intercepts pointer events")
 
 
 def _actionability_error(exc: PlaywrightTimeout, timeout_ms: int) -> E.TrustbridgeError:

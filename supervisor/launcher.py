@@ -1,18 +1,31 @@
 """Launch a browser with the trustbridge extension loaded, through Playwright.
 
-Only Chromium is wired end to end here; Firefox and Camoufox have their own launch
-paths (issue 6). Facts of this machine (DESIGN §9): browsers come from Debian packages
-(``/usr/bin/chromium``); Playwright's own downloads are not available.
+Three launch paths, one extension build (``extension/dist``):
+
+- **chromium**: Debian's ``/usr/bin/chromium``, extension by ``--load-extension``.
+- **firefox**: Debian's ``firefox-esr`` driven over WebDriver BiDi (Playwright channel
+  ``moz-firefox``); the extension is copied into the profile's ``extensions/`` folder under
+  its gecko id and the prefs in :data:`FIREFOX_PREFS` are written to the profile.
+- **camoufox**: the anti-detect Firefox build, through the ``camoufox`` package
+  (``launch_options`` + ``AsyncNewBrowser``), extension passed as an unpacked addon.
+
+Facts of this machine (DESIGN §9): browsers come from Debian packages; Playwright's own
+downloads and ``camoufox fetch`` are not available, so a missing binary is a clear error.
+Every difference between the browsers is written down in docs/browsers.md.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from playwright.async_api import BrowserContext, Playwright
 
@@ -20,6 +33,9 @@ from bridge.protocol import errors as E
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXTENSION_BUILD = REPO_ROOT / "extension" / "dist"
+
+BROWSERS = ("chromium", "firefox", "camoufox")
+"""Names accepted by ``--browser``."""
 
 # Chromium flags: load only our extension; no background traffic to the (closed) network.
 CHROMIUM_ARGS = (
@@ -33,6 +49,42 @@ CHROMIUM_ARGS = (
 
 VIEWPORT = {"width": 1280, "height": 800}
 """CSS px; the cases in shared/cases need at least 1280x800."""
+
+PrefValue = bool | int | str
+
+FIREFOX_PREFS: dict[str, PrefValue] = {
+    # Our build is unsigned. Debian's firefox-esr allows unsigned add-ons only in the
+    # scopes of `extensions.unsignedScopes` (12: application + system), not in the
+    # profile scope our copy lives in; this pref lifts that (docs/browsers.md).
+    "xpinstall.signatures.required": False,
+    # Load add-ons from the profile (1) and application (4) scopes, enabled without the
+    # "an add-on was added" prompt. Playwright writes the same values; stated here so
+    # the profile does not depend on Playwright's defaults.
+    "extensions.enabledScopes": 5,
+    "extensions.autoDisableScopes": 0,
+    # Firefox MV3 treats host permissions (and so content scripts) as optional until
+    # granted; with this pref they are granted when the add-on is installed. Default
+    # true in Firefox ESR 153 (greprefs.js), false in older releases.
+    "extensions.originControls.grantByDefault": True,
+    # Playwright over WebDriver BiDi does not reach input into out-of-process
+    # (Fission) cross-origin iframes; keep them in the page's process (DESIGN §9).
+    "fission.autostart": False,
+}
+"""Prefs every trustbridge Firefox profile gets (Firefox ESR and Camoufox)."""
+
+FIREFOX_STARTUP_MARKER = "about:blank#trustbridge-startup"
+"""URL of Firefox's start-up window under WebDriver BiDi. Playwright opens its own window
+for the pages it drives, so the start-up one is never driven; the extension closes the
+tab showing exactly this URL once another window exists (extension/src/background/startup.js)."""
+
+FIREFOX_STARTUP_PREFS: dict[str, PrefValue] = {
+    "browser.startup.page": 1,  # open the home page at start-up ...
+    "browser.startup.homepage": FIREFOX_STARTUP_MARKER,  # ... which is the marker
+}
+
+CAMOUFOX_FETCH_COMMAND = "python -m camoufox fetch"
+# The camoufox package is imported inside the Camoufox functions only: importing it takes
+# about 1 s, which Chromium and Firefox launches should not pay.
 
 
 @dataclass
@@ -59,19 +111,35 @@ def extension_source() -> Path:
     return path
 
 
-def prepare_extension(bridge_url: str, token: str, device: str) -> ExtensionCopy:
+def prepare_extension(bridge_url: str, token: str, device: str, *,
+                      keep_alive_ms: int | None = None,
+                      startup_marker: str | None = None) -> ExtensionCopy:
     """Copy the extension and write its ``config.json`` ``{bridgeUrl, token, device}``.
 
     The copy lives in a fresh 0700 temp dir, since it holds the bridge token.
+
+    Args:
+        keep_alive_ms: interval in ms of the background's keep-alive API call
+            (default in the extension: 20000); tests shorten it together with Firefox's
+            ``extensions.background.idle.timeout``.
+        startup_marker: the exact URL of a start-up tab the extension closes once
+            another window exists (Firefox: :data:`FIREFOX_STARTUP_MARKER`).
     """
     root = Path(tempfile.mkdtemp(prefix="trustbridge-ext-"))
     dest = root / "extension"
     shutil.copytree(extension_source(), dest)
-    config = {"bridgeUrl": bridge_url, "token": token, "device": device}
+    config: dict[str, Any] = {"bridgeUrl": bridge_url, "token": token, "device": device}
+    if keep_alive_ms is not None:
+        config["keepAliveMs"] = keep_alive_ms
+    if startup_marker is not None:
+        config["startupMarker"] = startup_marker
     fd = os.open(dest / "config.json", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
         json.dump(config, fh)
     return ExtensionCopy(dest)
+
+
+# ----------------------------------------------------------------------------- Chromium
 
 
 def find_chromium() -> str:
@@ -110,3 +178,220 @@ async def launch_chromium(playwright: Playwright, extension: Path, *, headless: 
         args=args,
         viewport=VIEWPORT,
     )
+
+
+# ----------------------------------------------------------------------------- Firefox
+
+
+def gecko_id(extension: Path) -> str:
+    """The add-on id in ``browser_specific_settings.gecko.id`` of the extension manifest.
+
+    Raises:
+        InternalError: the manifest has no gecko id (Firefox would not load the folder).
+    """
+    manifest = json.loads((extension / "manifest.json").read_text())
+    addon_id = manifest.get("browser_specific_settings", {}).get("gecko", {}).get("id")
+    if not addon_id:
+        raise E.InternalError(
+            f"{extension / 'manifest.json'} has no browser_specific_settings.gecko.id; "
+            "Firefox loads a profile extension only under its id."
+        )
+    return str(addon_id)
+
+
+def firefox_prefs(extra: Mapping[str, PrefValue] | None = None) -> dict[str, PrefValue]:
+    """:data:`FIREFOX_PREFS` updated with ``extra`` (``extra`` wins)."""
+    return {**FIREFOX_PREFS, **(extra or {})}
+
+
+def prepare_firefox_profile(profile: Path, extension: Path) -> Path:
+    """Put the extension into ``<profile>/extensions/<gecko id>/`` (an unpacked folder).
+
+    Firefox installs what it finds there at start-up (profile scope); the folder must be
+    named after the gecko id. Playwright writes the prefs (``user.js``) at launch.
+
+    Returns:
+        The folder the extension was copied to.
+    """
+    dest = profile / "extensions" / gecko_id(extension)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(extension, dest)
+    return dest
+
+
+def find_firefox() -> str:
+    """Path of Firefox: ``$TRUSTBRIDGE_FIREFOX``, else ``firefox-esr`` or ``firefox`` on PATH.
+
+    Raises:
+        DeviceNotConnected: no Firefox found (install Debian's ``firefox-esr`` package).
+    """
+    for candidate in (os.environ.get("TRUSTBRIDGE_FIREFOX"), shutil.which("firefox-esr"),
+                      shutil.which("firefox")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    raise E.DeviceNotConnected(
+        "Firefox was not found. Install it (`apt-get install firefox-esr`) or set "
+        "TRUSTBRIDGE_FIREFOX to its path."
+    )
+
+
+async def launch_firefox(playwright: Playwright, extension: Path, *, headless: bool = True,
+                         user_data_dir: str | None = None,
+                         prefs: Mapping[str, PrefValue] | None = None) -> BrowserContext:
+    """Start Firefox (ESR) over WebDriver BiDi with the extension in its profile.
+
+    Playwright's ``moz-firefox`` channel speaks WebDriver BiDi to a stock Firefox (no
+    Juggler patches); ``executable_path`` points it at Debian's binary. Playwright opens
+    its own window for the first page, so Firefox's start-up window stays open beside it,
+    undriven; it is pointed at :data:`FIREFOX_STARTUP_MARKER`, which the extension closes
+    when its copy was prepared with ``startup_marker`` (docs/browsers.md).
+
+    Args:
+        extension: the prepared extension copy (with ``config.json``).
+        user_data_dir: profile folder (created if missing; a temp dir if None).
+        prefs: extra prefs on top of :data:`FIREFOX_PREFS`.
+
+    Raises:
+        DeviceNotConnected: Firefox is not installed.
+    """
+    profile = Path(user_data_dir or tempfile.mkdtemp(prefix="trustbridge-profile-"))
+    executable = find_firefox()
+    prepare_firefox_profile(profile, extension)
+    return await playwright.firefox.launch_persistent_context(
+        str(profile),
+        channel="moz-firefox",
+        executable_path=executable,
+        headless=headless,
+        firefox_user_prefs={**FIREFOX_STARTUP_PREFS, **firefox_prefs(prefs)},
+        viewport=VIEWPORT,
+    )
+
+
+# ----------------------------------------------------------------------------- Camoufox
+
+
+def find_camoufox(executable_path: str | None = None) -> str:
+    """Path of the Camoufox binary, never downloading it.
+
+    Order: ``executable_path``, ``$TRUSTBRIDGE_CAMOUFOX``, ``$CAMOUFOX_EXECUTABLE_PATH``,
+    then the build ``camoufox fetch`` installed.
+
+    Raises:
+        DeviceNotConnected: no binary; the message names the fetch command.
+    """
+    explicit = (executable_path or os.environ.get("TRUSTBRIDGE_CAMOUFOX")
+                or os.environ.get("CAMOUFOX_EXECUTABLE_PATH"))
+    if explicit:
+        if Path(explicit).is_file():
+            return str(Path(explicit).resolve())
+        raise E.DeviceNotConnected(
+            f"No Camoufox binary at {explicit}. Point TRUSTBRIDGE_CAMOUFOX at camoufox-bin, "
+            f"or install the browser with `{CAMOUFOX_FETCH_COMMAND}`.",
+            {"path": explicit},
+        )
+    from camoufox.exceptions import CamoufoxNotInstalled, UnsupportedVersion
+    from camoufox.pkgman import camoufox_path, launch_path
+
+    try:
+        # download_if_missing=False: camoufox would otherwise fetch the browser here.
+        return launch_path(camoufox_path(download_if_missing=False))
+    except (CamoufoxNotInstalled, UnsupportedVersion, FileNotFoundError) as exc:
+        raise E.DeviceNotConnected(
+            f"The Camoufox browser is not installed ({exc}). Run `{CAMOUFOX_FETCH_COMMAND}` "
+            "(needs internet access to GitHub), or set TRUSTBRIDGE_CAMOUFOX to a "
+            "camoufox-bin path.",
+            {"fetch": CAMOUFOX_FETCH_COMMAND},
+        ) from exc
+
+
+def camoufox_kwargs(extension: Path, *, executable_path: str, user_data_dir: str,
+                    headless: bool = True, humanize: bool | float | None = None,
+                    keep_ublock: bool = False,
+                    prefs: Mapping[str, PrefValue] | None = None) -> dict[str, Any]:
+    """Keyword arguments for ``camoufox.utils.launch_options`` (pure; no I/O).
+
+    Args:
+        extension: the prepared extension copy, loaded as an unpacked addon.
+        executable_path: the Camoufox binary (:func:`find_camoufox`).
+        user_data_dir: the persistent profile folder.
+        headless: no window.
+        humanize: Camoufox's human-like cursor: True, or the longest movement in
+            seconds; None leaves it off.
+        keep_ublock: keep Camoufox's default uBlock Origin addon (excluded by default:
+            it can hide or block the elements an agent is asked to act on).
+        prefs: extra Firefox prefs on top of :data:`FIREFOX_PREFS`.
+    """
+    from camoufox import DefaultAddons
+
+    kwargs: dict[str, Any] = {
+        "addons": [str(extension)],
+        "exclude_addons": [] if keep_ublock else [DefaultAddons.UBO],
+        "executable_path": executable_path,
+        "headless": headless,
+        "user_data_dir": user_data_dir,
+        "firefox_user_prefs": firefox_prefs(prefs),
+    }
+    if humanize is not None:
+        kwargs["humanize"] = humanize
+    return kwargs
+
+
+def camoufox_options(extension: Path, *, user_data_dir: str, headless: bool = True,
+                     humanize: bool | float | None = None, keep_ublock: bool = False,
+                     prefs: Mapping[str, PrefValue] | None = None,
+                     executable_path: str | None = None,
+                     overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Playwright launch options for Camoufox, produced by ``camoufox.launch_options``.
+
+    Blocking (camoufox reads its bundle and draws a fingerprint); call it off the loop.
+
+    Args:
+        overrides: extra ``launch_options`` arguments (tests pass a bundled fingerprint
+            preset so no model download is needed).
+
+    Returns:
+        ``{executable_path, args, env, firefox_user_prefs, headless, user_data_dir, ...}``
+        for ``playwright.firefox.launch_persistent_context``.
+
+    Raises:
+        DeviceNotConnected: the binary is missing, or camoufox could not prepare the
+            launch (e.g. its fingerprint model is not downloaded); names the fetch command.
+    """
+    from camoufox.utils import launch_options
+
+    binary = find_camoufox(executable_path)
+    kwargs = camoufox_kwargs(extension, executable_path=binary, user_data_dir=user_data_dir,
+                             headless=headless, humanize=humanize, keep_ublock=keep_ublock,
+                             prefs=prefs)
+    kwargs.update(overrides or {})
+    try:
+        return launch_options(**kwargs)
+    except Exception as exc:  # camoufox raises requests/OS/its own errors here
+        raise E.DeviceNotConnected(
+            f"Camoufox could not prepare its launch ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0][:200] if str(exc) else ''}). Run "
+            f"`{CAMOUFOX_FETCH_COMMAND}` to install the browser and its fingerprint data.",
+            {"fetch": CAMOUFOX_FETCH_COMMAND},
+        ) from exc
+
+
+async def launch_camoufox(playwright: Playwright, extension: Path, *, headless: bool = True,
+                          user_data_dir: str | None = None,
+                          humanize: bool | float | None = None, keep_ublock: bool = False,
+                          prefs: Mapping[str, PrefValue] | None = None,
+                          executable_path: str | None = None) -> BrowserContext:
+    """Start Camoufox (Playwright's Juggler protocol) with the extension as an addon.
+
+    Raises:
+        DeviceNotConnected: Camoufox is not installed (run ``python -m camoufox fetch``).
+    """
+    from camoufox.async_api import AsyncNewBrowser
+
+    profile = user_data_dir or tempfile.mkdtemp(prefix="trustbridge-profile-")
+    options = await asyncio.get_running_loop().run_in_executor(None, partial(
+        camoufox_options, extension, user_data_dir=profile, headless=headless,
+        humanize=humanize, keep_ublock=keep_ublock, prefs=prefs,
+        executable_path=executable_path))
+    return await AsyncNewBrowser(playwright, from_options=options, persistent_context=True)

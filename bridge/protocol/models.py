@@ -271,6 +271,12 @@ class ActParams(TabParams):
     )
     action: Action
     timeoutMs: int = Field(default=10_000, ge=1, le=300_000, description="Action timeout, ms.")
+    allowCoordinates: bool = Field(
+        default=False,
+        description="Opt-in for a click on an element inside a closed shadow root: the "
+        "extension proves by hit test that the element is topmost at its centre and the "
+        "driver clicks that point (inputPath \"trusted-coordinates\"). Never taken without it.",
+    )
 
 
 class WaitParams(TabParams):
@@ -341,6 +347,17 @@ class JugglerTargetParams(_Model):
 
     tabId: int | None = None
     ref: Ref | None = Field(default=None, description="None: the tab's top frame.")
+    receipt: bool = Field(default=False, description="Arm a delivery receipt on the target.")
+    allowCoordinates: bool = Field(
+        default=False, description="Closed shadow root: answer with a hit-tested point.")
+
+
+class ReceiptParams(_Model):
+    """Bridge → extension: read (and forget) a delivery receipt."""
+
+    tabId: int | None = None
+    ref: Ref
+    receiptId: str = Field(min_length=1, max_length=32)
 
 
 class JugglerTarget(_Model):
@@ -350,6 +367,14 @@ class JugglerTarget(_Model):
     frameToken: str = Field(min_length=1, max_length=128)
     css: str | None = Field(default=None, max_length=20_000, description="None: no element.")
     tabId: int | None = None
+    resolvedBy: Literal["original_ref", "semantic_rebind"] | None = Field(
+        default=None,
+        description="original_ref: the element the snapshot showed; semantic_rebind: the one "
+        "equivalent element that replaced it (copied into the action result).",
+    )
+    rebound: bool | None = Field(
+        default=None, description="This resolution replaced the original by an equivalent."
+    )
 
 
 class DriverActParams(_Model):
@@ -361,6 +386,11 @@ class DriverActParams(_Model):
     timeoutMs: int = Field(default=10_000, ge=1, le=300_000)
     toFrameToken: str | None = Field(default=None, max_length=128, description="Drag target.")
     toCss: str | None = Field(default=None, max_length=20_000, description="Drag target.")
+    point: Point | None = Field(
+        default=None,
+        description="Coordinate route: click here, CSS px from the top-left of the element "
+        "``css`` names (the frame's document element), hit-tested by the extension.",
+    )
 
 
 class DriverDialogParams(_Model):
@@ -389,6 +419,11 @@ class DriverEvaluateParams(_Model):
 class DriverActResult(_Model):
     model_config = ConfigDict(extra="allow")
     done: bool = True
+    postActionDocumentChanged: bool | None = Field(
+        default=None,
+        description="The target's frame (or an ancestor) started loading another document "
+        "during the action: refs of the old document are gone.",
+    )
 
 
 class DeviceInfo(_Model):
@@ -405,6 +440,11 @@ class DeviceInfo(_Model):
         "extension (closedShadowVisible, syntheticInput) then driver (trustedInput, "
         "coordinateRoute).",
     )
+    dialog: dict[str, Any] | None = Field(
+        default=None,
+        description="The JavaScript dialog open on this device now ({type, message, "
+        "defaultValue, url}), if any; answer it with page.dialog.",
+    )
 
 
 METHOD_PARAMS: dict[str, type[_Model]] = {
@@ -415,6 +455,7 @@ METHOD_PARAMS: dict[str, type[_Model]] = {
     "page.act": ActParams,
     "page.wait": WaitParams,
     "page.jugglerTarget": JugglerTargetParams,
+    "page.receipt": ReceiptParams,
     "driver.act": DriverActParams,
     "page.batch": BatchParams,
     "page.dialog": DialogParams,

@@ -17,175 +17,6 @@
     return { code: "INTERNAL_ERROR", message: `Page agent failure: ${err && err.message ? err.message : String(err)}`, details: {} };
   }
 
-  // src/page/frames.js
-  var FRAME_KEY_FIELD = "__trustbridgeFrameKey";
-  function randomKey() {
-    const a = new Uint32Array(2);
-    crypto.getRandomValues(a);
-    return a[0].toString(36) + a[1].toString(36);
-  }
-  function deepQueryAll(root, selector, shadowRootOf2) {
-    const out = [];
-    const visit = (node) => {
-      for (const el of node.querySelectorAll("*")) {
-        if (el.matches(selector)) out.push(el);
-        const sr = shadowRootOf2(el);
-        if (sr) visit(sr);
-      }
-    };
-    visit(root);
-    return out;
-  }
-  var FrameKeys = class {
-    constructor() {
-      this.keys = /* @__PURE__ */ new WeakMap();
-      this.mine = null;
-    }
-    /** Key of a frame element; a new element gets a key and the child is told. */
-    keyOf(frameEl) {
-      let key2 = this.keys.get(frameEl);
-      if (!key2) {
-        key2 = randomKey();
-        this.keys.set(frameEl, key2);
-      }
-      try {
-        frameEl.contentWindow && frameEl.contentWindow.postMessage({ [FRAME_KEY_FIELD]: key2 }, "*");
-      } catch {
-      }
-      return key2;
-    }
-    /** Announce keys to every child frame of `doc`; returns how many. */
-    announce(doc, shadowRootOf2) {
-      const frames = deepQueryAll(doc, "iframe, frame", shadowRootOf2);
-      for (const el of frames) this.keyOf(el);
-      return frames.length;
-    }
-    /** Listen for the key our parent announces. */
-    listen(win) {
-      win.addEventListener("message", (event) => {
-        const data = event.data;
-        if (event.source === win.parent && win.parent !== win && data && typeof data[FRAME_KEY_FIELD] === "string") {
-          this.mine = data[FRAME_KEY_FIELD];
-        }
-      }, true);
-    }
-  };
-
-  // src/page/locator.js
-  function nthOfType(el) {
-    let n = 1;
-    for (let sib = el.previousElementSibling; sib; sib = sib.previousElementSibling) {
-      if (sib.localName === el.localName) n++;
-    }
-    return n;
-  }
-  function segmentFor(el) {
-    const tag = CSS.escape(el.localName);
-    return `${tag}:nth-of-type(${nthOfType(el)})`;
-  }
-  function pathWithin(el, root) {
-    const parts = [];
-    let cur = el;
-    const isDoc = root.nodeType === Node.DOCUMENT_NODE;
-    while (cur && cur !== root) {
-      if (isDoc && cur.id && root.querySelectorAll(`#${CSS.escape(cur.id)}`).length === 1) {
-        parts.unshift(`#${CSS.escape(cur.id)}`);
-        return parts.join(" > ");
-      }
-      if (isDoc && cur === root.documentElement) {
-        parts.unshift("html");
-        return parts.join(" > ");
-      }
-      parts.unshift(segmentFor(cur));
-      const parent = cur.parentNode;
-      if (parent === root) break;
-      cur = parent;
-    }
-    return isDoc ? parts.join(" > ") : `:scope > ${parts.join(" > ")}`;
-  }
-  function hostChain(el) {
-    const chain = [];
-    let root = el.getRootNode();
-    while (root instanceof ShadowRoot) {
-      const host = root.host;
-      chain.unshift({ tag: host.localName, id: host.id || void 0, mode: root.mode });
-      root = host.getRootNode();
-    }
-    return chain;
-  }
-  function locatorFor(el, describe = {}) {
-    if (!el.isConnected) {
-      throw new PageError("ELEMENT_TARGET_DETACHED", "The element left the document. Take a new snapshot.");
-    }
-    const segments = [];
-    let cur = el;
-    for (; ; ) {
-      const root = cur.getRootNode();
-      if (root instanceof ShadowRoot) {
-        if (root.mode === "closed") {
-          const chain = hostChain(el);
-          throw new PageError(
-            "CLOSED_SHADOW_ROOT",
-            `The target (${describe.role || el.localName} "${describe.name || ""}") is inside a closed shadow root (hosts: ${chain.map((h) => h.tag + (h.id ? "#" + h.id : "") + " [" + h.mode + "]").join(" > ")}). No locator may reach into it, so no trusted input can be aimed at it by locator. Act on a control outside the closed root, use the keyboard (Tab, then press), or ask the site for an accessible alternative.`,
-            { hostChain: chain, role: describe.role || null, name: describe.name || null }
-          );
-        }
-        segments.unshift(pathWithin(cur, root));
-        cur = root.host;
-        continue;
-      }
-      segments.unshift("css:light=" + pathWithin(cur, root));
-      break;
-    }
-    return segments.join(" >> ");
-  }
-
-  // src/page/refs.js
-  var RefRegistry = class {
-    constructor() {
-      this.byRef = /* @__PURE__ */ new Map();
-      this.byElement = /* @__PURE__ */ new WeakMap();
-      this.next = 1;
-    }
-    /** Return the ref of `el`, minting one on first sight. `role`/`name` are the semantic
-     *  descriptor (never a field value). */
-    refFor(el, role, name) {
-      let ref = this.byElement.get(el);
-      if (!ref) {
-        ref = `e${this.next++}`;
-        this.byElement.set(el, ref);
-      }
-      this.byRef.set(ref, { node: new WeakRef(el), role, name });
-      return ref;
-    }
-    /** The live element behind `ref`.
-     *  Throws PageError REF_NOT_FOUND (never seen in this document) or
-     *  ELEMENT_TARGET_DETACHED (collected or no longer in the document). */
-    resolve(ref) {
-      const entry = this.byRef.get(ref);
-      if (!entry) {
-        throw new PageError(
-          "REF_NOT_FOUND",
-          `Ref ${ref} is not known in this frame's document. Take a new snapshot and use its refs.`,
-          { ref }
-        );
-      }
-      const el = entry.node.deref();
-      if (!el || !el.isConnected) {
-        throw new PageError(
-          "ELEMENT_TARGET_DETACHED",
-          `The element behind ref ${ref} (${entry.role} "${entry.name}") left the page. Take a new snapshot.`,
-          { ref, role: entry.role }
-        );
-      }
-      return el;
-    }
-    describe(ref) {
-      const entry = this.byRef.get(ref);
-      return entry ? { role: entry.role, name: entry.name } : null;
-    }
-  };
-
   // node_modules/dom-accessibility-api/dist/polyfills/array.from.mjs
   var toStr = Object.prototype.toString;
   function isCallable(fn) {
@@ -716,7 +547,7 @@
     var computedStyles = typeof Map === "undefined" ? void 0 : /* @__PURE__ */ new Map();
     var window2 = safeWindow(root);
     var _options$compute = options.compute, compute = _options$compute === void 0 ? "name" : _options$compute, _options$computedStyl = options.computedStyleSupportsPseudoElements, computedStyleSupportsPseudoElements = _options$computedStyl === void 0 ? options.getComputedStyle !== void 0 : _options$computedStyl, _options$getComputedS = options.getComputedStyle, uncachedGetComputedStyle = _options$getComputedS === void 0 ? window2.getComputedStyle.bind(window2) : _options$getComputedS, _options$hidden = options.hidden, hidden = _options$hidden === void 0 ? false : _options$hidden;
-    var getComputedStyle2 = function getComputedStyle3(el, pseudoElement) {
+    var getComputedStyle = function getComputedStyle2(el, pseudoElement) {
       if (pseudoElement !== void 0) {
         throw new Error("use uncachedGetComputedStyle directly for pseudo elements");
       }
@@ -745,7 +576,7 @@
           isReferenced: false,
           recursion: true
         });
-        var display = isElement(child) ? getComputedStyle2(child).getPropertyValue("display") : "inline";
+        var display = isElement(child) ? getComputedStyle(child).getPropertyValue("display") : "inline";
         var separator = display !== "inline" ? " " : "";
         accumulatedText += "".concat(separator).concat(result).concat(separator);
       });
@@ -872,7 +703,7 @@
       if (consultedNodes.has(current)) {
         return "";
       }
-      if (!hidden && isHidden(current, getComputedStyle2) && !context.isReferenced) {
+      if (!hidden && isHidden(current, getComputedStyle) && !context.isReferenced) {
         consultedNodes.add(current);
         return "";
       }
@@ -989,173 +820,1398 @@
     return computeTextAlternative(root, options);
   }
 
-  // src/page/snapshot.js
-  var SKIP_TAGS = /* @__PURE__ */ new Set(["script", "style", "template", "noscript", "head", "meta", "link", "title"]);
-  var FLATTEN_ROLES = /* @__PURE__ */ new Set(["generic", "none", "presentation"]);
-  var NAME_FROM_CONTENT = /* @__PURE__ */ new Set([
+  // src/page/sensitive.js
+  var SECRET_WORDS = /* @__PURE__ */ new Set([
+    "password",
+    "passwd",
+    "pwd",
+    "passcode",
+    "passphrase",
+    "pin",
+    "token",
+    "secret",
+    "otp",
+    "totp",
+    "hotp",
+    "cvv",
+    "cvv2",
+    "cvc",
+    "cvc2",
+    "csc",
+    "cvn",
+    "ccv",
+    "ssn",
+    "iban",
+    "mfa",
+    "2fa"
+  ]);
+  var SECRET_PAIRS = [
+    ["one", "time"],
+    ["security", "code"],
+    ["card", "number"],
+    ["card", "num"],
+    ["cc", "number"],
+    ["cc", "num"],
+    ["credit", "card"],
+    ["verification", "code"],
+    ["auth", "code"]
+  ];
+  var NOT_TEXT_TYPES = /* @__PURE__ */ new Set([
+    "checkbox",
+    "radio",
     "button",
+    "submit",
+    "reset",
+    "image",
+    "file",
+    "hidden",
+    "range",
+    "color"
+  ]);
+  var MIN_SCRUB_LENGTH = 3;
+  function words(text) {
+    return text.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+  }
+  function saysSecret(text) {
+    if (!text) return false;
+    const w = words(text);
+    for (const word of w) if (SECRET_WORDS.has(word)) return true;
+    for (let i = 0; i + 1 < w.length; i++) {
+      for (const [a, b] of SECRET_PAIRS) if (w[i] === a && w[i + 1] === b) return true;
+    }
+    return false;
+  }
+  function isSensitive(el) {
+    if (!(el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement)) return false;
+    if (el instanceof HTMLInputElement) {
+      if (el.type === "password") return true;
+      if (NOT_TEXT_TYPES.has(el.type)) return false;
+    }
+    const ac = ` ${(el.getAttribute("autocomplete") || "").toLowerCase()} `;
+    if (/\s(one-time-code|current-password|new-password|cc-[a-z-]+)\s/.test(ac)) return true;
+    for (const attr of ["name", "id", "aria-label", "placeholder", "data-testid"]) {
+      if (saysSecret(el.getAttribute(attr))) return true;
+    }
+    if (el.labels) {
+      for (const label of el.labels) if (saysSecret(label.textContent)) return true;
+    }
+    const labelledby = el.getAttribute("aria-labelledby");
+    if (labelledby) {
+      const root = el.getRootNode();
+      for (const id of labelledby.split(/\s+/)) {
+        const ref = root.getElementById ? root.getElementById(id) : null;
+        if (ref && saysSecret(ref.textContent)) return true;
+      }
+    }
+    return false;
+  }
+  function collectSensitiveValues(root, out) {
+    for (const el of root.querySelectorAll("input, textarea")) {
+      if (el.value.length >= MIN_SCRUB_LENGTH && isSensitive(el)) out.add(el.value);
+    }
+    return out;
+  }
+  function scrub(text, values) {
+    if (!values || !values.size || !text) return text;
+    let out = text;
+    for (const v of values) if (out.includes(v)) out = out.split(v).join("\u2022\u2022\u2022\u2022\u2022\u2022");
+    return out;
+  }
+
+  // src/page/aria.js
+  var ARIA_ROLES = new Set("alert alertdialog application article banner blockquote button caption cell checkbox code columnheader combobox complementary contentinfo definition deletion dialog directory document emphasis feed figure form generic grid gridcell group heading img insertion link list listbox listitem log main marquee math menu menubar menuitem menuitemcheckbox menuitemradio meter navigation none note option paragraph presentation progressbar radio radiogroup region row rowgroup rowheader scrollbar search searchbox separator slider spinbutton status strong subscript superscript switch tab table tablist tabpanel term textbox time timer toolbar tooltip tree treegrid treeitem".split(" "));
+  var WIDGET_ROLES = /* @__PURE__ */ new Set([
+    "button",
+    "checkbox",
+    "combobox",
+    "gridcell",
     "link",
-    "heading",
-    "tab",
+    "listbox",
     "menuitem",
     "menuitemcheckbox",
     "menuitemradio",
     "option",
-    "checkbox",
     "radio",
+    "scrollbar",
+    "searchbox",
+    "slider",
+    "spinbutton",
     "switch",
+    "tab",
+    "textbox",
     "treeitem",
-    "cell",
-    "gridcell",
-    "columnheader",
-    "rowheader",
-    "tooltip",
-    "label",
-    "legend",
-    "caption"
+    "iframe"
   ]);
-  var VALUE_ROLES = /* @__PURE__ */ new Set(["textbox", "searchbox", "combobox", "spinbutton", "slider"]);
-  var SENSITIVE_NAME = /pass|token|secret|otp|one.?time|cvv|cvc|csc|pin\b|card.?num|cc-?num/i;
-  var MAX_TEXT = 200;
-  function clip(text, max = MAX_TEXT) {
-    const t = text.replace(/\s+/g, " ").trim();
-    return t.length > max ? t.slice(0, max - 1) + "\u2026" : t;
+  var CONTAINER_ROLES = /* @__PURE__ */ new Set([
+    "alert",
+    "alertdialog",
+    "application",
+    "article",
+    "banner",
+    "complementary",
+    "contentinfo",
+    "dialog",
+    "document",
+    "feed",
+    "form",
+    "grid",
+    "group",
+    "log",
+    "main",
+    "menu",
+    "menubar",
+    "navigation",
+    "radiogroup",
+    "region",
+    "row",
+    "search",
+    "status",
+    "tablist",
+    "tabpanel",
+    "table",
+    "toolbar",
+    "tree",
+    "treegrid"
+  ]);
+  var NAME_FROM_CONTENT = /* @__PURE__ */ new Set([
+    "button",
+    "cell",
+    "checkbox",
+    "columnheader",
+    "gridcell",
+    "heading",
+    "link",
+    "menuitem",
+    "menuitemcheckbox",
+    "menuitemradio",
+    "option",
+    "radio",
+    "row",
+    "rowheader",
+    "switch",
+    "tab",
+    "tooltip",
+    "treeitem"
+  ]);
+  var FLATTEN_ROLES = /* @__PURE__ */ new Set([
+    "generic",
+    "none",
+    "presentation",
+    "paragraph",
+    "rowgroup",
+    "strong",
+    "emphasis",
+    "code",
+    "deletion",
+    "insertion",
+    "subscript",
+    "superscript",
+    "time",
+    "mark",
+    "blockquote",
+    "caption",
+    "legend",
+    "label",
+    "term",
+    "definition",
+    "note",
+    "figure",
+    "separator",
+    "math"
+  ]);
+  var VALUE_ROLES = /* @__PURE__ */ new Set(["textbox", "searchbox", "combobox", "spinbutton", "slider", "listbox"]);
+  var TEXT_INPUT_TYPES = /* @__PURE__ */ new Set(["password", "date", "datetime-local", "month", "time", "week", "color"]);
+  var LANDMARK_SCOPES = "article, aside, main, nav, section, [role=article], [role=complementary], [role=main], [role=navigation], [role=region]";
+  var MAX_OPTIONS_INLINE = 30;
+  var MASK = "\u2022\u2022\u2022\u2022\u2022\u2022";
+  var activeContext = null;
+  for (const C of [
+    globalThis.HTMLInputElement,
+    globalThis.HTMLSelectElement,
+    globalThis.HTMLTextAreaElement,
+    globalThis.HTMLButtonElement,
+    globalThis.HTMLMeterElement,
+    globalThis.HTMLOutputElement,
+    globalThis.HTMLProgressElement
+  ]) {
+    const desc = C && Object.getOwnPropertyDescriptor(C.prototype, "labels");
+    if (!desc || typeof desc.get !== "function") continue;
+    const native = desc.get;
+    Object.defineProperty(C.prototype, "labels", {
+      configurable: true,
+      enumerable: desc.enumerable,
+      get() {
+        return activeContext ? activeContext.labelsOf(this, native) : native.call(this);
+      }
+    });
   }
-  function quote(text) {
-    return JSON.stringify(clip(text));
-  }
-  function isSensitive(el) {
-    if (!(el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement)) return false;
-    if (el.type === "password") return true;
-    const ac = (el.getAttribute("autocomplete") || "").toLowerCase();
-    if (ac.includes("one-time-code") || /\bcc-/.test(ac) || ac.includes("password")) return true;
-    const hint = `${el.name || ""} ${el.id || ""} ${el.getAttribute("aria-label") || ""}`;
-    if (SENSITIVE_NAME.test(hint)) return true;
-    for (const label of el.labels || []) if (SENSITIVE_NAME.test(label.textContent || "")) return true;
-    return false;
-  }
-  function isHidden2(el) {
-    if (el.hidden || el.getAttribute("aria-hidden") === "true") return true;
-    if (typeof el.checkVisibility === "function") {
-      return !el.checkVisibility({ visibilityProperty: true });
+  var AriaContext = class {
+    /** @param {Window} win */
+    constructor(win) {
+      this.win = win;
+      this.styles = /* @__PURE__ */ new Map();
+      this.roles = /* @__PURE__ */ new Map();
+      this.names = /* @__PURE__ */ new Map();
+      this.sensitiveValues = null;
+      this.getComputedStyle = (el) => {
+        let style = this.styles.get(el);
+        if (!style) {
+          style = win.getComputedStyle(el);
+          this.styles.set(el, style);
+        }
+        return style;
+      };
+      this.nameOptions = { getComputedStyle: this.getComputedStyle, computedStyleSupportsPseudoElements: false };
+      this.labelIndex = /* @__PURE__ */ new Map();
     }
-    const style = getComputedStyle(el);
-    return style.display === "none" || style.visibility === "hidden";
+    /** Run `fn` with `element.labels` answered from this context's index. */
+    run(fn) {
+      const previous = activeContext;
+      activeContext = this;
+      try {
+        return fn();
+      } finally {
+        activeContext = previous;
+      }
+    }
+    /** Forget what the DOM may have changed since (between two chunks of a walk). */
+    refresh() {
+      this.styles.clear();
+      this.roles.clear();
+      this.names.clear();
+      this.labelIndex.clear();
+    }
+    labelsOf(el, native) {
+      if (el instanceof HTMLInputElement && el.type === "hidden") return native.call(el);
+      const root = el.getRootNode();
+      let index = this.labelIndex.get(root);
+      if (!index) {
+        index = /* @__PURE__ */ new Map();
+        if (typeof root.querySelectorAll === "function") {
+          for (const label of root.querySelectorAll("label")) {
+            const control = label.control;
+            if (!control) continue;
+            const list = index.get(control);
+            if (list) list.push(label);
+            else index.set(control, [label]);
+          }
+        }
+        this.labelIndex.set(root, index);
+      }
+      return index.get(el) || [];
+    }
+    /** Computed style of `el` (cached for this snapshot). */
+    style(el) {
+      return this.getComputedStyle(el);
+    }
+    /** ARIA role of `el`, or null for an element with no role of its own. */
+    role(el) {
+      let role = this.roles.get(el);
+      if (role === void 0) {
+        role = computeRole(el, this);
+        this.roles.set(el, role);
+      }
+      return role;
+    }
+    /** Accessible name of `el` (accname 1.2), whitespace collapsed. */
+    name(el) {
+      let name = this.names.get(el);
+      if (name === void 0) {
+        try {
+          name = collapse(computeAccessibleName(el, this.nameOptions));
+        } catch {
+          name = "";
+        }
+        this.names.set(el, name);
+      }
+      return name;
+    }
+    /** True when the element and its subtree are out of the accessibility tree
+     *  (display:none, aria-hidden, inert), so the walk skips them. */
+    prunes(el) {
+      if (el.getAttribute("aria-hidden") === "true" || el.inert) return true;
+      const style = this.style(el);
+      return style.display === "none" || style.contentVisibility === "hidden";
+    }
+    /** True when the element itself is not rendered visibly (visibility:hidden/collapse);
+     *  its children may still be visible. */
+    invisible(el) {
+      const v = this.style(el).visibility;
+      return v === "hidden" || v === "collapse";
+    }
+  };
+  function collapse(text) {
+    return text.replace(/\s+/g, " ").trim();
   }
-  function looksClickable(el) {
-    if (el.hasAttribute("onclick")) return true;
-    const tabindex = el.getAttribute("tabindex");
-    if (tabindex !== null && Number(tabindex) >= 0) return true;
-    return false;
+  function computeRole(el, ctx) {
+    const explicit = el.getAttribute("role");
+    if (explicit) {
+      for (const token of explicit.trim().toLowerCase().split(/\s+/)) {
+        if (!ARIA_ROLES.has(token)) continue;
+        if ((token === "none" || token === "presentation") && isFocusable(el)) break;
+        return token;
+      }
+    }
+    const tag = el.localName;
+    switch (tag) {
+      case "form":
+      case "section":
+        return ctx.name(el) ? tag === "form" ? "form" : "region" : null;
+      case "header":
+      case "footer":
+        return el.parentElement && el.parentElement.closest(LANDMARK_SCOPES) ? null : tag === "header" ? "banner" : "contentinfo";
+      case "aside":
+        return el.parentElement && el.parentElement.closest("article, section, aside, nav") && !ctx.name(el) ? null : "complementary";
+      case "search":
+        return "search";
+      case "p":
+        return "paragraph";
+      case "th": {
+        const scope = (el.getAttribute("scope") || "").toLowerCase();
+        if (scope === "row" || scope === "rowgroup") return "rowheader";
+        return "columnheader";
+      }
+      case "td": {
+        const table = el.closest("table");
+        if (!table) return null;
+        const tableRole = (table.getAttribute("role") || "").trim().toLowerCase();
+        return tableRole === "grid" || tableRole === "treegrid" ? "gridcell" : "cell";
+      }
+      case "img":
+        if (el.getAttribute("alt") === "" && !el.hasAttribute("aria-label") && !el.hasAttribute("aria-labelledby")) return null;
+        return "img";
+      case "svg":
+        return el.hasAttribute("aria-label") || el.hasAttribute("aria-labelledby") || el.querySelector(":scope > title") ? "img" : null;
+      case "input": {
+        const type = (el.getAttribute("type") || "text").toLowerCase();
+        if (type === "hidden") return null;
+        if (type === "file") return "button";
+        if (TEXT_INPUT_TYPES.has(type)) return "textbox";
+        break;
+      }
+      case "iframe":
+      case "frame":
+        return "iframe";
+      default:
+        break;
+    }
+    let role = null;
+    try {
+      role = getRole(el);
+    } catch {
+      role = null;
+    }
+    if (tag === "input" && role === null) return "textbox";
+    return role;
   }
-  function states(el, role) {
+  function isFocusable(el) {
+    return el.tabIndex >= 0 && !el.disabled;
+  }
+  function statesOf(el, role, focusedEl) {
     const out = [];
     const aria = (name) => el.getAttribute(name);
-    if (el.disabled || aria("aria-disabled") === "true") out.push("disabled");
-    if (role === "checkbox" || role === "radio" || role === "switch" || role === "menuitemcheckbox" || role === "menuitemradio") {
-      const checked = el instanceof HTMLInputElement ? el.indeterminate ? "mixed" : el.checked : aria("aria-checked");
+    if (aria("aria-disabled") === "true" || "disabled" in el && el.matches(":disabled")) out.push("disabled");
+    if (role === "checkbox" || role === "radio" || role === "switch" || role === "menuitemcheckbox" || role === "menuitemradio" || role === "treeitem") {
+      let checked;
+      if (el instanceof HTMLInputElement && (el.type === "checkbox" || el.type === "radio")) {
+        checked = el.indeterminate ? "mixed" : el.checked;
+      } else {
+        checked = aria("aria-checked");
+      }
       if (checked === true || checked === "true") out.push("checked");
       else if (checked === "mixed") out.push("checked=mixed");
     }
-    if (aria("aria-expanded") === "true") out.push("expanded");
+    const expanded = aria("aria-expanded");
+    if (expanded === "true" || el instanceof HTMLDetailsElement && el.open) out.push("expanded");
+    else if (el.localName === "summary" && el.parentElement instanceof HTMLDetailsElement && el.parentElement.open) out.push("expanded");
     if (aria("aria-selected") === "true" || el instanceof HTMLOptionElement && el.selected) out.push("selected");
-    if (aria("aria-pressed") === "true") out.push("pressed");
+    const pressed = aria("aria-pressed");
+    if (pressed === "true") out.push("pressed");
+    else if (pressed === "mixed") out.push("pressed=mixed");
     if (el.required || aria("aria-required") === "true") out.push("required");
     if (el.readOnly || aria("aria-readonly") === "true") out.push("readonly");
     if (role === "heading") {
       const m = /^h([1-6])$/.exec(el.localName);
-      const level = aria("aria-level") || m && m[1];
-      if (level) out.push(`level=${level}`);
+      const level = aria("aria-level") || m && m[1] || "2";
+      out.push(`level=${level}`);
     }
+    if (el === focusedEl) out.push("focused");
     return out;
   }
   function valueOf(el, role) {
     if (!VALUE_ROLES.has(role)) return null;
     if (el instanceof HTMLSelectElement) {
-      return Array.from(el.selectedOptions).map((o) => o.label).join(", ");
+      return Array.from(el.selectedOptions, (o) => collapse(o.label)).join(", ");
     }
-    if (!("value" in el) || typeof el.value !== "string" || el.value === "") return null;
-    return isSensitive(el) ? "\u2022\u2022\u2022\u2022\u2022\u2022" : el.value;
+    if (role === "slider" || role === "spinbutton") {
+      const text = el.getAttribute("aria-valuetext") || el.getAttribute("aria-valuenow");
+      if (text) return text;
+    }
+    if (!(el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement)) return null;
+    if (el.value === "") return null;
+    return isSensitive(el) ? MASK : el.value;
   }
-  function snapshotDocument(doc, { prefix, refs: refs2, shadowRootOf: shadowRootOf2, frameKeyOf }) {
-    const lines = [];
-    let refCount = 0;
-    const activeDeep = deepActiveElement(doc);
-    function emit(el, role, name, depth, ctx, extra = "") {
-      const ref = refs2.refFor(el, role, name);
-      refCount++;
-      const attrs = states(el, role);
-      if (el === activeDeep) attrs.push("focused");
-      if (ctx.closed) attrs.push("closed-shadow");
-      let s = `- ${role}${name ? " " + quote(name) : ""}`;
-      for (const a of attrs) s += ` [${a}]`;
-      s += ` [ref=${prefix}${ref}]${extra}`;
-      const value = valueOf(el, role);
-      if (value !== null) s += `: ${quote(value)}`;
-      return s;
+  function optionsOf(el, all = false) {
+    if (!(el instanceof HTMLSelectElement)) return null;
+    const labels = [];
+    for (const o of el.options) {
+      if (!all && labels.length === MAX_OPTIONS_INLINE) break;
+      labels.push(collapse(o.label));
     }
-    function walkChildren(parent, depth, ctx) {
-      let children;
-      const root = parent.nodeType === Node.ELEMENT_NODE ? shadowRootOf2(parent) : null;
-      if (root) {
-        children = root.childNodes;
-        ctx = { ...ctx, closed: ctx.closed || root.mode === "closed" };
-      } else if (parent.localName === "slot" && typeof parent.assignedNodes === "function" && parent.assignedNodes().length) {
-        children = parent.assignedNodes();
-      } else {
-        children = parent.childNodes;
+    const more = el.options.length - labels.length;
+    return { labels, more };
+  }
+
+  // src/page/dom.js
+  var SHADOW_HOSTS = /* @__PURE__ */ new Set([
+    "article",
+    "aside",
+    "blockquote",
+    "body",
+    "div",
+    "footer",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "header",
+    "main",
+    "nav",
+    "p",
+    "section",
+    "span"
+  ]);
+  function mayHostShadow(el) {
+    return SHADOW_HOSTS.has(el.localName) || el.localName.includes("-");
+  }
+  function parentOf(node) {
+    if (node instanceof ShadowRoot) return node.host;
+    return node.parentNode && node.parentNode.nodeType !== Node.DOCUMENT_NODE ? node.parentNode : null;
+  }
+  function contextOf(el, aria) {
+    let scope = null;
+    let closed = false;
+    for (let cur = parentOf(el); cur; cur = parentOf(cur)) {
+      if (cur instanceof ShadowRoot) {
+        if (cur.mode === "closed") closed = true;
+        continue;
       }
-      for (const child of children) walk(child, depth, ctx);
+      if (!scope) {
+        const r = aria.role(cur);
+        if (r && CONTAINER_ROLES.has(r) && r !== "row") {
+          const n = aria.name(cur);
+          if (n) scope = { role: r, name: n };
+        }
+      }
     }
-    function walk(node, depth, ctx) {
+    let parent = parentOf(el);
+    if (parent instanceof ShadowRoot) parent = parent.host;
+    return { scope, closed, invisible: !!parent && aria.invisible(parent) };
+  }
+
+  // src/page/frames.js
+  var FRAME_KEY_FIELD = "__trustbridgeFrameKey";
+  function randomKey() {
+    const a = new Uint32Array(2);
+    crypto.getRandomValues(a);
+    return a[0].toString(36) + a[1].toString(36);
+  }
+  function deepQueryAll(root, selector, shadowRootOf2) {
+    const out = [];
+    const visit = (node) => {
+      for (const el of node.querySelectorAll(selector)) out.push(el);
+      for (const el of node.querySelectorAll("*")) {
+        if (!mayHostShadow(el)) continue;
+        const sr = shadowRootOf2(el);
+        if (sr) visit(sr);
+      }
+    };
+    visit(root);
+    return out;
+  }
+  var FrameKeys = class {
+    constructor() {
+      this.keys = /* @__PURE__ */ new WeakMap();
+      this.mine = null;
+    }
+    /** Key of a frame element; a new element gets a key and the child is told. */
+    keyOf(frameEl) {
+      let key2 = this.keys.get(frameEl);
+      if (!key2) {
+        key2 = randomKey();
+        this.keys.set(frameEl, key2);
+      }
+      try {
+        frameEl.contentWindow && frameEl.contentWindow.postMessage({ [FRAME_KEY_FIELD]: key2 }, "*");
+      } catch {
+      }
+      return key2;
+    }
+    /** Announce keys to every child frame of `doc`; returns how many. */
+    announce(doc, shadowRootOf2) {
+      const frames = deepQueryAll(doc, "iframe, frame", shadowRootOf2);
+      for (const el of frames) this.keyOf(el);
+      return frames.length;
+    }
+    /** Listen for the key our parent announces. */
+    listen(win) {
+      win.addEventListener("message", (event) => {
+        const data = event.data;
+        if (event.source === win.parent && win.parent !== win && data && typeof data[FRAME_KEY_FIELD] === "string") {
+          this.mine = data[FRAME_KEY_FIELD];
+        }
+      }, true);
+    }
+  };
+
+  // src/page/locator.js
+  function nthOfType(el) {
+    let n = 1;
+    for (let sib = el.previousElementSibling; sib; sib = sib.previousElementSibling) {
+      if (sib.localName === el.localName) n++;
+    }
+    return n;
+  }
+  function segmentFor(el) {
+    const tag = CSS.escape(el.localName);
+    return `${tag}:nth-of-type(${nthOfType(el)})`;
+  }
+  function pathWithin(el, root) {
+    const parts = [];
+    let cur = el;
+    const isDoc = root.nodeType === Node.DOCUMENT_NODE;
+    while (cur && cur !== root) {
+      if (isDoc && cur.id && root.querySelectorAll(`#${CSS.escape(cur.id)}`).length === 1) {
+        parts.unshift(`#${CSS.escape(cur.id)}`);
+        return parts.join(" > ");
+      }
+      if (isDoc && cur === root.documentElement) {
+        parts.unshift("html");
+        return parts.join(" > ");
+      }
+      parts.unshift(segmentFor(cur));
+      const parent = cur.parentNode;
+      if (parent === root) break;
+      cur = parent;
+    }
+    return isDoc ? parts.join(" > ") : `:scope > ${parts.join(" > ")}`;
+  }
+  function hostChain(el) {
+    const chain = [];
+    let root = el.getRootNode();
+    while (root instanceof ShadowRoot) {
+      const host = root.host;
+      chain.unshift({ tag: host.localName, id: host.id || void 0, mode: root.mode });
+      root = host.getRootNode();
+    }
+    return chain;
+  }
+  function locatorFor(el, describe = {}) {
+    if (!el.isConnected) {
+      throw new PageError("ELEMENT_TARGET_DETACHED", "The element left the document. Take a new snapshot.");
+    }
+    const segments = [];
+    let cur = el;
+    for (; ; ) {
+      const root = cur.getRootNode();
+      if (root instanceof ShadowRoot) {
+        if (root.mode === "closed") {
+          const chain = hostChain(el);
+          throw new PageError(
+            "CLOSED_SHADOW_ROOT",
+            `The target (${describe.role || el.localName} "${describe.name || ""}") is inside a closed shadow root (hosts: ${chain.map((h) => h.tag + (h.id ? "#" + h.id : "") + " [" + h.mode + "]").join(" > ")}). No locator may reach into it, so no trusted input can be aimed at it by locator. Act on a control outside the closed root, use the keyboard (Tab, then press), or ask the site for an accessible alternative.`,
+            { hostChain: chain, role: describe.role || null, name: describe.name || null }
+          );
+        }
+        segments.unshift(pathWithin(cur, root));
+        cur = root.host;
+        continue;
+      }
+      segments.unshift("css:light=" + pathWithin(cur, root));
+      break;
+    }
+    return segments.join(" >> ");
+  }
+
+  // src/page/identity.js
+  var PENDING_MAX_MS = 1e4;
+  function randomToken() {
+    const a = new Uint32Array(3);
+    crypto.getRandomValues(a);
+    return Array.from(a, (n) => n.toString(36)).join("");
+  }
+  function withoutFragment(href) {
+    const i = href.indexOf("#");
+    return i < 0 ? href : href.slice(0, i);
+  }
+  var DocumentIdentity = class {
+    /** @param {Window} win */
+    constructor(win) {
+      this.win = win;
+      this.token = randomToken();
+      this.timeOrigin = win.performance.timeOrigin;
+      this.pendingSince = null;
+      const nav = win.navigation;
+      if (nav && typeof nav.addEventListener === "function") {
+        nav.addEventListener("navigate", (event) => {
+          const dest = event.destination;
+          if (dest && !dest.sameDocument && !event.downloadRequest) this.pendingSince = win.performance.now();
+        });
+        const clear = () => {
+          this.pendingSince = null;
+        };
+        nav.addEventListener("navigateerror", clear);
+        nav.addEventListener("navigatesuccess", clear);
+      }
+      win.addEventListener("pageshow", () => {
+        this.pendingSince = null;
+      });
+    }
+    /** {token, timeOrigin, url}: what a snapshot records for this frame. */
+    current() {
+      return { token: this.token, timeOrigin: this.timeOrigin, url: withoutFragment(this.win.location.href) };
+    }
+    /** True while a cross-document navigation started by this document is in flight. */
+    navigating() {
+      return this.pendingSince !== null && this.win.performance.now() - this.pendingSince < PENDING_MAX_MS;
+    }
+    /** The browser reported that the navigation did not happen (background). */
+    settle() {
+      this.pendingSince = null;
+    }
+    /**
+     * Throw BROWSER_DOCUMENT_CHANGED unless `expected` (recorded by a snapshot) is this
+     * document and no navigation away from it is pending. No `expected` (an action without
+     * a ref, e.g. a key press on the focused element): nothing to check.
+     * @param {{token: string, timeOrigin: number, url: string}|null|undefined} expected
+     */
+    check(expected) {
+      if (!expected) return;
+      {
+        let reason = null;
+        if (expected.token !== this.token || expected.timeOrigin !== this.timeOrigin) reason = "navigated";
+        else if (expected.url !== withoutFragment(this.win.location.href)) reason = "url-changed";
+        if (reason) {
+          throw new PageError(
+            "BROWSER_DOCUMENT_CHANGED",
+            reason === "navigated" ? "This ref belongs to an earlier document of this frame (it navigated or reloaded). Take a new snapshot." : "The page changed its URL (history navigation) since this ref was taken. Take a new snapshot.",
+            { reason }
+          );
+        }
+      }
+      if (this.navigating()) {
+        throw new PageError(
+          "BROWSER_DOCUMENT_CHANGED",
+          "This frame is navigating to another document; refs from the current one are no longer safe to use. Wait for the load, then take a new snapshot.",
+          { reason: "navigation-pending" }
+        );
+      }
+    }
+  };
+
+  // src/page/refs.js
+  var MAX_OBSERVATIONS = 16;
+  var TTL_MS = 30 * 60 * 1e3;
+  var MAX_EXPIRED_REMEMBERED = 4096;
+  var MATCH_ATTRS = ["id", "name", "type", "placeholder", "aria-label", "data-testid", "href"];
+  var RefRegistry = class {
+    /**
+     * @param {object} [opts]
+     * @param {number} [opts.maxObservations]  snapshots a ref survives without being seen
+     * @param {number} [opts.ttlMs]            ms a ref survives without being seen
+     * @param {() => number} [opts.now]        clock, ms
+     */
+    constructor({ maxObservations = MAX_OBSERVATIONS, ttlMs = TTL_MS, now = () => Date.now() } = {}) {
+      this.byRef = /* @__PURE__ */ new Map();
+      this.byElement = /* @__PURE__ */ new WeakMap();
+      this.expired = /* @__PURE__ */ new Map();
+      this.next = 1;
+      this.observation = 0;
+      this.maxObservations = maxObservations;
+      this.ttlMs = ttlMs;
+      this.now = now;
+    }
+    /** Forget every ref (the document's URL changed: a new identity, DESIGN §5). Numbers
+     *  keep increasing, so an old ref never names a new element. */
+    reset() {
+      for (const ref of this.byRef.keys()) this.expired.set(ref, "url");
+      this.byRef.clear();
+      this.byElement = /* @__PURE__ */ new WeakMap();
+    }
+    /** Start a new observation (one snapshot) and drop refs that aged out. */
+    observe() {
+      this.observation++;
+      const t = this.now();
+      for (const [ref, entry] of this.byRef) {
+        if (this.observation - entry.seenObs >= this.maxObservations) this.expire(ref, "observations");
+        else if (t - entry.seenAt > this.ttlMs) this.expire(ref, "ttl");
+      }
+      return this.observation;
+    }
+    expire(ref, why) {
+      this.byRef.delete(ref);
+      this.expired.set(ref, why);
+      if (this.expired.size > MAX_EXPIRED_REMEMBERED) this.expired.delete(this.expired.keys().next().value);
+    }
+    /** Ref of `el` (minted on first sight), recorded as seen in the current observation.
+     *  `desc` is the semantic descriptor (walker.js descriptor()): no field values. */
+    refFor(el, desc) {
+      let ref = this.byElement.get(el);
+      if (!ref) {
+        ref = `e${this.next++}`;
+        this.byElement.set(el, ref);
+      }
+      this.expired.delete(ref);
+      this.byRef.set(ref, { node: new WeakRef(el), desc, seenObs: this.observation, seenAt: this.now(), rebinds: 0 });
+      return ref;
+    }
+    describe(ref) {
+      const entry = this.byRef.get(ref);
+      return entry ? { role: entry.desc.role, name: entry.desc.name } : null;
+    }
+    /**
+     * The live element behind `ref`.
+     * @param {string} ref
+     * @param {(desc: object) => Element[]} findEquivalents  elements of this document that
+     *        match the descriptor (snapshot.js equivalents()), used only when the original left
+     * @returns {{el: Element, resolvedBy: 'original_ref'|'semantic_rebind', rebound: boolean}}
+     *          `rebound` is true when this call replaced the original by an equivalent.
+     * @throws PageError REF_NOT_FOUND | ELEMENT_TARGET_DETACHED | ELEMENT_TARGET_AMBIGUOUS
+     */
+    resolve(ref, findEquivalents) {
+      const entry = this.byRef.get(ref);
+      if (entry && this.now() - entry.seenAt > this.ttlMs) this.expire(ref, "ttl");
+      const live = this.byRef.get(ref);
+      if (!live) {
+        const why = this.expired.get(ref);
+        const message = why === "ttl" ? `Ref ${ref} expired: it was last seen in a snapshot more than 30 minutes ago. Take a new snapshot.` : why === "observations" ? `Ref ${ref} expired: it did not appear in the last ${this.maxObservations} snapshots of this page. Take a new snapshot.` : why === "url" ? `Ref ${ref} is from before this page changed its URL. Take a new snapshot.` : `Ref ${ref} is not known in this frame's document. Take a new snapshot and use its refs.`;
+        throw new PageError("REF_NOT_FOUND", message, { ref, expired: why || null });
+      }
+      const el = live.node.deref();
+      if (el && el.isConnected) {
+        return { el, resolvedBy: live.rebinds ? "semantic_rebind" : "original_ref", rebound: false };
+      }
+      const { role, name } = live.desc;
+      if (live.rebinds >= 1) {
+        throw new PageError(
+          "ELEMENT_TARGET_DETACHED",
+          `The element behind ref ${ref} (${role} "${name}") was replaced again after one rebind. Take a new snapshot.`,
+          { ref, role, rebinds: live.rebinds }
+        );
+      }
+      const candidates = findEquivalents(live.desc);
+      if (candidates.length > 1) {
+        throw new PageError(
+          "ELEMENT_TARGET_AMBIGUOUS",
+          `The element behind ref ${ref} (${role} "${name}") left the page and ${candidates.length} equivalent elements replaced it; nothing was acted on. Take a new snapshot and pick one.`,
+          { ref, role, candidates: candidates.length }
+        );
+      }
+      if (candidates.length === 0) {
+        throw new PageError(
+          "ELEMENT_TARGET_DETACHED",
+          `The element behind ref ${ref} (${role} "${name}") left the page. Take a new snapshot.`,
+          { ref, role }
+        );
+      }
+      const [found] = candidates;
+      live.node = new WeakRef(found);
+      live.rebinds++;
+      this.byElement.set(found, ref);
+      return { el: found, resolvedBy: "semantic_rebind", rebound: true };
+    }
+  };
+  function elementAttrs(el) {
+    const attrs = {};
+    for (const a of MATCH_ATTRS) {
+      const v = el.getAttribute(a);
+      if (v !== null && v.length <= 300) attrs[a] = v;
+    }
+    return attrs;
+  }
+  function sameDescriptor(desc, other) {
+    if (desc.tag !== other.tag || desc.role !== other.role || desc.name !== other.name) return false;
+    if (!!desc.closed !== !!other.closed) return false;
+    for (const a of MATCH_ATTRS) if ((desc.attrs[a] ?? null) !== (other.attrs[a] ?? null)) return false;
+    const s1 = desc.scope;
+    const s2 = other.scope;
+    if (!s1 || !s2) return !s1 && !s2;
+    return s1.role === s2.role && s1.name === s2.name;
+  }
+
+  // src/page/format.js
+  var MAX_NAME = 200;
+  var MAX_URL = 500;
+  function implicitName(el) {
+    return clip(collapse(el.getAttribute("aria-label") || el.getAttribute("title") || el.textContent || ""), 100);
+  }
+  function clip(text, max) {
+    return text.length > max ? text.slice(0, max - 1) + "\u2026" : text;
+  }
+  function scalar(text) {
+    if (/^[\p{L}\p{N}(][^\n"]*$/u.test(text) && !/: |\s#|:$|\s$/.test(text)) return text;
+    return JSON.stringify(text);
+  }
+  function listItem(text) {
+    return /^[\p{L}\p{N}][^,\[\]"\n]*$/u.test(text) && !/\s$/.test(text) ? text : JSON.stringify(text);
+  }
+  function urlOf(el) {
+    const href = typeof el.href === "string" ? el.href : el.href && el.href.baseVal || "";
+    if (!href || href.startsWith("javascript:")) return null;
+    return clip(href, MAX_URL).replace(/\]/g, "%5D");
+  }
+
+  // src/page/walker.js
+  var SKIP_TAGS = /* @__PURE__ */ new Set(["script", "style", "template", "noscript", "head", "meta", "link", "title", "base", "option", "datalist"]);
+  var INLINE_HANDLERS = ["onclick", "onmousedown", "onmouseup", "onpointerdown", "onpointerup", "ondblclick"];
+  var COLLAPSIBLE_WRAPPERS = /* @__PURE__ */ new Set(["cell", "listitem"]);
+  var MAX_TEXT = 200;
+  var MAX_READ_LINE = 2e3;
+  var BLOCK_DISPLAY = /^(block|flex|grid|table|list-item|flow-root|table-row|table-caption|table-cell|-webkit-box)/;
+  var Walker = class {
+    /** @param {Document} doc @param {WalkerOptions} opts */
+    constructor(doc, opts) {
+      this.doc = doc;
+      this.mode = opts.mode || "outline";
+      this.prefix = opts.prefix || "";
+      this.refs = opts.refs;
+      this.shadowRootOf = opts.shadowRootOf;
+      this.frameKeyOf = opts.frameKeyOf;
+      this.baseDepth = opts.baseDepth || 0;
+      this.aria = new AriaContext(doc.defaultView);
+      this.sensitive = null;
+      this.focused = null;
+      this.clickCache = /* @__PURE__ */ new Map();
+      this.shadowCache = /* @__PURE__ */ new Map();
+      this.chunks = 0;
+      this.queue = [];
+      this.readLine = "";
+      this.textCursor = null;
+      this.refCount = 0;
+      this.done = false;
+      const start = { text: true, closed: false, inControl: false, invisible: false, label: null, scope: null };
+      this.stack = [];
+      const root = opts.root || doc.body || doc.documentElement;
+      this.rootEl = opts.root || null;
+      if (root) {
+        if (opts.root) {
+          const above = this.aria.run(() => contextOf(root, this.aria));
+          Object.assign(start, above);
+          this.stack.push({ items: [root], i: 0, depth: 0, ctx: start, block: false });
+        } else {
+          this.stack.push({ items: Array.from(this.childrenOf(root)), i: 0, depth: 0, ctx: start, block: false });
+        }
+      }
+    }
+    /**
+     * Produce lines until `maxChars` characters (indentation and newline included) are
+     * spent, the walk ends, or an iframe line was produced. A call returns at least one
+     * line when any is left, even if that line alone is longer than `maxChars`.
+     * @returns {{lines: Array<{d: number, s: string, frameKey?: string}>, chars: number, done: boolean, frameKey: string|null}}
+     */
+    next(maxChars) {
+      if (this.chunks++) {
+        this.aria.refresh();
+        this.clickCache.clear();
+        this.shadowCache.clear();
+      }
+      return this.aria.run(() => {
+        this.sensitive = collectSensitiveValues(this.doc, /* @__PURE__ */ new Set());
+        this.focused = deepActiveElement(this.doc);
+        return this.step(maxChars);
+      });
+    }
+    step(maxChars) {
+      const out = { lines: [], chars: 0, done: false, frameKey: null };
+      this.out = out;
+      this.budget = maxChars;
+      this.stop = false;
+      const queued = this.queue;
+      this.queue = [];
+      for (let i = 0; i < queued.length; i++) {
+        if (this.stop) {
+          this.queue = this.queue.concat(queued.slice(i));
+          return out;
+        }
+        this.push(queued[i]);
+      }
+      if (this.stop) return out;
+      if (this.textCursor && !this.continueText()) return out;
+      while (this.stack.length && !this.stop) {
+        const top = this.stack[this.stack.length - 1];
+        if (top.i >= top.items.length) {
+          this.stack.pop();
+          if (top.block) this.flushRead();
+          continue;
+        }
+        const node = top.items[top.i++];
+        this.visit(node, top.depth, top.ctx);
+      }
+      if (!this.stack.length && !this.stop) {
+        this.flushRead();
+        if (!this.stop) {
+          this.done = true;
+          out.done = true;
+        }
+      }
+      return out;
+    }
+    /** Append a line if it fits; otherwise queue it for the next call and stop. Lines
+     *  pushed after a stop are queued in order. */
+    push(line) {
+      if (this.stop) {
+        this.queue.push(line);
+        return false;
+      }
+      const cost = (this.mode === "read" ? 0 : 2 * (this.baseDepth + line.d)) + line.s.length + 1;
+      if (this.out.lines.length && this.out.chars + cost > this.budget) {
+        this.queue.push(line);
+        this.stop = true;
+        return false;
+      }
+      this.out.lines.push(line);
+      this.out.chars += cost;
+      if (line.frameKey) {
+        this.out.frameKey = line.frameKey;
+        this.stop = true;
+      }
+      return true;
+    }
+    /** Shadow root (open or closed) of `el`, asked once per element and only of elements
+     *  that can host one (the extension API call for closed roots is not free). */
+    rootOf(el) {
+      if (!mayHostShadow(el)) return null;
+      let root = this.shadowCache.get(el);
+      if (root === void 0) {
+        root = this.shadowRootOf(el) || null;
+        this.shadowCache.set(el, root);
+      }
+      return root;
+    }
+    childrenOf(el) {
+      const root = this.rootOf(el);
+      if (root) return root.childNodes;
+      if (el.localName === "slot" && typeof el.assignedNodes === "function") {
+        const assigned = el.assignedNodes({ flatten: true });
+        if (assigned.length) return assigned;
+      }
+      return el.childNodes;
+    }
+    descend(el, depth, ctx, block = false) {
+      let items = this.childrenOf(el);
+      const root = this.rootOf(el);
+      if (root) {
+        collectSensitiveValues(root, this.sensitive);
+        if (root.mode === "closed" && !ctx.closed) ctx = { ...ctx, closed: true };
+      }
+      if (el instanceof HTMLDetailsElement && !el.open) {
+        items = Array.from(items).filter((n) => n.nodeType === Node.ELEMENT_NODE && n.localName === "summary");
+      }
+      if (items.length) this.stack.push({ items: Array.from(items), i: 0, depth, ctx, block });
+      else if (block) this.flushRead();
+    }
+    visit(node, depth, ctx) {
       if (node.nodeType === Node.TEXT_NODE) {
-        if (!ctx.text) return;
-        const t = clip(node.data);
-        if (t) lines.push({ d: depth, s: `- text: ${quote(t)}` });
+        if (ctx.text && !ctx.invisible) {
+          if (this.mode === "read") this.readText(node.data);
+          else this.text(node.data, depth, ctx);
+        }
         return;
       }
       if (node.nodeType !== Node.ELEMENT_NODE) return;
       const el = node;
-      if (SKIP_TAGS.has(el.localName) || isHidden2(el)) return;
-      if (el.localName === "iframe" || el.localName === "frame") {
-        const name = el.getAttribute("title") || el.getAttribute("name") || "";
-        const s = emit(el, "iframe", name, depth, ctx, ":");
-        lines.push({ d: depth, s, frameKey: frameKeyOf(el) });
+      if (SKIP_TAGS.has(el.localName) || !el.isConnected || this.aria.prunes(el)) return;
+      const invisible = this.aria.invisible(el);
+      if (invisible !== ctx.invisible) ctx = { ...ctx, invisible };
+      if (this.mode === "read") {
+        this.visitRead(el, depth, ctx, invisible);
         return;
       }
-      let role = null;
-      try {
-        role = getRole(el);
-      } catch {
-        role = null;
+      const role = this.aria.role(el);
+      if (role === "iframe") {
+        if (!invisible) this.frameLine(el, depth, ctx);
+        return;
       }
-      if (role && !FLATTEN_ROLES.has(role)) {
-        let name = "";
-        try {
-          name = computeAccessibleName(el);
-        } catch {
-          name = "";
+      if (invisible) {
+        this.descend(el, depth, ctx);
+        return;
+      }
+      if (el.localName === "legend" && el.parentElement instanceof HTMLFieldSetElement || el.localName === "caption" && el.parentElement instanceof HTMLTableElement) {
+        return;
+      }
+      if (el.localName === "label" && !role) {
+        const control = el.control;
+        if (control && !this.aria.prunes(control)) {
+          this.descend(el, depth, { ...ctx, label: control });
+          return;
         }
-        lines.push({ d: depth, s: emit(el, role, name, depth, ctx) });
-        const text = !(NAME_FROM_CONTENT.has(role) && name);
-        walkChildren(el, depth + 1, { ...ctx, text });
+      }
+      const clickable = !ctx.inControl && this.clickable(el, role);
+      if (!role || FLATTEN_ROLES.has(role)) {
+        if (!clickable) {
+          this.descend(el, depth, ctx);
+          return;
+        }
+        const name2 = this.safe(implicitName(el));
+        this.push(this.line(el, "generic", name2, depth, ctx, { clickable: false }));
+        this.descend(el, depth + 1, { ...ctx, text: !name2 && ctx.text, inControl: true });
         return;
       }
-      if (looksClickable(el)) {
-        const name = clip(el.textContent || "", 80);
-        lines.push({ d: depth, s: emit(el, "generic", name, depth, ctx) });
-        walkChildren(el, depth + 1, { ...ctx, text: !name });
-        return;
+      const name = this.safe(this.aria.name(el));
+      if (COLLAPSIBLE_WRAPPERS.has(role) && !clickable) {
+        const held = this.contents(el);
+        const authorName = el.hasAttribute("aria-label") || el.hasAttribute("aria-labelledby") || el.hasAttribute("title");
+        if (!held.bail) {
+          if (role === "cell" && ctx.rowText && held.elements === 0) return;
+          const onlyControls = held.texts === 0 && held.elements > 0 && !authorName;
+          if (onlyControls && (role === "cell" || held.elements === 1)) {
+            this.descend(el, depth, ctx);
+            return;
+          }
+          if (held.texts === 1 && held.elements === 0 && !name) {
+            this.push(this.line(el, role, "", depth, ctx, { clickable, inline: held.text }));
+            return;
+          }
+        }
       }
-      walkChildren(el, depth, ctx);
+      this.push(this.line(el, role, name, depth, ctx, { clickable }));
+      if (el instanceof HTMLSelectElement || el instanceof HTMLTextAreaElement) return;
+      const suppress = NAME_FROM_CONTENT.has(role) && !!name;
+      const inControl = ctx.inControl || WIDGET_ROLES.has(role) || clickable;
+      const scope = name && CONTAINER_ROLES.has(role) && role !== "row" ? { role, name } : ctx.scope;
+      const rowText = role === "row" && !!name && name.length <= MAX_NAME;
+      const next = suppress || inControl !== ctx.inControl || scope !== ctx.scope || rowText !== !!ctx.rowText ? { ...ctx, text: suppress ? false : ctx.text, inControl, scope, rowText } : ctx;
+      this.descend(el, depth + 1, next);
     }
-    if (doc.body) walkChildren(doc.body, 0, { text: true, closed: false });
-    return { lines, refCount };
-  }
+    /** An outline line for an element. */
+    line(el, role, name, depth, ctx, { clickable, inline } = {}) {
+      const wantsRef = WIDGET_ROLES.has(role) || CONTAINER_ROLES.has(role) || clickable || role === "generic" || role === "list" && name;
+      let s = `- ${role}`;
+      if (name) s += " " + JSON.stringify(clip(name, MAX_NAME));
+      for (const state of statesOf(el, role, this.focused)) s += ` [${state}]`;
+      if (role === "generic" && el.isContentEditable) s += " [editable]";
+      if (clickable && role !== "generic") s += " [clickable]";
+      if (ctx.closed) s += " [closed-shadow]";
+      if (wantsRef) {
+        const ref = this.refs.refFor(el, this.descriptor(el, role, name, ctx));
+        this.refCount++;
+        s += ` [ref=${this.prefix}${ref}]`;
+      }
+      if (role === "link") {
+        const url = urlOf(el);
+        if (url) s += ` [url=${url}]`;
+      }
+      const options = optionsOf(el, el === this.rootEl);
+      if (options) {
+        const list = options.labels.map((l) => listItem(clip(this.safe(l), 60))).join(", ");
+        s += ` [options: ${list}${options.more ? `, \u2026 ${options.more} more` : ""}]`;
+      }
+      const value = valueOf(el, role);
+      if (value === MASK) s += ": " + MASK;
+      else if (value !== null && value !== "") s += ": " + scalar(clip(this.safe(collapse(value)), MAX_TEXT));
+      else if (inline) s += ": " + scalar(inline);
+      return { d: depth, s };
+    }
+    frameLine(el, depth, ctx) {
+      const name = this.safe(collapse(el.getAttribute("title") || el.getAttribute("name") || el.getAttribute("aria-label") || ""));
+      const line = this.line(el, "iframe", name, depth, ctx, {});
+      line.frameKey = this.frameKeyOf(el);
+      this.push(line);
+    }
+    text(data, depth, ctx) {
+      const t = collapse(data);
+      if (!t) return;
+      if (ctx.label && this.aria.name(ctx.label).includes(t) && !this.aria.prunes(ctx.label)) return;
+      this.push({ d: depth, s: "- text: " + scalar(clip(this.safe(t), MAX_TEXT)) });
+    }
+    /** Semantic descriptor of a ref (refs.js): never a field value. */
+    descriptor(el, role, name, ctx) {
+      return {
+        tag: el.localName,
+        role,
+        name: clip(name, MAX_NAME),
+        attrs: elementAttrs(el),
+        scope: ctx.scope,
+        sensitive: isSensitive(el),
+        closed: ctx.closed
+      };
+    }
+    /** `s` with sensitive field values masked (sensitive.js scrub). */
+    safe(s) {
+      return scrub(s, this.sensitive);
+    }
+    /**
+     * Does `el` act as a control without saying so? Signals an isolated-world content
+     * script can read: an inline on*click/mouse/pointer handler attribute, tabindex ≥ 0,
+     * draggable=true, contenteditable, `cursor: pointer` where the parent has none, and
+     * a <label> whose control is hidden. Not visible here: listeners added with
+     * addEventListener and handlers the page assigned to the `onclick` property (Chromium
+     * shows an isolated world only the handlers of its own world; the property check below
+     * catches what this world can see). Seeing them would mean patching the page's own
+     * world, which pages can detect; cursor:pointer is what frameworks' clickable elements
+     * nearly always set (docs/observation.md).
+     */
+    clickable(el, role) {
+      if (role && WIDGET_ROLES.has(role)) return false;
+      let hit = this.clickCache.get(el);
+      if (hit !== void 0) return hit;
+      hit = false;
+      if (el !== this.doc.body && el !== this.doc.documentElement) {
+        for (const attr of INLINE_HANDLERS) if (el.hasAttribute(attr)) {
+          hit = true;
+          break;
+        }
+        if (!hit && typeof el.onclick === "function") hit = true;
+        if (!hit) {
+          const tabindex = el.getAttribute("tabindex");
+          if (tabindex !== null && Number(tabindex) >= 0) hit = true;
+        }
+        if (!hit && el.getAttribute("draggable") === "true") hit = true;
+        if (!hit && el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) hit = true;
+        if (!hit && this.aria.style(el).cursor === "pointer") {
+          const parent = el.parentElement || (el.getRootNode() instanceof ShadowRoot ? el.getRootNode().host : null);
+          hit = !parent || this.aria.style(parent).cursor !== "pointer";
+        }
+        if (!hit && el.localName === "label" && el.control) hit = true;
+      }
+      this.clickCache.set(el, hit);
+      return hit;
+    }
+    /**
+     * What `el` holds once roleless wrappers are looked through: {texts, elements, el,
+     * text, bail}, counts capped at 2. `el`/`text` is the last one seen; `bail` is set for
+     * content that needs the general path (frames, labels, invisible parts).
+     */
+    contents(el) {
+      const res = { texts: 0, elements: 0, el: null, text: void 0, bail: false };
+      const look = (parent) => {
+        for (const child of this.childrenOf(parent)) {
+          if (res.bail || res.texts > 1 && res.elements > 1) return;
+          if (child.nodeType === Node.TEXT_NODE) {
+            const t = collapse(child.data);
+            if (t) {
+              res.texts = Math.min(res.texts + 1, 2);
+              res.text = clip(this.safe(t), MAX_TEXT);
+            }
+            continue;
+          }
+          if (child.nodeType !== Node.ELEMENT_NODE || SKIP_TAGS.has(child.localName) || this.aria.prunes(child)) continue;
+          const role = this.aria.role(child);
+          if (this.aria.invisible(child) || role === "iframe" || child.localName === "label") {
+            res.bail = true;
+            return;
+          }
+          if ((!role || FLATTEN_ROLES.has(role)) && !this.clickable(child, role)) {
+            look(child);
+            continue;
+          }
+          res.elements = Math.min(res.elements + 1, 2);
+          res.el = child;
+        }
+      };
+      look(el);
+      return res;
+    }
+    // -- read mode ------------------------------------------------------------------
+    visitRead(el, depth, ctx, invisible) {
+      const role = this.aria.role(el);
+      if (role === "iframe") {
+        if (invisible) return;
+        this.flushRead();
+        const name = this.safe(collapse(el.getAttribute("title") || el.getAttribute("name") || ""));
+        this.push({ d: 0, s: `[frame${name ? " " + JSON.stringify(name) : ""}]`, frameKey: this.frameKeyOf(el) });
+        return;
+      }
+      const display = this.aria.style(el).display;
+      const block = BLOCK_DISPLAY.test(display) || el.localName === "br";
+      if (block) this.flushRead();
+      if (el.localName === "br") return;
+      if (role === "heading" && !invisible) {
+        const level = Number(el.getAttribute("aria-level") || (/^h([1-6])$/.exec(el.localName) || [])[1] || 2);
+        this.readLine += "#".repeat(Math.min(level, 6)) + " ";
+      }
+      if ((el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) && !invisible) {
+        const type = el.type;
+        if (type !== "hidden" && type !== "checkbox" && type !== "radio" && el.value && !isSensitive(el)) {
+          this.appendRead(`[${collapse(el.value)}]`);
+        }
+      }
+      if (el instanceof HTMLSelectElement && !invisible) {
+        const chosen = Array.from(el.selectedOptions, (o) => collapse(o.label)).join(", ");
+        if (chosen) this.appendRead(`[${this.safe(chosen)}]`);
+      }
+      if (el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement) {
+        if (block) this.flushRead();
+        return;
+      }
+      this.descend(el, depth, ctx, block);
+    }
+    appendRead(text) {
+      if (this.readLine && !/[\s#]$/.test(this.readLine)) this.readLine += " ";
+      this.readLine += text;
+      if (this.readLine.length >= MAX_READ_LINE) this.flushRead();
+    }
+    flushRead() {
+      if (this.mode !== "read") return;
+      const line = this.readLine.trim();
+      this.readLine = "";
+      if (line && line !== "#" && !/^#+$/.test(line)) this.push({ d: 0, s: this.safe(line) });
+    }
+    /** Read mode: text is appended to the block; long text is split across lines/pages. */
+    readText(data) {
+      const t = collapse(data);
+      if (!t) return;
+      if (t.length <= MAX_READ_LINE) {
+        this.appendRead(t);
+        return;
+      }
+      this.flushRead();
+      this.textCursor = { text: this.safe(t), offset: 0 };
+      this.continueText();
+    }
+    continueText() {
+      const cur = this.textCursor;
+      while (cur.offset < cur.text.length && !this.stop) {
+        const piece = cur.text.slice(cur.offset, cur.offset + MAX_READ_LINE);
+        cur.offset += piece.length;
+        this.push({ d: 0, s: piece });
+      }
+      if (cur.offset >= cur.text.length) this.textCursor = null;
+      return !this.stop;
+    }
+  };
   function deepActiveElement(doc) {
     let el = doc.activeElement;
     while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
-    return el;
+    return el === doc.body ? null : el;
+  }
+
+  // src/page/snapshot.js
+  var MAX_WALKERS = 8;
+  var WALKER_TTL_MS = 10 * 60 * 1e3;
+  var PageObserver = class {
+    /**
+     * @param {Document} doc
+     * @param {object} opts
+     * @param {(el: Element) => ShadowRoot|null} opts.shadowRootOf
+     * @param {(frameEl: Element) => string} opts.frameKeyOf
+     * @param {RefRegistry} [opts.refs]
+     */
+    constructor(doc, { shadowRootOf: shadowRootOf2, frameKeyOf, refs: refs2 }) {
+      this.doc = doc;
+      this.shadowRootOf = shadowRootOf2;
+      this.frameKeyOf = frameKeyOf;
+      this.refs = refs2 || new RefRegistry();
+      this.walkers = /* @__PURE__ */ new Map();
+      this.nextWalker = 1;
+    }
+    /**
+     * Start a walk and return its first chunk.
+     * @param {object} p
+     * @param {'outline'|'read'} [p.mode]
+     * @param {string} [p.prefix]     ref prefix of this frame
+     * @param {number} [p.baseDepth]  indentation of this frame in the stitched text
+     * @param {string} [p.rootRef]    start at this ref's element (subtree snapshot)
+     * @param {number} p.maxChars     budget of this chunk, characters
+     * @param {number} [p.refFloor]   mint new refs from this number on (the background keeps
+     *                                ref numbers unique across the documents of a tab)
+     * @param {string} [p.url]        this document's URL (no fragment): when it changed since
+     *                                the last walk (history API), every ref is minted anew
+     * @returns {{walkerId: string|null, lines: Array, chars: number, done: boolean, pausedAt: string|null, refCount: number, resolvedBy?: string}}
+     * @throws PageError REF_NOT_FOUND | ELEMENT_TARGET_* when rootRef cannot be resolved
+     */
+    start({ mode = "outline", prefix = "", baseDepth = 0, rootRef = null, maxChars, refFloor = 1, url = null }) {
+      if (url !== null && this.url !== void 0 && url !== this.url && mode === "outline") this.refs.reset();
+      if (url !== null && mode === "outline") this.url = url;
+      this.refs.next = Math.max(this.refs.next, refFloor);
+      let root = null;
+      let resolvedBy;
+      if (rootRef) {
+        const res = this.resolve(rootRef);
+        root = res.el;
+        resolvedBy = res.resolvedBy;
+      }
+      if (mode === "outline") this.refs.observe();
+      const walker = new Walker(this.doc, {
+        mode,
+        prefix,
+        baseDepth,
+        root,
+        refs: this.refs,
+        shadowRootOf: this.shadowRootOf,
+        frameKeyOf: this.frameKeyOf
+      });
+      const id = `w${this.nextWalker++}`;
+      this.walkers.set(id, { walker, at: Date.now() });
+      this.prune();
+      const chunk = this.chunk(id, walker, maxChars);
+      if (resolvedBy) chunk.resolvedBy = resolvedBy;
+      return chunk;
+    }
+    /**
+     * Next chunk of a walk started by start().
+     * @throws PageError BAD_REQUEST when the walk is unknown or expired
+     */
+    continue(walkerId, maxChars) {
+      const entry = this.walkers.get(walkerId);
+      if (!entry) {
+        throw new PageError(
+          "BAD_REQUEST",
+          "This snapshot cursor expired (cursors live 10 minutes; a few per page). Take a new snapshot.",
+          { walkerId }
+        );
+      }
+      entry.at = Date.now();
+      return this.chunk(walkerId, entry.walker, maxChars);
+    }
+    chunk(id, walker, maxChars) {
+      const before = walker.refCount;
+      const res = walker.next(maxChars);
+      if (res.done) this.walkers.delete(id);
+      return {
+        walkerId: res.done ? null : id,
+        lines: res.lines,
+        chars: res.chars,
+        done: res.done,
+        pausedAt: res.frameKey,
+        refCount: walker.refCount - before,
+        nextRef: this.refs.next
+      };
+    }
+    prune() {
+      const now = Date.now();
+      for (const [id, entry] of this.walkers) if (now - entry.at > WALKER_TTL_MS) this.walkers.delete(id);
+      while (this.walkers.size > MAX_WALKERS) this.walkers.delete(this.walkers.keys().next().value);
+    }
+    /** The element behind `ref` (refs.js resolve(), with one rebind allowed). */
+    resolve(ref) {
+      return this.refs.resolve(ref, (desc) => this.equivalents(desc));
+    }
+    /** Visible elements of this document (shadow roots included) matching a descriptor. */
+    equivalents(desc) {
+      const aria = new AriaContext(this.doc.defaultView);
+      return aria.run(() => this.findEquivalents(desc, aria));
+    }
+    findEquivalents(desc, aria) {
+      const out = [];
+      const tag = /^[a-z][a-z0-9-]*$/.test(desc.tag) ? desc.tag : "*";
+      for (const el of deepQueryAll(this.doc, tag, this.shadowRootOf)) {
+        if (typeof el.checkVisibility === "function" && !el.checkVisibility()) continue;
+        if (el.closest('[aria-hidden="true"]')) continue;
+        const role = aria.role(el);
+        const implicit = desc.role === "generic" && (!role || FLATTEN_ROLES.has(role));
+        if (role !== desc.role && !implicit) continue;
+        const name = clip(implicit ? implicitName(el) : aria.name(el), MAX_NAME);
+        if (sameDescriptor(desc, describeElement(el, desc.role, name, aria))) out.push(el);
+      }
+      return out;
+    }
+  };
+  function describeElement(el, role, name, aria) {
+    const { scope, closed } = contextOf(el, aria);
+    return { tag: el.localName, role, name, attrs: elementAttrs(el), scope, sensitive: isSensitive(el), closed };
   }
 
   // src/page/synthetic.js
@@ -1221,37 +2277,104 @@
     return { done: true, action: action.kind };
   }
 
-  // src/content/main.js
+  // src/page/receipt.js
+  var RECEIPT_TTL_MS = 6e4;
+  var MAX_RECEIPTS = 64;
+  var Receipts = class {
+    constructor(win) {
+      this.armed = /* @__PURE__ */ new Map();
+      this.next = 1;
+      this.roots = /* @__PURE__ */ new WeakSet();
+      this.listen(win);
+    }
+    listen(target) {
+      for (const type of ["pointerdown", "mousedown", "pointerup", "mouseup", "click", "dblclick"]) {
+        target.addEventListener(type, (e) => this.observe(e), { capture: true });
+      }
+    }
+    /** Arm a receipt for `el`; returns its id. */
+    arm(el) {
+      for (let root = el.getRootNode(); root instanceof ShadowRoot; root = root.host.getRootNode()) {
+        if (root.mode === "closed" && !this.roots.has(root)) {
+          this.roots.add(root);
+          this.listen(root);
+        }
+      }
+      const now = Date.now();
+      for (const [id2, r] of this.armed) {
+        if (now - r.at > RECEIPT_TTL_MS || this.armed.size > MAX_RECEIPTS) this.armed.delete(id2);
+      }
+      const id = `r${this.next++}`;
+      this.armed.set(id, { target: new WeakRef(el), seen: /* @__PURE__ */ new Set(), at: now });
+      return id;
+    }
+    observe(event) {
+      if (!event.isTrusted || !this.armed.size) return;
+      const path = event.composedPath();
+      for (const r of this.armed.values()) {
+        const target = r.target.deref();
+        if (target && path.includes(target)) r.seen.add(event.type);
+      }
+    }
+    /** {delivered, events}: whether a trusted click (pointerdown + click) reached the target. */
+    read(id) {
+      const r = this.armed.get(id);
+      if (!r) throw new PageError("BAD_REQUEST", `Receipt ${id} is unknown or expired.`);
+      this.armed.delete(id);
+      const events = Array.from(r.seen).sort();
+      return { delivered: r.seen.has("click") && (r.seen.has("pointerdown") || r.seen.has("mousedown")), events };
+    }
+  };
+  function coordinatesFor(el) {
+    const rect = el.getBoundingClientRect();
+    if (!el.isConnected || rect.width === 0 || rect.height === 0) {
+      throw new PageError("ELEMENT_TARGET_DETACHED", "The element has no box (hidden or detached).");
+    }
+    const x = rect.left + rect.width / 2;
+    const y = rect.top + rect.height / 2;
+    const root = el.getRootNode();
+    const hit = typeof root.elementFromPoint === "function" ? root.elementFromPoint(x, y) : null;
+    if (!hit || !(hit === el || el.contains(hit))) {
+      throw new PageError(
+        "ELEMENT_OBSCURED",
+        `Another element (<${hit ? hit.localName : "nothing"}>) is topmost at the target's centre; no coordinate click was sent.`,
+        { coveredBy: hit ? hit.localName : null }
+      );
+    }
+    const origin = el.ownerDocument.documentElement.getBoundingClientRect();
+    return { x: x - origin.left, y: y - origin.top };
+  }
+
+  // src/shim/browser.js
   var api = globalThis.browser ?? globalThis.chrome;
-  var TOKEN_ATTRIBUTE = "data-mcjug";
-  var TOKEN_WAIT_MS = 1e3;
-  var refs = new RefRegistry();
-  var frameKeys = new FrameKeys();
-  frameKeys.listen(window);
-  var docId = (() => {
-    const a = new Uint32Array(2);
-    crypto.getRandomValues(a);
-    return a[0].toString(36) + a[1].toString(36);
-  })();
-  function shadowRootOf(el) {
+  var engine = typeof api?.runtime?.getBrowserInfo === "function" ? "gecko" : "chromium";
+  function openOrClosedShadowRoot(el) {
     if (el.shadowRoot) return el.shadowRoot;
     try {
-      if (api.dom && typeof api.dom.openOrClosedShadowRoot === "function") {
+      if (api?.dom && typeof api.dom.openOrClosedShadowRoot === "function") {
         return api.dom.openOrClosedShadowRoot(el) || null;
       }
-      if (typeof el.openOrClosedShadowRoot === "function") return el.openOrClosedShadowRoot() || null;
+      if ("openOrClosedShadowRoot" in el) return el.openOrClosedShadowRoot || null;
     } catch {
     }
     return null;
   }
+
+  // src/content/main.js
+  var TOKEN_ATTRIBUTE = "data-mcjug";
+  var TOKEN_WAIT_MS = 1e3;
+  var frameKeys = new FrameKeys();
+  frameKeys.listen(window);
+  var receipts = new Receipts(window);
+  var shadowRootOf = openOrClosedShadowRoot;
+  var identity = new DocumentIdentity(window);
+  var observer = new PageObserver(document, { shadowRootOf, frameKeyOf: (el) => frameKeys.keyOf(el) });
+  var refs = observer.refs;
   function checkDocument(expected) {
-    if (expected && expected !== docId) {
-      throw new PageError(
-        "BROWSER_DOCUMENT_CHANGED",
-        "This ref belongs to an earlier document of this frame (it navigated or reloaded). Take a new snapshot.",
-        {}
-      );
-    }
+    identity.check(expected);
+  }
+  function resolveRef(ref) {
+    return observer.resolve(ref);
   }
   async function frameToken() {
     const deadline = performance.now() + TOKEN_WAIT_MS;
@@ -1272,37 +2395,76 @@
     announceFrames() {
       return { count: frameKeys.announce(document, shadowRootOf) };
     },
-    snapshot({ prefix }) {
-      const { lines, refCount } = snapshotDocument(document, {
-        prefix: prefix || "",
-        refs,
-        shadowRootOf,
-        frameKeyOf: (el) => frameKeys.keyOf(el)
-      });
+    /** Who this frame is: its identity, the key its parent announced, URL and title. */
+    identify() {
       return {
-        docId,
+        docId: identity.current(),
         frameKey: frameKeys.mine,
         isTop: window === window.top,
         url: location.href,
         title: document.title,
-        lines,
-        refCount
+        navigating: identity.navigating()
       };
     },
-    async locate({ ref, docId: expected }) {
+    /** Start a walk (outline or read, optionally at a ref) and return its first chunk. */
+    snapshot({ prefix, mode, maxChars, baseDepth, rootRef, refFloor, docId: expected }) {
+      if (rootRef) checkDocument(expected);
+      const chunk = observer.start({
+        mode,
+        prefix: prefix || "",
+        baseDepth: baseDepth || 0,
+        rootRef,
+        maxChars: maxChars || 5e4,
+        refFloor: refFloor || 1,
+        url: identity.current().url
+      });
+      return { ...chunk, docId: identity.current() };
+    },
+    /** Next chunk of a walk. */
+    snapshotContinue({ walkerId, maxChars, docId: expected }) {
+      checkDocument(expected);
+      return observer.continue(walkerId, maxChars || 5e4);
+    },
+    /** The browser reported that a navigation of this frame did not happen. */
+    navigationSettled() {
+      identity.settle();
+      return {};
+    },
+    async locate({ ref, docId: expected, receipt, allowCoordinates }) {
       checkDocument(expected);
       if (!ref) return { frameToken: await frameToken(), css: null };
-      const el = refs.resolve(ref);
-      const css = locatorFor(el, refs.describe(ref) || {});
-      return { frameToken: await frameToken(), css };
+      const { el, resolvedBy, rebound } = resolveRef(ref);
+      let css;
+      let point;
+      try {
+        css = locatorFor(el, refs.describe(ref) || {});
+      } catch (err) {
+        if (!(allowCoordinates && err.code === "CLOSED_SHADOW_ROOT")) throw err;
+        css = "css:light=html";
+        point = coordinatesFor(el);
+      }
+      const out = { frameToken: await frameToken(), css, resolvedBy, rebound };
+      if (point) out.point = point;
+      if (receipt) out.receiptId = receipts.arm(el);
+      return out;
     },
-    act({ ref, docId: expected, action }) {
+    receipt({ receiptId }) {
+      return receipts.read(receiptId);
+    },
+    async act({ ref, docId: expected, action }) {
       checkDocument(expected);
-      const el = ref ? refs.resolve(ref) : null;
+      const resolved = ref ? resolveRef(ref) : null;
+      const el = resolved ? resolved.el : null;
       if (!el && action.kind !== "press") {
         throw new PageError("BAD_REQUEST", `A ${action.kind} needs a ref.`);
       }
-      return actSynthetic(el, action);
+      const before = identity.current().url;
+      const result = await actSynthetic(el, action);
+      const observation = {
+        postActionDocumentChanged: identity.navigating() || identity.current().url !== before
+      };
+      if (resolved) Object.assign(observation, { resolvedBy: resolved.resolvedBy, rebound: resolved.rebound });
+      return { ...result, ...observation };
     },
     hasText({ text }) {
       return { found: !!(document.body && document.body.innerText.includes(text)) };

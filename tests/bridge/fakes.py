@@ -26,6 +26,7 @@ from bridge.protocol.models import (
     MESSAGE_ADAPTER,
     PROTOCOL_VERSION,
     DriverActResult,
+    Event,
     Hello,
     JugglerTarget,
     Request,
@@ -159,6 +160,11 @@ class FakePeer:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+    async def send_event(self, event: str, params: dict[str, Any]) -> None:
+        """Send a one-way event (e.g. the driver's ``dialog.opened``) to the bridge."""
+        assert self._ws is not None, "not connected"
+        await self._ws.send(Event(event=event, params=params).model_dump_json())
 
     # -- observing --------------------------------------------------------------------
 

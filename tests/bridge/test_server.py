@@ -190,14 +190,16 @@ async def test_rule2_seeded_device_requires_trusted_input_without_ever_seeing_a_
 async def test_rule3_input_with_driver_online_resolves_on_extension_and_acts_on_driver(
     server: BridgeServer, client: BridgeClient, peer: Callable[..., Awaitable[Any]]
 ) -> None:
-    """Rule 3: page.act → extension gets exactly page.jugglerTarget(ref) → driver gets
-    exactly driver.act{frameToken, css, action} → the result says inputPath "trusted"."""
+    """Rule 3: page.act → extension gets exactly page.jugglerTarget(ref) (a click also
+    arms a delivery receipt) → driver gets exactly driver.act{frameToken, css, action} →
+    the result says inputPath "trusted"."""
     ext = await peer(FakeExtension(server.url, TOKEN, D))
     drv = await peer(FakeDriver(server.url, TOKEN, D))
 
     result = await call(client, "page.act", {"tabId": 1, "ref": "e7", "action": CLICK})
 
-    assert ext.requests == [Received("page.jugglerTarget", {"tabId": 1, "ref": "e7"})]
+    assert ext.requests == [
+        Received("page.jugglerTarget", {"tabId": 1, "ref": "e7", "receipt": True})]
     assert drv.methods() == ["driver.act"]
     sent = drv.requests[0].params
     act = DriverActParams.model_validate(sent)  # what the real driver's model accepts

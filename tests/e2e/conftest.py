@@ -1,9 +1,15 @@
 """Fixtures for end-to-end tests: local pages on two loopback origins and a real stack
-(bridge + supervisor + headless Chromium with the extension) in this event loop."""
+(bridge + supervisor + headless browser with the extension) in this event loop.
+
+``stack`` runs every test once per browser of :data:`E2E_BROWSERS`: Chromium; Firefox ESR
+over WebDriver BiDi (marked ``firefox``); Camoufox (marked ``camoufox``), skipped with the
+reason when its binary is not installed. The ``browser`` fixture names the current one.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 import secrets
 import threading
@@ -22,6 +28,11 @@ from supervisor.runner import Supervisor
 
 PAGES = Path(__file__).parent / "pages"
 READY_TIMEOUT_S = 30
+E2E_BROWSERS = (
+    pytest.param("chromium", id="chromium"),
+    pytest.param("firefox", id="firefox", marks=pytest.mark.firefox),
+    pytest.param("camoufox", id="camoufox", marks=pytest.mark.camoufox),
+)
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
@@ -62,6 +73,7 @@ class Stack:
     supervisor: Supervisor
     client: BridgeClient
     device: str
+    browser: str = "chromium"
 
     @property
     def page(self):  # the Playwright page the extension acts on: what the page saw
@@ -82,19 +94,40 @@ async def wait_until(predicate, timeout_s: float = READY_TIMEOUT_S) -> None:
     await asyncio.wait_for(loop(), timeout_s)
 
 
+@pytest.fixture(params=E2E_BROWSERS)
+def browser(request: pytest.FixtureRequest) -> str:
+    """The browser of this run of the test: "chromium", "firefox" or "camoufox"."""
+    if request.param == "camoufox" and (missing := camoufox_missing()):
+        pytest.skip(missing)
+    return request.param
+
+
+@functools.cache
+def camoufox_missing() -> str | None:
+    """Why Camoufox cannot run here (binary not installed), or None when it can."""
+    from bridge.protocol.errors import DeviceNotConnected
+    from supervisor.launcher import find_camoufox
+
+    try:
+        find_camoufox()
+    except DeviceNotConnected as err:
+        return f"Camoufox binary absent: {err.message}"
+    return None
+
+
 @pytest.fixture
-async def stack() -> AsyncIterator[Stack]:
+async def stack(browser: str) -> AsyncIterator[Stack]:
     token = secrets.token_hex(16)
-    device = "chromium-e2e"
+    device = f"{browser}-e2e"
     server = BridgeServer(token, port=0, policy=RoutingPolicy())
     await server.start()
-    sup = Supervisor(server.url, token, device)
+    sup = Supervisor(server.url, token, device, browser=browser)
     try:
         await sup.start()
         await wait_until(lambda: device in server.policy.extensions and device in server.policy.drivers)
         client = await BridgeClient.connect(server.url, token)
         try:
-            yield Stack(server, sup, client, device)
+            yield Stack(server, sup, client, device, browser)
         finally:
             await client.close()
     finally:

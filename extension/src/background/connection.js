@@ -1,16 +1,25 @@
 // The background's WebSocket to the bridge: hello, request dispatch, reconnect with
 // backoff (0.25 s doubling to 5 s), and a keep-alive extension API call every 20 s so
-// an MV3 background is not suspended while idle (Chromium: 30 s idle timer; Firefox
-// likewise, DESIGN §9).
+// an MV3 background is not suspended while idle (DESIGN §9). Chromium: a service worker
+// with a 30 s idle timer that extension API calls reset. Firefox: an event page that
+// `extensions.background.idle.timeout` (30 s) suspends; every API call the parent process
+// serves resets it ("parentapicall" in ext-backgroundPage.js), and
+// runtime.getPlatformInfo is served by the parent. An open WebSocket alone keeps
+// neither alive. Evidence: docs/browsers.md.
 
-export const PROTOCOL_VERSION = 1;
+import { browserLabel, extensionCapabilities } from '../shim/browser.js';
+
+import { ERROR_CODES, PROTOCOL_VERSION } from '../generated/protocol.js';
+
+export { PROTOCOL_VERSION };
 const BACKOFF_MIN_MS = 250;
 const BACKOFF_MAX_MS = 5000;
 const KEEPALIVE_MS = 20000;
 
 export class BridgeConnection {
   /**
-   * @param {{bridgeUrl: string, token: string, device: string}} config
+   * @param {{bridgeUrl: string, token: string, device: string, keepAliveMs?: number}} config
+   *   keepAliveMs: interval of the keep-alive API call in ms (default 20000; tests shorten it)
    * @param {Record<string, (params: object) => Promise<object>>} handlers  method → handler
    * @param {object} api  chrome or browser namespace (for the keep-alive call)
    */
@@ -23,13 +32,14 @@ export class BridgeConnection {
     this.welcomed = false;
   }
 
-  start() {
+  async start() {
+    this.browser = await browserLabel();
     this.connect();
     setInterval(() => {
       // Any extension API call resets the idle timer of an MV3 background.
-      try { this.api.runtime.getPlatformInfo(); } catch { /* ignore */ }
+      try { this.api.runtime.getPlatformInfo().catch(() => {}); } catch { /* ignore */ }
       if (!this.ws || this.ws.readyState === WebSocket.CLOSED) this.connect();
-    }, KEEPALIVE_MS);
+    }, this.config.keepAliveMs || KEEPALIVE_MS);
   }
 
   connect() {
@@ -45,8 +55,8 @@ export class BridgeConnection {
       ws.send(JSON.stringify({
         type: 'hello', role: 'extension', device: this.config.device,
         protocolVersion: PROTOCOL_VERSION, token: this.config.token,
-        browser: navigator.userAgent.slice(0, 64),
-        capabilities: { closedShadowVisible: true, syntheticInput: true },
+        browser: this.browser || navigator.userAgent.slice(0, 64),
+        capabilities: extensionCapabilities(),
       }));
     };
     ws.onmessage = (event) => this.onMessage(event.data);
@@ -88,7 +98,8 @@ export class BridgeConnection {
       const result = await handler(msg.params || {});
       this.send({ type: 'response', id: msg.id, ok: true, result });
     } catch (err) {
-      const error = err && err.code
+      // Only wire codes the protocol defines (generated from bridge/protocol) go out.
+      const error = err && ERROR_CODES.has(err.code)
         ? { code: err.code, message: err.message, details: err.details || {} }
         : { code: 'INTERNAL_ERROR', message: `Extension failure: ${err && err.message ? err.message : err}`, details: {} };
       this.send({ type: 'response', id: msg.id, ok: false, error });

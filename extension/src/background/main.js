@@ -3,10 +3,11 @@
 // methods named here are callable (allow-list).
 
 import { BridgeConnection } from './connection.js';
+import { closeStartupTabs } from './startup.js';
 import { snapshotTab } from './snapshot.js';
 import { ExtError, Tabs } from './tabs.js';
 
-const api = globalThis.browser ?? globalThis.chrome;
+import { api } from '../shim/browser.js';
 const tabs = new Tabs(api);
 
 function waitForLoad(tabId, timeoutMs) {
@@ -50,20 +51,67 @@ const handlers = {
     return { tabId: id, url: tab.url || url, title: tab.title || '' };
   },
 
-  async 'page.snapshot'({ tabId }) {
-    const id = await tabs.resolveTab(tabId);
-    return snapshotTab(api, tabs, id);
+  async 'tabs.new'({ url }) {
+    const tab = await api.tabs.create({ url: url || 'about:blank', active: true });
+    if (url) await waitForLoad(tab.id, 30000).catch(() => null);
+    const now = await api.tabs.get(tab.id);
+    return { tabId: tab.id, url: now.url || now.pendingUrl || url || '', title: now.title || '' };
   },
 
-  async 'page.jugglerTarget'({ tabId, ref }) {
+  async 'tabs.select'({ tabId }) {
+    const id = await tabs.resolveTab(tabId);
+    const tab = await api.tabs.update(id, { active: true });
+    if (tab.windowId !== undefined) await api.windows.update(tab.windowId, { focused: true }).catch(() => null);
+    return { tabId: id, url: tab.url || '', title: tab.title || '' };
+  },
+
+  async 'tabs.close'({ tabId }) {
+    const id = await tabs.resolveTab(tabId);
+    await api.tabs.remove(id);
+    return { tabId: id, closed: true };
+  },
+
+  // back / forward / reload; waits for the load of the new document, or reports
+  // transitionPending when the history had nowhere to go within the time.
+  async 'page.history'({ tabId, direction, timeoutMs = 30000 }) {
+    const id = await tabs.resolveTab(tabId);
+    const loaded = waitForLoad(id, timeoutMs);
+    if (direction === 'reload') await api.tabs.reload(id);
+    else if (direction === 'back') await api.tabs.goBack(id);
+    else await api.tabs.goForward(id);
+    try {
+      await loaded;
+    } catch (err) {
+      if (err.code === 'TIMEOUT') return { tabId: id, transitionPending: true };
+      throw err;
+    }
+    const tab = await api.tabs.get(id);
+    return { tabId: id, url: tab.url || '', title: tab.title || '', transitionPending: false };
+  },
+
+  // params: {tabId, mode, maxChars, ref, cursor, session} (background/snapshot.js).
+  async 'page.snapshot'(params) {
+    const { tabId, cursor } = params;
+    const id = cursor && (tabId === undefined || tabId === null) ? null : await tabs.resolveTab(tabId);
+    return snapshotTab(api, tabs, id, params);
+  },
+
+  async 'page.jugglerTarget'({ tabId, ref, receipt = false, allowCoordinates = false }) {
     const id = await tabs.resolveTab(tabId);
     if (!ref) {
       const res = await tabs.toFrame(id, 0, { op: 'locate', ref: null });
       return { ...res, tabId: id };
     }
     const { frameId, local, docId } = tabs.parseRef(id, ref);
-    const res = await tabs.toFrame(id, frameId, { op: 'locate', ref: local, docId });
+    const res = await tabs.toFrame(id, frameId, { op: 'locate', ref: local, docId, receipt, allowCoordinates });
     return { ...res, tabId: id };
+  },
+
+  // Delivery receipt of a trusted click: did trusted pointer events reach the target?
+  async 'page.receipt'({ tabId, ref, receiptId }) {
+    const id = await tabs.resolveTab(tabId);
+    const { frameId } = tabs.parseRef(id, ref);
+    return tabs.toFrame(id, frameId, { op: 'receipt', receiptId });
   },
 
   // Synthetic path: only for devices that never asked for trusted input (the bridge
@@ -98,6 +146,9 @@ const handlers = {
 async function main() {
   const response = await fetch(api.runtime.getURL('config.json'));
   const config = await response.json();
+  if (config.startupMarker) { // issue 6: Firefox's undriven start-up window
+    await closeStartupTabs(api, config.startupMarker, 10000).catch(() => 0);
+  }
   new BridgeConnection(config, handlers, api).start();
 }
 

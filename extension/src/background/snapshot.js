@@ -1,15 +1,40 @@
-// Whole-tab snapshot: ask every frame for its lines, stitch child frames under their
-// <iframe> line (matched by frame key, see ../page/frames.js) and render YAML-like text.
+// Whole-tab snapshots (DESIGN §5): every frame's content script walks its own document;
+// this module stitches child frames under their <iframe> line (matched by frame key, see
+// ../page/frames.js), keeps the output within a character budget and hands out a cursor
+// for the rest. Modes:
+//   snapshot  the outline with refs (default); with `ref`, the subtree of that element
+//   read      the visible text of the page (or subtree), same budget and cursor
+//   diff      the outline compared with this tab's previous complete snapshot in the same
+//             session (diff.js); the new snapshot becomes the baseline
+// A snapshot that was cut by the budget does not become the diff baseline unless the
+// agent follows its cursor to the end.
+
+import { diffOutline } from './diff.js';
+import { ExtError } from './tabs.js';
 
 const RETRY_MS = 60;
+const CURSOR_TTL_MS = 10 * 60 * 1000;
+const MAX_CURSORS = 16;
+const DIFF_MAX_CHARS = 5_000_000;
+const DEFAULT_MAX_CHARS = 50_000;
+const NO_FRAME = '(frame content not available)';
 
-async function collect(tabs, tabId, frames) {
+/** cursor id → {state, at} */
+const cursors = new Map();
+/** `${tabId}/${session}` → lines of the last complete outline snapshot */
+const baselines = new Map();
+
+function randomId() {
+  const a = new Uint32Array(2);
+  crypto.getRandomValues(a);
+  return 'c' + a[0].toString(36) + a[1].toString(36);
+}
+
+async function identifyAll(tabs, tabId, frames) {
   return Promise.all(frames.map(async (f) => {
-    const ordinal = tabs.ordinalOf(tabId, f.frameId);
-    const prefix = ordinal === 0 ? '' : `f${ordinal}`;
     try {
-      const res = await tabs.toFrame(tabId, f.frameId, { op: 'snapshot', prefix });
-      return { ...res, frameId: f.frameId, parentFrameId: f.parentFrameId, ordinal };
+      const res = await tabs.toFrame(tabId, f.frameId, { op: 'identify' });
+      return { ...res, frameId: f.frameId, parentFrameId: f.parentFrameId, ordinal: tabs.ordinalOf(tabId, f.frameId) };
     } catch {
       return null; // a frame without our content script (e.g. about:blank not yet loaded)
     }
@@ -17,50 +42,206 @@ async function collect(tabs, tabId, frames) {
 }
 
 /**
- * @returns {Promise<{snapshot: string, url: string, title: string, tabId: number, frames: number, refs: number}>}
+ * Take a snapshot of tab `tabId`, or the next page of one (params.cursor).
+ * @param {object} api  chrome / browser namespace
+ * @param {import('./tabs.js').Tabs} tabs
+ * @param {number|null} tabId  null only with a cursor: the cursor's own tab
+ * @param {{mode?: 'snapshot'|'read'|'diff', maxChars?: number, ref?: string, cursor?: string, session?: string}} params
+ * @returns {Promise<{snapshot: string, url: string, title: string, tabId: number, mode: string,
+ *   frames: number, refs: number, chars: number, truncated: boolean, cursor: string|null,
+ *   diff?: {baseline: boolean, added: number, removed: number}}>}
+ * @throws ExtError BAD_REQUEST (unknown cursor, bad combination), REF_NOT_FOUND,
+ *   BROWSER_DOCUMENT_CHANGED (the page navigated since the cursor or ref was given)
  */
-export async function snapshotTab(api, tabs, tabId) {
-  const frames = await api.webNavigation.getAllFrames({ tabId });
-  if (!frames || !frames.length) {
-    return { snapshot: '', url: '', title: '', tabId, frames: 0, refs: 0 };
+export async function snapshotTab(api, tabs, tabId, params = {}) {
+  const maxChars = params.maxChars || DEFAULT_MAX_CHARS;
+  pruneCursors();
+  if (params.cursor) return continueCursor(tabs, tabId, params.cursor, maxChars);
+  const mode = params.mode || 'snapshot';
+  if (mode === 'diff' && params.ref) throw new ExtError('BAD_REQUEST', 'A diff covers the whole tab; leave out ref.');
+  const state = await begin(api, tabs, tabId, mode === 'read' ? 'read' : 'outline', params.ref || null);
+  state.mode = mode;
+  state.session = params.session || 'default';
+  state.keep = mode !== 'read' && !params.ref; // a complete whole-tab outline becomes the baseline
+  if (!state.top) {
+    return { snapshot: '', url: '', title: '', tabId, mode, frames: 0, refs: 0, chars: 0, truncated: false, cursor: null };
   }
+  if (mode === 'diff') {
+    const page = await render(tabs, state, DIFF_MAX_CHARS);
+    if (state.stack.length) {
+      throw new ExtError('BAD_REQUEST',
+        `The page is too large to diff (over ${DIFF_MAX_CHARS} characters). Take a snapshot with a cursor instead.`,
+        { maxChars: DIFF_MAX_CHARS });
+    }
+    state.acc = page.lines;
+    const key = `${tabId}/${state.session}`;
+    const previous = baselines.get(key);
+    baselines.set(key, state.acc);
+    const { lines, added, removed } = diffOutline(previous || null, state.acc);
+    const textState = { kind: 'text', tabId, lines, i: 0, info: state, diff: { baseline: !!previous, added, removed } };
+    return pageOfText(textState, maxChars, page.refs);
+  }
+  return finishPage(state, await render(tabs, state, maxChars), maxChars);
+}
+
+async function begin(api, tabs, tabId, walkMode, ref) {
+  const frames = (await api.webNavigation.getAllFrames({ tabId })) || [];
+  tabs.navigations.learn(tabId, frames);
   await Promise.all(frames.map((f) => tabs.toFrame(tabId, f.frameId, { op: 'announceFrames' }).catch(() => null)));
-  let results = (await collect(tabs, tabId, frames)).filter(Boolean);
+  let infos = (await identifyAll(tabs, tabId, frames)).filter(Boolean);
   // A child that has not yet received its key (postMessage is asynchronous): ask once more.
-  if (results.some((r) => !r.isTop && !r.frameKey)) {
+  if (infos.some((r) => !r.isTop && !r.frameKey)) {
     await new Promise((r) => setTimeout(r, RETRY_MS));
-    results = (await collect(tabs, tabId, frames)).filter(Boolean);
+    infos = (await identifyAll(tabs, tabId, frames)).filter(Boolean);
   }
-  const st = tabs.tabState(tabId);
   const byKey = new Map();
+  const byFrame = new Map();
   let top = null;
-  for (const r of results) {
-    st.docs.set(r.ordinal, r.docId);
+  for (const r of infos) {
+    byFrame.set(r.frameId, r);
     if (r.frameId === 0) top = r;
     else if (r.frameKey) byKey.set(r.frameKey, r);
   }
-  const out = [];
-  let refs = 0;
-  const placed = new Set();
-  const render = (res, base) => {
-    placed.add(res.frameId);
-    refs += res.refCount;
-    for (const line of res.lines) {
-      out.push('  '.repeat(base + line.d) + line.s);
-      if (line.frameKey) {
-        const child = byKey.get(line.frameKey);
-        if (child && !placed.has(child.frameId)) render(child, base + line.d + 1);
-        else out.push('  '.repeat(base + line.d + 1) + '- text: "(frame content not available)"');
-      }
+  const start = { frameId: 0, walkerId: null, started: false, baseDepth: 0, rootRef: null, docId: null };
+  if (ref) {
+    const parsed = tabs.parseRef(tabId, ref);
+    Object.assign(start, { frameId: parsed.frameId, rootRef: parsed.local, docId: parsed.docId });
+    if (!byFrame.has(parsed.frameId)) {
+      throw new ExtError('BROWSER_DOCUMENT_CHANGED', `The frame of ref ${ref} is gone. Take a new snapshot.`, { ref });
     }
-  };
-  if (top) render(top, 0);
+  }
   return {
-    snapshot: out.join('\n'),
-    url: top ? top.url : '',
-    title: top ? top.title : '',
-    tabId,
-    frames: placed.size,
-    refs,
+    tabId, walkMode, byKey, byFrame, top, stack: top ? [start] : [], placed: new Set([start.frameId]),
+    acc: [], pages: 0,
   };
+}
+
+/** Produce up to `budget` characters of stitched lines, advancing `state`. */
+async function render(tabs, state, budget) {
+  const out = [];
+  let chars = 0;
+  let refs = 0;
+  const { tabId } = state;
+  const indent = (d) => (state.walkMode === 'read' ? '' : '  '.repeat(d));
+  while (state.stack.length) {
+    const remaining = budget - chars;
+    if (remaining <= 0 && out.length) break;
+    const top = state.stack[state.stack.length - 1];
+    const info = state.byFrame.get(top.frameId);
+    const prefix = info.ordinal === 0 ? '' : `f${info.ordinal}`;
+    let res;
+    const floor = tabs.tabState(tabId).refFloor;
+    try {
+      if (!top.started) {
+        top.started = true;
+        res = await tabs.toFrame(tabId, top.frameId, {
+          op: 'snapshot', prefix, mode: state.walkMode, maxChars: remaining, baseDepth: top.baseDepth,
+          rootRef: top.rootRef, docId: top.docId, refFloor: floor,
+        });
+      } else {
+        res = await tabs.toFrame(tabId, top.frameId, {
+          op: 'snapshotContinue', walkerId: top.walkerId, maxChars: remaining, docId: top.docId,
+        });
+      }
+    } catch (err) {
+      if (top.frameId === state.stack[0].frameId) throw err;
+      // A child frame that went away or has no content script: say so in its place.
+      state.stack.pop();
+      out.push(indent(top.baseDepth) + (state.walkMode === 'read' ? NO_FRAME : `- text: "${NO_FRAME}"`));
+      continue;
+    }
+    if (res.docId) top.docId = res.docId;
+    tabs.noteDocument(tabId, info.ordinal, top.docId, floor, res.nextRef || floor);
+    top.walkerId = res.walkerId;
+    refs += res.refCount || 0;
+    let lastDepth = 0;
+    for (const line of res.lines) {
+      const text = indent(top.baseDepth + line.d) + line.s;
+      out.push(text);
+      chars += text.length + 1;
+      lastDepth = line.d;
+    }
+    if (res.pausedAt) {
+      const child = state.byKey.get(res.pausedAt);
+      if (child && !state.placed.has(child.frameId)) {
+        state.placed.add(child.frameId);
+        state.stack.push({ frameId: child.frameId, walkerId: null, started: false, baseDepth: top.baseDepth + lastDepth + 1, rootRef: null, docId: null });
+      } else {
+        const text = indent(top.baseDepth + lastDepth + 1) + (state.walkMode === 'read' ? NO_FRAME : `- text: "${NO_FRAME}"`);
+        out.push(text);
+        chars += text.length + 1;
+      }
+      continue;
+    }
+    if (res.done) {
+      state.stack.pop();
+      continue;
+    }
+    break; // budget spent inside this frame
+  }
+  return { lines: out, chars, refs };
+}
+
+function finishPage(state, page, maxChars) {
+  state.pages++;
+  if (state.keep) state.acc.push(...page.lines);
+  const truncated = state.stack.length > 0;
+  let cursor = null;
+  const lines = page.lines;
+  if (truncated) {
+    cursor = randomId();
+    cursors.set(cursor, { state, at: Date.now() });
+    lines.push(`# truncated at ${maxChars} characters (page ${state.pages}); call page.snapshot with cursor "${cursor}" for the rest`);
+  } else if (state.keep) {
+    baselines.set(`${state.tabId}/${state.session}`, state.acc);
+  }
+  return {
+    snapshot: lines.join('\n'), url: state.top.url, title: state.top.title, tabId: state.tabId, mode: state.mode,
+    frames: state.placed.size, refs: page.refs, chars: page.chars, truncated, cursor,
+  };
+}
+
+/** A page of a precomputed text (a diff), cut at line boundaries. */
+function pageOfText(textState, maxChars, refs) {
+  const out = [];
+  let chars = 0;
+  while (textState.i < textState.lines.length) {
+    const line = textState.lines[textState.i];
+    if (out.length && chars + line.length + 1 > maxChars) break;
+    out.push(line);
+    chars += line.length + 1;
+    textState.i++;
+  }
+  const truncated = textState.i < textState.lines.length;
+  let cursor = null;
+  if (truncated) {
+    cursor = randomId();
+    cursors.set(cursor, { text: textState, at: Date.now() });
+    out.push(`# truncated at ${maxChars} characters; call page.snapshot with cursor "${cursor}" for the rest`);
+  }
+  const info = textState.info;
+  return {
+    snapshot: out.join('\n'), url: info.top.url, title: info.top.title, tabId: textState.tabId, mode: 'diff',
+    frames: info.placed.size, refs, chars, truncated, cursor, diff: textState.diff,
+  };
+}
+
+async function continueCursor(tabs, tabId, id, maxChars) {
+  const entry = cursors.get(id);
+  cursors.delete(id);
+  if (!entry) {
+    throw new ExtError('BAD_REQUEST',
+      `Cursor ${JSON.stringify(id).slice(0, 40)} is unknown or expired (cursors live 10 minutes and are used once). Take a new snapshot.`,
+      {});
+  }
+  const owner = entry.state ? entry.state.tabId : entry.text.tabId;
+  if (tabId !== null && owner !== tabId) throw new ExtError('BAD_REQUEST', 'This cursor belongs to another tab.', { tabId: owner });
+  if (entry.text) return pageOfText(entry.text, maxChars, 0);
+  return finishPage(entry.state, await render(tabs, entry.state, maxChars), maxChars);
+}
+
+function pruneCursors() {
+  const now = Date.now();
+  for (const [id, entry] of cursors) if (now - entry.at > CURSOR_TTL_MS) cursors.delete(id);
+  while (cursors.size > MAX_CURSORS) cursors.delete(cursors.keys().next().value);
 }

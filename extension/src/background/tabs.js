@@ -1,5 +1,10 @@
 // Tabs, frames and messaging to the content script of one frame.
 
+import { Navigations } from './navigation.js';
+
+/** Documents remembered per frame ordinal, to tell a stale ref from an unknown one. */
+const DOCS_PER_FRAME = 16;
+
 export class ExtError extends Error {
   constructor(code, message, details = {}) {
     super(message);
@@ -13,7 +18,12 @@ export class Tabs {
     this.api = api;
     /** tabId → {ordinals: Map<frameId, number>, frameIds: Map<number, number>, docs: Map<number, string>, next: number} */
     this.state = new Map();
-    api.tabs.onRemoved.addListener((tabId) => this.state.delete(tabId));
+    /** Navigations in flight (webNavigation); parseRef fences refs of navigating frames. */
+    this.navigations = new Navigations(api, (tabId, frameId, msg) => this.toFrame(tabId, frameId, msg));
+    /** tabId → ms since epoch when this background saw the tab open */
+    this.openedAt = new Map();
+    api.tabs.onRemoved.addListener((tabId) => { this.state.delete(tabId); this.openedAt.delete(tabId); });
+    api.tabs.onCreated.addListener((tab) => this.openedAt.set(tab.id, Date.now()));
   }
 
   /** The addressed tab id, or the active tab's. Throws BROWSER_TAB_CLOSED. */
@@ -35,13 +45,19 @@ export class Tabs {
 
   async list() {
     const tabs = await this.api.tabs.query({});
-    return tabs.map((t) => ({ tabId: t.id, url: t.url || '', title: t.title || '', active: !!t.active }));
+    return tabs.map((t) => ({
+      tabId: t.id, url: t.url || t.pendingUrl || '', title: t.title || '', active: !!t.active,
+      openerTabId: t.openerTabId ?? null, openedAt: this.openedAt.get(t.id) ?? null,
+    }));
   }
 
   tabState(tabId) {
     let st = this.state.get(tabId);
     if (!st) {
-      st = { ordinals: new Map([[0, 0]]), frameIds: new Map([[0, 0]]), docs: new Map(), next: 1 };
+      // docs: ordinal → [{identity: {token, timeOrigin, url}, lo, hi}] newest last; refFloor: the
+      // next ref number any new document of this tab starts from, so a ref number is never
+      // reused by a later document (a stale ref cannot name an element of the next page).
+      st = { ordinals: new Map([[0, 0]]), frameIds: new Map([[0, 0]]), docs: new Map(), next: 1, refFloor: 1 };
       this.state.set(tabId, st);
     }
     return st;
@@ -76,9 +92,32 @@ export class Tabs {
     return reply.result;
   }
 
-  /** Parse a ref ("e7" or "f2e7") into {frameId, local ref, expected docId}. Throws REF_NOT_FOUND. */
+  /**
+   * Record that the document `identity` of frame `ordinal` minted refs below `nextRef`
+   * (it was asked to start at `floor`).
+   */
+  noteDocument(tabId, ordinal, identity, floor, nextRef) {
+    const st = this.tabState(tabId);
+    let docs = st.docs.get(ordinal);
+    if (!docs) {
+      docs = [];
+      st.docs.set(ordinal, docs);
+    }
+    const last = docs[docs.length - 1];
+    if (last && sameIdentity(last.identity, identity)) {
+      last.hi = Math.max(last.hi, nextRef - 1);
+    } else {
+      docs.push({ identity, lo: floor, hi: Math.max(floor, nextRef) - 1 });
+      if (docs.length > DOCS_PER_FRAME) docs.shift();
+    }
+    st.refFloor = Math.max(st.refFloor, nextRef);
+  }
+
+  /** Parse a ref ("e7" or "f2e7") into {frameId, local ref, docId: identity of the document
+   *  that minted it}. Throws REF_NOT_FOUND, or BROWSER_DOCUMENT_CHANGED when that frame (or
+   *  an ancestor) is navigating or the ref came from a document no longer remembered. */
   parseRef(tabId, ref) {
-    const m = /^(?:f(\d+))?(e\d+)$/.exec(ref || '');
+    const m = /^(?:f(\d+))?e(\d+)$/.exec(ref || '');
     if (!m) throw new ExtError('REF_NOT_FOUND', `Ref ${ref} is not a ref from a snapshot.`, { ref });
     const ordinal = m[1] ? Number(m[1]) : 0;
     const st = this.tabState(tabId);
@@ -86,6 +125,24 @@ export class Tabs {
     if (frameId === undefined) {
       throw new ExtError('REF_NOT_FOUND', `Ref ${ref} names a frame this tab's snapshots never showed. Take a new snapshot.`, { ref });
     }
-    return { frameId, local: m[2], docId: st.docs.get(ordinal) };
+    this.navigations.check(tabId, frameId);
+    const n = Number(m[2]);
+    const docs = st.docs.get(ordinal) || [];
+    let docId = null;
+    for (let i = docs.length - 1; i >= 0; i--) {
+      if (docs[i].lo <= n && n <= docs[i].hi) { docId = docs[i].identity; break; }
+    }
+    if (!docId) {
+      if (docs.length && n < docs[0].lo) {
+        throw new ExtError('BROWSER_DOCUMENT_CHANGED',
+          `Ref ${ref} belongs to an earlier document of this frame. Take a new snapshot.`, { ref, reason: 'navigated' });
+      }
+      throw new ExtError('REF_NOT_FOUND', `Ref ${ref} was not given by a snapshot of this tab. Take a new snapshot.`, { ref });
+    }
+    return { frameId, local: `e${n}`, docId };
   }
+}
+
+function sameIdentity(a, b) {
+  return a.token === b.token && a.timeOrigin === b.timeOrigin && a.url === b.url;
 }

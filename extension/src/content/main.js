@@ -5,43 +5,36 @@
 import { PageError, toWireError } from '../page/errors.js';
 import { FrameKeys } from '../page/frames.js';
 import { locatorFor } from '../page/locator.js';
-import { RefRegistry } from '../page/refs.js';
-import { snapshotDocument } from '../page/snapshot.js';
+import { DocumentIdentity } from '../page/identity.js';
+import { PageObserver } from '../page/snapshot.js';
 import { actSynthetic } from '../page/synthetic.js';
+import { Receipts, coordinatesFor } from '../page/receipt.js';
 
-const api = globalThis.browser ?? globalThis.chrome;
+import { api, openOrClosedShadowRoot } from '../shim/browser.js';
 const TOKEN_ATTRIBUTE = 'data-mcjug';
 const TOKEN_WAIT_MS = 1000;
 
-const refs = new RefRegistry();
 const frameKeys = new FrameKeys();
 frameKeys.listen(window);
-const docId = (() => {
-  const a = new Uint32Array(2);
-  crypto.getRandomValues(a);
-  return a[0].toString(36) + a[1].toString(36);
-})();
+const receipts = new Receipts(window);
 
 /** Open or closed shadow root of `el` (the extension may see closed ones; DESIGN §4). */
-function shadowRootOf(el) {
-  if (el.shadowRoot) return el.shadowRoot;
-  try {
-    if (api.dom && typeof api.dom.openOrClosedShadowRoot === 'function') {
-      return api.dom.openOrClosedShadowRoot(el) || null;
-    }
-    if (typeof el.openOrClosedShadowRoot === 'function') return el.openOrClosedShadowRoot() || null;
-  } catch {
-    /* not a host */
-  }
-  return null;
+const shadowRootOf = openOrClosedShadowRoot;
+
+// Observation (issue 4): document identity, refs with one rebind, paged snapshots.
+const identity = new DocumentIdentity(window);
+const observer = new PageObserver(document, { shadowRootOf, frameKeyOf: (el) => frameKeys.keyOf(el) });
+const refs = observer.refs;
+
+/** BROWSER_DOCUMENT_CHANGED unless `expected` ({token, timeOrigin, url} recorded by a
+ *  snapshot) is this document and no navigation away from it is pending. */
+function checkDocument(expected) {
+  identity.check(expected);
 }
 
-function checkDocument(expected) {
-  if (expected && expected !== docId) {
-    throw new PageError('BROWSER_DOCUMENT_CHANGED',
-      'This ref belongs to an earlier document of this frame (it navigated or reloaded). Take a new snapshot.',
-      {});
-  }
+/** The element behind a local ref: {el, resolvedBy, rebound} (page/refs.js). */
+function resolveRef(ref) {
+  return observer.resolve(ref);
 }
 
 /** The frame token the supervisor stamped; waits up to 1 s for a fresh document. */
@@ -63,32 +56,68 @@ const handlers = {
   announceFrames() {
     return { count: frameKeys.announce(document, shadowRootOf) };
   },
-  snapshot({ prefix }) {
-    const { lines, refCount } = snapshotDocument(document, {
-      prefix: prefix || '',
-      refs,
-      shadowRootOf,
-      frameKeyOf: (el) => frameKeys.keyOf(el),
-    });
+  /** Who this frame is: its identity, the key its parent announced, URL and title. */
+  identify() {
     return {
-      docId, frameKey: frameKeys.mine, isTop: window === window.top,
-      url: location.href, title: document.title, lines, refCount,
+      docId: identity.current(), frameKey: frameKeys.mine, isTop: window === window.top,
+      url: location.href, title: document.title, navigating: identity.navigating(),
     };
   },
-  async locate({ ref, docId: expected }) {
+  /** Start a walk (outline or read, optionally at a ref) and return its first chunk. */
+  snapshot({ prefix, mode, maxChars, baseDepth, rootRef, refFloor, docId: expected }) {
+    if (rootRef) checkDocument(expected);
+    const chunk = observer.start({
+      mode, prefix: prefix || '', baseDepth: baseDepth || 0, rootRef, maxChars: maxChars || 50000,
+      refFloor: refFloor || 1, url: identity.current().url,
+    });
+    return { ...chunk, docId: identity.current() };
+  },
+  /** Next chunk of a walk. */
+  snapshotContinue({ walkerId, maxChars, docId: expected }) {
+    checkDocument(expected);
+    return observer.continue(walkerId, maxChars || 50000);
+  },
+  /** The browser reported that a navigation of this frame did not happen. */
+  navigationSettled() {
+    identity.settle();
+    return {};
+  },
+  async locate({ ref, docId: expected, receipt, allowCoordinates }) {
     checkDocument(expected);
     if (!ref) return { frameToken: await frameToken(), css: null };
-    const el = refs.resolve(ref);
-    const css = locatorFor(el, refs.describe(ref) || {});
-    return { frameToken: await frameToken(), css };
+    const { el, resolvedBy, rebound } = resolveRef(ref);
+    let css;
+    let point;
+    try {
+      css = locatorFor(el, refs.describe(ref) || {});
+    } catch (err) {
+      // Opt-in only: a closed shadow root is reached by coordinates, proven by hit test.
+      if (!(allowCoordinates && err.code === 'CLOSED_SHADOW_ROOT')) throw err;
+      css = 'css:light=html';
+      point = coordinatesFor(el);
+    }
+    const out = { frameToken: await frameToken(), css, resolvedBy, rebound };
+    if (point) out.point = point;
+    if (receipt) out.receiptId = receipts.arm(el);
+    return out;
   },
-  act({ ref, docId: expected, action }) {
+  receipt({ receiptId }) {
+    return receipts.read(receiptId);
+  },
+  async act({ ref, docId: expected, action }) {
     checkDocument(expected);
-    const el = ref ? refs.resolve(ref) : null;
+    const resolved = ref ? resolveRef(ref) : null;
+    const el = resolved ? resolved.el : null;
     if (!el && action.kind !== 'press') {
       throw new PageError('BAD_REQUEST', `A ${action.kind} needs a ref.`);
     }
-    return actSynthetic(el, action);
+    const before = identity.current().url;
+    const result = await actSynthetic(el, action);
+    const observation = {
+      postActionDocumentChanged: identity.navigating() || identity.current().url !== before,
+    };
+    if (resolved) Object.assign(observation, { resolvedBy: resolved.resolvedBy, rebound: resolved.rebound });
+    return { ...result, ...observation };
   },
   hasText({ text }) {
     return { found: !!(document.body && document.body.innerText.includes(text)) };

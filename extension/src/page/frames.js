@@ -3,6 +3,8 @@
 // window; the child's agent remembers the key it got from window.parent. Page script can
 // see these messages; a key only places a frame's lines in the outline, it grants nothing.
 
+import { mayHostShadow } from './dom.js';
+
 export const FRAME_KEY_FIELD = '__trustbridgeFrameKey';
 
 function randomKey() {
@@ -11,12 +13,15 @@ function randomKey() {
   return a[0].toString(36) + a[1].toString(36);
 }
 
-/** Every element matching `selector` in `root`, including inside shadow roots. */
+/** Every element matching `selector` in `root`, including inside shadow roots (open, and
+ *  closed ones `shadowRootOf` reveals). Only elements that can host a shadow root are
+ *  asked for one (https://dom.spec.whatwg.org/#dom-element-attachshadow). */
 export function deepQueryAll(root, selector, shadowRootOf) {
   const out = [];
   const visit = (node) => {
+    for (const el of node.querySelectorAll(selector)) out.push(el);
     for (const el of node.querySelectorAll('*')) {
-      if (el.matches(selector)) out.push(el);
+      if (!mayHostShadow(el)) continue;
       const sr = shadowRootOf(el);
       if (sr) visit(sr);
     }

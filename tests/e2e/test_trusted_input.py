@@ -1,7 +1,9 @@
-"""End to end in headless Chromium: snapshot refs, trusted clicks and typing, refusals.
+"""End to end in headless Chromium and Firefox ESR: snapshot refs, trusted clicks and
+typing, refusals.
 
-Each test checks what the page itself recorded (``event.isTrusted``, values), not only
-what the tool answered.
+Every test runs once per browser (the ``stack`` / ``browser`` fixtures, tests/e2e/conftest.py)
+and checks what the page itself recorded (``event.isTrusted``, values), not only what the
+tool answered.
 """
 
 from __future__ import annotations
@@ -183,7 +185,9 @@ async def test_hover_is_trusted(stack: Stack, origins: Origins) -> None:
     assert overs and overs[-1]["target"] == "main-btn" and overs[-1]["trusted"] is True
 
 
-async def test_device_without_driver_uses_labelled_synthetic_path(origins: Origins) -> None:
+async def test_device_without_driver_uses_labelled_synthetic_path(
+    origins: Origins, browser: str
+) -> None:
     """A device that never had a driver keeps the extension's synthetic path: the result
     says inputPath "synthetic" and the page sees isTrusted false (nothing pretends)."""
     import secrets
@@ -194,7 +198,8 @@ async def test_device_without_driver_uses_labelled_synthetic_path(origins: Origi
 
     token = secrets.token_hex(16)
     async with BridgeServer(token, port=0) as server:
-        async with Supervisor(server.url, token, "plain", trusted_input=False) as sup:
+        async with Supervisor(server.url, token, "plain", browser=browser,
+                              trusted_input=False) as sup:
             await wait_until(lambda: "plain" in server.policy.extensions)
             async with await BridgeClient.connect(server.url, token) as client:
                 await client.call("page.navigate", {"url": f"{origins.main}/index.html"})

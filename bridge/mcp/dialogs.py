@@ -1,0 +1,50 @@
+"""browser_handle_dialog: accept or dismiss the JavaScript dialog (alert, confirm, prompt,
+beforeunload) that blocks the page.
+
+Dialogs are never answered by themselves: an action that opens one returns at once with a
+``### Modal state`` section, and every other page tool fails with DIALOG_OPEN until this
+tool answers it. The answer goes through the input driver (``page.dialog``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..protocol import errors as E
+from ..protocol.models import DialogParams
+from .session import Session
+from .tool import Tool, derive, with_next_step
+
+DialogArgs = derive(
+    "DialogArgs", "How to answer the dialog.", take={DialogParams: ["accept", "promptText"]},
+    describe={"accept": "true: OK (or leave the page); false: Cancel (or stay).",
+              "promptText": "Text to enter in a prompt() before accepting."},
+)
+
+
+async def _handle_dialog(session: Session, args: Any) -> str:
+    tab = await session.tab()
+    try:
+        answered = await tab.handle_dialog(args.accept, args.promptText)
+    except E.BadRequest as err:  # the driver's answer when no dialog is open
+        raise with_next_step(err, "There is nothing to answer; call browser_snapshot to "
+                             "see the page and go on.") from err
+    verb = "Accepted" if args.accept else "Dismissed"
+    message = json.dumps(str(answered.get("message", ""))[:200], ensure_ascii=False)
+    line = f"{verb} the {answered.get('type', 'JavaScript')} dialog {message}"
+    if args.accept and args.promptText is not None:
+        line += f" with {len(args.promptText)} characters of prompt text"
+    return await session.after_action(line, tab)
+
+
+TOOLS = [
+    Tool(
+        name="browser_handle_dialog",
+        title="Handle a dialog",
+        description="Answer the JavaScript dialog (alert, confirm, prompt) that blocks the "
+        "page. Returns the snapshot after.",
+        args=DialogArgs,
+        run=_handle_dialog,
+    ),
+]

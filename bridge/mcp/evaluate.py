@@ -1,0 +1,54 @@
+"""browser_evaluate: run JavaScript in the page, explicitly.
+
+The script runs through the input driver's Playwright frame (``page.evaluate``): in the
+frame of ``ref`` with its element as the argument, or in the main frame. It runs in the
+page's own world, so the page can see and interfere with it. No other tool uses it: every
+other tool acts through real input and the extension's snapshot, never through a script.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import Field
+
+from ..protocol.models import EvaluateParams
+from .session import Session
+from .tool import Tool, derive
+
+MAX_RESULT_CHARS = 20_000
+"""Characters of the JSON result returned to the model; more is cut with a note."""
+
+EvaluateArgs = derive(
+    "EvaluateArgs", "What to run, and where.",
+    take={EvaluateParams: ["expression", "ref"]}, rename={"expression": "function"},
+    describe={"expression": "() => { /* code */ }, or (element) => { /* code */ } with ref.",
+              "ref": "Element passed to the function; it runs in that element's frame."},
+    element=(str | None, Field(default=None, max_length=300,
+                               description="Description of that element.")),
+    order=["function", "element"],
+)
+
+
+async def _evaluate(session: Session, args: Any) -> str:
+    tab = await session.tab()
+    value = await tab.evaluate(args.function, args.ref)
+    text = json.dumps(value, indent=2, ensure_ascii=False, default=str) \
+        if value is not None else "null (or undefined)"
+    if len(text) > MAX_RESULT_CHARS:
+        text = text[:MAX_RESULT_CHARS] + f"\n… (cut: {len(text)} characters in all)"
+    where = f" on {args.element or 'ref'} {args.ref}" if args.ref else ""
+    return f"### Result\nEvaluated in the page{where}; it returned:\n{text}"
+
+
+TOOLS = [
+    Tool(
+        name="browser_evaluate",
+        title="Evaluate JavaScript",
+        description="Run a JavaScript function in the page, or on an element, and return its "
+        "JSON result. The page can see it; prefer the other tools for acting.",
+        args=EvaluateArgs,
+        run=_evaluate,
+    ),
+]

@@ -1,0 +1,119 @@
+"""Forms and files: browser_fill_form (many fields, one ``page.batch`` request) and
+browser_file_upload.
+
+Field values are never echoed back for text fields: they may be secrets the page masks.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from ..protocol import errors as E
+from ..protocol.models import BatchParams, FillAction, Ref, UploadAction
+from .batch import run_batch
+from .input import TargetArgs, target
+from .session import Session
+from .tool import Tool, ToolArgs, derive, with_next_step
+
+FieldType = Literal["textbox", "checkbox", "radio", "combobox", "slider"]
+
+FormField = derive(
+    "FormField", "One field of a form.",
+    name=(str, Field(max_length=300, description="Human-readable field name.")),
+    type=(FieldType, Field(description="Type of the field.")),
+    ref=(Ref, Field(description="Exact field ref from the latest page snapshot.")),
+    take={FillAction: ["value"]},
+    describe={"value": "Text for a textbox; true or false for a checkbox or radio; the "
+              "option's label for a combobox."},
+    order=["name", "type", "ref"],
+)
+MAX_FIELDS = next(m.max_length for m in BatchParams.model_fields["actions"].metadata
+                  if hasattr(m, "max_length"))
+"""As many fields as one batch takes actions."""
+
+
+class FillFormArgs(ToolArgs):
+    """The fields to fill."""
+
+    fields: list[FormField] = Field(  # type: ignore[valid-type]
+        min_length=1, max_length=MAX_FIELDS, description="Fields to fill in.")
+
+
+UploadArgs = derive(
+    "UploadArgs", "Which control and which files.", base=TargetArgs,
+    take={UploadAction: ["files"]}, rename={"files": "paths"},
+    describe={"files": "Absolute paths of the files, on the browser's machine."},
+)
+
+
+def _action(index: int, field: Any) -> dict[str, Any]:
+    """The protocol action that sets ``field``; BadRequest before anything is sent."""
+    if field.type == "textbox":
+        return {"kind": "fill", "value": field.value}
+    if field.type in ("checkbox", "radio"):
+        if field.value not in ("true", "false"):
+            raise E.BadRequest(f"Field {index} ({field.name}) is a {field.type}: its value "
+                               f"must be true or false. Nothing was filled.",
+                               {"field": index})
+        return {"kind": "check", "checked": field.value == "true"}
+    if field.type == "combobox":
+        return {"kind": "select", "values": [field.value]}
+    # A native range input does not take typed text, and setting .value from script would
+    # be synthetic input; there is no trusted way to set it by value yet.
+    raise with_next_step(
+        E.BadRequest(f"Field {index} ({field.name}) is a slider, which cannot be set by "
+                     "value with real input. Nothing was filled.", {"field": index}),
+        "Fill the other fields; for the slider click it (browser_click) and move it with "
+        "browser_press_key (ArrowLeft / ArrowRight / Home / End), or browser_drag its thumb.")
+
+
+def _summary(field: Any, result: dict[str, Any]) -> str:
+    where = f"{field.name} ({field.type} {field.ref}"
+    if field.type in ("checkbox", "radio"):
+        state = "checked" if field.value == "true" else "unchecked"
+        return where + (f": {state})" if result.get("changed", True) else f": already {state})")
+    if field.type == "combobox":
+        return where + f": {result.get('selected', [field.value])!r})"
+    return where + ")"
+
+
+async def _fill_form(session: Session, args: Any) -> str:
+    items = [{"ref": f.ref, "action": _action(i, f)} for i, f in enumerate(args.fields)]
+    labels = [f"{f.type} {f.name} ({f.ref})" for f in args.fields]
+    tab = await session.tab()
+    results = await run_batch(tab, items, labels)
+    parts = ", ".join(_summary(f, r) for f, r in zip(args.fields, results))
+    return await session.after_action(f"Filled {len(results)} fields: {parts}", tab, results,
+                                      [f"field {i} ({lab})" for i, lab in enumerate(labels)])
+
+
+async def _upload(session: Session, args: Any) -> str:
+    tab = await session.tab()
+    result = await tab.upload(args.ref, args.paths)
+    via = {"input": "its file input", "file-chooser": "the file chooser it opened"}.get(
+        str(result.get("via")), "it")
+    return await session.after_action(
+        f"Gave {len(args.paths)} file(s) to {target(args.element, args.ref)} through {via}",
+        tab, [result])
+
+
+TOOLS = [
+    Tool(
+        name="browser_fill_form",
+        title="Fill form",
+        description="Fill several form fields in one call with real input: type into "
+        "textboxes (replacing their content), set checkboxes and radios, choose options.",
+        args=FillFormArgs,
+        run=_fill_form,
+    ),
+    Tool(
+        name="browser_file_upload",
+        title="Upload files",
+        description="Upload files through a file input, or through the button that opens "
+        "a file chooser, by its ref.",
+        args=UploadArgs,
+        run=_upload,
+    ),
+]

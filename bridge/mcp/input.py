@@ -1,0 +1,189 @@
+"""Mouse and keyboard tools on one element: browser_click, browser_type, browser_hover,
+browser_press_key, browser_select_option, browser_drag.
+
+Every one goes through ``page.act`` (``page.batch`` for typing with submit): on a device
+that requires trusted input the bridge resolves the ref in the extension and the input
+driver acts with real browser input; the result says which input path was taken, so
+synthetic input is never passed off as trusted (see :mod:`.report`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from ..protocol.models import (
+    ActParams,
+    ClickAction,
+    DragAction,
+    PressAction,
+    Ref,
+    SelectAction,
+    TypeAction,
+)
+from .batch import run_batch
+from .session import Session
+from .tool import Tool, ToolArgs, derive
+
+ELEMENT_DOC = "Human-readable element description, e.g. 'Save button'; used in messages."
+
+
+class TargetArgs(ToolArgs):
+    """An element of the latest snapshot."""
+
+    element: str | None = Field(default=None, max_length=300, description=ELEMENT_DOC)
+    ref: Ref = Field(description="Exact target element ref from the latest page snapshot.")
+
+
+ClickArgs = derive(
+    "ClickArgs", "Which element and how to click it.", base=TargetArgs,
+    take={ClickAction: ["button", "modifiers"], ActParams: ["allowCoordinates"]},
+    describe={"allowCoordinates": "Only for a target in a closed shadow root (error "
+              "CLOSED_SHADOW_ROOT): click its hit-tested centre instead."},
+    doubleClick=(bool, Field(default=False, description="Double click instead of single.")),
+    order=["doubleClick"],
+)
+TypeArgs = derive(
+    "TypeArgs", "Where and what to type.", base=TargetArgs,
+    take={TypeAction: ["text", "submit"]},
+    describe={"text": "Text to type."},
+    slowly=(bool, Field(default=False, description="Type after the current content instead "
+                        "of replacing it.")),
+)
+HoverArgs = derive("HoverArgs", "Which element to hover.", base=TargetArgs)
+PressArgs = derive("PressArgs", "Which key.", take={PressAction: ["key"]},
+                   describe={"key": "Key or chord, e.g. Enter, ArrowDown, a, Control+A."})
+SelectArgs = derive("SelectArgs", "Which <select> and which options.", base=TargetArgs,
+                    take={SelectAction: ["values"]},
+                    describe={"values": "Option values or labels; several for a multiple "
+                              "select."})
+DragArgs = derive(
+    "DragArgs", "What to drag where.",
+    take={DragAction: ["to"]}, rename={"to": "endRef"},
+    order=["startElement", "startRef", "endElement"],
+    describe={"to": "Ref of the drop target."},
+    startElement=(str | None, Field(default=None, max_length=300,
+                                    description="Source description, for messages.")),
+    startRef=(Ref, Field(description="Ref of the element to drag.")),
+    endElement=(str | None, Field(default=None, max_length=300,
+                                  description="Drop target description, for messages.")),
+)
+
+
+def target(element: str | None, ref: str) -> str:
+    """How a tool result names an element: its description and ref."""
+    return f"{element} (ref {ref})" if element else f"ref {ref}"
+
+
+async def _click(session: Session, args: Any) -> str:
+    tab = await session.tab()
+    result = await tab.act(
+        {"kind": "click", "button": args.button, "modifiers": args.modifiers,
+         "clickCount": 2 if args.doubleClick else 1},
+        args.ref, allow_coordinates=args.allowCoordinates)
+    verb = "Double-clicked" if args.doubleClick else "Clicked"
+    where = target(args.element, args.ref)
+    return await session.after_action(f"{verb} {where}", tab, [result],
+                                      [f"the click on {where}"])
+
+
+async def _type(session: Session, args: Any) -> str:
+    tab = await session.tab()
+    where = target(args.element, args.ref)
+    # The text itself is never echoed: it may be a secret the page masks.
+    if args.slowly:
+        result = await tab.type(args.ref, args.text, submit=args.submit)
+        line = f"Typed {len(args.text)} characters into {where} after its content"
+        results = [result]
+    else:  # Playwright MCP's browser_type fills (replaces the content) unless slowly
+        fill = {"kind": "fill", "value": args.text}
+        if args.submit:  # one request: fill, then Enter in the same element
+            results = await run_batch(
+                tab, [{"ref": args.ref, "action": fill},
+                      {"ref": args.ref, "action": {"kind": "press", "key": "Enter"}}],
+                [f"fill {where}", f"press Enter in {where}"])
+        else:
+            results = [await tab.act(fill, args.ref)]
+        line = f"Typed {len(args.text)} characters into {where} (replacing its content)"
+    line += " and pressed Enter" if args.submit else ""
+    return await session.after_action(line, tab, results)
+
+
+async def _hover(session: Session, args: Any) -> str:
+    tab = await session.tab()
+    result = await tab.hover(args.ref)
+    return await session.after_action(f"Hovered {target(args.element, args.ref)}", tab,
+                                      [result])
+
+
+async def _press(session: Session, args: Any) -> str:
+    tab = await session.tab()
+    result = await tab.press(args.key)
+    return await session.after_action(f"Pressed {args.key}", tab, [result])
+
+
+async def _select(session: Session, args: Any) -> str:
+    tab = await session.tab()
+    result = await tab.select(args.ref, args.values)
+    chosen = result.get("selected", args.values)
+    return await session.after_action(
+        f"Selected {chosen!r} in {target(args.element, args.ref)}", tab, [result])
+
+
+async def _drag(session: Session, args: Any) -> str:
+    tab = await session.tab()
+    result = await tab.drag(args.startRef, args.endRef)
+    return await session.after_action(
+        f"Dragged {target(args.startElement, args.startRef)} onto "
+        f"{target(args.endElement, args.endRef)}", tab, [result])
+
+
+TOOLS = [
+    Tool(
+        name="browser_click",
+        title="Click",
+        description="Click an element of the page by its ref, with real (trusted) mouse "
+        "input. Returns the page snapshot after the click.",
+        args=ClickArgs,
+        run=_click,
+    ),
+    Tool(
+        name="browser_type",
+        title="Type text",
+        description="Type text into an editable element with the real keyboard, key by "
+        "key. Replaces the field's content unless slowly is true; submit presses Enter after.",
+        args=TypeArgs,
+        run=_type,
+    ),
+    Tool(
+        name="browser_hover",
+        title="Hover",
+        description="Move the mouse over an element by its ref (opens hover menus, tooltips).",
+        args=HoverArgs,
+        run=_hover,
+    ),
+    Tool(
+        name="browser_press_key",
+        title="Press a key",
+        description="Press a key or chord on the keyboard in the focused element.",
+        args=PressArgs,
+        run=_press,
+    ),
+    Tool(
+        name="browser_select_option",
+        title="Select option",
+        description="Select options in a native <select> dropdown with the real keyboard "
+        "or mouse.",
+        args=SelectArgs,
+        run=_select,
+    ),
+    Tool(
+        name="browser_drag",
+        title="Drag mouse",
+        description="Drag an element onto another with a real mouse path (press, move, "
+        "release).",
+        args=DragArgs,
+        run=_drag,
+    ),
+]

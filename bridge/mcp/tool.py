@@ -1,0 +1,221 @@
+"""What an MCP tool is here: a name, words for the model, an argument model, a handler.
+
+Each capability file (``snapshot.py``, ``navigate.py``, ``input.py``, ``form.py``,
+``batch.py``, ``dialogs.py``, ``screenshot.py``, ``evaluate.py``, ``tabs.py``, ``wait.py``)
+defines its tools as :class:`Tool` values in a ``TOOLS`` list, in the manner of the
+Playwright MCP server. Argument models are built from the protocol's pydantic
+models with :func:`derive`, so a field's type, bounds, default and description are the
+protocol's own; the JSON Schema the model reads is generated from them.
+
+Failures never escape as exceptions: a :class:`~bridge.protocol.errors.TrustbridgeError`
+(or bad arguments) becomes a tool result with ``isError`` whose text gives the wire code,
+the bridge's message and the next step in terms of these tools.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+import pydantic
+from pydantic import BaseModel, ConfigDict
+
+from ..protocol import errors as E
+
+if TYPE_CHECKING:
+    from .session import Session
+
+log = logging.getLogger("trustbridge.mcp")
+
+Content = types.TextContent | types.ImageContent
+Handler = Callable[["Session", Any], Awaitable[str | Sequence[Content]]]
+
+
+class ToolArgs(BaseModel):
+    """Base of every tool's arguments: unknown arguments are refused."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def derive(name: str, doc: str, /, *, base: type[ToolArgs] = ToolArgs,
+           take: dict[type[BaseModel], Sequence[str]] | None = None,
+           describe: dict[str, str] | None = None, rename: dict[str, str] | None = None,
+           order: Sequence[str] = (), **own: Any) -> type[ToolArgs]:
+    """Build a tool's argument model from protocol model fields.
+
+    Args:
+        name: class name of the model.
+        doc: its docstring.
+        base: model to extend (e.g. one that already has ``element`` and ``ref``).
+        take: protocol model → names of its fields to copy as they are (type, bounds,
+            default and description).
+        describe: field name → description for the model, where the protocol's own
+            description is missing or speaks of the wire rather than the tool.
+        rename: protocol field name → the tool's name for it (Playwright MCP's argument
+            names, e.g. ``files`` → ``paths``); ``describe`` keys use the protocol name.
+        order: tool field names to put first, in this order (the schema's property order
+            is the order the model reads them); the rest follow, taken fields first.
+        **own: extra fields in ``pydantic.create_model`` form, ``(type, Field(...))``.
+
+    Raises:
+        KeyError: a named field does not exist in the protocol model.
+    """
+    fields: dict[str, Any] = {}
+    for model, names in (take or {}).items():
+        for field_name in names:
+            info = copy.copy(model.model_fields[field_name])
+            if describe and field_name in describe:
+                info.description = describe[field_name]
+            fields[(rename or {}).get(field_name, field_name)] = (info.annotation, info)
+    fields.update(own)
+    fields = {**{n: fields[n] for n in order}, **fields}
+    return pydantic.create_model(name, __base__=base, __doc__=doc, **fields)
+
+
+def clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Shrink a pydantic JSON Schema for the model's context without changing its meaning.
+
+    Drops ``title`` keywords (the property names say it) and turns an optional
+    ``anyOf: [X, null]`` with default null into ``X`` (the field is simply not required).
+    """
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(n) for n in node]
+        if not isinstance(node, dict):
+            return node
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "title":
+                continue
+            if key in ("properties", "$defs"):
+                out[key] = {k: walk(v) for k, v in value.items()}
+            else:
+                out[key] = walk(value)
+        any_of = out.get("anyOf")
+        if isinstance(any_of, list) and len(any_of) == 2 and {"type": "null"} in any_of \
+                and "default" in out and out["default"] is None:
+            (kept,) = [s for s in any_of if s != {"type": "null"}]
+            del out["anyOf"], out["default"]
+            out = {**kept, **out}
+        return out
+
+    return walk(schema)
+
+
+NEXT_STEP: dict[str, str] = {
+    "REF_NOT_FOUND": "Call browser_snapshot and use a ref from that new snapshot.",
+    "BROWSER_DOCUMENT_CHANGED": "The page changed; call browser_snapshot for fresh refs.",
+    "FRAME_TOKEN_UNKNOWN": "Call browser_snapshot and retry with a fresh ref.",
+    "ELEMENT_TARGET_DETACHED": "The element left the page; call browser_snapshot.",
+    "ELEMENT_TARGET_AMBIGUOUS": "Call browser_snapshot and pick the exact element's new ref.",
+    "LOCATOR_NOT_UNIQUE": "Call browser_snapshot and retry with a fresh ref.",
+    "ELEMENT_OBSCURED": "Close or scroll away what covers it (see browser_snapshot), then retry.",
+    "ELEMENT_TARGET_DISABLED": "Wait until it is enabled (browser_wait_for) or choose another.",
+    "ELEMENT_NOT_EDITABLE": "Choose an editable element (a textbox) from browser_snapshot.",
+    "CLOSED_SHADOW_ROOT": "Use another control for the task; browser_click alone can still "
+    "reach it, with allowCoordinates: true (a hit-tested point).",
+    "TRUSTED_INPUT_UNAVAILABLE": "Nothing was sent. The browser's input driver is offline: "
+    "tell the user to check `trustbridge doctor`; do not retry until it is back.",
+    "BROWSER_OPERATION_UNCERTAIN": "It may or may not have happened; it was not repeated. "
+    "Call browser_snapshot to check before doing anything again.",
+    "BROWSER_TAB_CLOSED": "Call browser_tabs to list the open tabs and select one.",
+    "DEVICE_NOT_CONNECTED": "No browser is reachable: tell the user to run `trustbridge up` "
+    "(or `trustbridge doctor` to see what is wrong).",
+    "DIALOG_OPEN": "Answer the dialog with browser_handle_dialog (accept true or false) first.",
+    "TIMEOUT": "Call browser_snapshot to see the page; retry or wait longer if it is loading.",
+    "BAD_REQUEST": "Check the arguments against the tool's input schema.",
+    "UNAUTHORIZED": "The bridge refused this server's token; tell the user to restart it.",
+    "PROTOCOL_MISMATCH": "The bridge is another version; tell the user to update trustbridge.",
+}
+DEFAULT_NEXT_STEP = "Call browser_snapshot to see the page's current state."
+
+
+def with_next_step(err: E.TrustbridgeError, step: str) -> E.TrustbridgeError:
+    """``err`` with a next step of its own, shown instead of the one for its code."""
+    err.next_step = step  # type: ignore[attr-defined]
+    return err
+
+
+def error_result(tool: str, err: E.TrustbridgeError) -> types.CallToolResult:
+    """A tool error for ``err``: code, message, safe details and the next step."""
+    lines = [f"Error {err.code.value} in {tool}: {err.message}"]
+    if err.details:
+        lines.append("Details: " + json.dumps(err.details, default=str, separators=(",", ":")))
+    step = getattr(err, "next_step", None) or NEXT_STEP.get(err.code.value, DEFAULT_NEXT_STEP)
+    lines.append("Next step: " + step)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text="\n".join(lines))], is_error=True)
+
+
+def _argument_error(tool: str, exc: pydantic.ValidationError) -> types.CallToolResult:
+    problems = []
+    for item in exc.errors()[:5]:
+        where = ".".join(str(p) for p in item["loc"]) or "(arguments)"
+        problems.append(f"{where}: {item['msg']}")
+    err = E.BadRequest(f"Invalid arguments: {'; '.join(problems)}.",
+                       {"fields": [".".join(str(p) for p in i["loc"]) for i in exc.errors()[:5]]})
+    return error_result(tool, err)
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One MCP tool.
+
+    Attributes:
+        name: tool name (``browser_*``, Playwright MCP conventions).
+        title: short human title.
+        description: what the model reads: when to use it and what it returns.
+        args: argument model; its JSON Schema is the tool's ``inputSchema``.
+        run: ``async (session, args) -> text or content blocks``; raises TrustbridgeError.
+        read_only: the tool does not change the page.
+    """
+
+    name: str
+    title: str
+    description: str
+    args: type[ToolArgs]
+    run: Handler
+    read_only: bool = False
+
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON Schema of :attr:`args`, cleaned for the model (see :func:`clean_schema`)."""
+        schema = clean_schema(self.args.model_json_schema())
+        schema.pop("description", None)  # the tool description already says it
+        schema.setdefault("properties", {})
+        return schema
+
+    def describe(self) -> types.Tool:
+        """The tool as ``tools/list`` shows it."""
+        return types.Tool(
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            input_schema=self.input_schema(),
+            annotations=types.ToolAnnotations(read_only_hint=self.read_only),
+        )
+
+    async def call(self, session: Session,
+                   arguments: dict[str, Any] | None) -> types.CallToolResult:
+        """Validate ``arguments``, run the handler and wrap its answer or its error."""
+        try:
+            args = self.args.model_validate(arguments or {})
+        except pydantic.ValidationError as exc:
+            return _argument_error(self.name, exc)
+        session.call_started = time.time()
+        try:
+            out = await self.run(session, args)
+        except E.TrustbridgeError as err:
+            return error_result(self.name, err)
+        except Exception as exc:  # a bug must not end the MCP session
+            log.exception("tool %s failed", self.name)
+            return error_result(self.name, E.InternalError(
+                f"The MCP server failed: {type(exc).__name__}: {exc}"))
+        content = [types.TextContent(type="text", text=out)] if isinstance(out, str) else list(out)
+        return types.CallToolResult(content=content)

@@ -1,0 +1,90 @@
+// Delivery receipts and the coordinate route (issue 5). Pure DOM: no chrome.* calls.
+//
+// Receipt: before a trusted click is dispatched, the content script arms a receipt for
+// the target element; capture listeners on window (registered at document_start, so
+// before any page listener) note trusted pointerdown/mousedown/click events whose
+// composed path holds the target. After the driver answers, the bridge reads the receipt:
+// a click the target never received is reported as `delivered: false`, not as success.
+
+import { PageError } from './errors.js';
+
+const RECEIPT_TTL_MS = 60000;
+const MAX_RECEIPTS = 64;
+
+export class Receipts {
+  constructor(win) {
+    /** @type {Map<string, {target: WeakRef<Element>, seen: Set<string>, at: number}>} */
+    this.armed = new Map();
+    this.next = 1;
+    /** @type {WeakSet<ShadowRoot>} roots listened to (a closed root hides its inside
+     *  from composedPath() seen at window, so it gets listeners of its own) */
+    this.roots = new WeakSet();
+    this.listen(win);
+  }
+
+  listen(target) {
+    for (const type of ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'dblclick']) {
+      target.addEventListener(type, (e) => this.observe(e), { capture: true });
+    }
+  }
+
+  /** Arm a receipt for `el`; returns its id. */
+  arm(el) {
+    for (let root = el.getRootNode(); root instanceof ShadowRoot; root = root.host.getRootNode()) {
+      if (root.mode === 'closed' && !this.roots.has(root)) {
+        this.roots.add(root);
+        this.listen(root);
+      }
+    }
+    const now = Date.now();
+    for (const [id, r] of this.armed) {
+      if (now - r.at > RECEIPT_TTL_MS || this.armed.size > MAX_RECEIPTS) this.armed.delete(id);
+    }
+    const id = `r${this.next++}`;
+    this.armed.set(id, { target: new WeakRef(el), seen: new Set(), at: now });
+    return id;
+  }
+
+  observe(event) {
+    if (!event.isTrusted || !this.armed.size) return;
+    const path = event.composedPath();
+    for (const r of this.armed.values()) {
+      const target = r.target.deref();
+      if (target && path.includes(target)) r.seen.add(event.type);
+    }
+  }
+
+  /** {delivered, events}: whether a trusted click (pointerdown + click) reached the target. */
+  read(id) {
+    const r = this.armed.get(id);
+    if (!r) throw new PageError('BAD_REQUEST', `Receipt ${id} is unknown or expired.`);
+    this.armed.delete(id);
+    const events = Array.from(r.seen).sort();
+    return { delivered: r.seen.has('click') && (r.seen.has('pointerdown') || r.seen.has('mousedown')), events };
+  }
+}
+
+/**
+ * Coordinate route for an element the locator path may not reach (closed shadow root).
+ * Returns the element's centre as an offset in CSS px from the top-left corner of the
+ * document element's border box, after proving by hit test (inside the element's own
+ * root) that the element itself is topmost there.
+ * @throws PageError ELEMENT_OBSCURED (something else is on top) | ELEMENT_TARGET_DETACHED
+ */
+export function coordinatesFor(el) {
+  const rect = el.getBoundingClientRect();
+  if (!el.isConnected || rect.width === 0 || rect.height === 0) {
+    throw new PageError('ELEMENT_TARGET_DETACHED', 'The element has no box (hidden or detached).');
+  }
+  const x = rect.left + rect.width / 2;
+  const y = rect.top + rect.height / 2;
+  const root = el.getRootNode();
+  const hit = typeof root.elementFromPoint === 'function' ? root.elementFromPoint(x, y) : null;
+  if (!hit || !(hit === el || el.contains(hit))) {
+    throw new PageError('ELEMENT_OBSCURED',
+      `Another element (<${hit ? hit.localName : 'nothing'}>) is topmost at the target's centre; no coordinate click was sent.`,
+      { coveredBy: hit ? hit.localName : null });
+  }
+  const origin = el.ownerDocument.documentElement.getBoundingClientRect();
+  return { x: x - origin.left, y: y - origin.top };
+}

@@ -1,0 +1,482 @@
+// The resumable walk behind snapshots (DESIGN §5). Pure DOM: no chrome.* calls.
+//
+// A Walker visits one document (or the subtree of one element) in document order,
+// through open and closed shadow roots and slots, and produces lines
+// {d: depth, s: text, frameKey?} in one of two modes:
+//   outline  `- role "name" [state] [ref=e7] [url=…]: value` (the snapshot)
+//   read     the visible text, one line per block (depth 0)
+// `next(maxChars)` produces lines until the budget is spent, or until it emitted an
+// <iframe> line (the caller stitches that frame in, then calls `next` again); the walk
+// keeps its position, so a continuation never repeats or skips a line. Nothing is cut
+// silently: `done` says whether the walk finished.
+//
+// What is left out: display:none, content-visibility:hidden, aria-hidden and inert
+// subtrees, visibility:hidden elements (their visible children stay), the closed part of
+// <details>, script/style/template, native <option>s (listed on their <select>).
+// What gets a ref: widgets (aria.js WIDGET_ROLES), landmarks, groups, tables and rows
+// (CONTAINER_ROLES), and anything that looks clickable (see clickable()).
+
+import {
+  AriaContext, CONTAINER_ROLES, FLATTEN_ROLES, MASK, NAME_FROM_CONTENT, WIDGET_ROLES, collapse, optionsOf, statesOf, valueOf,
+} from './aria.js';
+import { contextOf, mayHostShadow } from './dom.js';
+import { MAX_NAME, clip, implicitName, listItem, scalar, urlOf } from './format.js';
+import { elementAttrs } from './refs.js';
+import { collectSensitiveValues, isSensitive, scrub } from './sensitive.js';
+
+const SKIP_TAGS = new Set(['script', 'style', 'template', 'noscript', 'head', 'meta', 'link', 'title', 'base', 'option', 'datalist']);
+const INLINE_HANDLERS = ['onclick', 'onmousedown', 'onmouseup', 'onpointerdown', 'onpointerup', 'ondblclick'];
+const COLLAPSIBLE_WRAPPERS = new Set(['cell', 'listitem']);
+const MAX_TEXT = 200;
+const MAX_READ_LINE = 2000;
+const BLOCK_DISPLAY = /^(block|flex|grid|table|list-item|flow-root|table-row|table-caption|table-cell|-webkit-box)/;
+
+/**
+ * @typedef {object} WalkerOptions
+ * @property {'outline'|'read'} mode
+ * @property {string} prefix                   ref prefix of this frame ("" or "f1")
+ * @property {import('./refs.js').RefRegistry} refs
+ * @property {(el: Element) => ShadowRoot|null} shadowRootOf  open or closed root of a host
+ * @property {(el: Element) => string} frameKeyOf             key announced to a child frame
+ * @property {Element} [root]                  subtree root (itself included); default: body
+ * @property {number} [baseDepth]              indentation of this frame in the stitched text
+ */
+
+export class Walker {
+  /** @param {Document} doc @param {WalkerOptions} opts */
+  constructor(doc, opts) {
+    this.doc = doc;
+    this.mode = opts.mode || 'outline';
+    this.prefix = opts.prefix || '';
+    this.refs = opts.refs;
+    this.shadowRootOf = opts.shadowRootOf;
+    this.frameKeyOf = opts.frameKeyOf;
+    this.baseDepth = opts.baseDepth || 0;
+    this.aria = new AriaContext(doc.defaultView);
+    this.sensitive = null; // values to scrub, collected on the first chunk (sensitive.js)
+    this.focused = null;
+    this.clickCache = new Map();
+    this.shadowCache = new Map();
+    this.chunks = 0;
+    this.queue = []; // lines produced but not yet returned (over budget)
+    this.readLine = ''; // read mode: the block being assembled
+    this.textCursor = null; // read mode: {text, offset} of a long text being split
+    this.refCount = 0;
+    this.done = false;
+    const start = { text: true, closed: false, inControl: false, invisible: false, label: null, scope: null };
+    this.stack = [];
+    const root = opts.root || doc.body || doc.documentElement;
+    this.rootEl = opts.root || null;
+    if (root) {
+      if (opts.root) {
+        // A subtree walk starts with what its ancestors would have set.
+        const above = this.aria.run(() => contextOf(root, this.aria));
+        Object.assign(start, above);
+        this.stack.push({ items: [root], i: 0, depth: 0, ctx: start, block: false });
+      } else {
+        this.stack.push({ items: Array.from(this.childrenOf(root)), i: 0, depth: 0, ctx: start, block: false });
+      }
+    }
+  }
+
+  /**
+   * Produce lines until `maxChars` characters (indentation and newline included) are
+   * spent, the walk ends, or an iframe line was produced. A call returns at least one
+   * line when any is left, even if that line alone is longer than `maxChars`.
+   * @returns {{lines: Array<{d: number, s: string, frameKey?: string}>, chars: number, done: boolean, frameKey: string|null}}
+   */
+  next(maxChars) {
+    if (this.chunks++) {
+      // The page may have changed since the previous chunk.
+      this.aria.refresh();
+      this.clickCache.clear();
+      this.shadowCache.clear();
+    }
+    return this.aria.run(() => {
+      this.sensitive = collectSensitiveValues(this.doc, new Set());
+      this.focused = deepActiveElement(this.doc);
+      return this.step(maxChars);
+    });
+  }
+
+  step(maxChars) {
+    const out = { lines: [], chars: 0, done: false, frameKey: null };
+    this.out = out;
+    this.budget = maxChars;
+    this.stop = false;
+    const queued = this.queue;
+    this.queue = [];
+    for (let i = 0; i < queued.length; i++) {
+      if (this.stop) {
+        this.queue = this.queue.concat(queued.slice(i));
+        return out;
+      }
+      this.push(queued[i]);
+    }
+    if (this.stop) return out;
+    if (this.textCursor && !this.continueText()) return out;
+    while (this.stack.length && !this.stop) {
+      const top = this.stack[this.stack.length - 1];
+      if (top.i >= top.items.length) {
+        this.stack.pop();
+        if (top.block) this.flushRead();
+        continue;
+      }
+      const node = top.items[top.i++];
+      this.visit(node, top.depth, top.ctx);
+    }
+    if (!this.stack.length && !this.stop) {
+      this.flushRead();
+      if (!this.stop) {
+        this.done = true;
+        out.done = true;
+      }
+    }
+    return out;
+  }
+
+  /** Append a line if it fits; otherwise queue it for the next call and stop. Lines
+   *  pushed after a stop are queued in order. */
+  push(line) {
+    if (this.stop) {
+      this.queue.push(line);
+      return false;
+    }
+    const cost = (this.mode === 'read' ? 0 : 2 * (this.baseDepth + line.d)) + line.s.length + 1;
+    if (this.out.lines.length && this.out.chars + cost > this.budget) {
+      this.queue.push(line);
+      this.stop = true;
+      return false;
+    }
+    this.out.lines.push(line);
+    this.out.chars += cost;
+    if (line.frameKey) {
+      this.out.frameKey = line.frameKey;
+      this.stop = true;
+    }
+    return true;
+  }
+
+  /** Shadow root (open or closed) of `el`, asked once per element and only of elements
+   *  that can host one (the extension API call for closed roots is not free). */
+  rootOf(el) {
+    if (!mayHostShadow(el)) return null;
+    let root = this.shadowCache.get(el);
+    if (root === undefined) {
+      root = this.shadowRootOf(el) || null;
+      this.shadowCache.set(el, root);
+    }
+    return root;
+  }
+
+  childrenOf(el) {
+    const root = this.rootOf(el);
+    if (root) return root.childNodes;
+    if (el.localName === 'slot' && typeof el.assignedNodes === 'function') {
+      const assigned = el.assignedNodes({ flatten: true });
+      if (assigned.length) return assigned;
+    }
+    return el.childNodes;
+  }
+
+  descend(el, depth, ctx, block = false) {
+    let items = this.childrenOf(el);
+    const root = this.rootOf(el);
+    if (root) {
+      collectSensitiveValues(root, this.sensitive);
+      if (root.mode === 'closed' && !ctx.closed) ctx = { ...ctx, closed: true };
+    }
+    if (el instanceof HTMLDetailsElement && !el.open) {
+      items = Array.from(items).filter((n) => n.nodeType === Node.ELEMENT_NODE && n.localName === 'summary');
+    }
+    if (items.length) this.stack.push({ items: Array.from(items), i: 0, depth, ctx, block });
+    else if (block) this.flushRead();
+  }
+
+  visit(node, depth, ctx) {
+    if (node.nodeType === Node.TEXT_NODE) {
+      if (ctx.text && !ctx.invisible) {
+        if (this.mode === 'read') this.readText(node.data);
+        else this.text(node.data, depth, ctx);
+      }
+      return;
+    }
+    if (node.nodeType !== Node.ELEMENT_NODE) return;
+    const el = node;
+    if (SKIP_TAGS.has(el.localName) || !el.isConnected || this.aria.prunes(el)) return;
+    const invisible = this.aria.invisible(el);
+    if (invisible !== ctx.invisible) ctx = { ...ctx, invisible };
+    if (this.mode === 'read') {
+      this.visitRead(el, depth, ctx, invisible);
+      return;
+    }
+    const role = this.aria.role(el);
+    if (role === 'iframe') {
+      if (!invisible) this.frameLine(el, depth, ctx);
+      return;
+    }
+    if (invisible) {
+      this.descend(el, depth, ctx);
+      return;
+    }
+    if ((el.localName === 'legend' && el.parentElement instanceof HTMLFieldSetElement) ||
+        (el.localName === 'caption' && el.parentElement instanceof HTMLTableElement)) {
+      return; // the group's or table's name: printed on its line
+    }
+    if (el.localName === 'label' && !role) {
+      const control = el.control;
+      if (control && !this.aria.prunes(control)) {
+        // The control's line carries this label as its name; the label's own text is
+        // printed only where the name does not contain it.
+        this.descend(el, depth, { ...ctx, label: control });
+        return;
+      }
+    }
+    const clickable = !ctx.inControl && this.clickable(el, role);
+    if (!role || FLATTEN_ROLES.has(role)) {
+      if (!clickable) {
+        this.descend(el, depth, ctx);
+        return;
+      }
+      const name = this.safe(implicitName(el));
+      this.push(this.line(el, 'generic', name, depth, ctx, { clickable: false }));
+      this.descend(el, depth + 1, { ...ctx, text: !name && ctx.text, inControl: true });
+      return;
+    }
+    const name = this.safe(this.aria.name(el));
+    if (COLLAPSIBLE_WRAPPERS.has(role) && !clickable) {
+      const held = this.contents(el);
+      const authorName = el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') || el.hasAttribute('title');
+      if (!held.bail) {
+        // A cell whose text is all in its row's printed name adds nothing.
+        if (role === 'cell' && ctx.rowText && held.elements === 0) return;
+        // A cell that holds only controls, or a cell / list item holding one control,
+        // prints as its controls.
+        const onlyControls = held.texts === 0 && held.elements > 0 && !authorName;
+        if (onlyControls && (role === 'cell' || held.elements === 1)) {
+          this.descend(el, depth, ctx);
+          return;
+        }
+        if (held.texts === 1 && held.elements === 0 && !name) {
+          this.push(this.line(el, role, '', depth, ctx, { clickable, inline: held.text }));
+          return;
+        }
+      }
+    }
+    this.push(this.line(el, role, name, depth, ctx, { clickable }));
+    // A select lists its options on its line; a textarea's children are its initial value.
+    if (el instanceof HTMLSelectElement || el instanceof HTMLTextAreaElement) return;
+    const suppress = NAME_FROM_CONTENT.has(role) && !!name;
+    const inControl = ctx.inControl || WIDGET_ROLES.has(role) || clickable;
+    const scope = name && CONTAINER_ROLES.has(role) && role !== 'row' ? { role, name } : ctx.scope;
+    // A row whose whole name is printed carries the text of its text-only cells.
+    const rowText = role === 'row' && !!name && name.length <= MAX_NAME;
+    const next = suppress || inControl !== ctx.inControl || scope !== ctx.scope || rowText !== !!ctx.rowText
+      ? { ...ctx, text: suppress ? false : ctx.text, inControl, scope, rowText }
+      : ctx;
+    this.descend(el, depth + 1, next);
+  }
+
+  /** An outline line for an element. */
+  line(el, role, name, depth, ctx, { clickable, inline } = {}) {
+    const wantsRef = WIDGET_ROLES.has(role) || CONTAINER_ROLES.has(role) || clickable || role === 'generic' ||
+      (role === 'list' && name);
+    let s = `- ${role}`;
+    if (name) s += ' ' + JSON.stringify(clip(name, MAX_NAME));
+    for (const state of statesOf(el, role, this.focused)) s += ` [${state}]`;
+    if (role === 'generic' && el.isContentEditable) s += ' [editable]';
+    if (clickable && role !== 'generic') s += ' [clickable]';
+    if (ctx.closed) s += ' [closed-shadow]';
+    if (wantsRef) {
+      const ref = this.refs.refFor(el, this.descriptor(el, role, name, ctx));
+      this.refCount++;
+      s += ` [ref=${this.prefix}${ref}]`;
+    }
+    if (role === 'link') {
+      const url = urlOf(el);
+      if (url) s += ` [url=${url}]`;
+    }
+    const options = optionsOf(el, el === this.rootEl); // a select's own subtree lists all
+    if (options) {
+      const list = options.labels.map((l) => listItem(clip(this.safe(l), 60))).join(', ');
+      s += ` [options: ${list}${options.more ? `, … ${options.more} more` : ''}]`;
+    }
+    const value = valueOf(el, role);
+    if (value === MASK) s += ': ' + MASK;
+    else if (value !== null && value !== '') s += ': ' + scalar(clip(this.safe(collapse(value)), MAX_TEXT));
+    else if (inline) s += ': ' + scalar(inline);
+    return { d: depth, s };
+  }
+
+  frameLine(el, depth, ctx) {
+    const name = this.safe(collapse(el.getAttribute('title') || el.getAttribute('name') || el.getAttribute('aria-label') || ''));
+    const line = this.line(el, 'iframe', name, depth, ctx, {});
+    line.frameKey = this.frameKeyOf(el);
+    this.push(line);
+  }
+
+  text(data, depth, ctx) {
+    const t = collapse(data);
+    if (!t) return;
+    if (ctx.label && this.aria.name(ctx.label).includes(t) && !this.aria.prunes(ctx.label)) return; // carried by the control's name
+    this.push({ d: depth, s: '- text: ' + scalar(clip(this.safe(t), MAX_TEXT)) });
+  }
+
+  /** Semantic descriptor of a ref (refs.js): never a field value. */
+  descriptor(el, role, name, ctx) {
+    return { tag: el.localName, role, name: clip(name, MAX_NAME), attrs: elementAttrs(el), scope: ctx.scope,
+      sensitive: isSensitive(el), closed: ctx.closed };
+  }
+
+  /** `s` with sensitive field values masked (sensitive.js scrub). */
+  safe(s) {
+    return scrub(s, this.sensitive);
+  }
+
+  /**
+   * Does `el` act as a control without saying so? Signals an isolated-world content
+   * script can read: an inline on*click/mouse/pointer handler attribute, tabindex ≥ 0,
+   * draggable=true, contenteditable, `cursor: pointer` where the parent has none, and
+   * a <label> whose control is hidden. Not visible here: listeners added with
+   * addEventListener and handlers the page assigned to the `onclick` property (Chromium
+   * shows an isolated world only the handlers of its own world; the property check below
+   * catches what this world can see). Seeing them would mean patching the page's own
+   * world, which pages can detect; cursor:pointer is what frameworks' clickable elements
+   * nearly always set (docs/observation.md).
+   */
+  clickable(el, role) {
+    if (role && WIDGET_ROLES.has(role)) return false;
+    let hit = this.clickCache.get(el);
+    if (hit !== undefined) return hit;
+    hit = false;
+    if (el !== this.doc.body && el !== this.doc.documentElement) {
+      for (const attr of INLINE_HANDLERS) if (el.hasAttribute(attr)) { hit = true; break; }
+      if (!hit && typeof el.onclick === 'function') hit = true;
+      if (!hit) {
+        const tabindex = el.getAttribute('tabindex');
+        if (tabindex !== null && Number(tabindex) >= 0) hit = true;
+      }
+      if (!hit && el.getAttribute('draggable') === 'true') hit = true;
+      if (!hit && el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) hit = true;
+      if (!hit && this.aria.style(el).cursor === 'pointer') {
+        const parent = el.parentElement || (el.getRootNode() instanceof ShadowRoot ? el.getRootNode().host : null);
+        hit = !parent || this.aria.style(parent).cursor !== 'pointer';
+      }
+      if (!hit && el.localName === 'label' && el.control) hit = true; // its control is hidden (see visit)
+    }
+    this.clickCache.set(el, hit);
+    return hit;
+  }
+
+  /**
+   * What `el` holds once roleless wrappers are looked through: {texts, elements, el,
+   * text, bail}, counts capped at 2. `el`/`text` is the last one seen; `bail` is set for
+   * content that needs the general path (frames, labels, invisible parts).
+   */
+  contents(el) {
+    const res = { texts: 0, elements: 0, el: null, text: undefined, bail: false };
+    const look = (parent) => {
+      for (const child of this.childrenOf(parent)) {
+        if (res.bail || (res.texts > 1 && res.elements > 1)) return;
+        if (child.nodeType === Node.TEXT_NODE) {
+          const t = collapse(child.data);
+          if (t) { res.texts = Math.min(res.texts + 1, 2); res.text = clip(this.safe(t), MAX_TEXT); }
+          continue;
+        }
+        if (child.nodeType !== Node.ELEMENT_NODE || SKIP_TAGS.has(child.localName) || this.aria.prunes(child)) continue;
+        const role = this.aria.role(child);
+        if (this.aria.invisible(child) || role === 'iframe' || child.localName === 'label') {
+          res.bail = true;
+          return;
+        }
+        if ((!role || FLATTEN_ROLES.has(role)) && !this.clickable(child, role)) {
+          look(child);
+          continue;
+        }
+        res.elements = Math.min(res.elements + 1, 2);
+        res.el = child;
+      }
+    };
+    look(el);
+    return res;
+  }
+
+  // -- read mode ------------------------------------------------------------------
+
+  visitRead(el, depth, ctx, invisible) {
+    const role = this.aria.role(el);
+    if (role === 'iframe') {
+      if (invisible) return;
+      this.flushRead();
+      const name = this.safe(collapse(el.getAttribute('title') || el.getAttribute('name') || ''));
+      this.push({ d: 0, s: `[frame${name ? ' ' + JSON.stringify(name) : ''}]`, frameKey: this.frameKeyOf(el) });
+      return;
+    }
+    const display = this.aria.style(el).display;
+    const block = BLOCK_DISPLAY.test(display) || el.localName === 'br';
+    if (block) this.flushRead();
+    if (el.localName === 'br') return;
+    if (role === 'heading' && !invisible) {
+      const level = Number(el.getAttribute('aria-level') || (/^h([1-6])$/.exec(el.localName) || [])[1] || 2);
+      this.readLine += '#'.repeat(Math.min(level, 6)) + ' ';
+    }
+    if ((el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) && !invisible) {
+      const type = el.type;
+      if (type !== 'hidden' && type !== 'checkbox' && type !== 'radio' && el.value && !isSensitive(el)) {
+        this.appendRead(`[${collapse(el.value)}]`);
+      }
+    }
+    if (el instanceof HTMLSelectElement && !invisible) {
+      const chosen = Array.from(el.selectedOptions, (o) => collapse(o.label)).join(', ');
+      if (chosen) this.appendRead(`[${this.safe(chosen)}]`);
+    }
+    if (el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement) {
+      if (block) this.flushRead();
+      return; // their children are their value or options
+    }
+    this.descend(el, depth, ctx, block);
+  }
+
+  appendRead(text) {
+    if (this.readLine && !/[\s#]$/.test(this.readLine)) this.readLine += ' ';
+    this.readLine += text;
+    if (this.readLine.length >= MAX_READ_LINE) this.flushRead();
+  }
+
+  flushRead() {
+    if (this.mode !== 'read') return;
+    const line = this.readLine.trim();
+    this.readLine = '';
+    if (line && line !== '#' && !/^#+$/.test(line)) this.push({ d: 0, s: this.safe(line) });
+  }
+
+  /** Read mode: text is appended to the block; long text is split across lines/pages. */
+  readText(data) {
+    const t = collapse(data);
+    if (!t) return;
+    if (t.length <= MAX_READ_LINE) {
+      this.appendRead(t);
+      return;
+    }
+    this.flushRead();
+    this.textCursor = { text: this.safe(t), offset: 0 };
+    this.continueText();
+  }
+
+  continueText() {
+    const cur = this.textCursor;
+    while (cur.offset < cur.text.length && !this.stop) {
+      const piece = cur.text.slice(cur.offset, cur.offset + MAX_READ_LINE);
+      cur.offset += piece.length;
+      this.push({ d: 0, s: piece });
+    }
+    if (cur.offset >= cur.text.length) this.textCursor = null;
+    return !this.stop;
+  }
+}
+
+function deepActiveElement(doc) {
+  let el = doc.activeElement;
+  while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+  return el === doc.body ? null : el;
+}

@@ -1,0 +1,176 @@
+"""B4: step by step against batch when the client is far from the bridge.
+
+:class:`DelayProxy` is a TCP proxy on 127.0.0.1 that holds every chunk 25 ms in each
+direction (order kept, no bandwidth limit), so one client round trip costs about 50 ms
+more. For N trusted clicks on ``/clicks`` (rotated order each round) it times:
+
+- ``local_step`` / ``proxy_step``: N ``page.act`` requests, one after the other;
+- ``local_batch`` / ``proxy_batch``: one ``page.batch`` of the N clicks;
+- ``local_rtt`` / ``proxy_rtt``: one ``tabs.list`` (the unit: the round trip the proxy adds).
+
+The bridge's calls to the extension and the driver stay local: only the agent's link is
+slow, as when an agent drives a browser on another machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bridge.client import BridgeClient
+
+from .stack import DEVICE, Stack
+from .stats import rotated, summary
+
+DELAY_S = 0.025
+
+
+class DelayProxy:
+    """``async with DelayProxy(port, delay_s) as proxy``: ``proxy.port`` forwards to
+    127.0.0.1:``port``, delaying each chunk ``delay_s`` s in each direction."""
+
+    def __init__(self, target_port: int, delay_s: float = DELAY_S) -> None:
+        self.target_port = target_port
+        self.delay_s = delay_s
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.port = 0
+
+    async def __aenter__(self) -> DelayProxy:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        for t in list(self._tasks):
+            t.cancel()
+        with contextlib.suppress(Exception):
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._server.wait_closed()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            up_r, up_w = await asyncio.open_connection("127.0.0.1", self.target_port)
+            for w in (writer, up_w):
+                sock = w.get_extra_info("socket")
+                if sock is not None:
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            await asyncio.gather(self._pipe(reader, up_w), self._pipe(up_r, writer))
+        except (OSError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+            self._tasks.discard(task)
+
+    async def _pipe(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
+
+        async def deliver() -> None:
+            while True:
+                due, data = await queue.get()
+                wait = due - loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                if not data:
+                    with contextlib.suppress(OSError):
+                        dst.close()
+                    return
+                dst.write(data)
+                await dst.drain()
+
+        sender = asyncio.create_task(deliver())
+        try:
+            while True:
+                data = await src.read(65536)
+                queue.put_nowait((loop.time() + self.delay_s, data))
+                if not data:
+                    break
+            await sender
+        finally:
+            sender.cancel()
+
+
+async def run(stack: Stack, counts: list[int], rounds: int,
+              log: Callable[[str], None]) -> dict[str, Any]:
+    """Run B4. Returns ``{delay_ms_each_way, rounds, rtt, by_n: {N: {ops, extra_ms,
+    extra_rtt}}, targets}`` (ms; ``extra_rtt``: ms added by the proxy in units of the
+    measured proxy round trip)."""
+    tab = stack.tab
+    await tab.goto(stack.pages.url("clicks", b=4))
+    snap = await tab.snapshot()
+    import re
+
+    ref = re.search(r'button "Go"[^\n]*\[ref=((?:f\d+)?e\d+)\]', snap).group(1)  # type: ignore[union-attr]
+    out: dict[str, Any] = {"delay_ms_each_way": DELAY_S * 1000, "rounds": rounds, "by_n": {}}
+    sent = 0
+    async with DelayProxy(stack.server.port) as proxy:
+        far = await BridgeClient.connect(f"ws://127.0.0.1:{proxy.port}", stack.token)
+        try:
+            clients = {"local": stack.client, "proxy": far}
+
+            def act(c: BridgeClient) -> Any:
+                return c.call("page.act", {"device": DEVICE, "ref": ref,
+                                           "action": {"kind": "click"}})
+
+            rtt: dict[str, list[float]] = {"local_rtt": [], "proxy_rtt": []}
+            for r in range(2 * rounds + 1):
+                for where in rotated(["local", "proxy"], r):
+                    t0 = time.perf_counter()
+                    await clients[where].call("tabs.list", {"device": DEVICE})
+                    if r:  # the first is a warm-up
+                        rtt[f"{where}_rtt"].append((time.perf_counter() - t0) * 1000)
+            out["rtt"] = {k: summary(v) for k, v in rtt.items()}
+            unit = out["rtt"]["proxy_rtt"]["median"] - out["rtt"]["local_rtt"]["median"]
+            out["rtt_added_ms"] = round(unit, 2)
+            for n in counts:
+                samples: dict[str, list[float]] = {
+                    f"{w}_{m}": [] for w in ("local", "proxy") for m in ("step", "batch")}
+                names = list(samples)
+                for r in range(rounds + 1):
+                    for name in rotated(names, r):
+                        where, mode = name.split("_")
+                        c = clients[where]
+                        t0 = time.perf_counter()
+                        if mode == "step":
+                            for _ in range(n):
+                                res = await act(c)
+                                assert res["inputPath"] == "trusted"
+                        else:
+                            res = await c.call("page.batch", {
+                                "device": DEVICE,
+                                "actions": [{"ref": ref, "action": {"kind": "click"}}] * n})
+                            assert res["interruptedAction"] is None
+                            assert len(res["completedActions"]) == n
+                        ms = (time.perf_counter() - t0) * 1000
+                        sent += n
+                        if r:  # round 0 is a warm-up
+                            samples[name].append(ms)
+                ops = {k: summary(v) for k, v in samples.items()}
+                extra = {m: round(ops[f"proxy_{m}"]["median"] - ops[f"local_{m}"]["median"], 2)
+                         for m in ("step", "batch")}
+                out["by_n"][str(n)] = {
+                    "ops": ops, "extra_ms": extra,
+                    "extra_rtt": {m: round(v / unit, 2) if unit > 0 else None
+                                  for m, v in extra.items()}}
+                log(f"B4 N={n} done")
+        finally:
+            await far.close()
+    seen = int(await stack.page.text_content("#n") or 0)
+    out["clicks_sent"], out["clicks_seen"] = sent, seen
+    big = str(max(counts))
+    val = out["by_n"][big]["extra_rtt"]["batch"]
+    out["targets"] = [{
+        "target": f"B4 batch of {big} over +25 ms each way costs ≈ one round trip more "
+                  "than local (≤ 1.5 measured round trips)",
+        "value": val, "limit": 1.5, "met": None if val is None else val <= 1.5}]
+    return out

@@ -1,0 +1,115 @@
+"""What each browser's input driver can deliver as trusted input, and the refusals that
+keep the one rule (DESIGN: a tool may fail, it never quietly becomes a different tool).
+
+Playwright drives Firefox ESR over WebDriver BiDi, and three verbs do not survive that
+path as what was asked (evidence and test names: docs/browsers.md):
+
+- ``multiClick``: every Playwright mouse call is its own ``input.performActions`` chain and
+  Firefox's remote agent resets its click counter at the start of each chain, so a double
+  click arrives as two single clicks (``detail`` 1, no ``dblclick``).
+- ``html5DragDrop``: once a native drag session starts, Firefox's remote agent ends it on
+  mouseup without a ``drop`` (EventUtils ``_maybeEndDragSession``): ``dragstart`` and
+  ``dragover`` fire, the drop never does.
+- ``unicodeText``: characters with no key on the US layout (é, ✓, 日, emoji, Tab) are
+  inserted by Playwright from script with an untrusted ``input`` event.
+
+Chromium (CDP) delivers all three. Camoufox runs Playwright's Juggler protocol, which
+passes click counts, native drags and ``Page.insertText`` to the browser; that is read
+from Playwright's code, not run here (no Camoufox binary on this machine).
+
+On a browser without the capability the driver refuses with ``TRUSTED_INPUT_UNAVAILABLE``
+before anything is dispatched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from playwright.async_api import ElementHandle
+
+from bridge.protocol import errors as E
+from bridge.protocol.models import ClickAction, DragAction, FillAction, TypeAction
+
+DRIVER_CAPABILITIES: dict[str, dict[str, bool]] = {
+    "chromium": {"trustedInput": True, "coordinateRoute": False, "multiClick": True,
+                 "html5DragDrop": True, "unicodeText": True},
+    "firefox": {"trustedInput": True, "coordinateRoute": False, "multiClick": False,
+                "html5DragDrop": False, "unicodeText": False},
+    "camoufox": {"trustedInput": True, "coordinateRoute": False, "multiClick": True,
+                 "html5DragDrop": True, "unicodeText": True},
+}
+"""Per browser: ``trustedInput`` (input comes from the browser's own pipeline),
+``coordinateRoute`` (acting at bare viewport coordinates without a ref: not yet), and the
+three verb capabilities described in the module docstring."""
+
+# Characters Playwright types as real key presses (its US layout); every other character
+# goes through insertText, which is script on WebDriver BiDi. Tab is not among them.
+KEYED_CHARACTERS = frozenset(chr(c) for c in range(0x20, 0x7F)) | {"\n", "\r"}
+
+# Whether a drag from this element starts a native (HTML5) drag session: the nearest
+# element with an explicit draggable attribute decides, else images and links drag.
+_NATIVE_DRAG_JS = """el => {
+  for (let n = el; n; n = n.parentElement || (n.getRootNode() && n.getRootNode().host) || null) {
+    if (n.hasAttribute && n.hasAttribute('draggable')) return n.draggable;
+    if (n.localName === 'img' || (n.localName === 'a' && n.hasAttribute('href'))) return true;
+  }
+  return false;
+}"""
+
+
+def driver_capabilities(browser: str) -> dict[str, bool]:
+    """The capabilities the driver of ``browser`` reports in its hello (shown by doctor).
+
+    Raises:
+        ValueError: unknown browser.
+    """
+    try:
+        return dict(DRIVER_CAPABILITIES[browser])
+    except KeyError:
+        raise ValueError(
+            f"Unsupported browser {browser!r}; choose one of {tuple(DRIVER_CAPABILITIES)}."
+        ) from None
+
+
+def _unavailable(browser: str, capability: str, what: str, extra: dict[str, Any]) -> E.TrustedInputUnavailable:
+    return E.TrustedInputUnavailable(
+        f"{browser} cannot deliver {what} as trusted input through Playwright's WebDriver "
+        "BiDi path (see docs/browsers.md); nothing was sent to the page. Use a Chromium or "
+        "Camoufox device for this step.",
+        {"browser": browser, "capability": capability, **extra},
+    )
+
+
+async def refuse_undeliverable(capabilities: dict[str, bool], browser: str, action: Any,
+                               source: ElementHandle | None) -> None:
+    """Raise before dispatch when ``action`` would not reach the page as asked.
+
+    Args:
+        capabilities: the driver's capabilities (:func:`driver_capabilities`).
+        browser: name for the message, e.g. ``"firefox"``.
+        action: the protocol action about to run.
+        source: the target element (the drag source for a drag), if any.
+
+    Raises:
+        TrustedInputUnavailable: ``details = {browser, capability, ...}``; for text only
+            the count of the offending characters is given, never the text.
+    """
+    if isinstance(action, ClickAction) and action.clickCount > 1 \
+            and not capabilities.get("multiClick", True):
+        what = {2: "a double click", 3: "a triple click"}.get(action.clickCount,
+                                                            f"{action.clickCount} clicks")
+        raise _unavailable(browser, "multiClick", f"{what} (clickCount {action.clickCount})",
+                           {"clickCount": action.clickCount})
+    if isinstance(action, (TypeAction, FillAction)) and not capabilities.get("unicodeText", True):
+        text = action.text if isinstance(action, TypeAction) else action.value
+        count = sum(1 for ch in text if ch not in KEYED_CHARACTERS)
+        if count:
+            raise _unavailable(browser, "unicodeText",
+                               "characters without a key on the US layout (accents, symbols, "
+                               "non-Latin scripts, emoji, Tab)", {"characters": count})
+    if isinstance(action, DragAction) and source is not None \
+            and not capabilities.get("html5DragDrop", True) \
+            and await source.evaluate(_NATIVE_DRAG_JS):
+        raise _unavailable(browser, "html5DragDrop",
+                           "an HTML5 drag-and-drop (the source is draggable; the drop would "
+                           "never fire)", {})

@@ -1,0 +1,585 @@
+"""MCP tools in process against a real loopback bridge with fake peers: what each tool
+sends on the wire, how results are labelled (trusted / synthetic), and errors as tool
+results. Also the SDK calls the tools stand on."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import io
+import secrets
+import signal
+import socket
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from PIL import Image
+
+from bridge.mcp import Session, build_server
+from bridge.mcp.tool import clean_schema
+from bridge.protocol import errors as E
+from bridge.protocol.models import DeviceInfo
+from bridge.routing import RoutingPolicy
+from bridge.sdk import Browser
+from bridge.server import BridgeServer
+
+from .fakes import FakeDriver, FakeExtension, FakePeer, wait_until
+
+DEVICE = "dev1"
+Tools = Callable[[], contextlib.AbstractAsyncContextManager[Client]]
+
+
+@pytest.fixture
+async def bridge() -> AsyncIterator[BridgeServer]:
+    server = BridgeServer(secrets.token_hex(16), port=0, policy=RoutingPolicy())
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+@pytest.fixture
+async def peers(bridge: BridgeServer) -> AsyncIterator[Callable[..., Awaitable[FakePeer]]]:
+    async with contextlib.AsyncExitStack() as stack:
+        async def connect(cls: type[FakePeer]) -> FakePeer:
+            peer = await stack.enter_async_context(cls(bridge.url, bridge.token, DEVICE))
+            await wait_until(lambda: DEVICE in (bridge.policy.extensions
+                                                if issubclass(cls, FakeExtension)
+                                                else bridge.policy.drivers))
+            return peer
+
+        yield connect
+
+
+@pytest.fixture
+async def session(bridge: BridgeServer) -> AsyncIterator[Session]:
+    s = Session(url=bridge.url, token=bridge.token, embedded=False)
+    try:
+        yield s
+    finally:
+        await s.close()
+
+
+@pytest.fixture
+def tools(session: Session) -> Tools:
+    """``async with tools() as mcp``: an in-process MCP client of the server. Entered in
+    the test itself, since the client's task group must be left by the task entering it."""
+    return lambda: Client(build_server(session))
+
+
+def text(result: Any) -> str:
+    return "\n".join(c.text for c in result.content if c.type == "text")
+
+
+async def test_click_on_a_device_without_driver_is_labelled_synthetic(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
+    """No driver ever: the click goes to the extension and the result says SYNTHETIC."""
+    async with tools() as mcp:
+        ext = await peers(FakeExtension)
+        result = await mcp.call_tool("browser_click", {"ref": "e7", "element": "Save"})
+        assert not result.is_error, text(result)
+        assert "Clicked Save (ref e7) with SYNTHETIC input" in text(result)
+        sent = await ext.wait_for_request("page.act")
+        assert sent.params["ref"] == "e7"
+        assert sent.params["action"] == {"kind": "click", "button": "left", "clickCount": 1,
+                                         "modifiers": []}
+
+
+async def test_double_right_click_with_modifiers_reaches_the_driver_as_trusted(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
+    """Driver online: ref resolved on the extension, action performed by the driver with
+    the arguments mapped onto the protocol's ClickAction; the result says trusted."""
+    async with tools() as mcp:
+        ext = await peers(FakeExtension)
+        drv = await peers(FakeDriver)
+        result = await mcp.call_tool("browser_click", {
+            "ref": "f1e3", "doubleClick": True, "button": "right", "modifiers": ["Shift"]})
+        assert not result.is_error, text(result)
+        assert "Double-clicked ref f1e3 with trusted input" in text(result)
+        assert "page.jugglerTarget" in ext.methods() and "page.act" not in ext.methods()
+        act = await drv.wait_for_request("driver.act")
+        assert act.params["action"]["clickCount"] == 2
+        assert act.params["action"]["button"] == "right"
+        assert act.params["action"]["modifiers"] == ["Shift"]
+
+
+async def test_driver_offline_is_a_tool_error_and_nothing_reaches_the_extension(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools, bridge: BridgeServer) -> None:
+    """The device promised trusted input and its driver left: isError with
+    TRUSTED_INPUT_UNAVAILABLE, and the extension receives nothing."""
+    async with tools() as mcp:
+        ext = await peers(FakeExtension)
+        drv = await peers(FakeDriver)
+        await drv.close()
+        await wait_until(lambda: DEVICE not in bridge.policy.drivers)
+        result = await mcp.call_tool("browser_type", {"ref": "e2", "text": "secret"})
+        assert result.is_error
+        assert "TRUSTED_INPUT_UNAVAILABLE" in text(result)
+        assert "Nothing was sent" in text(result)
+        assert ext.methods() == []
+
+
+async def test_type_press_and_wait_map_to_protocol_actions_without_echoing_text(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
+    """browser_type replaces the content (fill, then Enter for submit) unless slowly,
+    which types after it; the text is never echoed. press_key and wait_for (seconds →
+    ms) map onto page.act press and page.wait."""
+    async with tools() as mcp:
+        ext = await peers(FakeExtension)
+        typed = await mcp.call_tool(
+            "browser_type", {"ref": "e2", "text": "hunter2", "submit": True})
+        assert not typed.is_error, text(typed)
+        assert "hunter2" not in text(typed)
+        assert ("Typed 7 characters into ref e2 (replacing its content) and pressed Enter "
+                "with SYNTHETIC input") in text(typed)
+        slow = await mcp.call_tool("browser_type", {"ref": "e2", "text": "abc", "slowly": True})
+        assert "Typed 3 characters into ref e2 after its content" in text(slow)
+        assert (await mcp.call_tool("browser_press_key", {"key": "Control+A"})).is_error is False
+        assert (await mcp.call_tool("browser_wait_for", {"time": 0.25})).is_error is False
+        acts = [(r.params.get("ref"), r.params["action"])
+                for r in ext.requests if r.method == "page.act"]
+        assert acts == [("e2", {"kind": "fill", "value": "hunter2"}),
+                        ("e2", {"kind": "press", "key": "Enter"}),
+                        ("e2", {"kind": "type", "text": "abc", "submit": False}),
+                        (None, {"kind": "press", "key": "Control+A"})]
+        wait = await ext.wait_for_request("page.wait")
+        assert wait.params["ms"] == 250
+
+
+async def test_tabs_select_addresses_later_calls_to_that_tab(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
+    """select by index brings the tab to the front (tabs.select) and makes later tools
+    send that tabId; an index past the end is a tool error that names browser_tabs."""
+    async with tools() as mcp:
+        ext = await peers(FakeExtension)
+        ext.results["tabs.list"] = {"tabs": [
+            {"tabId": 11, "url": "http://127.0.0.1/a", "title": "A", "active": True},
+            {"tabId": 12, "url": "http://127.0.0.1/b", "title": "B", "active": False}]}
+        ext.results["tabs.select"] = {"tabId": 12, "url": "http://127.0.0.1/b", "title": "B"}
+        listed = text(await mcp.call_tool("browser_tabs", {"action": "list"}))
+        assert "- 0: (current) [A](http://127.0.0.1/a) tab 11" in listed
+        assert "- 1: [B](http://127.0.0.1/b) tab 12" in listed
+        selected = await mcp.call_tool("browser_tabs", {"action": "select", "index": 1})
+        assert not selected.is_error and "- 1: (current) [B]" in text(selected)
+        assert (await ext.wait_for_request("tabs.select")).params["tabId"] == 12
+        ext.requests.clear()
+        await mcp.call_tool("browser_snapshot", {})
+        assert (await ext.wait_for_request("page.snapshot")).params.get("tabId") == 12
+        missing = await mcp.call_tool("browser_tabs", {"action": "select", "index": 5})
+        assert missing.is_error and "browser_tabs" in text(missing)
+
+
+async def test_bridge_errors_become_tool_errors_with_a_next_step(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
+    """A protocol error from the extension comes back as isError with its code, the
+    bridge's message, safe details and the next tool to call."""
+    async with tools() as mcp:
+        ext = await peers(FakeExtension)
+        ext.errors["page.act"] = E.ElementObscured("A cookie banner covers the button.",
+                                                   {"coveredBy": "dialog"})
+        result = await mcp.call_tool("browser_hover", {"ref": "e4"})
+        assert result.is_error
+        lines = text(result).splitlines()
+        assert lines[0] == ("Error ELEMENT_OBSCURED in browser_hover: "
+                            "A cookie banner covers the button.")
+        assert lines[1] == 'Details: {"coveredBy":"dialog"}'
+        assert lines[2].startswith("Next step: ") and "browser_snapshot" in lines[2]
+
+
+async def test_session_reconnects_after_the_bridge_connection_drops(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools, session: Session) -> None:
+    """A closed bridge connection is replaced at the next call, not reported forever."""
+    async with tools() as mcp:
+        await peers(FakeExtension)
+        first = await session.client()
+        await first.close()
+        assert first.closed
+        result = await mcp.call_tool("browser_snapshot", {})
+        assert not result.is_error, text(result)
+        assert (await session.client()) is not first
+
+
+async def test_sdk_devices_are_typed_and_a_tab_by_id_is_checked(
+        peers: Callable[..., Awaitable[FakePeer]], bridge: BridgeServer) -> None:
+    """Browser.devices() returns DeviceInfo models; tab(id) of a tab that is not open
+    raises BrowserTabClosed, of an open one returns a Tab addressing it."""
+    await peers(FakeExtension)
+    async with await Browser.connect(bridge.url, bridge.token) as browser:
+        devices = await browser.devices()
+        assert [type(d) for d in devices] == [DeviceInfo]
+        assert devices[0].device == DEVICE and devices[0].extension
+        assert browser.protocol_version == 1
+        with pytest.raises(E.BrowserTabClosed) as err:
+            await browser.tab(99)
+        assert err.value.code == E.ErrorCode.BROWSER_TAB_CLOSED
+        tab = await browser.tab(1)
+        assert tab.tab_id == 1
+
+
+class FailSecondAct(FakeExtension):
+    """A fake extension whose second ``page.act`` fails with ELEMENT_NOT_EDITABLE."""
+
+    acts = 0
+
+    async def _answer(self, ws: Any, req: Any) -> None:
+        if req.method == "page.act":
+            self.acts += 1
+            if self.acts == 2:
+                self.errors["page.act"] = E.ElementNotEditable("The field is readonly.")
+            else:
+                self.errors.pop("page.act", None)
+        await super()._answer(ws, req)
+
+
+def spy_calls(session: Session, monkeypatch: pytest.MonkeyPatch) -> Callable[[], Awaitable[list[str]]]:
+    """Record the methods the session's bridge client sends (awaitable setup)."""
+    calls: list[str] = []
+
+    async def install() -> list[str]:
+        client = await session.client()
+        original = client.call
+
+        async def call(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+            calls.append(method)
+            return await original(method, params)
+
+        monkeypatch.setattr(client, "call", call)
+        return calls
+
+    return install
+
+
+def png(width: int, height: int) -> str:
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), (200, 30, 30)).save(out, format="PNG")
+    return base64.b64encode(out.getvalue()).decode()
+
+
+async def test_fill_form_sends_one_batch_mapping_each_field_type(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools, session: Session,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """textbox → fill, checkbox/radio → check, combobox → select by the option's text, all
+    in ONE page.batch request, each performed by the driver; text values are not echoed."""
+    async with tools() as mcp:
+        await peers(FakeExtension)
+        drv = await peers(FakeDriver)
+        calls = await spy_calls(session, monkeypatch)()
+        result = await mcp.call_tool("browser_fill_form", {"fields": [
+            {"name": "Name", "type": "textbox", "ref": "e3", "value": "s3cret"},
+            {"name": "Subscribe", "type": "checkbox", "ref": "e4", "value": "true"},
+            {"name": "Plan B", "type": "radio", "ref": "f1e5", "value": "false"},
+            {"name": "Country", "type": "combobox", "ref": "e6", "value": "France"}]})
+        assert not result.is_error, text(result)
+        assert calls.count("page.batch") == 1 and "page.act" not in calls
+        acts = [r.params["action"] for r in drv.requests if r.method == "driver.act"]
+        assert acts == [{"kind": "fill", "value": "s3cret"},
+                        {"kind": "check", "checked": True},
+                        {"kind": "check", "checked": False},
+                        {"kind": "select", "values": ["France"]}]
+        assert "Filled 4 fields" in text(result) and "with trusted input" in text(result)
+        assert "s3cret" not in text(result)
+
+
+async def test_fill_form_refuses_bad_values_and_sliders_before_sending_anything(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
+    """A checkbox value other than true/false and a slider are BAD_REQUEST tool errors with
+    a next step; nothing reaches the extension, not even the fields before them."""
+    async with tools() as mcp:
+        ext = await peers(FakeExtension)
+        bad = await mcp.call_tool("browser_fill_form", {"fields": [
+            {"name": "Name", "type": "textbox", "ref": "e3", "value": "x"},
+            {"name": "Subscribe", "type": "checkbox", "ref": "e4", "value": "yes"}]})
+        assert bad.is_error and "BAD_REQUEST" in text(bad) and "true or false" in text(bad)
+        slider = await mcp.call_tool("browser_fill_form", {"fields": [
+            {"name": "Volume", "type": "slider", "ref": "e9", "value": "40"}]})
+        assert slider.is_error and "slider" in text(slider)
+        assert "browser_press_key" in text(slider).split("Next step:")[1]
+        empty = await mcp.call_tool("browser_fill_form", {"fields": []})
+        assert empty.is_error and "fields" in text(empty)
+        assert ext.methods() == []
+
+
+async def test_fill_form_stopped_midway_names_the_field_and_what_was_done(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
+    """The batch stops at the failing field: the tool error keeps that field's code, names
+    it, and says which fields were filled before it; the fields after it are not sent."""
+    async with tools() as mcp:
+        ext = await peers(FailSecondAct)
+        result = await mcp.call_tool("browser_fill_form", {"fields": [
+            {"name": "Name", "type": "textbox", "ref": "e3", "value": "Ada"},
+            {"name": "City", "type": "textbox", "ref": "e4", "value": "Paris"},
+            {"name": "Zip", "type": "textbox", "ref": "e5", "value": "75001"}]})
+        assert result.is_error
+        first = text(result).splitlines()[0]
+        assert first.startswith("Error ELEMENT_NOT_EDITABLE in browser_fill_form: "
+                                "Stopped at action 1 (textbox City (e4))")
+        assert "Done before it, not undone: textbox Name (e3)" in first
+        assert [r.params["ref"] for r in ext.requests if r.method == "page.act"] == ["e3", "e4"]
+
+
+async def test_select_drag_and_upload_map_onto_their_protocol_actions(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
+    """select_option → select values; drag (Playwright's startRef/endRef) → drag with the
+    drop target resolved too; file_upload paths → upload files; all trusted."""
+    async with tools() as mcp:
+        ext = await peers(FakeExtension)
+        drv = await peers(FakeDriver)
+        sel = await mcp.call_tool("browser_select_option", {"ref": "e2", "values": ["a", "b"]})
+        drag = await mcp.call_tool("browser_drag", {
+            "startElement": "Card", "startRef": "e3", "endElement": "Done column",
+            "endRef": "f1e4"})
+        up = await mcp.call_tool("browser_file_upload", {"ref": "e5", "paths": ["/tmp/a.txt"]})
+        for result in (sel, drag, up):
+            assert not result.is_error, text(result)
+            assert "with trusted input" in text(result)
+        assert "Dragged Card (ref e3) onto Done column (ref f1e4)" in text(drag)
+        acts = [r.params for r in drv.requests if r.method == "driver.act"]
+        assert [a["action"] for a in acts] == [
+            {"kind": "select", "values": ["a", "b"]},
+            {"kind": "drag", "to": "f1e4", "steps": 12},
+            {"kind": "upload", "files": ["/tmp/a.txt"]}]
+        assert acts[1]["toFrameToken"] == FakeExtension.FRAME_TOKEN
+        resolved = [r.params.get("ref") for r in ext.requests if r.method == "page.jugglerTarget"]
+        assert resolved == ["e2", "e3", "f1e4", "e5"]
+        no_paths = await mcp.call_tool("browser_file_upload", {"ref": "e5"})
+        assert no_paths.is_error and "paths" in text(no_paths)
+
+
+async def test_a_click_that_opens_a_dialog_reports_it_and_handle_dialog_answers(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools, bridge: BridgeServer) -> None:
+    """The click's result shows the dialog as modal state (no snapshot is attempted);
+    while it is open snapshot and screenshot fail with DIALOG_OPEN naming
+    browser_handle_dialog; browser_handle_dialog sends page.dialog to the driver."""
+    dialog = {"type": "confirm", "message": "Delete it?", "defaultValue": "", "url": "x"}
+    async with tools() as mcp:
+        ext = await peers(FakeExtension)
+        drv = await peers(FakeDriver)
+        drv.results["driver.act"] = {"done": True, "dialog": dialog}
+        drv.results["driver.dialog"] = {"type": "confirm", "message": "Delete it?",
+                                        "accepted": True}
+        clicked = await mcp.call_tool("browser_click", {"ref": "e7"})
+        assert not clicked.is_error, text(clicked)
+        assert ('### Modal state\n- ["confirm" dialog with message "Delete it?"]: answer it '
+                "with browser_handle_dialog") in text(clicked)
+        assert "page.snapshot" not in ext.methods()
+        await drv.send_event("dialog.opened", dialog)  # as the real driver does
+        await wait_until(lambda: DEVICE in bridge.policy.open_dialogs)
+        blocked = await mcp.call_tool("browser_snapshot", {})
+        assert blocked.is_error and "DIALOG_OPEN" in text(blocked)
+        assert "browser_handle_dialog" in text(blocked).split("Next step:")[1]
+        shot = await mcp.call_tool("browser_take_screenshot", {})
+        assert shot.is_error and "DIALOG_OPEN" in text(shot)
+        assert "driver.screenshot" not in drv.methods()
+        answered = await mcp.call_tool("browser_handle_dialog", {"accept": True})
+        assert 'Accepted the confirm dialog "Delete it?"' in text(answered)
+        assert (await drv.wait_for_request("driver.dialog")).params == {"accept": True}
+
+
+async def test_handle_dialog_without_a_dialog_is_a_tool_error_with_a_next_step(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
+    """The driver's "no dialog" answer comes back as BAD_REQUEST saying there is nothing
+    to answer (not "check the arguments")."""
+    async with tools() as mcp:
+        await peers(FakeExtension)
+        drv = await peers(FakeDriver)
+        drv.errors["driver.dialog"] = E.BadRequest("No JavaScript dialog is open.")
+        result = await mcp.call_tool("browser_handle_dialog", {"accept": False})
+        assert result.is_error
+        assert "No JavaScript dialog is open" in text(result)
+        assert "nothing to answer" in text(result).split("Next step:")[1]
+
+
+async def test_undelivered_click_and_new_tabs_are_reported(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
+    """A trusted click whose receipt says the target never got it is flagged
+    ``delivered: false`` on the result's second line; a tab it opened is listed with its
+    index for browser_tabs."""
+    async with tools() as mcp:
+        ext = await peers(FakeExtension)
+        drv = await peers(FakeDriver)
+        ext.results["page.jugglerTarget"] = {"frameToken": "tok", "css": "#a", "tabId": 1,
+                                             "receiptId": "r1"}
+        ext.results["page.receipt"] = {"delivered": False, "events": ["pointerdown"]}
+        ext.results["tabs.list"] = {"tabs": [
+            {"tabId": 1, "url": "http://127.0.0.1/", "title": "Main", "active": True},
+            {"tabId": 2, "url": "http://127.0.0.1/pop", "title": "Pop", "active": False,
+             "openerTabId": 1, "openedAt": (time.time() + 60) * 1000}]}
+        drv.results["driver.act"] = {"done": True, "popups": [{"url": "http://127.0.0.1/pop"}]}
+        result = await mcp.call_tool("browser_click", {"ref": "e7", "element": "Buy"})
+        assert not result.is_error, text(result)
+        lines = text(result).splitlines()
+        assert lines[1] == "Clicked Buy (ref e7) with trusted input."
+        assert lines[2].startswith("WARNING delivered: false: the click on Buy (ref e7)")
+        assert "### New tabs\n- 1: [Pop](http://127.0.0.1/pop) tab 2" in text(result)
+
+
+async def test_take_screenshot_returns_an_image_scaled_to_fit(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
+    """The driver's PNG comes back as image content; one too large for a model is scaled
+    to at most 1568 px per edge and 1.15 MP, and the text gives the px mapping; fullPage
+    with a ref is refused before anything is sent."""
+    async with tools() as mcp:
+        await peers(FakeExtension)
+        drv = await peers(FakeDriver)
+        drv.results["driver.screenshot"] = {
+            "png": png(3200, 2000), "width": 3200, "height": 2000, "scale": 2,
+            "clip": {"x": 0, "y": 300, "width": 1600, "height": 1000}}
+        shot = await mcp.call_tool("browser_take_screenshot", {"fullPage": True})
+        assert not shot.is_error, text(shot)
+        (image,) = [c for c in shot.content if c.type == "image"]
+        assert image.mime_type == "image/png"
+        width, height = Image.open(io.BytesIO(base64.b64decode(image.data))).size
+        assert width <= 1568 and height <= 1568 and width * height <= 1.15 * 1024 * 1024
+        assert f"{width}x{height} image px" in text(shot)
+        assert "Scaled down from 3200x2000" in text(shot)
+        assert (await drv.wait_for_request("driver.screenshot")).params["fullPage"] is True
+        drv.requests.clear()
+        both = await mcp.call_tool("browser_take_screenshot", {"ref": "e2", "fullPage": True})
+        assert both.is_error and "fullPage" in text(both)
+        assert drv.methods() == []
+
+
+async def test_evaluate_runs_through_the_driver_and_needs_one(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools, bridge: BridgeServer) -> None:
+    """browser_evaluate sends the function to driver.evaluate in the ref's frame and
+    prints the JSON value; without a driver it is DEVICE_NOT_CONNECTED."""
+    async with tools() as mcp:
+        await peers(FakeExtension)
+        none = await mcp.call_tool("browser_evaluate", {"function": "() => 1"})
+        assert none.is_error and "DEVICE_NOT_CONNECTED" in text(none)
+        drv = await peers(FakeDriver)
+        drv.results["driver.evaluate"] = {"value": {"n": 2, "ok": True}}
+        result = await mcp.call_tool("browser_evaluate", {
+            "function": "(el) => ({n: 2, ok: el.checked})", "ref": "e4"})
+        assert not result.is_error, text(result)
+        assert '"n": 2' in text(result) and '"ok": true' in text(result)
+        sent = await drv.wait_for_request("driver.evaluate")
+        assert sent.params["expression"] == "(el) => ({n: 2, ok: el.checked})"
+        assert sent.params["css"] == FakeExtension.CSS
+
+
+async def test_navigate_back_and_tabs_new_and_close(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
+    """navigate_back → page.history back; tabs new → tabs.new and the new tab becomes
+    current; close without index closes the current tab; the last tab is not closed."""
+    async with tools() as mcp:
+        ext = await peers(FakeExtension)
+        ext.results["page.history"] = {"tabId": 1, "url": "http://127.0.0.1/prev",
+                                       "title": "Prev", "transitionPending": False}
+        back = await mcp.call_tool("browser_navigate_back", {})
+        assert "Went back to http://127.0.0.1/prev (tab 1)" in text(back)
+        assert (await ext.wait_for_request("page.history")).params["direction"] == "back"
+
+        ext.results["tabs.new"] = {"tabId": 5, "url": "http://127.0.0.1/n", "title": "N"}
+        ext.results["tabs.list"] = {"tabs": [
+            {"tabId": 1, "url": "http://127.0.0.1/prev", "title": "Prev", "active": False},
+            {"tabId": 5, "url": "http://127.0.0.1/n", "title": "N", "active": True}]}
+        ext.results["tabs.close"] = {"tabId": 5, "closed": True}
+        new = await mcp.call_tool("browser_tabs", {"action": "new", "url": "http://127.0.0.1/n"})
+        assert not new.is_error, text(new)
+        assert (await ext.wait_for_request("tabs.new")).params["url"] == "http://127.0.0.1/n"
+        assert "- 1: (current) [N](http://127.0.0.1/n) tab 5" in text(new)
+        closed = await mcp.call_tool("browser_tabs", {"action": "close"})
+        assert not closed.is_error, text(closed)
+        assert (await ext.wait_for_request("tabs.close")).params["tabId"] == 5
+
+        ext.results["tabs.list"] = {"tabs": [
+            {"tabId": 1, "url": "http://127.0.0.1/prev", "title": "Prev", "active": True}]}
+        ext.requests.clear()
+        last = await mcp.call_tool("browser_tabs", {"action": "close", "index": 0})
+        assert last.is_error and "last tab" in text(last)
+        assert "tabs.close" not in ext.methods()
+
+
+async def test_actions_batch_maps_flat_steps_and_refuses_foreign_fields(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
+    """browser_actions turns {ref, kind, fields} steps into the protocol's batch items,
+    run in order; a field the kind does not take is BAD_REQUEST and nothing is sent."""
+    async with tools() as mcp:
+        ext = await peers(FakeExtension)
+        drv = await peers(FakeDriver)
+        result = await mcp.call_tool("browser_actions", {"actions": [
+            {"kind": "click", "ref": "e1", "clickCount": 2},
+            {"kind": "fill", "ref": "e2", "value": "x"},
+            {"kind": "press", "key": "Tab"},
+            {"kind": "scroll", "ref": "e3", "dy": 400}]})
+        assert not result.is_error, text(result)
+        assert "Ran 4 actions (click e1, fill e2, press, scroll e3) with trusted input." \
+            in text(result)
+        acts = [r.params["action"] for r in drv.requests if r.method == "driver.act"]
+        assert acts == [{"kind": "click", "button": "left", "clickCount": 2, "modifiers": [],
+                         "position": None},
+                        {"kind": "fill", "value": "x"},
+                        {"kind": "press", "key": "Tab"},
+                        {"kind": "scroll", "dx": 0, "dy": 400}]
+        ext.requests.clear()
+        drv.requests.clear()
+        bad = await mcp.call_tool("browser_actions", {"actions": [
+            {"kind": "hover", "ref": "e1"}, {"kind": "click", "ref": "e2", "text": "hi"}]})
+        assert bad.is_error and "BAD_REQUEST" in text(bad) and "actions.1.text" in text(bad)
+        assert ext.methods() == [] and drv.methods() == []
+
+
+async def test_click_allow_coordinates_reaches_the_resolver_and_is_labelled(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
+    """allowCoordinates is passed to page.jugglerTarget; a hit-tested point comes back
+    labelled as trusted input at a point, not as a plain trusted click."""
+    async with tools() as mcp:
+        ext = await peers(FakeExtension)
+        await peers(FakeDriver)
+        ext.results["page.jugglerTarget"] = {"frameToken": "tok", "css": "css:light=html",
+                                             "tabId": 1, "point": {"x": 10, "y": 20}}
+        result = await mcp.call_tool("browser_click", {"ref": "e7", "allowCoordinates": True})
+        assert not result.is_error, text(result)
+        assert "hit-tested point" in text(result)
+        assert (await ext.wait_for_request("page.jugglerTarget")).params["allowCoordinates"]
+
+
+def test_clean_schema_drops_titles_and_null_unions_only() -> None:
+    """Titles go, ``anyOf [X, null]`` with default null becomes X; a property that is
+    itself called ``title`` stays."""
+    schema = {"title": "M", "type": "object", "properties": {
+        "title": {"title": "Title", "type": "string"},
+        "n": {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}],
+              "default": None, "title": "N", "description": "d"},
+        "m": {"anyOf": [{"type": "integer"}, {"type": "string"}], "title": "M"}}}
+    assert clean_schema(schema) == {"type": "object", "properties": {
+        "title": {"type": "string"},
+        "n": {"type": "integer", "minimum": 0, "description": "d"},
+        "m": {"anyOf": [{"type": "integer"}, {"type": "string"}]}}}
+
+
+@pytest.mark.browser
+async def test_session_starts_the_embedded_default_on_a_free_port_and_restarts_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No bridge running and the default port taken: the session starts bridge + Chromium
+    on a free port; when that browser exits, the next call starts it again."""
+    monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        lines: list[str] = []
+        session = Session(bridge_port=port, progress=lines.append)
+        try:
+            async with Client(build_server(session)) as mcp:
+                first = await mcp.call_tool("browser_snapshot", {})
+                assert not first.is_error, text(first)
+                assert f"port {port} is taken" in "\n".join(lines)
+                emb = session.launched
+                assert emb is not None and emb.server.port != port
+                assert emb.child is not None
+                emb.child.send_signal(signal.SIGTERM)
+                await asyncio.wait_for(emb.child.wait(), 30)
+                again = await mcp.call_tool("browser_snapshot", {})
+                assert not again.is_error, text(again)
+                assert session.launched is not None and session.launched is not emb
+                assert any("starting it again" in line for line in lines)
+        finally:
+            await session.close()
