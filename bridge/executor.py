@@ -180,7 +180,7 @@ class Executor:
                    device=route.device, ref=params.ref)
         if target.get("receiptId") and not result.get("dialog"):
             out.update(await self._receipt(route.extension, target, params.ref))
-        if result.get("popups"):
+        if result.get("popups") and not out.get("newTabs"):
             out["newTabs"] = await self._new_tabs(route.extension, out.get("tabId"), started)
         return out
 
@@ -193,8 +193,13 @@ class Executor:
                                  "receiptId": target["receiptId"]}, RESOLVE_TIMEOUT_S)
         except E.TrustbridgeError:
             return {"delivered": None}
-        return {"delivered": bool(receipt.get("delivered")),
-                "deliveredEvents": receipt.get("events", [])}
+        out: dict[str, Any] = {
+            "delivered": None if receipt.get("delivered") is None else bool(receipt["delivered"]),
+            "deliveredEvents": receipt.get("events", []),
+        }
+        if receipt.get("newTabs"):
+            out["newTabs"] = receipt["newTabs"]
+        return out
 
     async def _new_tabs(self, extension: str, opener: int | None, since: float) -> list[dict[str, Any]]:
         """Tabs the extension saw opened by ``opener`` since ``since`` (epoch s)."""

@@ -25,7 +25,7 @@ INPUT_METHODS = frozenset({"page.act", "page.batch"})
 INPUT_METHOD = "page.act"
 
 # What may still be asked while a JavaScript dialog blocks the device's page.
-_ALLOWED_UNDER_DIALOG = frozenset({"devices.list", "tabs.list", "page.dialog", "page.screenshot"})
+_ALLOWED_UNDER_DIALOG = frozenset({"devices.list", "tabs.list", "page.dialog"})
 
 ENV_REQUIRE_TRUSTED_INPUT = "BRIDGE_REQUIRE_TRUSTED_INPUT"
 
@@ -119,6 +119,10 @@ class RoutingPolicy:
         elif role == "extension":
             assert device is not None
             self.extensions[device] = peer
+            if (capabilities or {}).get("requiresTrustedInput"):
+                # The extension of a supervised browser carries the promise too, so a
+                # restarted bridge never sends its input down the synthetic path.
+                self.required_trusted_input.add(device)
             if browser:
                 self._browsers[device] = browser
 

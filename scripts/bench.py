@@ -1,7 +1,7 @@
 """trustbridge benchmarks side by side with raw Playwright (the floor) and Playwright MCP
 (the peer), in one run on one machine (issue 7).
 
-    python scripts/bench.py            # full run (~10 min on 2 cores)
+    python scripts/bench.py            # full run (~15 min on 2 cores)
     python scripts/bench.py --quick    # short run (~2 min), written to a temp folder
 
 Writes ``results.json`` and ``README.md`` (tables: medians, ratios, run counts, versions,
@@ -81,10 +81,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--b5-tabs", type=_csv_ints, default=None,
                     help="B5 tab counts (default 1,2,4; quick: 1,2)")
     ap.add_argument("--b5-actions", type=int, default=None,
-                    help="B5 clicks per tab (default 20; quick: 5)")
+                    help="B5 clicks per tab (default 10; quick: 5)")
     ap.add_argument("--no-mcp", action="store_true",
                     help="skip every MCP arm (no npm, no MCP subprocesses)")
     ap.add_argument("--out-dir", type=Path, default=None, help="where to write the results")
+    ap.add_argument("--render-only", action="store_true",
+                    help="only re-render README.md from the results.json in the out dir")
     return ap.parse_args(argv)
 
 
@@ -107,21 +109,38 @@ def plan(args: argparse.Namespace) -> dict:
         "b4": {"rounds": r or (3 if q else 10),
                "counts": args.b4_counts or ([5] if q else [1, 5, 10])},
         "b5": {"reps": r or (1 if q else 3), "tabs": args.b5_tabs or ([1, 2] if q else [1, 2, 4]),
-               "actions": args.b5_actions or (5 if q else 20)},
+               "actions": args.b5_actions or (5 if q else 10)},
         "profile": {"runs": r or (3 if q else 8)},
     }
 
 
 async def main(args: argparse.Namespace) -> int:
     import json
+    import traceback
+    from typing import Any
 
-    from benchlib import b1_form, b2_action, b3_snapshot, b4_proxy, b5_tabs, env, profile, report
+    from benchlib import (
+        b1_form,
+        b2_action,
+        b3_snapshot,
+        b4_proxy,
+        b5_tabs,
+        env,
+        profile,
+        report,
+    )
     from benchlib.stack import Stack
 
     cfg = plan(args)
     out_dir = args.out_dir or (Path(tempfile.gettempdir()) / "trustbridge-bench-quick"
                                if args.quick else REPO / "docs" / "benchmarks")
     out_dir.mkdir(parents=True, exist_ok=True)
+    if args.render_only:
+        readme = out_dir / "README.md"
+        res = json.loads((out_dir / "results.json").read_text())
+        old = readme.read_text() if readme.exists() else None
+        readme.write_text(report.render(res, report.kept_analysis(old)))
+        return 0
     log_dir = Path(tempfile.gettempdir()) / "trustbridge-bench-logs"
     log_dir.mkdir(exist_ok=True)
 
@@ -131,33 +150,45 @@ async def main(args: argparse.Namespace) -> int:
     res: dict = {"config": cfg, "machine": env.machine()}
     res["machine"]["load_start"] = round(os.getloadavg()[0], 2)
     only = set(cfg["only"])
+    failures: dict[str, str] = {}
+
+    def save() -> None:
+        res["failures"] = failures
+        (out_dir / "results.json").write_text(json.dumps(res, indent=2, ensure_ascii=False) + "\n")
+
+    async def step(name: str, coro_fn: Any) -> None:
+        """Run one benchmark; a failure is recorded and the others still run."""
+        if name not in only:
+            return
+        try:
+            res[name] = await coro_fn()
+        except Exception as exc:  # noqa: BLE001 - reported in the README
+            failures[name] = f"{type(exc).__name__}: {exc}"[:600]
+            log(f"{name} failed:\n{traceback.format_exc()}")
+        save()
+
     async with Stack(log_dir) as stack:
         log(f"stack up: Chromium {stack.chromium_version}, bridge {stack.server.url}")
-        if "b1" in only:
-            res["b1"] = await b1_form.run(stack, cfg["b1"]["rounds"], cfg["b1"]["arms"], log)
-        if "b3" in only:
-            c = cfg["b3"]
-            res["b3"] = await b3_snapshot.run(stack, c["sizes"], c["rounds"], c["mcp"], log)
-        if "b2" in only:
-            res["b2"] = await b2_action.run(stack, cfg["b2"]["rounds"], log)
-        if "b4" in only:
-            res["b4"] = await b4_proxy.run(stack, cfg["b4"]["counts"], cfg["b4"]["rounds"], log)
-        if "b5" in only:
-            c = cfg["b5"]
-            res["b5"] = await b5_tabs.run(stack, c["tabs"], c["actions"], c["reps"], log)
-        if "profile" in only:
-            arm = _slowest_sdk_arm(res.get("b1"))
-            res["profile"] = await profile.run(stack, arm, cfg["profile"]["runs"],
-                                               out_dir / "profile.txt", log)
+        res["versions"] = env.versions(stack.chromium_version, None)
+        c1, c2, c3, c4, c5 = (cfg[k] for k in ("b1", "b2", "b3", "b4", "b5"))
+        await step("b1", lambda: b1_form.run(stack, c1["rounds"], c1["arms"], log))
+        await step("b3", lambda: b3_snapshot.run(stack, c3["sizes"], c3["rounds"], c3["mcp"], log))
+        await stack.close_mcp()  # the MCP servers' browsers would compete for the CPU below
+        await step("b2", lambda: b2_action.run(stack, c2["rounds"], log))
+        await step("b4", lambda: b4_proxy.run(stack, c4["counts"], c4["rounds"], log))
+        await step("b5", lambda: b5_tabs.run(stack, c5["tabs"], c5["actions"], c5["reps"], log))
+        await step("profile", lambda: profile.run(stack, _slowest_sdk_arm(res.get("b1")),
+                                                  cfg["profile"]["runs"],
+                                                  out_dir / "profile.txt", log))
         res["versions"] = env.versions(stack.chromium_version, stack.playwright_mcp_version)
     res["machine"]["load_end"] = round(os.getloadavg()[0], 2)
-    (out_dir / "results.json").write_text(json.dumps(res, indent=2, ensure_ascii=False) + "\n")
+    save()
     readme = out_dir / "README.md"
     old = readme.read_text() if readme.exists() else None
     readme.write_text(report.render(res, report.kept_analysis(old)))
     log(f"wrote {out_dir / 'results.json'} and {readme} (MCP server logs: {log_dir})")
     print(readme.read_text())
-    return 0
+    return 1 if failures else 0
 
 
 def _slowest_sdk_arm(b1: dict | None) -> str:

@@ -95,6 +95,5 @@ class DialogTracker:
                     else await item.dialog.accept()
             else:
                 await item.dialog.dismiss()
-        if not self.pending:
-            self.notify("dialog.closed", {})
+        # The caller announces dialog.closed (before it answers) when nothing is pending.
         return {"type": item.info["type"], "message": item.info["message"], "accepted": accept}

@@ -283,7 +283,12 @@ class InputDriver:
         Raises:
             BadRequest: no dialog is open.
         """
-        return await self.dialogs.answer(params.accept, params.promptText)
+        result = await self.dialogs.answer(params.accept, params.promptText)
+        if not self.dialogs.pending:
+            # Sent before the answer, on the same socket: when the client reads the
+            # answer, the bridge already knows the page is free.
+            await self.send_event("dialog.closed", {})
+        return result
 
     async def screenshot(self, params: DriverScreenshotParams) -> dict[str, Any]:
         """PNG of the viewport, the full page, or one element (base64 in ``png``).

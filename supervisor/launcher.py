@@ -112,6 +112,7 @@ def extension_source() -> Path:
 
 
 def prepare_extension(bridge_url: str, token: str, device: str, *,
+                      trusted_input: bool = False,
                       keep_alive_ms: int | None = None,
                       startup_marker: str | None = None) -> ExtensionCopy:
     """Copy the extension and write its ``config.json`` ``{bridgeUrl, token, device}``.
@@ -124,11 +125,16 @@ def prepare_extension(bridge_url: str, token: str, device: str, *,
             ``extensions.background.idle.timeout``.
         startup_marker: the exact URL of a start-up tab the extension closes once
             another window exists (Firefox: :data:`FIREFOX_STARTUP_MARKER`).
+        trusted_input: this device's input goes through a driver; the extension says so
+            in every hello (``capabilities.requiresTrustedInput``), so a restarted bridge
+            keeps the promise even before the driver reconnects.
     """
     root = Path(tempfile.mkdtemp(prefix="trustbridge-ext-"))
     dest = root / "extension"
     shutil.copytree(extension_source(), dest)
     config: dict[str, Any] = {"bridgeUrl": bridge_url, "token": token, "device": device}
+    if trusted_input:
+        config["requiresTrustedInput"] = True
     if keep_alive_ms is not None:
         config["keepAliveMs"] = keep_alive_ms
     if startup_marker is not None:

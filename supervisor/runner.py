@@ -87,7 +87,8 @@ class Supervisor:
     async def start(self) -> None:
         """Launch the browser with the extension and start the driver."""
         self._ext = prepare_extension(
-            self.bridge_url, self.token, self.device, keep_alive_ms=self.keep_alive_ms,
+            self.bridge_url, self.token, self.device, trusted_input=self.trusted_input,
+            keep_alive_ms=self.keep_alive_ms,
             startup_marker=FIREFOX_STARTUP_MARKER if self.browser_name == "firefox" else None)
         self._pw_cm = async_playwright()
         pw = await self._pw_cm.__aenter__()

@@ -48,7 +48,8 @@ def _flat_step() -> type[ToolArgs]:
             info = copy.copy(model.model_fields[name])
             info.default, info.default_factory = None, None
             fields[name] = (info.annotation | None, info)
-    kind_type = Literal[tuple(m.model_fields["kind"].default for m in ACTION_MODELS)]  # type: ignore[misc]
+    kind_names = tuple(m.model_fields["kind"].default for m in ACTION_MODELS)
+    kind_type = Literal[kind_names]  # type: ignore[valid-type]
     return derive(
         "Step", "One action.", take={BatchItem: ["ref", "timeoutMs"]},
         describe={"ref": "Target ref from the latest snapshot (none for a press in the "

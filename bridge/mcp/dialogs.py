@@ -8,6 +8,7 @@ tool answers it. The answer goes through the input driver (``page.dialog``).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -16,11 +17,29 @@ from ..protocol.models import DialogParams
 from .session import Session
 from .tool import Tool, derive, with_next_step
 
+CLOSE_WAIT_S = 2.0
+"""Longest wait for the bridge to drop an answered dialog, s."""
+CLOSE_POLL_S = 0.02
+"""Poll interval of that wait, s."""
+
 DialogArgs = derive(
     "DialogArgs", "How to answer the dialog.", take={DialogParams: ["accept", "promptText"]},
     describe={"accept": "true: OK (or leave the page); false: Cancel (or stay).",
               "promptText": "Text to enter in a prompt() before accepting."},
 )
+
+
+async def _until_closed(session: Session, answered: dict[str, Any]) -> None:
+    """Wait (at most :data:`CLOSE_WAIT_S`) until the bridge no longer reports the answered
+    dialog: it learns that from the driver's ``dialog.closed`` event, which may arrive
+    just after the answer, and until then it refuses the snapshot that follows."""
+    deadline = asyncio.get_running_loop().time() + CLOSE_WAIT_S
+    while asyncio.get_running_loop().time() < deadline:
+        still = await session.open_dialog()
+        if still is None or (still.get("type"), still.get("message")) != (
+                answered.get("type"), answered.get("message")):
+            return
+        await asyncio.sleep(CLOSE_POLL_S)
 
 
 async def _handle_dialog(session: Session, args: Any) -> str:
@@ -30,6 +49,7 @@ async def _handle_dialog(session: Session, args: Any) -> str:
     except E.BadRequest as err:  # the driver's answer when no dialog is open
         raise with_next_step(err, "There is nothing to answer; call browser_snapshot to "
                              "see the page and go on.") from err
+    await _until_closed(session, answered)
     verb = "Accepted" if args.accept else "Dismissed"
     message = json.dumps(str(answered.get("message", ""))[:200], ensure_ascii=False)
     line = f"{verb} the {answered.get('type', 'JavaScript')} dialog {message}"

@@ -24,8 +24,8 @@ def _where(result: dict[str, Any], done: str, pending: str) -> str:
 async def _navigate(session: Session, args: Any) -> str:
     tab = await session.tab()
     result = dict(await tab.goto(args.url))
-    return await session.after_action(_where(result, "Navigated to", f"Navigated to {args.url}"), tab,
-                                      [result])
+    line = _where(result, "Navigated to", f"Navigated to {args.url}")
+    return await session.after_action(line, tab, [result])
 
 
 async def _back(session: Session, _args: Any) -> str:

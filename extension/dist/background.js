@@ -73,7 +73,9 @@
           protocolVersion: PROTOCOL_VERSION,
           token: this.config.token,
           browser: this.browser || navigator.userAgent.slice(0, 64),
-          capabilities: extensionCapabilities()
+          // requiresTrustedInput: the supervisor runs a driver for this device; a bridge
+          // that restarted learns the promise from us before the driver is back.
+          capabilities: { ...extensionCapabilities(), requiresTrustedInput: !!this.config.requiresTrustedInput }
         }));
       };
       ws.onmessage = (event) => this.onMessage(event.data);
@@ -874,6 +876,7 @@
 
   // src/background/main.js
   var tabs = new Tabs(api);
+  var receiptTimes = /* @__PURE__ */ new Map();
   function waitForLoad(tabId, timeoutMs) {
     return new Promise((resolve, reject) => {
       const done = (fn, arg) => {
@@ -962,14 +965,25 @@
         return { ...res2, tabId: id };
       }
       const { frameId, local, docId } = tabs.parseRef(id, ref);
+      const armedAt = Date.now();
       const res = await tabs.toFrame(id, frameId, { op: "locate", ref: local, docId, receipt, allowCoordinates });
+      if (res.receiptId) receiptTimes.set(`${id}:${res.receiptId}`, armedAt);
       return { ...res, tabId: id };
     },
     // Delivery receipt of a trusted click: did trusted pointer events reach the target?
+    // Also names the tabs this tab opened since the receipt was armed (a target=_blank
+    // link, window.open): the browser creates them before the click's input is acknowledged.
     async "page.receipt"({ tabId, ref, receiptId }) {
       const id = await tabs.resolveTab(tabId);
+      const armedAt = receiptTimes.get(`${id}:${receiptId}`) ?? Date.now();
+      receiptTimes.delete(`${id}:${receiptId}`);
       const { frameId } = tabs.parseRef(id, ref);
-      return tabs.toFrame(id, frameId, { op: "receipt", receiptId });
+      const res = await tabs.toFrame(id, frameId, { op: "receipt", receiptId }).catch((err) => {
+        if (err.code === "BROWSER_DOCUMENT_CHANGED") return { delivered: null, events: [] };
+        throw err;
+      });
+      const newTabs = (await tabs.list()).filter((t) => t.openerTabId === id && (t.openedAt ?? 0) >= armedAt - 50);
+      return { ...res, newTabs };
     },
     // Synthetic path: only for devices that never asked for trusted input (the bridge
     // decides and labels the result inputPath: "synthetic").

@@ -2271,8 +2271,39 @@
         key(target, "keyup", last);
         break;
       }
+      case "fill": {
+        if (!("value" in el) || el.readOnly || el.disabled) {
+          throw new PageError("ELEMENT_NOT_EDITABLE", "The target does not accept text; nothing was typed.");
+        }
+        el.focus();
+        el.value = action.value;
+        el.dispatchEvent(new InputEvent("input", { bubbles: true, composed: true, inputType: "insertReplacementText" }));
+        el.dispatchEvent(new Event("change", { bubbles: true }));
+        break;
+      }
+      case "check": {
+        const now = el instanceof HTMLInputElement ? el.checked : el.getAttribute("aria-checked") === "true";
+        if (now !== action.checked) el.click();
+        break;
+      }
+      case "select": {
+        if (!(el instanceof HTMLSelectElement)) throw new PageError("BAD_REQUEST", "The target is not a native <select>.");
+        for (const o of el.options) o.selected = action.values.includes(o.value) || action.values.includes(o.label);
+        el.dispatchEvent(new Event("input", { bubbles: true }));
+        el.dispatchEvent(new Event("change", { bubbles: true }));
+        break;
+      }
+      case "focus":
+        el.focus();
+        break;
+      case "scroll":
+        el.scrollBy(action.dx || 0, action.dy || 0);
+        break;
       default:
-        throw new PageError("BAD_REQUEST", `Unknown action ${action.kind}.`);
+        throw new PageError(
+          "BAD_REQUEST",
+          `A ${action.kind} cannot be done on the synthetic path (this browser has no input driver); run it under the trustbridge supervisor for trusted input.`
+        );
     }
     return { done: true, action: action.kind };
   }
@@ -2334,11 +2365,15 @@
     const y = rect.top + rect.height / 2;
     const root = el.getRootNode();
     const hit = typeof root.elementFromPoint === "function" ? root.elementFromPoint(x, y) : null;
-    if (!hit || !(hit === el || el.contains(hit))) {
+    let outermost = el;
+    for (let r = el.getRootNode(); r instanceof ShadowRoot; r = r.host.getRootNode()) outermost = r.host;
+    const docHit = el.ownerDocument.elementFromPoint(x, y);
+    const docOk = docHit === outermost || outermost === el && docHit && el.contains(docHit);
+    if (!hit || !(hit === el || el.contains(hit)) || !docOk) {
       throw new PageError(
         "ELEMENT_OBSCURED",
-        `Another element (<${hit ? hit.localName : "nothing"}>) is topmost at the target's centre; no coordinate click was sent.`,
-        { coveredBy: hit ? hit.localName : null }
+        `Another element (<${(docOk ? hit : docHit) ? (docOk ? hit : docHit).localName : "nothing"}>) is topmost at the target's centre; no coordinate click was sent.`,
+        { coveredBy: (docOk ? hit : docHit) ? (docOk ? hit : docHit).localName : null }
       );
     }
     const origin = el.ownerDocument.documentElement.getBoundingClientRect();

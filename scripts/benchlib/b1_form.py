@@ -284,7 +284,7 @@ async def run(stack: Stack, rounds: int, arm_names: list[str],
             entry.update(summary(totals[arm.name]))
             entry["steps"] = step_medians(laps[arm.name])
             if any(bridge_calls[arm.name]):
-                entry["bridge_calls"] = _call_medians(bridge_calls[arm.name])
+                entry["bridge_calls"] = _call_medians(bridge_calls[arm.name], totals[arm.name])
         out["arms"][arm.name] = entry
     med = {k: v.get("median") for k, v in out["arms"].items() if "error" not in v}
     out["ratios"] = {
@@ -303,23 +303,26 @@ async def run(stack: Stack, rounds: int, arm_names: list[str],
     return out
 
 
-def _call_medians(runs: list[Laps]) -> dict[str, dict[str, float]]:
-    """Per wire method: median calls per run and median ms per call."""
+def _call_medians(runs: list[Laps], totals: list[float] | None = None) -> dict[str, Any]:
+    """Per wire method: median calls per run, median ms per call and median ms per run (the
+    median over runs of that method's summed time). With ``totals`` (each run's wall ms),
+    also ``_outside``: the median over runs of the time not spent in any bridge call."""
     import statistics
 
-    counts: dict[str, list[int]] = {}
-    each: dict[str, list[float]] = {}
+    methods: list[str] = []
     for calls in runs:
-        per: dict[str, int] = {}
-        for method, ms in calls:
-            per[method] = per.get(method, 0) + 1
-            each.setdefault(method, []).append(ms)
-        for method in each:
-            counts.setdefault(method, []).append(per.get(method, 0))
-    return {m: {"calls_per_run": statistics.median(counts[m]),
-                "ms_per_call": round(statistics.median(each[m]), 2),
-                "ms_per_run": round(statistics.median(counts[m]) * statistics.median(each[m]), 2)}
-            for m in each}
+        methods += [m for m, _ in calls if m not in methods]
+    out: dict[str, Any] = {}
+    for m in methods:
+        per_run = [[ms for mm, ms in calls if mm == m] for calls in runs]
+        each = [ms for run in per_run for ms in run]
+        out[m] = {"calls_per_run": statistics.median(len(r) for r in per_run),
+                  "ms_per_call": round(statistics.median(each), 2),
+                  "ms_per_run": round(statistics.median(sum(r) for r in per_run), 2)}
+    if totals:
+        out["_outside"] = {"ms_per_run": round(statistics.median(
+            t - sum(ms for _, ms in calls) for t, calls in zip(totals, runs)), 2)}
+    return out
 
 
 def _target(name: str, value: float | None, limit: float) -> dict[str, Any]:

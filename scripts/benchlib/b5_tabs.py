@@ -52,7 +52,8 @@ async def _one(stack: Stack, n: int, k: int, rep: int) -> tuple[dict[str, tuple[
         for mode in rotated(MODES, rep):
             lat: list[float] = []
 
-            async def bridge_agent(c: BridgeClient, tid: int, ref: str) -> None:
+            async def bridge_agent(c: BridgeClient, tid: int, ref: str,
+                                   lat: list[float] = lat) -> None:
                 for _ in range(k):
                     t0 = time.perf_counter()
                     r = await c.call("page.act", {"device": DEVICE, "tabId": tid, "ref": ref,
@@ -61,7 +62,7 @@ async def _one(stack: Stack, n: int, k: int, rep: int) -> tuple[dict[str, tuple[
                     if r["inputPath"] != "trusted":
                         raise AssertionError(r)
 
-            async def playwright_agent(page: Any) -> None:
+            async def playwright_agent(page: Any, lat: list[float] = lat) -> None:
                 for _ in range(k):
                     t0 = time.perf_counter()
                     await page.locator("#go").click()
@@ -82,7 +83,7 @@ async def _one(stack: Stack, n: int, k: int, rep: int) -> tuple[dict[str, tuple[
         for c, tid in zip(clients, tab_ids):
             try:
                 await c.call("tabs.close", {"device": DEVICE, "tabId": tid})
-            except Exception:  # noqa: BLE001 - best effort cleanup
+            except Exception:  # noqa: BLE001, S110 - best effort cleanup; the tab may be gone
                 pass
         for c in clients:
             await c.close()

@@ -95,7 +95,7 @@ def _git_revision() -> str:
                              capture_output=True, text=True, timeout=10, check=True).stdout.strip()
         dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain",
                                 "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
+                               capture_output=True, text=True, timeout=10, check=False).stdout.strip()
         return rev + ("+dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return "?"
@@ -107,7 +107,7 @@ def _node_version() -> str:
         return "?"
     try:
         return subprocess.run([node, "--version"], capture_output=True, text=True,
-                              timeout=10).stdout.strip().lstrip("v")
+                              timeout=10, check=False).stdout.strip().lstrip("v")
     except (OSError, subprocess.SubprocessError):
         return "?"
 
@@ -120,7 +120,7 @@ def machine() -> dict[str, object]:
         "ram_gib": _meminfo_gib(),
         "os": f"{platform.system()} {platform.release()} {platform.machine()}",
         "python": platform.python_version(),
-        "date": dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "date": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
     }
 
 

@@ -3,8 +3,8 @@
 - ``/form``: the B1 task: a search box, an Owner select, an "Active only" checkbox and a
   submit button; 120 ms after submit a result line names the three values
   (:func:`expected_result`), so waiting for it also checks every step landed.
-- ``/clicks``: a "Go" button that counts trusted clicks only (``event.isTrusted``) into
-  ``#n`` (B2, B4, B5).
+- ``/clicks``: a "Query" field and a "Go" button; trusted clicks on Go are counted in
+  ``#n`` (``event.isTrusted`` only), focus changes in ``#f`` (B2, B4, B5).
 - ``/n<N>``: an application-like page with exactly N interactive elements (B3), from
   ``scripts/bench_snapshot.py``.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench_snapshot import count_interactive_html, generate_page  # noqa: E402
+from bench_snapshot import count_interactive_html, generate_page
 
 RESULT_DELAY_MS = 120
 """How long after submit the result line appears, ms."""
@@ -50,8 +50,11 @@ document.getElementById('f').addEventListener('submit', (e) => {{
 
 CLICKS = """<!doctype html><html><head><meta charset="utf-8"><title>Clicks</title></head>
 <body><h1>Latency</h1><input aria-label="Query"><button id="go">Go</button><p id="n">0</p>
+<p id="f">0</p>
 <script>let n = 0; document.getElementById('go').addEventListener('click', (e) => {
-  if (e.isTrusted) document.getElementById('n').textContent = String(++n); });</script>
+  if (e.isTrusted) document.getElementById('n').textContent = String(++n); });
+let f = 0; document.addEventListener('focusin', () => {
+  document.getElementById('f').textContent = String(++f); });</script>
 </body></html>"""
 
 
@@ -61,7 +64,7 @@ def expected_result(query: str = QUERY, owner: str = OWNER) -> str:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         path = urlparse(self.path).path.strip("/")
         if path == "form":
             body = FORM
@@ -104,5 +107,12 @@ class PageServer:
         self._httpd.server_close()
 
 
-__all__ = ["PageServer", "expected_result", "generate_page", "count_interactive_html",
-           "QUERY", "OWNER", "RESULT_DELAY_MS"]
+__all__ = [
+    "OWNER",
+    "QUERY",
+    "RESULT_DELAY_MS",
+    "PageServer",
+    "count_interactive_html",
+    "expected_result",
+    "generate_page",
+]

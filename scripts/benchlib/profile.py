@@ -74,7 +74,7 @@ async def run(stack: Stack, arm_name: str, runs: int, text_out: Path | None,
     try:
         from pyinstrument import Profiler
     except ImportError:
-        Profiler = None  # noqa: N806
+        Profiler = None
     prof = Profiler(interval=0.0005, async_mode="disabled") if Profiler else None
     laps, calls, totals = [], [], []
     for i in range(runs):
@@ -97,7 +97,7 @@ async def run(stack: Stack, arm_name: str, runs: int, text_out: Path | None,
         "arm": arm_name, "label": b1_form.LABELS[arm_name], "runs": runs,
         "wall_ms_median": round(sorted(totals)[len(totals) // 2], 2),
         "steps": step_medians(laps),
-        "bridge_calls": b1_form._call_medians(calls),
+        "bridge_calls": b1_form._call_medians(calls, totals),
         "profiler": "pyinstrument" if prof else "none (pip install pyinstrument)",
     }
     if prof is not None:

@@ -27,7 +27,7 @@ def _met(v: Any) -> str:
 
 def kept_analysis(old_readme: str | None) -> str:
     if old_readme:
-        m = re.search(re.escape(START) + r"\n?(.*?)\n?" + re.escape(END), old_readme, re.S)
+        m = re.search(re.escape(START) + r"\n?(.*?)\n?" + re.escape(END), old_readme, re.DOTALL)
         if m and m.group(1).strip():
             return m.group(1).strip()
     return DEFAULT_ANALYSIS
@@ -55,6 +55,10 @@ def render(res: dict[str, Any], analysis: str) -> str:
           f"| trustbridge | {v['trustbridge']} |",
           f"| @playwright/mcp | {v['playwright_mcp']} (Node {v['node']}) |",
           f"| mcp (Python client) | {v['mcp_python']} |", ""]
+    if res.get("failures"):
+        L += ["## Benchmarks that failed in this run", ""]
+        L += [f"- {k}: {v}" for k, v in res["failures"].items()]
+        L.append("")
     targets = [t for b in ("b1", "b2", "b4") for t in res.get(b, {}).get("targets", [])]
     if targets:
         L += ["## Targets", "", "| target | measured | limit | |", "|---|---:|---:|---|"]
@@ -106,8 +110,27 @@ def _b1(b: dict[str, Any]) -> list[str]:
     for name, a in b["arms"].items():
         if a.get("steps"):
             L.append(f"- {a['label']}: " + ", ".join(f"{s} {ms:.1f}" for s, ms in a["steps"].items()))
+    rows = [(a["label"], a["bridge_calls"]) for a in b["arms"].values()
+            if a.get("bridge_calls") and "median" in a]
+    if rows:
+        L += ["", "What the bridge waited for in the trustbridge arms: calls per run, and the "
+              "median over runs of their summed ms; *outside* = median over runs of the time "
+              "not inside any bridge → extension / driver call (client, SDK or MCP server, "
+              "WebSocket and stdio hops, the bridge itself):", "",
+              "| arm | " + " | ".join(f"`{m}`" for m in _METHODS) + " | outside |",
+              "|---|" + "---:|" * (len(_METHODS) + 1)]
+        for label, calls in rows:
+            cells = []
+            for m in _METHODS:
+                c = calls.get(m)
+                cells.append("–" if c is None else f"{c['calls_per_run']:g}: {c['ms_per_run']:.1f}")
+            outside = calls.get("_outside", {}).get("ms_per_run")
+            L.append(f"| {label} | " + " | ".join(cells) + f" | {_ms(outside)} |")
     L.append("")
     return L
+
+
+_METHODS = ("page.snapshot", "page.jugglerTarget", "driver.act", "page.receipt", "page.wait")
 
 
 def _b2(b: dict[str, Any]) -> list[str]:
@@ -159,7 +182,9 @@ def _b3(b: dict[str, Any]) -> list[str]:
             L.append(f"| {int(n):,} | {names.get(k, k)}{cut} | {_ms(s['median'])} | {_x(tr[k])} | "
                      f"{s['bytes']:,}{extra} | {_x(br[k])} |")
     for k, e in b.get("errors", {}).items():
-        L.append(f"| | {k}: not run: {e[:160]} | | | | |")
+        count = b.get("timeouts", {}).get(k, 1)
+        first = e.replace("\n", " ")[:160]
+        L.append(f"| | {k}: failed {count}× ({first}) | | | | |")
     L.append("")
     return L
 
@@ -168,8 +193,9 @@ def _b4(b: dict[str, Any]) -> list[str]:
     L = ["## B4 step by step vs batch across a slow link", "",
          f"A TCP proxy on 127.0.0.1 adds {b['delay_ms_each_way']:.0f} ms each way between the "
          f"client and the bridge (measured round trip added: {b['rtt_added_ms']:.1f} ms). "
-         f"N trusted clicks, {b['rounds']} rounds after a warm-up. *Extra* = proxied minus "
-         "local, in ms and in measured round trips.", "",
+         f"N trusted `focus` actions (a cheap action, so round trips are what is measured), "
+         f"{b['rounds']} rounds after a warm-up. *Extra* = proxied minus local, in ms and in "
+         "measured round trips (RTT).", "",
          "| N | local step | proxy step | extra step | local batch | proxy batch | extra batch |",
          "|---:|---:|---:|---:|---:|---:|---:|"]
     for n, c in b["by_n"].items():
@@ -177,7 +203,8 @@ def _b4(b: dict[str, Any]) -> list[str]:
         L.append(f"| {n} | {_ms(o['local_step']['median'])} | {_ms(o['proxy_step']['median'])} | "
                  f"{_ms(e['step'])} ({r['step']} RTT) | {_ms(o['local_batch']['median'])} | "
                  f"{_ms(o['proxy_batch']['median'])} | {_ms(e['batch'])} ({r['batch']} RTT) |")
-    L += ["", f"The page counted {b['clicks_seen']} trusted clicks of {b['clicks_sent']} sent.", ""]
+    L += ["", f"The page saw {b['focus_changes_seen']} focus changes for {b['actions_sent']} "
+          "focus actions sent.", ""]
     return L
 
 
@@ -208,7 +235,11 @@ def _profile(p: dict[str, Any]) -> list[str]:
          "Bridge → extension / driver calls per run (wall ms, median):", "",
          "| wire call | calls per run | ms per call | ms per run |", "|---|---:|---:|---:|"]
     for m, c in p["bridge_calls"].items():
-        L.append(f"| `{m}` | {c['calls_per_run']:g} | {c['ms_per_call']:.1f} | {c['ms_per_run']:.1f} |")
+        if m == "_outside":
+            L.append(f"| outside any bridge call | | | {c['ms_per_run']:.1f} |")
+        else:
+            L.append(f"| `{m}` | {c['calls_per_run']:g} | {c['ms_per_call']:.1f} | "
+                     f"{c['ms_per_run']:.1f} |")
     if "cpu" in p:
         L += ["", f"pyinstrument samples of this process over the {p['runs']} runs: "
               f"{p['duration_s']:.2f} s wall, of which {p['cpu_s']:.2f} s on the CPU. Wall "

@@ -24,7 +24,6 @@ import shutil
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +32,8 @@ from mcp.client.stdio import stdio_client
 
 from bridge import config
 from bridge.client import BridgeClient
-from bridge.server import BridgeServer
 from bridge.sdk import Tab
+from bridge.server import BridgeServer
 from supervisor.launcher import VIEWPORT, find_chromium
 from supervisor.runner import Supervisor
 
@@ -114,6 +113,7 @@ class Stack:
         self.log_dir = log_dir
         self._stack = contextlib.AsyncExitStack()
         self._mcp: dict[str, Client] = {}
+        self._mcp_stack = contextlib.AsyncExitStack()
         self._mcp_errors: dict[str, str] = {}
         self.playwright_mcp_version: str | None = None
 
@@ -141,13 +141,23 @@ class Stack:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self._stack.aclose()
+        try:
+            await self.close_mcp()
+        finally:
+            await self._stack.aclose()
+
+    async def close_mcp(self) -> None:
+        """Stop every MCP server started so far (so their browsers stop competing for the
+        CPU); :meth:`mcp` starts them again on demand."""
+        stack, self._mcp_stack = self._mcp_stack, contextlib.AsyncExitStack()
+        self._mcp.clear()
+        await stack.aclose()
 
     # -- MCP clients -------------------------------------------------------------------
 
     async def mcp(self, name: str) -> Client:
-        """The MCP client ``name`` (``trustbridge``, ``playwright``, ``playwright-nosettle``),
-        started on first use and kept for the run.
+        """The MCP client ``name`` (``trustbridge``, ``playwright``, ``playwright-nosettle``,
+        ``playwright-nosnap``), started on first use and kept until :meth:`close_mcp`.
 
         Raises:
             RuntimeError: the server could not be installed or started (the reason is kept
@@ -159,9 +169,9 @@ class Stack:
             raise RuntimeError(self._mcp_errors[name])
         try:
             params = self._params(name)
-            errlog = self._stack.enter_context(
+            errlog = self._mcp_stack.enter_context(
                 open(self.log_dir / f"mcp-{name}.stderr.log", "w"))  # noqa: SIM115
-            client = await self._stack.enter_async_context(
+            client = await self._mcp_stack.enter_async_context(
                 Client(stdio_client(params, errlog=errlog), read_timeout_seconds=MCP_TIMEOUT_S))
         except Exception as exc:  # install or start failed: the arm is reported as not run
             self._mcp_errors[name] = f"{name} MCP server unavailable: {exc}"
@@ -185,6 +195,8 @@ class Stack:
                 "--viewport-size", f"{VIEWPORT['width']}x{VIEWPORT['height']}"]
         if name == "playwright-nosettle":
             args += ["--timeout-settle", "0"]
+        elif name == "playwright-nosnap":  # B3: navigate without its own snapshot
+            args += ["--snapshot-mode", "none"]
         elif name != "playwright":
             raise ValueError(f"unknown MCP server {name!r}")
         return StdioServerParameters(

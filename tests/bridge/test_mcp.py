@@ -232,7 +232,8 @@ async def test_stdio_fill_form_dialog_and_screenshot_in_a_real_browser(
         popup = await client.call_tool("browser_click", {"ref": _ref(page, "link", "Open helper")})
         assert not popup.is_error, _text(popup)
         opened = _text(popup).split("### New tabs\n")[1].split("\n\n")[0]
-        index = re.search(r"^- (\d+):.*\[trustbridge mcp page\]\(.*/mcp\.html\)", opened, re.M)
+        index = re.search(r"^- (\d+):.*\]\(http://[^)]*/mcp\.html\) tab \d+$", opened,
+                          re.MULTILINE)
         assert index, _text(popup)
         closed = await client.call_tool("browser_tabs",
                                         {"action": "close", "index": int(index[1])})

@@ -237,7 +237,8 @@ class FailSecondAct(FakeExtension):
         await super()._answer(ws, req)
 
 
-def spy_calls(session: Session, monkeypatch: pytest.MonkeyPatch) -> Callable[[], Awaitable[list[str]]]:
+def spy_calls(session: Session,
+              monkeypatch: pytest.MonkeyPatch) -> Callable[[], Awaitable[list[str]]]:
     """Record the methods the session's bridge client sends (awaitable setup)."""
     calls: list[str] = []
 
@@ -376,8 +377,14 @@ async def test_a_click_that_opens_a_dialog_reports_it_and_handle_dialog_answers(
         shot = await mcp.call_tool("browser_take_screenshot", {})
         assert shot.is_error and "DIALOG_OPEN" in text(shot)
         assert "driver.screenshot" not in drv.methods()
+        # The real driver sends dialog.closed just after its answer; the tool waits for
+        # the bridge to drop the dialog before it takes the page state.
+        closed = asyncio.get_running_loop().call_later(
+            0.2, lambda: asyncio.ensure_future(drv.send_event("dialog.closed", {})))
         answered = await mcp.call_tool("browser_handle_dialog", {"accept": True})
+        closed.cancel()
         assert 'Accepted the confirm dialog "Delete it?"' in text(answered)
+        assert "### Page state" in text(answered) and "Modal state" not in text(answered)
         assert (await drv.wait_for_request("driver.dialog")).params == {"accept": True}
 
 

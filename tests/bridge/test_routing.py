@@ -244,3 +244,16 @@ def test_routing_module_does_no_io() -> None:
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             imported.add(node.module.split(".")[0])
     assert not imported & {"asyncio", "websockets", "socket", "anyio", "selectors"}
+
+
+def test_extension_of_a_supervised_browser_carries_the_promise() -> None:
+    """An extension whose hello says requiresTrustedInput puts its device in the set, so
+    after a bridge restart its input fails plainly until the driver is back."""
+    policy = RoutingPolicy()
+    policy.join("ext", "extension", "dev", capabilities={"requiresTrustedInput": True})
+    assert "dev" in policy.required_trusted_input
+    with pytest.raises(E.TrustedInputUnavailable):
+        policy.route("page.act", "dev")
+    plain = RoutingPolicy()
+    plain.join("ext", "extension", "dev", capabilities={"requiresTrustedInput": False})
+    assert plain.route("page.act", "dev") == ToExtension("dev", "ext", synthetic=True)

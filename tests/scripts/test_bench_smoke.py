@@ -48,7 +48,7 @@ def test_tiny_run_writes_results_and_table(tmp_path: Path) -> None:
     assert b2["targets"][0]["met"] in (True, False)
 
     b4 = res["b4"]
-    assert b4["clicks_seen"] == b4["clicks_sent"] > 0
+    assert b4["focus_changes_seen"] == b4["actions_sent"] > 0
     assert set(b4["by_n"]["2"]["ops"]) == {"local_step", "local_batch", "proxy_step",
                                            "proxy_batch"}
     # The proxy really delays: its round trip is longer than the local one.

@@ -358,14 +358,17 @@ def test_supervisor_accepts_the_three_browsers_and_refuses_others() -> None:
 
 
 def test_driver_capabilities_per_browser() -> None:
-    """Every browser's driver promises trusted input and no coordinate route yet; only
-    Firefox (WebDriver BiDi) lacks multi-clicks, HTML5 drops and non-US-layout text."""
-    for name in BROWSERS:
-        caps = driver_capabilities(name)
-        assert caps["trustedInput"] is True and caps["coordinateRoute"] is False
-        lacking = {k for k, v in caps.items() if v is False} - {"coordinateRoute"}
-        assert lacking == ({"multiClick", "html5DragDrop", "unicodeText"}
-                           if name == "firefox" else set())
+    """Every browser's driver promises trusted input; Chromium has every capability,
+    Firefox (WebDriver BiDi) lacks multi-clicks, HTML5 drops, non-US-layout text and a safe
+    coordinate route, Camoufox (Gecko, Juggler) only the coordinate route."""
+    lacking = {name: {k for k, v in driver_capabilities(name).items() if not v}
+               for name in BROWSERS}
+    assert all(driver_capabilities(name)["trustedInput"] for name in BROWSERS)
+    assert lacking == {
+        "chromium": set(),
+        "firefox": {"multiClick", "html5DragDrop", "unicodeText", "coordinateRoute"},
+        "camoufox": {"coordinateRoute"},
+    }
     with pytest.raises(ValueError):
         driver_capabilities("webkit")
 

@@ -56,7 +56,9 @@ export class BridgeConnection {
         type: 'hello', role: 'extension', device: this.config.device,
         protocolVersion: PROTOCOL_VERSION, token: this.config.token,
         browser: this.browser || navigator.userAgent.slice(0, 64),
-        capabilities: extensionCapabilities(),
+        // requiresTrustedInput: the supervisor runs a driver for this device; a bridge
+        // that restarted learns the promise from us before the driver is back.
+        capabilities: { ...extensionCapabilities(), requiresTrustedInput: !!this.config.requiresTrustedInput },
       }));
     };
     ws.onmessage = (event) => this.onMessage(event.data);

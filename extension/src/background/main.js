@@ -9,6 +9,8 @@ import { ExtError, Tabs } from './tabs.js';
 
 import { api } from '../shim/browser.js';
 const tabs = new Tabs(api);
+/** `${tabId}:${receiptId}` → ms since epoch when the receipt was armed */
+const receiptTimes = new Map();
 
 function waitForLoad(tabId, timeoutMs) {
   return new Promise((resolve, reject) => {
@@ -103,15 +105,26 @@ const handlers = {
       return { ...res, tabId: id };
     }
     const { frameId, local, docId } = tabs.parseRef(id, ref);
+    const armedAt = Date.now();
     const res = await tabs.toFrame(id, frameId, { op: 'locate', ref: local, docId, receipt, allowCoordinates });
+    if (res.receiptId) receiptTimes.set(`${id}:${res.receiptId}`, armedAt);
     return { ...res, tabId: id };
   },
 
   // Delivery receipt of a trusted click: did trusted pointer events reach the target?
+  // Also names the tabs this tab opened since the receipt was armed (a target=_blank
+  // link, window.open): the browser creates them before the click's input is acknowledged.
   async 'page.receipt'({ tabId, ref, receiptId }) {
     const id = await tabs.resolveTab(tabId);
+    const armedAt = receiptTimes.get(`${id}:${receiptId}`) ?? Date.now();
+    receiptTimes.delete(`${id}:${receiptId}`);
     const { frameId } = tabs.parseRef(id, ref);
-    return tabs.toFrame(id, frameId, { op: 'receipt', receiptId });
+    const res = await tabs.toFrame(id, frameId, { op: 'receipt', receiptId }).catch((err) => {
+      if (err.code === 'BROWSER_DOCUMENT_CHANGED') return { delivered: null, events: [] };
+      throw err;
+    });
+    const newTabs = (await tabs.list()).filter((t) => t.openerTabId === id && (t.openedAt ?? 0) >= armedAt - 50);
+    return { ...res, newTabs };
   },
 
   // Synthetic path: only for devices that never asked for trusted input (the bridge

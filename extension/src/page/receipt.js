@@ -80,10 +80,17 @@ export function coordinatesFor(el) {
   const y = rect.top + rect.height / 2;
   const root = el.getRootNode();
   const hit = typeof root.elementFromPoint === 'function' ? root.elementFromPoint(x, y) : null;
-  if (!hit || !(hit === el || el.contains(hit))) {
+  // Firefox's ShadowRoot.elementFromPoint ignores elements outside that shadow tree, so
+  // the document's own hit test must also land on the element's outermost host (or on
+  // the element itself when it is in the light DOM).
+  let outermost = el;
+  for (let r = el.getRootNode(); r instanceof ShadowRoot; r = r.host.getRootNode()) outermost = r.host;
+  const docHit = el.ownerDocument.elementFromPoint(x, y);
+  const docOk = docHit === outermost || (outermost === el && docHit && el.contains(docHit));
+  if (!hit || !(hit === el || el.contains(hit)) || !docOk) {
     throw new PageError('ELEMENT_OBSCURED',
-      `Another element (<${hit ? hit.localName : 'nothing'}>) is topmost at the target's centre; no coordinate click was sent.`,
-      { coveredBy: hit ? hit.localName : null });
+      `Another element (<${(docOk ? hit : docHit) ? (docOk ? hit : docHit).localName : 'nothing'}>) is topmost at the target's centre; no coordinate click was sent.`,
+      { coveredBy: (docOk ? hit : docHit) ? (docOk ? hit : docHit).localName : null });
   }
   const origin = el.ownerDocument.documentElement.getBoundingClientRect();
   return { x: x - origin.left, y: y - origin.top };
