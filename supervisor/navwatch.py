@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Request
 
 
@@ -43,8 +44,8 @@ class NavigationWatch:
         try:
             if request.is_navigation_request() and request.frame in self.chain:
                 self.changed = True
-        except Exception:  # a request of a frame that is already gone
-            pass
+        except PlaywrightError:  # a request of a frame that is already gone
+            return
 
     def __enter__(self) -> NavigationWatch:
         self.page.on("request", self._on_request)

@@ -184,10 +184,21 @@ async def run(stack: Stack, counts: list[int], rounds: int,
             await far.close()
     seen = int(await stack.page.text_content("#f") or 0) - before
     out["actions_sent"], out["focus_changes_seen"] = sent, seen
-    big = str(max(counts))
-    val = out["by_n"][big]["extra_rtt"]["batch"]
-    out["targets"] = [{
-        "target": f"B4 batch of {big} over +25 ms each way costs ≈ one round trip more "
-                  "than local (≤ 1.5 measured round trips)",
-        "value": val, "limit": 1.5, "met": None if val is None else val <= 1.5}]
+    out["targets"] = targets(out["by_n"])
     return out
+
+
+LIMIT_RTT = 1.5
+"""Most a batch may cost over the slow link, in measured round trips (the target says one;
+the half is room for the noise of a busy 2-core machine)."""
+
+
+def targets(by_n: dict[str, Any]) -> list[dict[str, Any]]:
+    """B4's target from the raw numbers: for every N, the batch over the proxy costs at
+    most :data:`LIMIT_RTT` measured round trips more than locally (the worst N counts)."""
+    vals = [c["extra_rtt"]["batch"] for c in by_n.values()]
+    worst = None if not vals or None in vals else max(vals)
+    return [{"target": f"B4 batch of N (N = {', '.join(by_n)}) over +25 ms each way costs "
+                       f"≈ one round trip more than local (worst N ≤ {LIMIT_RTT} round trips)",
+             "value": worst, "limit": LIMIT_RTT,
+             "met": None if worst is None else worst <= LIMIT_RTT}]

@@ -298,12 +298,12 @@ class CaseRun:
             got = await loc.count() > 0 and await loc.first.is_visible()
             want = expect["visible"]
         elif "text" in expect:
-            got = (await loc.first.evaluate("el => el.textContent", timeout=5000)).strip()
+            got = (await loc.first.evaluate("el => el.textContent", timeout=60000)).strip()
             want = expect["text"]
         elif "value" in expect:
-            got = await loc.first.evaluate("el => el.value", timeout=5000)
+            got = await loc.first.evaluate("el => el.value", timeout=60000)
             want = expect["value"]
         else:
-            got = {k: await loc.first.get_attribute(k, timeout=5000) for k in expect["attr"]}
+            got = {k: await loc.first.get_attribute(k, timeout=60000) for k in expect["attr"]}
             want = expect["attr"]
         return None if got == want else f"{expect}: got {got!r}"

@@ -19,9 +19,8 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from bridge.protocol import errors as E
-
 from bridge.client import BridgeClient
+from bridge.protocol import errors as E
 from bridge.routing import RoutingPolicy
 from bridge.server import BridgeServer
 from supervisor.runner import Supervisor
@@ -87,7 +86,7 @@ def slow_origin() -> Iterator[str]:
     after 4 s, so a navigation to it stays pending."""
 
     class Slow(SimpleHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             if "slow=1" in self.path:
                 time.sleep(4)
             super().do_GET()
@@ -155,15 +154,15 @@ async def test_outline_roles_names_states_landmarks_links(stack: Stack, origins:
         assert "[ref=" in _line(snap, role, name)
     lines = snap.splitlines()
     save = lines.index(_line(snap, "button", "Save"))
-    above = [ln.strip() for ln in lines[:save] if _indent(ln) < _indent(lines[save])]
-    ancestors = []
+    ancestors = []  # nearest first: each earlier line with less indentation
     depth = _indent(lines[save])
     for ln in reversed(lines[:save]):
         if _indent(ln) < depth:
             ancestors.append(ln.strip())
             depth = _indent(ln)
-    assert ancestors[0].startswith('- toolbar "Form actions"') and ancestors[1].startswith('- form "Account"')
-    assert above  # the ancestors are printed above the target
+    assert ancestors[0].startswith('- toolbar "Form actions"')
+    assert ancestors[1].startswith('- form "Account"')
+    assert ancestors[2].startswith("- main")
     # The legend names the group; its text is not repeated under it.
     assert '- text: Credentials' not in snap
 
