@@ -82,6 +82,12 @@ async def _cmd_up(args: argparse.Namespace) -> int:
     stopper = asyncio.create_task(stop.wait())
     await asyncio.wait([child_done, stopper], return_when=asyncio.FIRST_COMPLETED)
     stopper.cancel()
+    if child_done.done() and not stop.is_set():
+        # The browser (or its supervisor) died under us: say so and fail.
+        _progress(f"the browser's supervisor exited unexpectedly (code {child_done.result()}); "
+                  "stopping the bridge")
+        await emb.stop()
+        return EXIT_ERROR
     _progress("stopping")
     await emb.stop()
     return EXIT_OK

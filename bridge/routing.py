@@ -135,7 +135,13 @@ class RoutingPolicy:
         table = {"driver": self.drivers, "extension": self.extensions}.get(info.role)
         if table is not None and table.get(info.device) == peer:
             del table[info.device]
-            if info.role == "driver":
+            # An older connection of the same role and device that is still open takes
+            # over again (a peer that displaced it and left must not strand the device).
+            older = [p for p, i in self._peers.items()
+                     if i.role == info.role and i.device == info.device]
+            if older:
+                table[info.device] = older[-1]
+            elif info.role == "driver":
                 self.open_dialogs.pop(info.device, None)
 
     def dialog_event(self, peer: str, event: str, params: dict[str, object]) -> None:

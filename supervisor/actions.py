@@ -12,6 +12,7 @@ Coordinates are CSS px in the top-level viewport (Playwright's ``bounding_box``)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from playwright.async_api import ElementHandle, Error as PlaywrightError, Page
@@ -126,8 +127,29 @@ async def _fill_date(handle: ElementHandle, page: Page, value: str) -> dict[str,
     return {}
 
 
-async def press(handle: ElementHandle, a: PressAction, timeout_ms: int) -> dict[str, Any]:
-    await handle.press(a.key, timeout=timeout_ms)
+async def press_key(page: Page, key: str) -> None:
+    """``keyboard.press`` that never leaves modifiers held: Playwright presses a chord's
+    modifiers before it validates the last key, so a refused key is followed by releasing
+    them.
+
+    Raises:
+        BadRequest: unknown key name.
+    """
+    try:
+        await page.keyboard.press(key)
+    except PlaywrightError as exc:
+        for modifier in ("Alt", "Control", "Meta", "Shift"):
+            with contextlib.suppress(PlaywrightError):
+                await page.keyboard.up(modifier)
+        if "Unknown key" in str(exc):
+            raise E.BadRequest(f"Unknown key in {key!r}; use names like Enter, Control+A.") from exc
+        raise
+
+
+async def press(handle: ElementHandle, page: Page, a: PressAction, timeout_ms: int) -> dict[str, Any]:
+    """Focus the target, then press the key or chord."""
+    await handle.focus()
+    await press_key(page, a.key)
     return {}
 
 

@@ -209,7 +209,7 @@ class InputDriver:
             if params.css is None:
                 if not isinstance(action, PressAction):
                     raise E.BadRequest(f"A {action.kind} needs a target element.")
-                work = lambda: page.keyboard.press(action.key)
+                work = lambda: A.press_key(page, action.key)
             else:
                 handle = await self._unique(frame, params.css)
                 handles.append(handle)
@@ -375,7 +375,7 @@ def _verb(handle: ElementHandle, page: Page, action: Any, timeout_ms: int) -> An
     if isinstance(action, TypeAction):
         return A.type_text(handle, action, timeout_ms)
     if isinstance(action, PressAction):
-        return A.press(handle, action, timeout_ms)
+        return A.press(handle, page, action, timeout_ms)
     if isinstance(action, FillAction):
         return A.fill(handle, page, action, timeout_ms)
     if isinstance(action, SelectAction):

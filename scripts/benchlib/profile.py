@@ -27,14 +27,17 @@ from .stack import Stack
 from .stats import step_medians
 
 _BUCKETS = (
-    ("idle (event loop select: waiting for browser / extension / page)", ("selectors.py",)),
+    ("idle (event loop select: waiting for browser / extension / page)", ("/selectors.py",)),
     ("Playwright client (driver side)", ("site-packages/playwright/",)),
     ("websockets", ("site-packages/websockets/",)),
     ("pydantic", ("site-packages/pydantic",)),
     ("trustbridge bridge/", ("/bridge/",)),
     ("trustbridge supervisor/", ("/supervisor/",)),
     ("benchmark harness", ("/scripts/",)),
-    ("asyncio", ("asyncio/",)),
+    ("pipe I/O with Playwright's Node driver (asyncio unix_events)", ("asyncio/unix_events.py",)),
+    ("socket I/O: WebSockets to the bridge / extension (asyncio selector_events)",
+     ("asyncio/selector_events.py",)),
+    ("asyncio (other)", ("asyncio/",)),
     ("json", ("json/",)),
 )
 

@@ -257,3 +257,16 @@ def test_extension_of_a_supervised_browser_carries_the_promise() -> None:
     plain = RoutingPolicy()
     plain.join("ext", "extension", "dev", capabilities={"requiresTrustedInput": False})
     assert plain.route("page.act", "dev") == ToExtension("dev", "ext", synthetic=True)
+
+
+def test_older_live_peer_takes_over_when_the_newer_leaves() -> None:
+    """A second driver (or extension) for a device that connects and leaves does not
+    strand the device: the older connection, still open, is routed to again."""
+    policy = RoutingPolicy()
+    policy.join("drv1", "driver", "dev")
+    policy.join("ext1", "extension", "dev")
+    policy.join("drv2", "driver", "dev")
+    policy.join("ext2", "extension", "dev")
+    policy.leave("drv2")
+    policy.leave("ext2")
+    assert policy.route("page.act", "dev") == TrustedInput("dev", "ext1", "drv1")

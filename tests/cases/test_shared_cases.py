@@ -65,7 +65,9 @@ def corpus_url() -> Iterator[str]:
 
 def test_corpus_is_present() -> None:
     """The case corpus is where CI lays it (../shared/cases) and holds 14 cases."""
-    assert len(CASE_DIRS) == 14, f"expected 14 cases under {CASES}, found {len(CASE_DIRS)}"
+    assert len(CASE_DIRS) == 14, (
+        f"expected 14 cases under {CASES}, found {len(CASE_DIRS)}: lay the shared corpus "
+        "beside the repository (../shared/cases) or set TRUSTBRIDGE_CASES to its folder")
 
 
 @pytest.mark.parametrize("folder", CASE_DIRS, ids=[p.name for p in CASE_DIRS])

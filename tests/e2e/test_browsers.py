@@ -36,7 +36,8 @@ async def test_doctor_shows_each_browsers_capabilities(stack: Stack, origins: Or
     result = await stack.client.call("devices.list", {})
     (info,) = [d for d in result["devices"] if d["device"] == stack.device]
     assert info["capabilities"] == {**driver_capabilities(stack.browser),
-                                    "closedShadowVisible": True, "syntheticInput": True}
+                                    "closedShadowVisible": True, "syntheticInput": True,
+                                    "requiresTrustedInput": True}
     assert info["browser"].startswith(BROWSER_LABEL[stack.browser])
     line = _human("doctor", {"devices": [info]})
     assert "input trusted" in line
