@@ -33,14 +33,20 @@ from .protocol.models import (
     BatchParams,
     ClickAction,
     DragAction,
+    ReceiptEvent,
 )
 from .routing import INPUT_METHODS, Local, RoutingPolicy, ToDriver, TrustedInput
+from .urls import check_navigation_url
 
 DRIVER_MARGIN_S = 5.0
 """Extra seconds the bridge waits for a driver beyond the action's own timeout."""
 RESOLVE_TIMEOUT_S = 10.0
 POPUP_SETTLE_S = 0.3
 """How long to wait for the extension to see a tab the driver saw open, s."""
+RECEIPT_PUSH_WAIT_S = 0.1
+"""How long after the driver's answer to wait for a pushed delivery receipt before asking
+the extension for it (the push is sent from the page's click listener, so it is usually
+already here), s."""
 
 _SERIALIZED = INPUT_METHODS | {"page.navigate", "page.history", "page.dialog"}
 
@@ -55,13 +61,30 @@ class Executor:
     Args:
         policy: the routing policy.
         peer: returns the live peer with that id, or raises DeviceNotConnected.
+        allow_file_urls: ``page.navigate`` / ``tabs.new`` may load ``file:`` URLs
+            (bridge/urls.py).
     """
 
-    def __init__(self, policy: RoutingPolicy, peer: Callable[[str], PeerCall]) -> None:
+    def __init__(self, policy: RoutingPolicy, peer: Callable[[str], PeerCall],
+                 allow_file_urls: bool = False) -> None:
         self.policy = policy
         self.peer = peer
+        self.allow_file_urls = allow_file_urls
         self._locks: dict[tuple[str, int | None], asyncio.Lock] = {}
         self._dialog_waiters: dict[str, set[asyncio.Event]] = {}
+        # (extension peer id, receiptId) → the pushed receipt of a click in progress
+        self._receipts: dict[tuple[str, str], asyncio.Future[ReceiptEvent]] = {}
+
+    def receipt_pushed(self, extension: str, params: dict[str, Any]) -> None:
+        """The extension's ``page.receipt`` event: a click in progress reached its target.
+        Receipts nobody waits for (late, unknown, from another peer) are dropped."""
+        try:
+            receipt = ReceiptEvent.model_validate(params)
+        except pydantic.ValidationError:
+            return
+        fut = self._receipts.get((extension, receipt.receiptId))
+        if fut is not None and not fut.done():
+            fut.set_result(receipt)
 
     def dialog_opened(self, device: str) -> None:
         """Wake navigations of ``device`` waiting for a load that a dialog now blocks."""
@@ -88,6 +111,8 @@ class Executor:
             raise E.BadRequest(
                 f"Invalid params for {method}: " + summarise(exc), {"errors": error_locs(exc)}
             ) from exc
+        if method in ("page.navigate", "tabs.new") and getattr(parsed, "url", None):
+            check_navigation_url(parsed.url, self.allow_file_urls)
         route = self.policy.route(method, getattr(parsed, "device", None))
         if isinstance(route, Local):
             return {"devices": [d.model_dump() for d in self.policy.devices()]}
@@ -170,36 +195,49 @@ class Executor:
         if isinstance(params.action, DragAction):
             drop = await self._resolve(route.extension, target.get("tabId"), params.action.to)
             act.update(toFrameToken=drop["frameToken"], toCss=drop.get("css"))
-        driver = self.peer(self._driver_now(route.device))
-        raw = await driver.call("driver.act", act, params.timeoutMs / 1000 + DRIVER_MARGIN_S)
-        result = validate_result("driver.act", raw)
-        out: dict[str, Any] = {k: v for k, v in target.items()
-                               if k not in ("frameToken", "css", "receiptId", "point")}
-        out.update(result)
-        out.update(inputPath="trusted-coordinates" if target.get("point") else "trusted",
-                   device=route.device, ref=params.ref)
-        if target.get("receiptId") and not result.get("dialog"):
-            out.update(await self._receipt(route.extension, target, params.ref))
-        if result.get("popups") and not out.get("newTabs"):
+        pushed: asyncio.Future[ReceiptEvent] | None = None
+        if target.get("receiptId"):
+            pushed = asyncio.get_running_loop().create_future()
+            self._receipts[(route.extension, target["receiptId"])] = pushed
+        try:
+            driver = self.peer(self._driver_now(route.device))
+            raw = await driver.call("driver.act", act, params.timeoutMs / 1000 + DRIVER_MARGIN_S)
+            result = validate_result("driver.act", raw)
+            out: dict[str, Any] = {k: v for k, v in target.items()
+                                   if k not in ("frameToken", "css", "receiptId", "point")}
+            out.update(result)
+            out.update(inputPath="trusted-coordinates" if target.get("point") else "trusted",
+                       device=route.device, ref=params.ref)
+            if pushed is not None and not result.get("dialog"):
+                out.update(await self._receipt(route.extension, target, params.ref, pushed))
+        finally:
+            if pushed is not None:
+                self._receipts.pop((route.extension, target["receiptId"]), None)
+        if result.get("popups"):
             out["newTabs"] = await self._new_tabs(route.extension, out.get("tabId"), started)
         return out
 
-    async def _receipt(self, extension: str, target: dict[str, Any], ref: str | None) -> dict[str, Any]:
-        """``{delivered, deliveredEvents}`` from the extension's receipt; a page that went
-        away meanwhile (the click navigated) leaves ``delivered`` unknown (None)."""
+    async def _receipt(self, extension: str, target: dict[str, Any], ref: str | None,
+                       pushed: asyncio.Future[ReceiptEvent]) -> dict[str, Any]:
+        """``{delivered, deliveredEvents}``: the receipt the extension pushed when the click
+        reached the target, or, when none came within RECEIPT_PUSH_WAIT_S, the one read from
+        the extension (``delivered: false``: the target never got the click). A page that
+        went away meanwhile (the click navigated) leaves ``delivered`` unknown (None)."""
+        try:
+            got = await asyncio.wait_for(asyncio.shield(pushed), RECEIPT_PUSH_WAIT_S)
+            return {"delivered": got.delivered, "deliveredEvents": got.events}
+        except TimeoutError:
+            pass
         try:
             receipt = await self.peer(extension).call(
                 "page.receipt", {"tabId": target.get("tabId"), "ref": ref,
                                  "receiptId": target["receiptId"]}, RESOLVE_TIMEOUT_S)
         except E.TrustbridgeError:
             return {"delivered": None}
-        out: dict[str, Any] = {
+        return {
             "delivered": None if receipt.get("delivered") is None else bool(receipt["delivered"]),
             "deliveredEvents": receipt.get("events", []),
         }
-        if receipt.get("newTabs"):
-            out["newTabs"] = receipt["newTabs"]
-        return out
 
     async def _new_tabs(self, extension: str, opener: int | None, since: float) -> list[dict[str, Any]]:
         """Tabs the extension saw opened by ``opener`` since ``since`` (epoch s)."""

@@ -18,6 +18,7 @@ import hmac
 import itertools
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -161,6 +162,7 @@ class BridgeServer:
         port: int = 0,
         policy: RoutingPolicy | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        allow_file_urls: bool | None = None,
     ) -> None:
         self.token = token
         self.host = host
@@ -170,7 +172,9 @@ class BridgeServer:
         self.peers: dict[str, Peer] = {}
         self._server: Server | None = None
         self._peer_ids = itertools.count(1)
-        self.executor = Executor(self.policy, self._peer)
+        if allow_file_urls is None:
+            allow_file_urls = os.environ.get("TRUSTBRIDGE_ALLOW_FILE_URLS", "") == "1"
+        self.executor = Executor(self.policy, self._peer, allow_file_urls=allow_file_urls)
 
     @property
     def url(self) -> str:
@@ -210,11 +214,14 @@ class BridgeServer:
 
     @staticmethod
     def _check_origin(conn: ServerConnection, request: HttpRequest) -> HttpResponse | None:
-        """Refuse handshakes from web pages (DESIGN §8): a page's WebSocket carries an
-        ``http:``/``https:`` Origin; extensions send ``chrome-extension:``/``moz-extension:``
-        and non-browser peers send none."""
-        origin = request.headers.get("Origin", "")
-        if origin.lower().startswith(("http:", "https:", "null")):
+        """Refuse handshakes from web pages (DESIGN §8) with an allow-list: no ``Origin``
+        (Python peers, the driver, CLI, MCP server) or an extension's own origin
+        (``chrome-extension:``, ``moz-extension:``). Everything a page can produce
+        (``http:``, ``https:``, ``null`` from sandboxed frames and ``file:`` pages, ``data:``)
+        gets HTTP 403 before any message is read; the token still guards the rest."""
+        origin = request.headers.get("Origin")
+        if origin is not None and not origin.lower().startswith(
+                ("chrome-extension://", "moz-extension://")):
             log.warning("refused a WebSocket handshake from origin %r", origin)
             return conn.respond(HTTPStatus.FORBIDDEN, "Web page origins may not connect.\n")
         return None
@@ -331,6 +338,9 @@ class BridgeServer:
             task.add_done_callback(lambda _t: peer.requests.pop(key, None))
             return
         if isinstance(msg, Event):
+            if msg.event == "page.receipt" and peer.role == "extension":
+                self.executor.receipt_pushed(peer.id, msg.params)
+                return
             self.policy.dialog_event(peer.id, msg.event, msg.params)
             if msg.event == "dialog.opened" and peer.device is not None:
                 self.executor.dialog_opened(peer.device)

@@ -125,7 +125,10 @@ class HoverAction(_Model):
 
 
 class TypeAction(_Model):
-    """Focus the target and type text key by key through the keyboard."""
+    """Focus the target and type text key by key through the keyboard (keydown, keypress,
+    beforeinput, input, keyup per character, all trusted). Characters are keys of a US
+    layout: ``\n`` and ``\r`` press Enter (which may submit a form) and ``\t`` presses Tab
+    (which moves the focus); other characters are inserted as text input."""
 
     kind: Literal["type"] = "type"
     text: str = Field(max_length=100_000)
@@ -358,6 +361,17 @@ class ReceiptParams(_Model):
     tabId: int | None = None
     ref: Ref
     receiptId: str = Field(min_length=1, max_length=32)
+
+
+class ReceiptEvent(_Model):
+    """Extension → bridge, event ``page.receipt``: a trusted click reached the target of
+    the receipt ``receiptId`` (pushed from the page's ``click`` listener, so it usually
+    arrives before the driver's answer; extension/src/page/receipt.js)."""
+
+    tabId: int
+    receiptId: str = Field(min_length=1, max_length=32)
+    delivered: bool
+    events: list[str] = Field(default_factory=list, max_length=8)
 
 
 class JugglerTarget(_Model):

@@ -614,7 +614,7 @@
         }
       }
       if (!docId) {
-        if (docs.length && n < docs[0].lo) {
+        if (n >= 1 && docs.length && n < docs[0].lo) {
           throw new ExtError(
             "BROWSER_DOCUMENT_CHANGED",
             `Ref ${ref} belongs to an earlier document of this frame. Take a new snapshot.`,
@@ -876,7 +876,6 @@
 
   // src/background/main.js
   var tabs = new Tabs(api);
-  var receiptTimes = /* @__PURE__ */ new Map();
   function waitForLoad(tabId, timeoutMs) {
     return new Promise((resolve, reject) => {
       const done = (fn, arg) => {
@@ -901,10 +900,11 @@
       api.tabs.onRemoved.addListener(onRemoved);
     });
   }
-  async function frameHasText(tabId, text) {
+  var WAIT_SLICE_MS = 1e3;
+  async function framesWaitText(tabId, text, maxMs) {
     const frames = await api.webNavigation.getAllFrames({ tabId });
-    const answers = await Promise.all(frames.map((f) => tabs.toFrame(tabId, f.frameId, { op: "hasText", text }).catch(() => ({ found: false }))));
-    return answers.some((a) => a.found);
+    const asks = frames.map((f) => tabs.toFrame(tabId, f.frameId, { op: "waitText", text, maxMs }).then((a) => a.found ? true : Promise.reject(new Error("not found"))));
+    return Promise.any(asks).then(() => true, () => false);
   }
   var handlers = {
     async "tabs.list"() {
@@ -965,25 +965,18 @@
         return { ...res2, tabId: id };
       }
       const { frameId, local, docId } = tabs.parseRef(id, ref);
-      const armedAt = Date.now();
       const res = await tabs.toFrame(id, frameId, { op: "locate", ref: local, docId, receipt, allowCoordinates });
-      if (res.receiptId) receiptTimes.set(`${id}:${res.receiptId}`, armedAt);
       return { ...res, tabId: id };
     },
-    // Delivery receipt of a trusted click: did trusted pointer events reach the target?
-    // Also names the tabs this tab opened since the receipt was armed (a target=_blank
-    // link, window.open): the browser creates them before the click's input is acknowledged.
+    // Delivery receipt of a trusted click, read on demand: the bridge asks only when no
+    // receipt was pushed (the click did not reach the target, or the page went away).
     async "page.receipt"({ tabId, ref, receiptId }) {
       const id = await tabs.resolveTab(tabId);
-      const armedAt = receiptTimes.get(`${id}:${receiptId}`) ?? Date.now();
-      receiptTimes.delete(`${id}:${receiptId}`);
       const { frameId } = tabs.parseRef(id, ref);
-      const res = await tabs.toFrame(id, frameId, { op: "receipt", receiptId }).catch((err) => {
+      return tabs.toFrame(id, frameId, { op: "receipt", receiptId }).catch((err) => {
         if (err.code === "BROWSER_DOCUMENT_CHANGED") return { delivered: null, events: [] };
         throw err;
       });
-      const newTabs = (await tabs.list()).filter((t) => t.openerTabId === id && (t.openedAt ?? 0) >= armedAt - 50);
-      return { ...res, newTabs };
     },
     // Synthetic path: only for devices that never asked for trusted input (the bridge
     // decides and labels the result inputPath: "synthetic").
@@ -1005,20 +998,42 @@
       }
       if (!text) throw new ExtError("BAD_REQUEST", "Give ms or text to wait for.");
       const start = Date.now();
-      while (Date.now() - start < timeoutMs) {
-        if (await frameHasText(id, text)) return { tabId: id, found: true, waitedMs: Date.now() - start };
-        await new Promise((r) => setTimeout(r, 100));
+      for (; ; ) {
+        const left = timeoutMs - (Date.now() - start);
+        if (left <= 0) break;
+        const sliceStart = Date.now();
+        if (await framesWaitText(id, text, Math.min(left, WAIT_SLICE_MS))) {
+          return { tabId: id, found: true, waitedMs: Date.now() - start };
+        }
+        if (Date.now() - sliceStart < 50) await new Promise((r) => setTimeout(r, 50));
       }
       throw new ExtError("TIMEOUT", `The text did not appear within ${timeoutMs} ms.`, { timeoutMs });
     }
   };
+  var connection = null;
+  api.runtime.onMessage.addListener((msg, sender) => {
+    const pushed = msg && msg.receiptPushed;
+    if (!pushed || !sender.tab || typeof pushed.receiptId !== "string" || !connection) return false;
+    connection.send({
+      type: "event",
+      event: "page.receipt",
+      params: {
+        tabId: sender.tab.id,
+        receiptId: pushed.receiptId,
+        delivered: pushed.delivered === true,
+        events: Array.isArray(pushed.events) ? pushed.events.slice(0, 8) : []
+      }
+    });
+    return false;
+  });
   async function main() {
     const response = await fetch(api.runtime.getURL("config.json"));
     const config = await response.json();
     if (config.startupMarker) {
       await closeStartupTabs(api, config.startupMarker, 1e4).catch(() => 0);
     }
-    new BridgeConnection(config, handlers, api).start();
+    connection = new BridgeConnection(config, handlers, api);
+    connection.start();
   }
   main();
 })();

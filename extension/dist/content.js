@@ -2311,10 +2311,18 @@
   // src/page/receipt.js
   var RECEIPT_TTL_MS = 6e4;
   var MAX_RECEIPTS = 64;
-  var Receipts = class {
-    constructor(win) {
+  var Receipts = class _Receipts {
+    /**
+     * @param {Window} win  the window whose capture listeners observe input
+     * @param {(id: string, receipt: {delivered: boolean, events: string[]}) => void} [onDelivered]
+     *   called once per receipt, synchronously in the `click` listener, when a trusted click
+     *   (with its pointerdown or mousedown) reached the target
+     */
+    constructor(win, onDelivered = null) {
       this.armed = /* @__PURE__ */ new Map();
       this.next = 1;
+      this.onDelivered = onDelivered;
+      this.prefix = `r${Math.random().toString(36).slice(2, 10)}-`;
       this.roots = /* @__PURE__ */ new WeakSet();
       this.listen(win);
     }
@@ -2335,17 +2343,28 @@
       for (const [id2, r] of this.armed) {
         if (now - r.at > RECEIPT_TTL_MS || this.armed.size > MAX_RECEIPTS) this.armed.delete(id2);
       }
-      const id = `r${this.next++}`;
-      this.armed.set(id, { target: new WeakRef(el), seen: /* @__PURE__ */ new Set(), at: now });
+      const id = `${this.prefix}${this.next++}`;
+      this.armed.set(id, { target: new WeakRef(el), seen: /* @__PURE__ */ new Set(), at: now, pushed: false });
       return id;
     }
     observe(event) {
       if (!event.isTrusted || !this.armed.size) return;
       const path = event.composedPath();
-      for (const r of this.armed.values()) {
+      for (const [id, r] of this.armed) {
         const target = r.target.deref();
-        if (target && path.includes(target)) r.seen.add(event.type);
+        if (!target || !path.includes(target)) continue;
+        r.seen.add(event.type);
+        if (event.type === "click" && !r.pushed && this.onDelivered && _Receipts.delivered(r.seen)) {
+          r.pushed = true;
+          try {
+            this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort() });
+          } catch {
+          }
+        }
       }
+    }
+    static delivered(seen) {
+      return seen.has("click") && (seen.has("pointerdown") || seen.has("mousedown"));
     }
     /** {delivered, events}: whether a trusted click (pointerdown + click) reached the target. */
     read(id) {
@@ -2353,7 +2372,7 @@
       if (!r) throw new PageError("BAD_REQUEST", `Receipt ${id} is unknown or expired.`);
       this.armed.delete(id);
       const events = Array.from(r.seen).sort();
-      return { delivered: r.seen.has("click") && (r.seen.has("pointerdown") || r.seen.has("mousedown")), events };
+      return { delivered: _Receipts.delivered(r.seen), events };
     }
   };
   function coordinatesFor(el) {
@@ -2380,6 +2399,50 @@
     return { x: x - origin.left, y: y - origin.top };
   }
 
+  // src/page/wait.js
+  var POLL_MS = 250;
+  var MIN_GAP_MS = 8;
+  function waitForText(doc, text, maxMs) {
+    const view = doc.defaultView;
+    let cost = 0;
+    const has = () => {
+      const t0 = view.performance.now();
+      const found = !!(doc.body && doc.body.innerText.includes(text));
+      cost = view.performance.now() - t0;
+      return found;
+    };
+    if (has()) return Promise.resolve({ found: true });
+    return new Promise((resolve) => {
+      let last = view.performance.now();
+      let trailing = null;
+      let done = false;
+      const finish = (found) => {
+        if (done) return;
+        done = true;
+        observer2.disconnect();
+        view.clearTimeout(timer);
+        view.clearTimeout(trailing);
+        view.clearInterval(poll);
+        resolve({ found });
+      };
+      const check = () => {
+        trailing = null;
+        last = view.performance.now();
+        if (has()) finish(true);
+      };
+      const onMutation = () => {
+        const gap = Math.max(MIN_GAP_MS, 4 * cost);
+        const since = view.performance.now() - last;
+        if (since >= gap) check();
+        else if (trailing === null) trailing = view.setTimeout(check, gap - since);
+      };
+      const observer2 = new view.MutationObserver(onMutation);
+      observer2.observe(doc, { subtree: true, childList: true, characterData: true, attributes: true });
+      const poll = view.setInterval(check, POLL_MS);
+      const timer = view.setTimeout(() => finish(has()), Math.max(0, maxMs));
+    });
+  }
+
   // src/shim/browser.js
   var api = globalThis.browser ?? globalThis.chrome;
   var engine = typeof api?.runtime?.getBrowserInfo === "function" ? "gecko" : "chromium";
@@ -2400,7 +2463,13 @@
   var TOKEN_WAIT_MS = 1e3;
   var frameKeys = new FrameKeys();
   frameKeys.listen(window);
-  var receipts = new Receipts(window);
+  var receipts = new Receipts(window, (receiptId, receipt) => {
+    try {
+      api.runtime.sendMessage({ receiptPushed: { receiptId, ...receipt } }).catch(() => {
+      });
+    } catch {
+    }
+  });
   var shadowRootOf = openOrClosedShadowRoot;
   var identity = new DocumentIdentity(window);
   var observer = new PageObserver(document, { shadowRootOf, frameKeyOf: (el) => frameKeys.keyOf(el) });
@@ -2501,8 +2570,9 @@
       if (resolved) Object.assign(observation, { resolvedBy: resolved.resolvedBy, rebound: resolved.rebound });
       return { ...result, ...observation };
     },
-    hasText({ text }) {
-      return { found: !!(document.body && document.body.innerText.includes(text)) };
+    /** {found} as soon as the text is rendered in this document, or false after maxMs. */
+    waitText({ text, maxMs }) {
+      return waitForText(document, String(text), Math.min(Math.max(Number(maxMs) || 0, 0), 5e3));
     }
   };
   api.runtime.onMessage.addListener((msg, _sender, sendResponse) => {

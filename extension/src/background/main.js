@@ -9,8 +9,6 @@ import { ExtError, Tabs } from './tabs.js';
 
 import { api } from '../shim/browser.js';
 const tabs = new Tabs(api);
-/** `${tabId}:${receiptId}` → ms since epoch when the receipt was armed */
-const receiptTimes = new Map();
 
 function waitForLoad(tabId, timeoutMs) {
   return new Promise((resolve, reject) => {
@@ -33,10 +31,17 @@ function waitForLoad(tabId, timeoutMs) {
   });
 }
 
-async function frameHasText(tabId, text) {
+/** Slice of a text wait handed to each frame at once, ms: frames attached meanwhile join
+ *  at the next slice. */
+const WAIT_SLICE_MS = 1000;
+
+/** True as soon as any frame of the tab renders `text` within `maxMs` (each frame's
+ *  content script waits on its own MutationObserver: page/wait.js). */
+async function framesWaitText(tabId, text, maxMs) {
   const frames = await api.webNavigation.getAllFrames({ tabId });
-  const answers = await Promise.all(frames.map((f) => tabs.toFrame(tabId, f.frameId, { op: 'hasText', text }).catch(() => ({ found: false }))));
-  return answers.some((a) => a.found);
+  const asks = frames.map((f) => tabs.toFrame(tabId, f.frameId, { op: 'waitText', text, maxMs })
+    .then((a) => (a.found ? true : Promise.reject(new Error('not found')))));
+  return Promise.any(asks).then(() => true, () => false);
 }
 
 const handlers = {
@@ -105,26 +110,19 @@ const handlers = {
       return { ...res, tabId: id };
     }
     const { frameId, local, docId } = tabs.parseRef(id, ref);
-    const armedAt = Date.now();
     const res = await tabs.toFrame(id, frameId, { op: 'locate', ref: local, docId, receipt, allowCoordinates });
-    if (res.receiptId) receiptTimes.set(`${id}:${res.receiptId}`, armedAt);
     return { ...res, tabId: id };
   },
 
-  // Delivery receipt of a trusted click: did trusted pointer events reach the target?
-  // Also names the tabs this tab opened since the receipt was armed (a target=_blank
-  // link, window.open): the browser creates them before the click's input is acknowledged.
+  // Delivery receipt of a trusted click, read on demand: the bridge asks only when no
+  // receipt was pushed (the click did not reach the target, or the page went away).
   async 'page.receipt'({ tabId, ref, receiptId }) {
     const id = await tabs.resolveTab(tabId);
-    const armedAt = receiptTimes.get(`${id}:${receiptId}`) ?? Date.now();
-    receiptTimes.delete(`${id}:${receiptId}`);
     const { frameId } = tabs.parseRef(id, ref);
-    const res = await tabs.toFrame(id, frameId, { op: 'receipt', receiptId }).catch((err) => {
+    return tabs.toFrame(id, frameId, { op: 'receipt', receiptId }).catch((err) => {
       if (err.code === 'BROWSER_DOCUMENT_CHANGED') return { delivered: null, events: [] };
       throw err;
     });
-    const newTabs = (await tabs.list()).filter((t) => t.openerTabId === id && (t.openedAt ?? 0) >= armedAt - 50);
-    return { ...res, newTabs };
   },
 
   // Synthetic path: only for devices that never asked for trusted input (the bridge
@@ -148,13 +146,38 @@ const handlers = {
     }
     if (!text) throw new ExtError('BAD_REQUEST', 'Give ms or text to wait for.');
     const start = Date.now();
-    while (Date.now() - start < timeoutMs) {
-      if (await frameHasText(id, text)) return { tabId: id, found: true, waitedMs: Date.now() - start };
-      await new Promise((r) => setTimeout(r, 100));
+    for (;;) {
+      const left = timeoutMs - (Date.now() - start);
+      if (left <= 0) break;
+      const sliceStart = Date.now();
+      if (await framesWaitText(id, text, Math.min(left, WAIT_SLICE_MS))) {
+        return { tabId: id, found: true, waitedMs: Date.now() - start };
+      }
+      // Every frame failed at once (a document being replaced): do not spin.
+      if (Date.now() - sliceStart < 50) await new Promise((r) => setTimeout(r, 50));
     }
     throw new ExtError('TIMEOUT', `The text did not appear within ${timeoutMs} ms.`, { timeoutMs });
   },
 };
+
+let connection = null;
+
+// Receipts pushed by content scripts the moment a trusted click reached its target
+// (page/receipt.js): forwarded to the bridge as a one-way `page.receipt` event, which
+// the bridge matches to the click it is running by receiptId. Registered at top level so
+// a woken service worker still hears it.
+api.runtime.onMessage.addListener((msg, sender) => {
+  const pushed = msg && msg.receiptPushed;
+  if (!pushed || !sender.tab || typeof pushed.receiptId !== 'string' || !connection) return false;
+  connection.send({
+    type: 'event', event: 'page.receipt',
+    params: {
+      tabId: sender.tab.id, receiptId: pushed.receiptId, delivered: pushed.delivered === true,
+      events: Array.isArray(pushed.events) ? pushed.events.slice(0, 8) : [],
+    },
+  });
+  return false;
+});
 
 async function main() {
   const response = await fetch(api.runtime.getURL('config.json'));
@@ -162,7 +185,8 @@ async function main() {
   if (config.startupMarker) { // issue 6: Firefox's undriven start-up window
     await closeStartupTabs(api, config.startupMarker, 10000).catch(() => 0);
   }
-  new BridgeConnection(config, handlers, api).start();
+  connection = new BridgeConnection(config, handlers, api);
+  connection.start();
 }
 
 main();

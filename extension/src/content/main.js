@@ -9,6 +9,7 @@ import { DocumentIdentity } from '../page/identity.js';
 import { PageObserver } from '../page/snapshot.js';
 import { actSynthetic } from '../page/synthetic.js';
 import { Receipts, coordinatesFor } from '../page/receipt.js';
+import { waitForText } from '../page/wait.js';
 
 import { api, openOrClosedShadowRoot } from '../shim/browser.js';
 const TOKEN_ATTRIBUTE = 'data-mcjug';
@@ -16,7 +17,13 @@ const TOKEN_WAIT_MS = 1000;
 
 const frameKeys = new FrameKeys();
 frameKeys.listen(window);
-const receipts = new Receipts(window);
+// A delivered click's receipt goes to the background at once (and on to the bridge as a
+// `page.receipt` event); fire-and-forget, the bridge falls back to asking.
+const receipts = new Receipts(window, (receiptId, receipt) => {
+  try {
+    api.runtime.sendMessage({ receiptPushed: { receiptId, ...receipt } }).catch(() => {});
+  } catch { /* extension context gone: the bridge reads the receipt instead */ }
+});
 
 /** Open or closed shadow root of `el` (the extension may see closed ones; DESIGN §4). */
 const shadowRootOf = openOrClosedShadowRoot;
@@ -119,8 +126,9 @@ const handlers = {
     if (resolved) Object.assign(observation, { resolvedBy: resolved.resolvedBy, rebound: resolved.rebound });
     return { ...result, ...observation };
   },
-  hasText({ text }) {
-    return { found: !!(document.body && document.body.innerText.includes(text)) };
+  /** {found} as soon as the text is rendered in this document, or false after maxMs. */
+  waitText({ text, maxMs }) {
+    return waitForText(document, String(text), Math.min(Math.max(Number(maxMs) || 0, 0), 5000));
   },
 };
 

@@ -3,8 +3,11 @@
 // Receipt: before a trusted click is dispatched, the content script arms a receipt for
 // the target element; capture listeners on window (registered at document_start, so
 // before any page listener) note trusted pointerdown/mousedown/click events whose
-// composed path holds the target. After the driver answers, the bridge reads the receipt:
-// a click the target never received is reported as `delivered: false`, not as success.
+// composed path holds the target. The moment a trusted click reaches the target, the
+// receipt is pushed (`onDelivered`, sent to the bridge as a `page.receipt` event), so the
+// bridge has it by the time the driver answers: no extra round trip (DESIGN §10, "each
+// room once"). A click the target never received pushes nothing; the bridge then reads
+// the receipt (`read`) and reports `delivered: false`, not success.
 
 import { PageError } from './errors.js';
 
@@ -12,10 +15,19 @@ const RECEIPT_TTL_MS = 60000;
 const MAX_RECEIPTS = 64;
 
 export class Receipts {
-  constructor(win) {
-    /** @type {Map<string, {target: WeakRef<Element>, seen: Set<string>, at: number}>} */
+  /**
+   * @param {Window} win  the window whose capture listeners observe input
+   * @param {(id: string, receipt: {delivered: boolean, events: string[]}) => void} [onDelivered]
+   *   called once per receipt, synchronously in the `click` listener, when a trusted click
+   *   (with its pointerdown or mousedown) reached the target
+   */
+  constructor(win, onDelivered = null) {
+    /** @type {Map<string, {target: WeakRef<Element>, seen: Set<string>, at: number, pushed: boolean}>} */
     this.armed = new Map();
     this.next = 1;
+    this.onDelivered = onDelivered;
+    // Ids are unique across documents and frames: the bridge matches pushed receipts by id.
+    this.prefix = `r${Math.random().toString(36).slice(2, 10)}-`;
     /** @type {WeakSet<ShadowRoot>} roots listened to (a closed root hides its inside
      *  from composedPath() seen at window, so it gets listeners of its own) */
     this.roots = new WeakSet();
@@ -40,18 +52,27 @@ export class Receipts {
     for (const [id, r] of this.armed) {
       if (now - r.at > RECEIPT_TTL_MS || this.armed.size > MAX_RECEIPTS) this.armed.delete(id);
     }
-    const id = `r${this.next++}`;
-    this.armed.set(id, { target: new WeakRef(el), seen: new Set(), at: now });
+    const id = `${this.prefix}${this.next++}`;
+    this.armed.set(id, { target: new WeakRef(el), seen: new Set(), at: now, pushed: false });
     return id;
   }
 
   observe(event) {
     if (!event.isTrusted || !this.armed.size) return;
     const path = event.composedPath();
-    for (const r of this.armed.values()) {
+    for (const [id, r] of this.armed) {
       const target = r.target.deref();
-      if (target && path.includes(target)) r.seen.add(event.type);
+      if (!target || !path.includes(target)) continue;
+      r.seen.add(event.type);
+      if (event.type === 'click' && !r.pushed && this.onDelivered && Receipts.delivered(r.seen)) {
+        r.pushed = true;
+        try { this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort() }); } catch { /* the bridge reads it instead */ }
+      }
     }
+  }
+
+  static delivered(seen) {
+    return seen.has('click') && (seen.has('pointerdown') || seen.has('mousedown'));
   }
 
   /** {delivered, events}: whether a trusted click (pointerdown + click) reached the target. */
@@ -60,7 +81,7 @@ export class Receipts {
     if (!r) throw new PageError('BAD_REQUEST', `Receipt ${id} is unknown or expired.`);
     this.armed.delete(id);
     const events = Array.from(r.seen).sort();
-    return { delivered: r.seen.has('click') && (r.seen.has('pointerdown') || r.seen.has('mousedown')), events };
+    return { delivered: Receipts.delivered(r.seen), events };
   }
 }
 
