@@ -58,7 +58,8 @@ async def _cmd_up(args: argparse.Namespace) -> int:
     emb = Embedded(port=args.port, host=args.host,
                    device=args.device or args.browser, browser=args.browser,
                    headless=not args.headed,
-                   trusted_input=not args.no_driver, progress=_progress)
+                   trusted_input=not args.no_driver, progress=_progress,
+                   allow_file_urls=True if args.allow_file_urls else None)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -234,6 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--headed", action="store_true")
     up.add_argument("--no-driver", action="store_true", help="synthetic input only (labelled)")
     up.add_argument("--open", metavar="URL", help="load URL once ready")
+    up.add_argument("--allow-file-urls", action="store_true",
+                    help="let agents load file: URLs (refused by default: docs/security.md)")
 
     demo = sub.add_parser("demo", help="bring everything up and act on a local page")
     demo.add_argument("--json", action="store_true")

@@ -15,8 +15,10 @@ import ipaddress
 import json
 import os
 import secrets
+import socket
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 17831
@@ -90,6 +92,28 @@ def read_endpoint(path: Path | None = None) -> dict[str, Any] | None:
     path = path or state_dir() / "endpoint.json"
     try:
         return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def live_endpoint(path: Path | None = None) -> dict[str, Any] | None:
+    """``{"url", "pid"}`` of the endpoint file when its process is still alive, is not this
+    one, and something accepts TCP connections at its URL (another bridge uses this state
+    directory), else None (no file, a stale file, a recycled pid)."""
+    info = read_endpoint(path)
+    pid = info.get("pid") if info else None
+    if not info or not isinstance(pid, int) or pid == os.getpid() or pid <= 0:
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:  # alive, another user's
+        pass
+    try:
+        parts = urlsplit(str(info.get("url", "")))
+        with socket.create_connection((parts.hostname or "", parts.port or 0), timeout=0.5):
+            return info
     except (OSError, ValueError):
         return None
 

@@ -39,12 +39,14 @@ class Embedded:
         headless: no window.
         trusted_input: run the input driver (otherwise input is synthetic, labelled so).
         progress: called with short human progress lines while starting.
+        allow_file_urls: agents may load ``file:`` URLs (default: $TRUSTBRIDGE_ALLOW_FILE_URLS
+            == "1"; bridge/urls.py).
     """
 
     def __init__(self, port: int = config.DEFAULT_PORT, device: str = "chromium", *,
                  browser: str = "chromium", headless: bool = True, trusted_input: bool = True,
                  progress: Callable[[str], None] | None = None,
-                 host: str = config.DEFAULT_HOST) -> None:
+                 host: str = config.DEFAULT_HOST, allow_file_urls: bool | None = None) -> None:
         self.device = device
         self.browser = browser
         self.headless = headless
@@ -52,7 +54,8 @@ class Embedded:
         self.progress = progress or (lambda _msg: None)
         self.token = config.load_or_create_token()
         seeded = parse_device_list(os.environ.get(ENV_REQUIRE_TRUSTED_INPUT))
-        self.server = BridgeServer(self.token, host=host, port=port, policy=RoutingPolicy(seeded))
+        self.server = BridgeServer(self.token, host=host, port=port, policy=RoutingPolicy(seeded),
+                                   allow_file_urls=allow_file_urls)
         self.child: asyncio.subprocess.Process | None = None
 
     @property
@@ -66,7 +69,15 @@ class Embedded:
         Raises:
             DeviceNotConnected: the browser did not come up within 60 s (its stderr is
                 in the message).
+            BadRequest: another live bridge already uses this state directory (its
+                endpoint file would be overwritten and CLI/MCP would reach the wrong one).
         """
+        other = config.live_endpoint()
+        if other is not None:
+            raise E.BadRequest(
+                f"A bridge is already running at {other.get('url')} (pid {other.get('pid')}) "
+                f"with the state directory {config.state_dir()}. Use it, stop it, or give this "
+                "one its own TRUSTBRIDGE_HOME.", {"url": other.get("url"), "pid": other.get("pid")})
         await self.server.start()
         config.write_endpoint(self.url)
         self.progress(f"bridge listening on {self.url}")

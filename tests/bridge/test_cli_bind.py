@@ -4,6 +4,10 @@ drops the token. Nothing here binds a socket (tests bind 127.0.0.1 only)."""
 from __future__ import annotations
 
 import argparse
+import json
+import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +15,7 @@ import pytest
 
 from bridge import cli, config
 from bridge.embedded import Embedded
+from bridge.protocol import errors as E
 from bridge.protocol.errors import DeviceNotConnected
 
 
@@ -90,3 +95,32 @@ async def test_up_prints_the_warning_before_starting(
     err = capsys.readouterr().err
     assert "WARNING: binding 0.0.0.0" in err
     assert seen["host"] == "0.0.0.0" and seen["stopped"] is True
+
+
+async def test_second_bridge_on_the_same_state_dir_is_refused(state_dir: Path) -> None:
+    """A live bridge (another process, accepting connections at the URL in endpoint.json)
+    keeps its endpoint file: a second Embedded refuses to start, naming it, and binds
+    nothing; a stale file (dead pid) does not block."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        config.write_endpoint(f"ws://127.0.0.1:{port}")
+        info = config.read_endpoint()
+        assert info is not None
+        info["pid"] = other.pid
+        (state_dir / "endpoint.json").write_text(json.dumps(info))
+        assert config.live_endpoint() == info
+        emb = Embedded(port=0)
+        with pytest.raises(E.BadRequest) as err:
+            await emb.start()
+        assert f"ws://127.0.0.1:{port}" in str(err.value) and str(other.pid) in str(err.value)
+        assert emb.server._server is None  # never bound
+        assert config.read_endpoint() == info  # untouched
+    finally:
+        other.kill()
+        other.wait()
+        listener.close()
+    assert config.live_endpoint() is None  # the pid is gone: stale, does not block

@@ -407,7 +407,8 @@ async def test_wrong_token_is_refused_with_unauthorized(
     assert len(server.peers) == 1  # only the good client
 
 
-@pytest.mark.parametrize("origin", ["http://evil.example", "https://evil.example", "null"])
+@pytest.mark.parametrize("origin", ["http://evil.example", "https://evil.example", "null",
+                                    "file://", "ws://127.0.0.1:1", "chrome://newtab"])
 async def test_web_page_origin_is_refused_at_the_handshake(
     server: BridgeServer, origin: str
 ) -> None:
@@ -554,3 +555,35 @@ async def test_oversized_frame_closes_only_that_connection(
     late = await open_client(server)
     assert (await call(late, "devices.list")) == {"devices": []}
     await wait_until(lambda: len(server.peers) == 2)
+
+
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "javascript:alert(1)", "chrome://settings",
+                                 "about:config", "view-source:http://127.0.0.1/", "/relative"])
+async def test_refused_urls_never_reach_the_extension(
+    server: BridgeServer, client: BridgeClient, peer: Callable[..., Awaitable[Any]], url: str
+) -> None:
+    """page.navigate and tabs.new refuse file: (by default), javascript: and browser-internal
+    URLs with BAD_REQUEST naming the scheme; the extension receives nothing and the
+    connection stays usable (bridge/urls.py)."""
+    ext = await peer(FakeExtension(server.url, TOKEN, D))
+    for method in ("page.navigate", "tabs.new"):
+        with pytest.raises(E.BadRequest) as info:
+            await call(client, method, {"device": D, "url": url})
+        assert "scheme" in info.value.details
+    assert ext.requests == []
+    assert D in await devices(client)
+
+
+async def test_file_urls_load_when_the_bridge_allows_them(
+    make_server: Callable[..., Awaitable[BridgeServer]], open_client: Any,
+    peer: Callable[..., Awaitable[Any]]
+) -> None:
+    """With allow_file_urls (TRUSTBRIDGE_ALLOW_FILE_URLS=1) a file: URL goes to the
+    extension like any other."""
+    server = await make_server(allow_file_urls=True)
+    client = await open_client(server)
+    ext = await peer(FakeExtension(server.url, TOKEN, D))
+    ext.results["page.navigate"] = {"tabId": 1, "url": "file:///tmp/x.html", "title": ""}
+    res = await call(client, "page.navigate", {"device": D, "url": "file:///tmp/x.html"})
+    assert res["url"] == "file:///tmp/x.html"
+    assert ext.methods() == ["page.navigate"]

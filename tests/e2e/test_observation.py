@@ -519,3 +519,15 @@ async def test_synthetic_path_results_carry_resolution_and_document_change(
     await stack.page.wait_for_url("**/obs_second.html")
     with pytest.raises(E.BrowserDocumentChanged):
         await stack.act(ref_of(snap, "button", "Save"), kind="click")
+
+
+async def test_refs_no_snapshot_gave_are_ref_not_found(stack: Stack, origins: Origins) -> None:
+    """e0 (refs start at e1), a number beyond every snapshot and a malformed ref are
+    REF_NOT_FOUND, not a changed document; nothing reaches the page."""
+    await _open(stack, origins)
+    for ref in ("e0", "e99999", "f0e1x"):
+        with pytest.raises((E.RefNotFound, E.BadRequest)) as info:
+            await stack.act(ref, kind="click")
+        if ref != "f0e1x":
+            assert isinstance(info.value, E.RefNotFound), (ref, info.value)
+    assert not [e for e in await _events(stack) if e["type"] == "click"]

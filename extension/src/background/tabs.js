@@ -133,7 +133,7 @@ export class Tabs {
       if (docs[i].lo <= n && n <= docs[i].hi) { docId = docs[i].identity; break; }
     }
     if (!docId) {
-      if (docs.length && n < docs[0].lo) {
+      if (n >= 1 && docs.length && n < docs[0].lo) { // refs start at e1: e0 was never issued
         throw new ExtError('BROWSER_DOCUMENT_CHANGED',
           `Ref ${ref} belongs to an earlier document of this frame. Take a new snapshot.`, { ref, reason: 'navigated' });
       }

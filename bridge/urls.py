@@ -1,0 +1,61 @@
+"""Which URLs an agent may load (``page.navigate``, ``tabs.new``): plain policy, no I/O.
+
+- ``http:``, ``https:``, ``data:`` and ``about:blank`` load.
+- ``file:`` is refused unless the bridge was started with local file access
+  (``TRUSTBRIDGE_ALLOW_FILE_URLS=1`` or ``trustbridge up --allow-file-urls``): a page the
+  agent opens could otherwise read local files, and an agent told by a page to open
+  ``file:///home/...`` would leak them into its context. Playwright MCP refuses ``file:``
+  by default for the same reason (microsoft/playwright#39600).
+- ``javascript:`` is refused: it runs script in the current page, which is
+  ``page.evaluate``'s job, not navigation's.
+- Browser-internal pages (``chrome:``, ``about:`` other than ``about:blank``,
+  ``chrome-extension:``, ``moz-extension:``, ``view-source:``, ``devtools:``...) are
+  refused: extensions may not script them, so there would be no snapshot and no refs.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from .protocol import errors as E
+
+ALLOWED_SCHEMES = frozenset({"http", "https", "data"})
+
+
+def check_navigation_url(url: str, allow_file_urls: bool = False) -> None:
+    """Raise BadRequest unless ``url`` may be loaded (the rules above).
+
+    Args:
+        url: the absolute URL an agent asked for.
+        allow_file_urls: the bridge was started with local file access.
+
+    Raises:
+        BadRequest: relative URL, refused scheme, or ``file:`` without permission;
+            ``details.scheme`` names the scheme.
+    """
+    try:
+        scheme = urlsplit(url.strip()).scheme.lower()
+    except ValueError as exc:
+        raise E.BadRequest("The URL cannot be parsed.", {"scheme": None}) from exc
+    if scheme in ALLOWED_SCHEMES:
+        return
+    if scheme == "about" and url.strip().lower() == "about:blank":
+        return
+    if scheme == "file":
+        if allow_file_urls:
+            return
+        raise E.BadRequest(
+            "Local files (file:) are not loaded by default: a page or an agent could read "
+            "this machine's files. Serve the file over http://127.0.0.1, or restart the "
+            "bridge with TRUSTBRIDGE_ALLOW_FILE_URLS=1 (trustbridge up --allow-file-urls).",
+            {"scheme": "file"})
+    if scheme == "javascript":
+        raise E.BadRequest(
+            "javascript: URLs are not navigation; run script with page.evaluate "
+            "(browser_evaluate).", {"scheme": "javascript"})
+    if not scheme:
+        raise E.BadRequest(
+            "Give an absolute URL with its scheme, e.g. https://example.com/.", {"scheme": None})
+    raise E.BadRequest(
+        f"{scheme}: pages are browser-internal or unsupported; extensions cannot read or act "
+        "in them. Use http(s):, data: or about:blank.", {"scheme": scheme[:32]})
