@@ -33,6 +33,9 @@ from .report import (
 
 log = logging.getLogger("trustbridge.mcp")
 
+MCP_SNAPSHOT_SESSION = "mcp"
+"""Diff baseline of every snapshot this server shows the model (browser_snapshot and the
+page state after each action), so ``mode: diff`` means "since what you last saw"."""
 OPENED_SLACK_S = 0.05
 """Clock slack when comparing a tab's ``openedAt`` (the browser's clock) with the start of
 a tool call (this process's clock; the same machine), s."""
@@ -186,7 +189,7 @@ class Session:
         Never raises: if the snapshot fails (the page is navigating), the section says so.
         """
         try:
-            snap = await (tab or await self.tab()).snapshot_result()
+            snap = await (tab or await self.tab()).snapshot_result(session=MCP_SNAPSHOT_SESSION)
         except E.DialogOpen:
             dialog = await self.open_dialog()
             if dialog is not None:

@@ -2,15 +2,35 @@
 
 from __future__ import annotations
 
-from .session import Session, format_page_state
+from typing import Literal
+
+from pydantic import Field
+
+from .session import MCP_SNAPSHOT_SESSION, Session, format_page_state
 from .tool import Tool, ToolArgs, derive
 
-SnapshotArgs = derive("SnapshotArgs", "No arguments: the current tab is snapshotted.")
+SnapshotArgs = derive(
+    "SnapshotArgs", "Snapshot of the current tab (outline, visible text or changes).",
+    mode=(Literal["snapshot", "read", "diff"], Field(
+        default="snapshot",
+        description="snapshot: elements with refs; read: visible text only; diff: only what "
+        "changed since your last snapshot of this tab.")),
+    cursor=(str | None, Field(
+        default=None, min_length=1, max_length=64,
+        description="From a truncated snapshot's last line: returns the next part.")),
+)
 
 
-async def _snapshot(session: Session, _args: ToolArgs) -> str:
+async def _snapshot(session: Session, args: ToolArgs) -> str:
     tab = await session.tab()
-    return format_page_state(await tab.snapshot_result())
+    mode = getattr(args, "mode", "snapshot")
+    cursor = getattr(args, "cursor", None)
+    result = await tab.snapshot_result(mode=mode, cursor=cursor, session=MCP_SNAPSHOT_SESSION)
+    # The extension's trailer names the wire method; the model calls this tool.
+    text = result.get("snapshot", "")
+    result["snapshot"] = text.replace("call page.snapshot with cursor",
+                                      "call browser_snapshot with cursor")
+    return format_page_state(result)
 
 
 TOOLS = [

@@ -590,3 +590,29 @@ async def test_session_starts_the_embedded_default_on_a_free_port_and_restarts_i
                 assert any("starting it again" in line for line in lines)
         finally:
             await session.close()
+
+
+async def test_snapshot_passes_mode_and_cursor_and_names_itself_in_the_trailer(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
+    """browser_snapshot forwards mode and cursor in the MCP session's diff baseline, and a
+    truncated snapshot's trailer tells the model to call browser_snapshot (not the wire
+    method) with the cursor."""
+    async with tools() as mcp:
+        ext = await peers(FakeExtension)
+        ext.results["page.snapshot"] = {
+            "snapshot": '- button "A" [ref=e1]\n# truncated at 1000 characters (page 1); '
+                        'call page.snapshot with cursor "c42" for the rest',
+            "url": "http://127.0.0.1/", "title": "T", "tabId": 1, "mode": "snapshot",
+            "frames": 1, "refs": 1, "chars": 90, "truncated": True, "cursor": "c42"}
+        first = text(await mcp.call_tool("browser_snapshot", {}))
+        assert 'call browser_snapshot with cursor "c42"' in first
+        assert "page.snapshot" not in first
+        ext.requests.clear()
+        await mcp.call_tool("browser_snapshot", {"cursor": "c42"})
+        params = (await ext.wait_for_request("page.snapshot")).params
+        assert params.get("cursor") == "c42" and params.get("session") == "mcp"
+        ext.requests.clear()
+        await mcp.call_tool("browser_snapshot", {"mode": "diff"})
+        assert (await ext.wait_for_request("page.snapshot")).params.get("mode") == "diff"
+        bad = await mcp.call_tool("browser_snapshot", {"mode": "everything"})
+        assert bad.is_error
