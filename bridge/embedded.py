@@ -83,7 +83,7 @@ class Embedded:
         self.progress(f"bridge listening on {self.url}")
         env = dict(os.environ, TRUSTBRIDGE_TOKEN=self.token)
         args = [sys.executable, "-m", "supervisor", "--bridge-url", self.url,
-                "--device", self.device, "--browser", self.browser]
+                "--device", self.device, "--browser", self.browser, "--exit-with-parent"]
         if not self.headless:
             args.append("--headed")
         if not self.trusted_input:

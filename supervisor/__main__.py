@@ -46,12 +46,26 @@ async def _run(args: argparse.Namespace) -> int:
     if sup.context is not None:
         sup.context.on("close", lambda _ctx: closed.set())
     waiters = [asyncio.create_task(stop.wait()), asyncio.create_task(closed.wait())]
+    if args.exit_with_parent:
+        waiters.append(asyncio.create_task(_parent_gone(PARENT_PID)))
     await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
     for w in waiters:
         w.cancel()
     with contextlib.suppress(Exception):
         await sup.stop()
     return 0 if stop.is_set() else 2
+
+
+PARENT_PID = os.getppid()
+PARENT_POLL_S = 1.0
+
+
+async def _parent_gone(parent: int) -> None:
+    """Return once the process that started us is gone (we were re-parented): a
+    SIGKILLed ``trustbridge up`` / ``mcp`` must not leave its browser behind."""
+    while os.getppid() == parent:
+        await asyncio.sleep(PARENT_POLL_S)
+    print("supervisor: parent process gone; closing the browser", file=sys.stderr, flush=True)
 
 
 def _humanize(value: str) -> float:
@@ -78,6 +92,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-ublock", action="store_true",
                         help="camoufox: keep its default uBlock Origin addon (excluded by default)")
     parser.add_argument("--headed", action="store_true", help="show a window")
+    parser.add_argument("--exit-with-parent", action="store_true",
+                        help="close the browser and exit when the starting process dies "
+                        "(used by trustbridge up / mcp)")
     parser.add_argument("--no-driver", action="store_true",
                         help="no input driver: the device's input stays synthetic")
     parser.add_argument("-v", "--verbose", action="store_true")
