@@ -876,12 +876,17 @@
 
   // src/background/main.js
   var tabs = new Tabs(api);
-  function waitForLoad(tabId, timeoutMs) {
+  function waitForLoad(tabId, timeoutMs, { sameDocument = false } = {}) {
     return new Promise((resolve, reject) => {
+      const nav = api.webNavigation;
       const done = (fn, arg) => {
         clearTimeout(timer);
-        api.webNavigation.onCompleted.removeListener(onCompleted);
-        api.webNavigation.onErrorOccurred.removeListener(onError);
+        nav.onCompleted.removeListener(onCompleted);
+        nav.onErrorOccurred.removeListener(onError);
+        if (sameDocument) {
+          nav.onHistoryStateUpdated.removeListener(onCompleted);
+          nav.onReferenceFragmentUpdated.removeListener(onCompleted);
+        }
         api.tabs.onRemoved.removeListener(onRemoved);
         fn(arg);
       };
@@ -895,8 +900,12 @@
         if (id === tabId) done(reject, new ExtError("BROWSER_TAB_CLOSED", "The tab closed during navigation.", { tabId }));
       };
       const timer = setTimeout(() => done(reject, new ExtError("TIMEOUT", `The page did not finish loading within ${timeoutMs} ms.`, { timeoutMs })), timeoutMs);
-      api.webNavigation.onCompleted.addListener(onCompleted);
-      api.webNavigation.onErrorOccurred.addListener(onError);
+      nav.onCompleted.addListener(onCompleted);
+      nav.onErrorOccurred.addListener(onError);
+      if (sameDocument) {
+        nav.onHistoryStateUpdated.addListener(onCompleted);
+        nav.onReferenceFragmentUpdated.addListener(onCompleted);
+      }
       api.tabs.onRemoved.addListener(onRemoved);
     });
   }
@@ -935,11 +944,12 @@
       await api.tabs.remove(id);
       return { tabId: id, closed: true };
     },
-    // back / forward / reload; waits for the load of the new document, or reports
+    // back / forward / reload; waits for the load of the new document (or, for back and
+    // forward, the move to another entry of the same document), or reports
     // transitionPending when the history had nowhere to go within the time.
     async "page.history"({ tabId, direction, timeoutMs = 3e4 }) {
       const id = await tabs.resolveTab(tabId);
-      const loaded = waitForLoad(id, timeoutMs);
+      const loaded = waitForLoad(id, timeoutMs, { sameDocument: direction !== "reload" });
       if (direction === "reload") await api.tabs.reload(id);
       else if (direction === "back") await api.tabs.goBack(id);
       else await api.tabs.goForward(id);

@@ -251,6 +251,18 @@ async def test_history_back_forward_reload(stack: Stack, origins: Origins) -> No
     assert rel["url"].endswith("/index.html")
 
 
+async def test_history_within_one_document_reports_the_move(stack: Stack, origins: Origins) -> None:
+    """back/forward between entries of one document (pushState, fragment) load nothing;
+    they answer with the entry reached instead of waiting for a load until the timeout."""
+    await _open(stack, origins)
+    await stack.page.evaluate("history.pushState({}, '', '#second')")
+    back = await stack.client.call("page.history", {"direction": "back", "timeoutMs": 8000})
+    assert back["transitionPending"] is False and not back["url"].endswith("#second")
+    assert not (await stack.page.evaluate("location.hash"))
+    fwd = await stack.client.call("page.history", {"direction": "forward", "timeoutMs": 8000})
+    assert fwd["transitionPending"] is False and fwd["url"].endswith("#second")
+
+
 async def test_screenshot_viewport_and_element(stack: Stack, origins: Origins) -> None:
     """Screenshots are PNGs with the image-to-CSS-px mapping (scale, clip)."""
     snap = await _open(stack, origins)
