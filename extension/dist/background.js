@@ -876,35 +876,45 @@
 
   // src/background/main.js
   var tabs = new Tabs(api);
-  function waitForLoad(tabId, timeoutMs, { sameDocument = false } = {}) {
+  function waitForLoad(tabId, timeoutMs, { sameDocument = false, requireCommit = false } = {}) {
     return new Promise((resolve, reject) => {
       const nav = api.webNavigation;
+      let committed = false;
       const done = (fn, arg) => {
         clearTimeout(timer);
+        nav.onCommitted.removeListener(onCommitted);
         nav.onCompleted.removeListener(onCompleted);
         nav.onErrorOccurred.removeListener(onError);
         if (sameDocument) {
-          nav.onHistoryStateUpdated.removeListener(onCompleted);
-          nav.onReferenceFragmentUpdated.removeListener(onCompleted);
+          nav.onHistoryStateUpdated.removeListener(onSameDocument);
+          nav.onReferenceFragmentUpdated.removeListener(onSameDocument);
         }
         api.tabs.onRemoved.removeListener(onRemoved);
         fn(arg);
       };
+      const onCommitted = (d) => {
+        if (d.tabId === tabId && d.frameId === 0) committed = true;
+      };
       const onCompleted = (d) => {
-        if (d.tabId === tabId && d.frameId === 0) done(resolve);
+        if (d.tabId === tabId && d.frameId === 0 && (committed || !requireCommit)) done(resolve);
+      };
+      const onSameDocument = (d) => {
+        if (d.tabId === tabId && d.frameId === 0 && !committed) done(resolve);
       };
       const onError = (d) => {
+        if (requireCommit && /ERR_ABORTED|NS_BINDING_ABORTED/.test(d.error || "")) return;
         if (d.tabId === tabId && d.frameId === 0) done(reject, new ExtError("BAD_REQUEST", `Navigation failed: ${d.error}.`, { error: d.error }));
       };
       const onRemoved = (id) => {
         if (id === tabId) done(reject, new ExtError("BROWSER_TAB_CLOSED", "The tab closed during navigation.", { tabId }));
       };
       const timer = setTimeout(() => done(reject, new ExtError("TIMEOUT", `The page did not finish loading within ${timeoutMs} ms.`, { timeoutMs })), timeoutMs);
+      nav.onCommitted.addListener(onCommitted);
       nav.onCompleted.addListener(onCompleted);
       nav.onErrorOccurred.addListener(onError);
       if (sameDocument) {
-        nav.onHistoryStateUpdated.addListener(onCompleted);
-        nav.onReferenceFragmentUpdated.addListener(onCompleted);
+        nav.onHistoryStateUpdated.addListener(onSameDocument);
+        nav.onReferenceFragmentUpdated.addListener(onSameDocument);
       }
       api.tabs.onRemoved.addListener(onRemoved);
     });
@@ -921,7 +931,7 @@
     },
     async "page.navigate"({ tabId, url, timeoutMs = 3e4 }) {
       const id = await tabs.resolveTab(tabId);
-      const loaded = waitForLoad(id, timeoutMs);
+      const loaded = waitForLoad(id, timeoutMs, { sameDocument: true, requireCommit: true });
       await api.tabs.update(id, { url });
       await loaded;
       const tab = await api.tabs.get(id);

@@ -263,6 +263,17 @@ async def test_history_within_one_document_reports_the_move(stack: Stack, origin
     assert fwd["transitionPending"] is False and fwd["url"].endswith("#second")
 
 
+async def test_navigate_to_a_fragment_of_the_same_document(stack: Stack, origins: Origins) -> None:
+    """A URL that differs only by its fragment loads nothing: navigate answers with it
+    (not a TIMEOUT waiting for a load) and the document is the same one."""
+    await _open(stack, origins)
+    await stack.page.evaluate("window.__marker = 'same-document'")
+    res = await stack.client.call(
+        "page.navigate", {"url": f"{origins.main}/verbs.html#later", "timeoutMs": 8000})
+    assert res["url"].endswith("#later")
+    assert await stack.page.evaluate("window.__marker") == "same-document"
+
+
 async def test_screenshot_viewport_and_element(stack: Stack, origins: Origins) -> None:
     """Screenshots are PNGs with the image-to-CSS-px mapping (scale, clip)."""
     snap = await _open(stack, origins)

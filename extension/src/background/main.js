@@ -13,34 +13,49 @@ const tabs = new Tabs(api);
 /**
  * Resolve when the tab's top frame finishes loading a document (webNavigation.onCompleted),
  * or, with `sameDocument`, also when it moves within its document (pushState, fragment:
- * a history entry of the same document fires no load). Rejects BAD_REQUEST (navigation
- * failed), BROWSER_TAB_CLOSED, TIMEOUT after `timeoutMs` ms.
+ * a history entry of the same document fires no load; not once a new document has
+ * committed, whose load is then awaited). With `requireCommit`, only a load
+ * whose commit was seen after this call counts: the previous document's late load event
+ * (its subresources were still loading) must not end the wait for the next one.
+ * Rejects BAD_REQUEST (navigation failed), BROWSER_TAB_CLOSED, TIMEOUT after `timeoutMs` ms.
  */
-function waitForLoad(tabId, timeoutMs, { sameDocument = false } = {}) {
+function waitForLoad(tabId, timeoutMs, { sameDocument = false, requireCommit = false } = {}) {
   return new Promise((resolve, reject) => {
     const nav = api.webNavigation;
+    let committed = false; // a new document committed in this frame since the call
     const done = (fn, arg) => {
       clearTimeout(timer);
+      nav.onCommitted.removeListener(onCommitted);
       nav.onCompleted.removeListener(onCompleted);
       nav.onErrorOccurred.removeListener(onError);
       if (sameDocument) {
-        nav.onHistoryStateUpdated.removeListener(onCompleted);
-        nav.onReferenceFragmentUpdated.removeListener(onCompleted);
+        nav.onHistoryStateUpdated.removeListener(onSameDocument);
+        nav.onReferenceFragmentUpdated.removeListener(onSameDocument);
       }
       api.tabs.onRemoved.removeListener(onRemoved);
       fn(arg);
     };
-    const onCompleted = (d) => { if (d.tabId === tabId && d.frameId === 0) done(resolve); };
+    const onCommitted = (d) => { if (d.tabId === tabId && d.frameId === 0) committed = true; };
+    const onCompleted = (d) => {
+      if (d.tabId === tabId && d.frameId === 0 && (committed || !requireCommit)) done(resolve);
+    };
+    // A same-document move ends the wait only when no new document is on its way (a new
+    // page's own replaceState during its load must not end the wait before its load).
+    const onSameDocument = (d) => { if (d.tabId === tabId && d.frameId === 0 && !committed) done(resolve); };
     const onError = (d) => {
+      // With requireCommit, an abort is the previous document's load being cut short by
+      // this navigation (or this one replaced by a later one, whose load then counts).
+      if (requireCommit && /ERR_ABORTED|NS_BINDING_ABORTED/.test(d.error || '')) return;
       if (d.tabId === tabId && d.frameId === 0) done(reject, new ExtError('BAD_REQUEST', `Navigation failed: ${d.error}.`, { error: d.error }));
     };
     const onRemoved = (id) => { if (id === tabId) done(reject, new ExtError('BROWSER_TAB_CLOSED', 'The tab closed during navigation.', { tabId })); };
     const timer = setTimeout(() => done(reject, new ExtError('TIMEOUT', `The page did not finish loading within ${timeoutMs} ms.`, { timeoutMs })), timeoutMs);
+    nav.onCommitted.addListener(onCommitted);
     nav.onCompleted.addListener(onCompleted);
     nav.onErrorOccurred.addListener(onError);
     if (sameDocument) {
-      nav.onHistoryStateUpdated.addListener(onCompleted);
-      nav.onReferenceFragmentUpdated.addListener(onCompleted);
+      nav.onHistoryStateUpdated.addListener(onSameDocument);
+      nav.onReferenceFragmentUpdated.addListener(onSameDocument);
     }
     api.tabs.onRemoved.addListener(onRemoved);
   });
@@ -66,7 +81,8 @@ const handlers = {
 
   async 'page.navigate'({ tabId, url, timeoutMs = 30000 }) {
     const id = await tabs.resolveTab(tabId);
-    const loaded = waitForLoad(id, timeoutMs);
+    // sameDocument: a URL that differs only by its fragment loads nothing.
+    const loaded = waitForLoad(id, timeoutMs, { sameDocument: true, requireCommit: true });
     await api.tabs.update(id, { url });
     await loaded;
     const tab = await api.tabs.get(id);
