@@ -1,0 +1,42 @@
+"""The sync SDK (bridge/sync_sdk.py) end to end: ``SyncBrowser.launch()`` starts the real
+embedded stack (bridge + supervisor child + headless Chromium with the extension and the
+input driver) from a plain synchronous test, with no event loop in the calling thread.
+
+Checks what the page itself recorded (``event.isTrusted``, the field's value), not only
+what the SDK answered.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from bridge import config
+from bridge.sync_sdk import THREAD_NAME, SyncBrowser
+
+from .conftest import Origins, ref_of
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
+
+
+def test_sync_sdk_types_and_clicks_with_trusted_input_in_chromium(
+        origins: Origins, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the sync SDK a click reaches the page with isTrusted true and typed keys
+    are trusted; leaving the `with` block stops the browser and the SDK's loop thread."""
+    monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))  # own token and endpoint files
+    with SyncBrowser.launch() as browser:
+        tab = browser.tab()
+        tab.goto(f"{origins.main}/mcp.html")
+        snap = tab.snapshot()
+        typed = tab.type(ref_of(snap, "textbox", "Note"), "hello")
+        clicked = tab.click(ref_of(snap, "button", "Record"))
+        tab.wait_for_text("isTrusted=")
+        recorded = tab.evaluate("document.getElementById('status').textContent")
+
+    assert (typed["inputPath"], clicked["inputPath"]) == ("trusted", "trusted")
+    assert clicked.get("delivered") is True
+    assert recorded == "click isTrusted=true; note=hello; trusted keys 5/5"
+    assert [t for t in threading.enumerate() if t.name == THREAD_NAME] == []
+    assert config.read_endpoint() is None  # the embedded bridge stopped and said so
