@@ -41,6 +41,10 @@ from .urls import check_navigation_url
 DRIVER_MARGIN_S = 5.0
 """Extra seconds the bridge waits for a driver beyond the action's own timeout."""
 RESOLVE_TIMEOUT_S = 10.0
+KEY_ALLOWANCE_S = 0.025
+"""Extra seconds the bridge waits per typed character: ``timeoutMs`` bounds finding and
+focusing the target, not typing a long text key by key (the driver types without a
+deadline once it started, so a long text is never cut in the middle)."""
 POPUP_SETTLE_S = 0.3
 """How long to wait for the extension to see a tab the driver saw open, s."""
 RECEIPT_PUSH_WAIT_S = 0.1
@@ -201,7 +205,7 @@ class Executor:
             self._receipts[(route.extension, target["receiptId"])] = pushed
         try:
             driver = self.peer(self._driver_now(route.device))
-            raw = await driver.call("driver.act", act, params.timeoutMs / 1000 + DRIVER_MARGIN_S)
+            raw = await driver.call("driver.act", act, driver_timeout_s(params))
             result = validate_result("driver.act", raw)
             out: dict[str, Any] = {k: v for k, v in target.items()
                                    if k not in ("frameToken", "css", "receiptId", "point")}
@@ -283,6 +287,15 @@ class Executor:
                 }
             completed.append({"index": index, **result})
         return {"completedActions": completed, "interruptedAction": None, "device": route.device}
+
+
+def driver_timeout_s(params: ActParams) -> float:
+    """How long the bridge waits for ``driver.act``, s: the action's ``timeoutMs``, the
+    margin, and KEY_ALLOWANCE_S per character of typed or filled text. Past it the answer
+    is BROWSER_OPERATION_UNCERTAIN (the input may have reached the page; DESIGN §2 rule 7)."""
+    text = getattr(params.action, "text", None) or getattr(params.action, "value", None)
+    typed = len(text) if isinstance(text, str) else 0
+    return params.timeoutMs / 1000 + DRIVER_MARGIN_S + typed * KEY_ALLOWANCE_S
 
 
 def validate_result(method: str, result: dict[str, Any]) -> dict[str, Any]:

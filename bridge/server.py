@@ -50,8 +50,6 @@ action_log = logging.getLogger("trustbridge.actions")
 HELLO_TIMEOUT_S = 10.0
 DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 """32 MiB: a full-page PNG screenshot in base64 fits."""
-DRIVER_MARGIN_S = 5.0
-"""Extra seconds the bridge waits for a driver beyond the action's own timeout."""
 RESOLVE_TIMEOUT_S = 10.0
 INPUT_PEER_METHODS = frozenset({"driver.act", "page.act"})
 """Peer methods that deliver input: once sent, a lost or late answer means the action may
