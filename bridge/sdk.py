@@ -290,7 +290,9 @@ class Tab:
         return await self.act({"kind": "click", "position": {"x": x, "y": y}}, ref, timeout_ms)
 
     async def fill(self, ref: str, value: str, timeout_ms: int = 10_000) -> ActResult:
-        """Replace the field's content with ``value`` through the keyboard."""
+        """Replace the field's content with ``value`` in one trusted edit (select all, then
+        the value over it; see :class:`bridge.protocol.models.FillAction` for the events
+        each browser sends). Use :meth:`type` when the page needs a key event per character."""
         return await self.act({"kind": "fill", "value": value}, ref, timeout_ms)
 
     async def select(self, ref: str, values: list[str], timeout_ms: int = 10_000) -> ActResult:

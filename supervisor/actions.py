@@ -1,10 +1,20 @@
 """Input verbs on one element, through Playwright's real mouse and keyboard.
 
-Each verb receives an ``ElementHandle`` the driver has already proven unique (DESIGN §4)
+Each verb receives a :class:`Target`: a Playwright ``Locator`` on the driver's
+:func:`~supervisor.locator_engine.unique_selector`, so every step that resolves it fails
+at once with the match count unless the locator matches exactly one element (DESIGN §4),
 and uses input the browser itself generates, so pages see ``event.isTrusted === true``.
 Playwright's actionability checks (attached, visible, stable, enabled, receives the
 pointer) run before any mouse input; they wait up to ``timeout_ms`` and, when they fail,
 nothing has been dispatched.
+
+Verbs that read the element before typing into it (fill, select) use Playwright's
+built-in reads (``is_editable``, ``get_attribute``, ``inner_html``, ``input_value``), which
+run in the utility world like the actions; each read resolves the locator again, so a
+page that replaces the element between two steps is read and typed into as it is then.
+A script on the element (``Locator.evaluate``, :meth:`Target.handle`) runs in the page's
+main world, where Playwright first sets up its injected script (~40 ms once per
+document); only rare paths (date fields, multiple selects, scroll, upload) do that.
 
 Coordinates are CSS px in the top-level viewport (Playwright's ``bounding_box``).
 """
@@ -13,9 +23,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from html.parser import HTMLParser
 from typing import Any
 
-from playwright.async_api import ElementHandle, Error as PlaywrightError, Page
+from playwright.async_api import ElementHandle, Error as PlaywrightError, Frame, Locator, Page
 
 from bridge.protocol import errors as E
 from bridge.protocol.models import (
@@ -33,9 +46,54 @@ from bridge.protocol.models import (
 )
 
 
-async def click(handle: ElementHandle, a: ClickAction, timeout_ms: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Target:
+    """The one element an action acts on.
+
+    Attributes:
+        locator: ``frame.locator(unique_selector(css))``.
+        frame: the element's frame.
+        selector: the unique selector itself.
+        trusted_insert_text: ``page.keyboard.insert_text`` reaches the page as trusted
+            input: Chromium (CDP ``Input.insertText``) and Camoufox (Juggler
+            ``Page.insertText``); not Firefox over WebDriver BiDi, where Playwright inserts
+            the text from script (``window.__pw_bidiInsertText``).
+    """
+
+    locator: Locator
+    frame: Frame
+    selector: str
+    trusted_insert_text: bool
+
+    @property
+    def page(self) -> Page:
+        return self.frame.page
+
+    @contextlib.asynccontextmanager
+    async def handle(self) -> AsyncIterator[ElementHandle]:
+        """One handle on the element (disposed on exit, without waiting for it).
+
+        Raises:
+            PlaywrightError: carrying the match count when not exactly one element matches
+                (:func:`supervisor.locator_engine.not_unique_count`).
+        """
+        handle = await self.frame.query_selector(self.selector)
+        if handle is None:  # the unique selector throws instead; kept for the type checker
+            raise E.ElementTargetDetached("The element left the document; take a new snapshot.")
+        try:
+            yield handle
+        finally:
+            asyncio.ensure_future(_dispose(handle))
+
+
+async def _dispose(handle: ElementHandle) -> None:
+    with contextlib.suppress(PlaywrightError):
+        await handle.dispose()
+
+
+async def click(t: Target, a: ClickAction, timeout_ms: int) -> dict[str, Any]:
     """Press and release ``a.button`` ``a.clickCount`` times at the centre or ``a.position``."""
-    await handle.click(
+    await t.locator.click(
         button=a.button,
         click_count=a.clickCount,
         modifiers=a.modifiers or None,
@@ -45,58 +103,103 @@ async def click(handle: ElementHandle, a: ClickAction, timeout_ms: int) -> dict[
     return {}
 
 
-async def hover(handle: ElementHandle, _a: HoverAction, timeout_ms: int) -> dict[str, Any]:
-    await handle.hover(timeout=timeout_ms)
+async def hover(t: Target, _a: HoverAction, timeout_ms: int) -> dict[str, Any]:
+    await t.locator.hover(timeout=timeout_ms)
     return {}
 
 
-async def focus(handle: ElementHandle, _a: FocusAction, _timeout_ms: int) -> dict[str, Any]:
-    await handle.focus()
+async def focus(t: Target, _a: FocusAction, timeout_ms: int) -> dict[str, Any]:
+    await t.locator.focus(timeout=timeout_ms)
     return {}
 
 
-async def _require_editable(handle: ElementHandle) -> None:
+def _not_editable() -> E.ElementNotEditable:
+    return E.ElementNotEditable(
+        "The target does not accept text (readonly, disabled or not a text field); "
+        "nothing was typed.")
+
+
+async def _is_editable(t: Target, timeout_ms: int) -> bool:
+    """Playwright's ``editable`` state (not disabled, not readonly, native or ARIA); false
+    for an element that takes no text at all."""
     try:
-        editable = await handle.is_editable()
+        return await t.locator.is_editable(timeout=timeout_ms)
     except PlaywrightError as exc:  # "Element is not an <input>, <textarea> or <select>"
-        if "not an <input>" not in str(exc):
+        if "Element is not an <input>" not in str(exc):
             raise
-        editable = False
-    if not editable:
-        raise E.ElementNotEditable(
-            "The target does not accept text (readonly, disabled or not a text field); "
-            "nothing was typed.")
+        return False
 
 
-async def type_text(handle: ElementHandle, a: TypeAction, timeout_ms: int) -> dict[str, Any]:
-    """Focus, then one trusted key event sequence per character; Enter if ``submit``."""
-    await _require_editable(handle)
-    await handle.type(a.text, timeout=timeout_ms)
+async def type_text(t: Target, a: TypeAction, timeout_ms: int) -> dict[str, Any]:
+    """Focus, then one trusted key event sequence per character; Enter if ``submit``.
+
+    ``timeout_ms`` bounds reaching and focusing the target; the typing itself has no
+    deadline once started, so a long text is never cut in the middle and reported as a
+    timeout (the bridge allows time per character: bridge/executor.py driver_timeout_s).
+    """
+    if not await _is_editable(t, timeout_ms):
+        raise _not_editable()
+    await t.locator.focus(timeout=timeout_ms)
+    await t.page.keyboard.type(a.text)
     if a.submit:
-        await handle.press("Enter", timeout=timeout_ms)
+        await t.page.keyboard.press("Enter")
     return {}
 
 
-async def fill(handle: ElementHandle, page: Page, a: FillAction, timeout_ms: int) -> dict[str, Any]:
-    """Replace the field's content through the keyboard: Select-All, then type ``a.value``
-    over the selection (its first key replaces it), or Delete when ``a.value`` is empty.
+# Input types whose text a trusted insertText replaces as one edit (Playwright's own fill
+# list, ``kInputTypesToTypeInto``); None is a <textarea>, a contenteditable element or an
+# input without a type attribute.
+_INSERT_TEXT_TYPES = frozenset({None, "", "text", "search", "email", "url", "tel",
+                                "password", "number"})
 
-    Never sets ``.value`` from script, and never empties the field as a separate edit:
-    masked inputs parse every intermediate value and an empty one can corrupt them
-    (shared/cases/14). Playwright's own ``fill`` would fire an untrusted ``input`` event in
-    Firefox (DESIGN §9). A native ``<input type=date>`` takes ``YYYY-MM-DD`` and is typed
-    segment by segment in the page locale's order.
+
+async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
+    """Replace the field's content in one edit, never setting ``.value`` from script.
+
+    What the page sees, all with ``isTrusted === true``:
+
+    - Chromium and Camoufox, text-like fields (input types text, search, email, url, tel,
+      password, number; ``<textarea>``; contenteditable): ``focus``; the keys of
+      ``ControlOrMeta+A`` (``keydown``/``keyup`` of Control and ``a``) selecting all; then
+      one ``beforeinput``/``input`` with ``inputType: "insertText"`` and ``data`` = the
+      whole value, replacing the selection (CDP ``Input.insertText``, what Playwright's own
+      ``fill`` does after selecting). No key events for the value's characters.
+    - Firefox (WebDriver BiDi), and other input types everywhere: ``focus``,
+      ``ControlOrMeta+A``, then ``keydown``/``keypress``/``beforeinput``/``input``/``keyup``
+      per character (the first replaces the selection). Playwright's ``insertText`` and
+      ``fill`` on BiDi insert from script: an untrusted ``input`` event (DESIGN §9).
+    - Empty ``a.value``: ``ControlOrMeta+A`` then ``Delete`` (one ``deleteContentForward``
+      edit).
+    - A native ``<input type=date>`` takes ``YYYY-MM-DD`` and is typed segment by segment
+      in the page locale's order.
+
+    The field is never emptied as a separate edit: masked inputs parse every intermediate
+    value and an empty one can corrupt them (shared/cases/14). A page that needs a key
+    event per character (autocomplete, key-driven masks) wants the ``type`` verb.
+
+    Raises:
+        ElementNotEditable: readonly, disabled or not a text field; nothing was typed.
+        BadRequest: a date field given something other than ``YYYY-MM-DD``.
     """
-    await _require_editable(handle)
-    await handle.focus()
-    kind = await handle.evaluate("el => el instanceof HTMLInputElement ? el.type : ''")
+    # Built-in reads run in Playwright's utility world; a script on the element would make
+    # Playwright set up its injected script in the page's main world too (~40 ms once per
+    # document).
+    editable, kind = await asyncio.gather(_is_editable(t, timeout_ms),
+                                          t.locator.get_attribute("type", timeout=timeout_ms))
+    if not editable:
+        raise _not_editable()
+    kind = kind.strip().lower() if kind is not None else None
     if kind == "date" and a.value:
-        return await _fill_date(handle, page, a.value)
-    await page.keyboard.press("ControlOrMeta+A")
-    if a.value:
-        await page.keyboard.type(a.value)
+        async with t.handle() as handle:
+            return await _fill_date(handle, t.page, a.value)
+    keyboard = t.page.keyboard
+    await t.locator.press("ControlOrMeta+A", timeout=timeout_ms)  # focus, then the chord
+    if not a.value:
+        await keyboard.press("Delete")
+    elif t.trusted_insert_text and kind in _INSERT_TEXT_TYPES:
+        await keyboard.insert_text(a.value)
     else:
-        await page.keyboard.press("Delete")
+        await keyboard.type(a.value)
     return {}
 
 
@@ -146,23 +249,32 @@ async def press_key(page: Page, key: str) -> None:
         raise
 
 
-async def press(handle: ElementHandle, page: Page, a: PressAction, timeout_ms: int) -> dict[str, Any]:
+async def press(t: Target, a: PressAction, timeout_ms: int) -> dict[str, Any]:
     """Focus the target, then press the key or chord."""
-    await handle.focus()
-    await press_key(page, a.key)
+    await t.locator.focus(timeout=timeout_ms)
+    await press_key(t.page, a.key)
     return {}
 
 
-async def set_checked(handle: ElementHandle, a: CheckAction, timeout_ms: int) -> dict[str, Any]:
+async def set_checked(t: Target, a: CheckAction, timeout_ms: int) -> dict[str, Any]:
     """Click only if the state differs; Playwright verifies the state after the click and
-    understands native and ARIA checkbox/radio/switch roles."""
-    before = await handle.evaluate(_CHECKED_JS)
-    if before is None:
-        raise E.BadRequest("The target is not a checkbox, radio or switch.")
+    understands native and ARIA checkbox/radio/switch roles (``aria-checked="mixed"``
+    counts as unchecked).
+
+    Raises:
+        BadRequest: the target is not a checkbox, radio or switch.
+        BrowserOperationUncertain: the click landed but the state did not change.
+    """
+    try:
+        before = await t.locator.is_checked(timeout=timeout_ms)
+    except PlaywrightError as exc:
+        if "Not a checkbox or radio button" in str(exc):
+            raise E.BadRequest("The target is not a checkbox, radio or switch.") from exc
+        raise
     if before == a.checked:
         return {"changed": False, "checked": before}
     try:
-        await handle.set_checked(a.checked, timeout=timeout_ms)
+        await t.locator.set_checked(a.checked, timeout=timeout_ms)
     except PlaywrightError as exc:
         if "did not change its state" in str(exc):
             raise E.BrowserOperationUncertain(
@@ -172,70 +284,176 @@ async def set_checked(handle: ElementHandle, a: CheckAction, timeout_ms: int) ->
     return {"changed": True, "checked": a.checked}
 
 
-_CHECKED_JS = """el => {
-  if (el instanceof HTMLInputElement && (el.type === 'checkbox' || el.type === 'radio')) return el.checked;
-  const v = el.getAttribute('aria-checked');
-  if (v === 'true') return true;
-  if (v === 'false' || v === 'mixed') return false;
-  return null;
-}"""
-
-# Index of each wanted option among the enabled options, and the current one.
-_SELECT_PLAN_JS = """(el, wanted) => {
-  if (!(el instanceof HTMLSelectElement)) return {error: 'not-select'};
-  const enabled = Array.from(el.options).filter(o => !o.disabled);
-  const pick = w => enabled.findIndex(o => o.value === w) >= 0
-      ? enabled.findIndex(o => o.value === w)
-      : enabled.findIndex(o => o.label.trim() === w || o.textContent.trim() === w);
-  return {multiple: el.multiple, current: enabled.indexOf(el.options[el.selectedIndex]),
-          targets: wanted.map(pick), size: el.size};
-}"""
+@dataclass
+class _Option:
+    value: str
+    label: str
+    text: str
+    disabled: bool  # its own disabled attribute
+    in_disabled_group: bool
 
 
-async def select(handle: ElementHandle, page: Page, a: SelectAction,
-                 timeout_ms: int) -> dict[str, Any]:
-    """Choose options of a native ``<select>`` through the keyboard (single) or
-    Control-clicks on the options (multiple), so change handlers see trusted input.
+class _OptionParser(HTMLParser):
+    """The ``<option>`` elements of a ``<select>``'s inner HTML, in order, with the value
+    and label the DOM gives them (HTML: a missing ``value``/``label`` is the text with
+    whitespace stripped and collapsed)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.options: list[_Option] = []
+        self._attrs: dict[str, str | None] | None = None
+        self._text: list[str] = []
+        self._group_disabled = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("option", "optgroup"):
+            self._close()
+        if tag == "optgroup":
+            self._group_disabled = any(k == "disabled" for k, _ in attrs)
+        elif tag == "option":
+            self._attrs = dict(attrs)
+            self._text = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "option":
+            self._close()
+        elif tag == "optgroup":
+            self._close()
+            self._group_disabled = False
+
+    def handle_data(self, data: str) -> None:
+        if self._attrs is not None:
+            self._text.append(data)
+
+    def close(self) -> None:
+        super().close()
+        self._close()
+
+    def _close(self) -> None:
+        if self._attrs is None:
+            return
+        raw = "".join(self._text)
+        text = " ".join(raw.split())
+        value, label = self._attrs.get("value"), self._attrs.get("label")
+        self.options.append(_Option(
+            value=text if value is None else value,
+            label=label if label else text,
+            text=raw.strip(),
+            disabled="disabled" in self._attrs,
+            in_disabled_group=self._group_disabled))
+        self._attrs = None
+
+
+def select_plan(inner_html: str, wanted: list[str], current_value: str | None,
+                multiple: bool) -> tuple[list[int], int, int]:
+    """Indices of the wanted options and of the current one among the options a user can
+    pick, parsed from the select's inner HTML: ``(targets, current, count)``; -1 for an
+    option that is missing or disabled (targets) or for no current option.
+
+    A single select's arrows skip options disabled by themselves or by their
+    ``<optgroup>``; a multiple select's options are clicked by index among
+    ``option:not([disabled])``.
+    """
+    parser = _OptionParser()
+    parser.feed(inner_html)
+    parser.close()
+    enabled = [o for o in parser.options
+               if not o.disabled and (multiple or not o.in_disabled_group)]
+
+    def pick(w: str) -> int:
+        for i, o in enumerate(enabled):
+            if o.value == w:
+                return i
+        for i, o in enumerate(enabled):
+            if o.label.strip() == w or o.text == w:
+                return i
+        return -1
+
+    current = next((i for i, o in enumerate(enabled) if o.value == current_value), -1)
+    return [pick(w) for w in wanted], current, len(enabled)
+
+
+def select_keys(current: int, target: int, count: int) -> list[str]:
+    """The fewest keys that move a focused single ``<select>`` from enabled option
+    ``current`` (-1: none selected) to enabled option ``target`` among ``count`` enabled
+    options: arrows from the current one, or Home / End then arrows (arrows, Home and End
+    skip disabled options)."""
+    routes = [["Home"] + ["ArrowDown"] * target,
+              ["End"] + ["ArrowUp"] * (count - 1 - target)]
+    if current >= 0:
+        delta = target - current
+        routes.insert(0, ["ArrowDown" if delta > 0 else "ArrowUp"] * abs(delta))
+    return min(routes, key=len)
+
+
+async def select(t: Target, a: SelectAction, timeout_ms: int) -> dict[str, Any]:
+    """Choose options of a native ``<select>`` through the keyboard (single: arrows, Home,
+    End on the focused select) or Control-clicks on the options (multiple), so change
+    handlers see trusted input (Playwright's ``select_option`` sets the value from script).
+
+    The plan is made from built-in reads (tag, ``multiple``, inner HTML, value), which run
+    in Playwright's utility world: no script in the page's main world.
+
+    Returns:
+        ``{"selected": [value, ...]}`` read from the select afterwards.
 
     Raises:
         BadRequest: not a select, or an option that does not exist or is disabled.
     """
-    plan = await handle.evaluate(_SELECT_PLAN_JS, a.values)
-    if plan.get("error"):
+    loc, page = t.locator, t.page
+    single, inner, value = await asyncio.gather(
+        loc.locator("xpath=self::select[not(@multiple)]").count(),
+        loc.inner_html(timeout=timeout_ms),
+        _select_value(loc, timeout_ms))
+    is_multiple = not single
+    if is_multiple and not await loc.locator("xpath=self::select").count():
         raise E.BadRequest("The target is not a native <select>; click its options instead.")
-    missing = [v for v, i in zip(a.values, plan["targets"]) if i < 0]
+    targets, current, count = select_plan(inner, a.values, value, is_multiple)
+    missing = [v for v, i in zip(a.values, targets) if i < 0]
     if missing:
         raise E.BadRequest(f"No enabled option with value or label {missing!r}.",
                            {"missing": missing[:5]})
-    if not plan["multiple"]:
+    if not is_multiple:
         if len(a.values) != 1:
             raise E.BadRequest("A single-choice <select> takes exactly one value.")
-        await handle.focus()
-        delta = plan["targets"][0] - plan["current"]
-        if plan["current"] < 0:
-            await page.keyboard.press("Home")
-            delta = plan["targets"][0]
-        key = "ArrowDown" if delta > 0 else "ArrowUp"
-        for _ in range(abs(delta)):
+        keys = select_keys(current, targets[0], count)
+        if keys:
+            await loc.press(keys[0], timeout=timeout_ms)  # focus, then the first key
+        for key in keys[1:]:
             await page.keyboard.press(key)
-    else:
-        options = await handle.query_selector_all("option:not([disabled])")
-        for n, idx in enumerate(plan["targets"]):
-            await options[idx].click(modifiers=["ControlOrMeta"] if n else None,
+        after = await _select_value(loc, timeout_ms)
+        return {"selected": [] if after is _NOT_SELECT else [after]}
+    options = loc.locator("option:not([disabled])")
+    for n, idx in enumerate(targets):
+        await options.nth(idx).click(modifiers=["ControlOrMeta"] if n else None,
                                      timeout=timeout_ms)
-    selected = await handle.evaluate(
-        "el => Array.from(el.selectedOptions).map(o => o.value)")
-    return {"selected": selected}
+    return {"selected": await loc.evaluate(
+        "el => Array.from(el.selectedOptions).map(o => o.value)", timeout=timeout_ms)}
 
 
-async def drag(source: ElementHandle, target: ElementHandle, page: Page, a: DragAction,
+_NOT_SELECT = object()
+
+
+async def _select_value(loc: Locator, timeout_ms: int) -> Any:
+    """The select's value, or ``_NOT_SELECT`` when the element is not a ``<select>``."""
+    try:
+        value = await loc.input_value(timeout=timeout_ms)
+    except PlaywrightError as exc:  # "Not an <input>, <textarea> or <select> element"
+        if "Not an <input>" not in str(exc):
+            raise
+        return _NOT_SELECT
+    return value
+
+
+async def drag(source: Target, target: Target, a: DragAction,
                timeout_ms: int) -> dict[str, Any]:
     """Real pointer path: move to the source, press, small move (starts HTML5 drag),
     ``a.steps`` moves to the target's centre, release."""
-    await source.scroll_into_view_if_needed(timeout=timeout_ms)
-    await source.hover(timeout=timeout_ms)  # actionability of the source
-    src = await source.bounding_box()
-    dst = await target.bounding_box()
+    page = source.page
+    await source.locator.scroll_into_view_if_needed(timeout=timeout_ms)
+    await source.locator.hover(timeout=timeout_ms)  # actionability of the source
+    src = await source.locator.bounding_box(timeout=timeout_ms)
+    dst = await target.locator.bounding_box(timeout=timeout_ms)
     if src is None or dst is None:
         raise E.ElementTargetDetached("The drag source or target has no box (hidden?).")
     sx, sy = src["x"] + src["width"] / 2, src["y"] + src["height"] / 2
@@ -250,26 +468,41 @@ async def drag(source: ElementHandle, target: ElementHandle, page: Page, a: Drag
     return {}
 
 
-async def scroll(handle: ElementHandle, page: Page, a: ScrollAction,
-                 timeout_ms: int) -> dict[str, Any]:
+async def scroll(t: Target, a: ScrollAction, timeout_ms: int) -> dict[str, Any]:
     """Wheel over the container's visible centre; returns its scroll offsets after."""
-    await handle.hover(timeout=timeout_ms, force=True)
-    await page.mouse.wheel(a.dx, a.dy)
+    await t.locator.hover(timeout=timeout_ms, force=True)
+    await t.page.mouse.wheel(a.dx, a.dy)
     await asyncio.sleep(0.05)  # wheel scrolling is applied asynchronously
-    return await handle.evaluate("el => ({scrollLeft: el.scrollLeft, scrollTop: el.scrollTop})")
+    return await t.locator.evaluate(
+        "el => ({scrollLeft: el.scrollLeft, scrollTop: el.scrollTop})", timeout=timeout_ms)
 
 
-async def upload(handle: ElementHandle, page: Page, a: UploadAction,
-                 timeout_ms: int) -> dict[str, Any]:
+async def upload(t: Target, a: UploadAction, timeout_ms: int) -> dict[str, Any]:
     """A file input takes the files directly; any other control is clicked with trusted
     input and the file chooser it opens receives them."""
-    is_file_input = await handle.evaluate(
-        "el => el instanceof HTMLInputElement && el.type === 'file'")
+    is_file_input = await t.locator.evaluate(
+        "el => el instanceof HTMLInputElement && el.type === 'file'", timeout=timeout_ms)
     if is_file_input:
-        await handle.set_input_files(a.files, timeout=timeout_ms)
+        await t.locator.set_input_files(a.files, timeout=timeout_ms)
         return {"via": "input"}
-    async with page.expect_file_chooser(timeout=timeout_ms) as chooser_info:
-        await handle.click(timeout=timeout_ms)
+    async with t.page.expect_file_chooser(timeout=timeout_ms) as chooser_info:
+        await t.locator.click(timeout=timeout_ms)
     chooser = await chooser_info.value
     await chooser.set_files(a.files, timeout=timeout_ms)
     return {"via": "file-chooser"}
+
+
+VERBS: dict[str, Any] = {
+    "click": click,
+    "hover": hover,
+    "type": type_text,
+    "press": press,
+    "fill": fill,
+    "select": select,
+    "check": set_checked,
+    "scroll": scroll,
+    "upload": upload,
+    "focus": focus,
+}
+"""Action kind → ``verb(target, action, timeout_ms)`` for every single-element verb
+(``drag`` takes two targets)."""

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from playwright.async_api import ElementHandle
+from playwright.async_api import ElementHandle, Locator
 
 from bridge.protocol import errors as E
 from bridge.protocol.models import ClickAction, DragAction, FillAction, TypeAction
@@ -84,14 +84,15 @@ def _unavailable(browser: str, capability: str, what: str, extra: dict[str, Any]
 
 
 async def refuse_undeliverable(capabilities: dict[str, bool], browser: str, action: Any,
-                               source: ElementHandle | None) -> None:
+                               source: Locator | ElementHandle | None) -> None:
     """Raise before dispatch when ``action`` would not reach the page as asked.
 
     Args:
         capabilities: the driver's capabilities (:func:`driver_capabilities`).
         browser: name for the message, e.g. ``"firefox"``.
         action: the protocol action about to run.
-        source: the target element (the drag source for a drag), if any.
+        source: the target element (the drag source for a drag), if any: the driver's
+            unique locator on it, or a handle.
 
     Raises:
         TrustedInputUnavailable: ``details = {browser, capability, ...}``; for text only

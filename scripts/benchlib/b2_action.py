@@ -4,7 +4,9 @@
 On ``/clicks`` in the supervisor's tab, each round (order rotated) times:
 
 - ``trusted_click``: ``page.act`` click by ref: client → bridge → extension resolve
-  (``page.jugglerTarget``) → driver (``ElementHandle.click``) → delivery receipt → client;
+  (``page.jugglerTarget``, arming the delivery receipt) → driver
+  (``frame.locator(<unique selector>).click()``) → client (the receipt is pushed by the
+  page's click listener and is normally at the bridge before the driver's answer);
 - ``locator_click``: Playwright ``page.locator("#go").click()`` on the same element (the
   baseline: the same actionability checks, no bridge);
 - ``mouse_click``: Playwright ``page.mouse.click(x, y)`` at its centre (no checks at all);
@@ -13,8 +15,8 @@ On ``/clicks`` in the supervisor's tab, each round (order rotated) times:
 - ``driver_act``: the input driver's own ``act`` called directly in this process with the
   frame token and CSS the extension gave for the ref (no bridge, no extension): splits the
   overhead into driver and bridge + extension parts;
-- ``handle_click``: what the driver does with Playwright, bare: ``query_selector_all``
-  (uniqueness check) then ``ElementHandle.click()``;
+- ``handle_click``: the driver's former path, bare: ``query_selector_all`` (uniqueness
+  check) then ``ElementHandle.click()`` (kept to show what the locator path saves);
 - ``engine_locator_click``: ``frame.locator(<the driver's selector>).click()``: the same
   selector engine through a locator (what the driver would cost with a locator click).
 

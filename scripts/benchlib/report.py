@@ -144,7 +144,7 @@ def _b2(b: dict[str, Any]) -> list[str]:
              "bridge_roundtrip": "bridge round trip (`tabs.list`, via the extension)",
              "driver_act": "input driver's `act` called directly (no bridge, no extension)",
              "handle_click": "`query_selector_all` + `ElementHandle.click()` (the driver's "
-                             "Playwright calls, bare)",
+                             "former path, bare)",
              "engine_locator_click": "`frame.locator(<driver selector>).click()` (the "
                                      "driver's selector through a locator)"}
     for k, s in b["ops"].items():

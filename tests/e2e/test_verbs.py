@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from bridge.protocol import errors as E
+from bridge.protocol.models import DriverActParams
 from supervisor.browser_limits import driver_capabilities
+from supervisor.frames import ATTRIBUTE
 
 from .conftest import Origins, Stack, ref_of
 
@@ -45,6 +47,52 @@ async def test_fill_replaces_value_with_trusted_keys(stack: Stack, origins: Orig
     evs = [e for e in await _events(stack) if e["target"] == "filled"]
     assert evs and all(e["trusted"] for e in evs)
     assert [e for e in evs if e["type"] == "input"], "the page saw input events"
+
+
+_EDIT_LOG_JS = """() => {
+  window.__edits = [];
+  const el = document.getElementById('filled');
+  for (const t of ['keydown', 'beforeinput', 'input'])
+    el.addEventListener(t, e => window.__edits.push(
+      [e.type, e.key || e.inputType || '', e.data ?? null, e.isTrusted]));
+}"""
+
+
+async def test_fill_events_per_browser(stack: Stack, origins: Origins) -> None:
+    """Chromium: Control+A, then one trusted insertText edit carrying the whole value (no
+    key events for its characters). Firefox: Control+A, then trusted keys per character
+    (its insertText would be script)."""
+    snap = await _open(stack, origins)
+    await stack.page.evaluate(_EDIT_LOG_JS)
+    await stack.act(ref_of(snap, "textbox", "Filled"), kind="fill", value="a b")
+    assert await stack.page.input_value("#filled") == "a b"
+    edits = await stack.page.evaluate("window.__edits")
+    assert all(trusted for *_, trusted in edits)
+    keys = [key for type_, key, _, _ in edits if type_ == "keydown"]
+    inputs = [(key, data) for type_, key, data, _ in edits if type_ == "input"]
+    if driver_capabilities(stack.browser)["unicodeText"]:
+        assert keys == ["Control", "A"]
+        assert inputs == [("insertText", "a b")]
+    else:
+        assert keys == ["Control", "A", "a", " ", "b"]
+        assert [data for _, data in inputs] == ["a", " ", "b"]
+
+
+async def test_locator_not_exactly_one_fails_at_once(stack: Stack, origins: Origins) -> None:
+    """The driver refuses a locator that matches 0 or 2 elements at action time with
+    LOCATOR_NOT_UNIQUE and the count, well before the action's timeout, and clicks
+    nothing."""
+    await _open(stack, origins)
+    driver = stack.supervisor.driver
+    assert driver is not None
+    token = await stack.page.evaluate(f"document.documentElement.getAttribute('{ATTRIBUTE}')")
+    for css, count in [("css:light=#dbl, #covered", 2), ("css:light=#no-such-id", 0)]:
+        params = DriverActParams(frameToken=token, css=css, action={"kind": "click"},
+                                 timeoutMs=300_000)
+        with pytest.raises(E.LocatorNotUnique) as info:
+            await asyncio.wait_for(driver.act(params), 30)
+        assert info.value.details == {"count": count}
+    assert await _events(stack, "click") == []
 
 
 async def test_fill_readonly_is_refused_and_nothing_typed(stack: Stack, origins: Origins) -> None:
