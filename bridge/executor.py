@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -34,6 +35,7 @@ from .protocol.models import (
     ClickAction,
     DragAction,
     ReceiptEvent,
+    TabOpenedEvent,
 )
 from .routing import INPUT_METHODS, Local, RoutingPolicy, ToDriver, TrustedInput
 from .urls import check_navigation_url
@@ -45,6 +47,8 @@ KEY_ALLOWANCE_S = 0.025
 """Extra seconds the bridge waits per typed character: ``timeoutMs`` bounds finding and
 focusing the target, not typing a long text key by key (the driver types without a
 deadline once it started, so a long text is never cut in the middle)."""
+OPENED_KEEP = 32
+"""tab.opened events remembered per extension."""
 POPUP_SETTLE_S = 0.3
 """How long to wait for the extension to see a tab the driver saw open, s."""
 RECEIPT_PUSH_WAIT_S = 0.1
@@ -78,6 +82,24 @@ class Executor:
         self._dialog_waiters: dict[str, set[asyncio.Event]] = {}
         # (extension peer id, receiptId) → the pushed receipt of a click in progress
         self._receipts: dict[tuple[str, str], asyncio.Future[ReceiptEvent]] = {}
+        # extension peer id → recent tab.opened events: (monotonic s, event)
+        self._opened: dict[str, deque[tuple[float, TabOpenedEvent]]] = {}
+
+    def tab_opened(self, extension: str, params: dict[str, Any]) -> None:
+        """The extension's ``tab.opened`` event: remembered (the last OPENED_KEEP per
+        extension) so the click that opened the tab can report it."""
+        try:
+            event = TabOpenedEvent.model_validate(params)
+        except pydantic.ValidationError:
+            return
+        self._opened.setdefault(extension, deque(maxlen=OPENED_KEEP)).append(
+            (time.monotonic(), event))
+
+    def _opened_since(self, extension: str, opener: int | None, since: float) -> list[dict[str, Any]]:
+        return [{"tabId": ev.tabId, "url": ev.url, "title": "", "active": False,
+                 "openerTabId": ev.openerTabId}
+                for at, ev in self._opened.get(extension, ())
+                if ev.openerTabId == opener and at >= since]
 
     def receipt_pushed(self, extension: str, params: dict[str, Any]) -> None:
         """The extension's ``page.receipt`` event: a click in progress reached its target.
@@ -184,6 +206,7 @@ class Executor:
     async def _trusted_input(self, route: TrustedInput, params: ActParams) -> dict[str, Any]:
         """Rule 3: resolve the ref (and a drag's drop target) on the extension, then act."""
         started = time.time()
+        started_mono = time.monotonic()
         is_click = isinstance(params.action, ClickAction) and params.ref is not None
         target = await self._resolve(route.extension, params.tabId, params.ref,
                                      receipt=is_click,
@@ -217,7 +240,10 @@ class Executor:
         finally:
             if pushed is not None:
                 self._receipts.pop((route.extension, target["receiptId"]), None)
-        if result.get("popups"):
+        opened = self._opened_since(route.extension, out.get("tabId"), started_mono)
+        if opened:
+            out["newTabs"] = opened
+        elif result.get("popups"):  # the driver saw a page the extension has not told yet
             out["newTabs"] = await self._new_tabs(route.extension, out.get("tabId"), started)
         return out
 

@@ -339,6 +339,9 @@ class BridgeServer:
             if msg.event == "page.receipt" and peer.role == "extension":
                 self.executor.receipt_pushed(peer.id, msg.params)
                 return
+            if msg.event == "tab.opened" and peer.role == "extension":
+                self.executor.tab_opened(peer.id, msg.params)
+                return
             self.policy.dialog_event(peer.id, msg.event, msg.params)
             if msg.event == "dialog.opened" and peer.device is not None:
                 self.executor.dialog_opened(peer.device)

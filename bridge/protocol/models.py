@@ -143,8 +143,13 @@ class PressAction(_Model):
 
 
 class FillAction(_Model):
-    """Replace the field's content: select all and delete through the keyboard, then type
-    ``value`` key by key, so the page sees trusted key and input events."""
+    """Replace the field's content in one edit (select all, then the value over the
+    selection), never setting ``.value`` from script; every event is trusted. Chromium and
+    Camoufox: the keys of Control/Meta+A, then one ``beforeinput``/``input`` (inputType
+    insertText) with the whole value, as Playwright's own fill; no key events for the
+    value's characters (use ``type`` when the page needs them). Firefox: the value is typed
+    key by key. Empty value: Delete. ``<input type=date>``: ``YYYY-MM-DD``, typed per
+    segment in the page locale's order (supervisor/actions.py ``fill``)."""
 
     kind: Literal["fill"] = "fill"
     value: str = Field(max_length=100_000)
@@ -372,6 +377,16 @@ class ReceiptEvent(_Model):
     receiptId: str = Field(min_length=1, max_length=32)
     delivered: bool
     events: list[str] = Field(default_factory=list, max_length=8)
+
+
+class TabOpenedEvent(_Model):
+    """Extension → bridge, event ``tab.opened``: a page opened tab ``tabId`` (its opener is
+    ``openerTabId``); sent from ``tabs.onCreated``, often before the driver's answer to the
+    click that opened it."""
+
+    tabId: int
+    openerTabId: int
+    url: str = Field(default="", max_length=8192)
 
 
 class JugglerTarget(_Model):

@@ -1046,6 +1046,14 @@
     });
     return false;
   });
+  api.tabs.onCreated.addListener((tab) => {
+    if (!connection || tab.openerTabId === void 0 || tab.openerTabId === null) return;
+    connection.send({
+      type: "event",
+      event: "tab.opened",
+      params: { tabId: tab.id, openerTabId: tab.openerTabId, url: tab.pendingUrl || tab.url || "" }
+    });
+  });
   async function main() {
     const response = await fetch(api.runtime.getURL("config.json"));
     const config = await response.json();

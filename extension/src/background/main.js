@@ -211,6 +211,17 @@ api.runtime.onMessage.addListener((msg, sender) => {
   return false;
 });
 
+// A tab a page opened (target=_blank, window.open, a modified click): told to the bridge
+// at once, so a click's result can name the tab it opened even when the browser reports
+// it to the driver only after the click returned.
+api.tabs.onCreated.addListener((tab) => {
+  if (!connection || tab.openerTabId === undefined || tab.openerTabId === null) return;
+  connection.send({
+    type: 'event', event: 'tab.opened',
+    params: { tabId: tab.id, openerTabId: tab.openerTabId, url: tab.pendingUrl || tab.url || '' },
+  });
+});
+
 async function main() {
   const response = await fetch(api.runtime.getURL('config.json'));
   const config = await response.json();
