@@ -79,6 +79,7 @@ class Executor:
         self.peer = peer
         self.allow_file_urls = allow_file_urls
         self._locks: dict[tuple[str, int | None], asyncio.Lock] = {}
+        self._active_tab: dict[str, int] = {}  # device → tab id last seen active
         self._dialog_waiters: dict[str, set[asyncio.Event]] = {}
         # (extension peer id, receiptId) → the pushed receipt of a click in progress
         self._receipts: dict[tuple[str, str], asyncio.Future[ReceiptEvent]] = {}
@@ -143,13 +144,33 @@ class Executor:
         if isinstance(route, Local):
             return {"devices": [d.model_dump() for d in self.policy.devices()]}
         start = on_start or (lambda: None)
+        tab = getattr(parsed, "tabId", None)
         if method not in _SERIALIZED:
             start()
-            return await self._run(method, parsed, route)
-        lock = self._locks.setdefault((route.device, getattr(parsed, "tabId", None)), asyncio.Lock())
-        async with lock:
-            start()
-            return await self._run(method, parsed, route)
+            result = await self._run(method, parsed, route)
+        else:
+            # A request without tabId acts on the active tab: queue it with the requests
+            # that name that tab (as last seen), so the two never run at once.
+            key = (route.device, tab if tab is not None else self._active_tab.get(route.device))
+            async with self._locks.setdefault(key, asyncio.Lock()):
+                start()
+                result = await self._run(method, parsed, route)
+        self._learn_active_tab(method, route.device, tab, result)
+        return result
+
+    def _learn_active_tab(self, method: str, device: str, asked: int | None,
+                          result: dict[str, Any]) -> None:
+        """Remember the device's active tab from results: the tab a request without tabId
+        ran on, a selected or new tab; forget it when it closes. Only a queueing hint: a
+        tab the user activates by hand is learnt at the next request without tabId."""
+        tab_id = result.get("tabId")
+        if not isinstance(tab_id, int):
+            return
+        if method == "tabs.close":
+            if self._active_tab.get(device) == tab_id:
+                del self._active_tab[device]
+        elif method in ("tabs.select", "tabs.new") or asked is None:
+            self._active_tab[device] = tab_id
 
     async def _run(self, method: str, parsed: Any, route: Any) -> dict[str, Any]:
         if method == "page.batch":

@@ -500,3 +500,23 @@ async def test_action_log_has_one_structured_line_per_action_and_never_the_typed
     for record in logged:
         assert secret not in record.getMessage() and "hunter2" not in record.getMessage()
         assert "hunter2" not in repr(record.args)
+
+
+async def test_an_action_without_tab_id_queues_behind_one_naming_the_active_tab(
+    client: BridgeClient, ext: TabExtension, drv: GatedDriver
+) -> None:
+    """Once the bridge has seen which tab is active (tab 1), an action with no tabId
+    waits for a held action that names tab 1 instead of running beside it."""
+    await bounded(client.call("page.act", press("warm", tab=None)))  # runs on tab 1
+    gate = drv.hold("tab1")
+    first = asyncio.create_task(client.call("page.act", press("a", tab=1)))
+    await wait_until(lambda: drv.keys["tab1"] == ["warm", "a"])
+    second = asyncio.create_task(client.call("page.act", press("b", tab=None)))
+    await bounded(client.call("devices.list"))  # "b" is at the bridge
+    await asyncio.sleep(0.3)  # time for "b" to be resolved and reach the driver if it could
+    assert drv.keys["tab1"] == ["warm", "a"], "the action without tabId ran beside tab 1's"
+    assert ext.methods().count("page.jugglerTarget") == 2
+    gate.set()
+    await bounded(first)
+    await bounded(second)
+    assert drv.keys["tab1"] == ["warm", "a", "b"] and drv.overlaps == []
