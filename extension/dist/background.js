@@ -879,44 +879,42 @@
   function waitForLoad(tabId, timeoutMs, { sameDocument = false, requireCommit = false } = {}) {
     return new Promise((resolve, reject) => {
       const nav = api.webNavigation;
+      let started = false;
       let committed = false;
+      const top = (d) => d.tabId === tabId && d.frameId === 0;
+      const listeners = [
+        [nav.onBeforeNavigate, (d) => {
+          if (top(d)) started = true;
+        }],
+        // A navigation already on its way when the call came (the new tab's first load)
+        // commits and completes without a start seen here: it is not the one awaited.
+        [nav.onCommitted, (d) => {
+          if (top(d) && (started || !requireCommit)) committed = true;
+        }],
+        [nav.onCompleted, (d) => {
+          if (top(d) && (committed || !requireCommit)) done(resolve);
+        }],
+        [nav.onErrorOccurred, (d) => {
+          if (requireCommit && /ERR_ABORTED|NS_BINDING_ABORTED/.test(d.error || "")) return;
+          if (top(d)) done(reject, new ExtError("BAD_REQUEST", `Navigation failed: ${d.error}.`, { error: d.error }));
+        }],
+        [api.tabs.onRemoved, (id) => {
+          if (id === tabId) done(reject, new ExtError("BROWSER_TAB_CLOSED", "The tab closed during navigation.", { tabId }));
+        }]
+      ];
+      if (sameDocument) {
+        const onSameDocument = (d) => {
+          if (top(d) && !committed) done(resolve);
+        };
+        listeners.push([nav.onHistoryStateUpdated, onSameDocument], [nav.onReferenceFragmentUpdated, onSameDocument]);
+      }
       const done = (fn, arg) => {
         clearTimeout(timer);
-        nav.onCommitted.removeListener(onCommitted);
-        nav.onCompleted.removeListener(onCompleted);
-        nav.onErrorOccurred.removeListener(onError);
-        if (sameDocument) {
-          nav.onHistoryStateUpdated.removeListener(onSameDocument);
-          nav.onReferenceFragmentUpdated.removeListener(onSameDocument);
-        }
-        api.tabs.onRemoved.removeListener(onRemoved);
+        for (const [event, listener] of listeners) event.removeListener(listener);
         fn(arg);
       };
-      const onCommitted = (d) => {
-        if (d.tabId === tabId && d.frameId === 0) committed = true;
-      };
-      const onCompleted = (d) => {
-        if (d.tabId === tabId && d.frameId === 0 && (committed || !requireCommit)) done(resolve);
-      };
-      const onSameDocument = (d) => {
-        if (d.tabId === tabId && d.frameId === 0 && !committed) done(resolve);
-      };
-      const onError = (d) => {
-        if (requireCommit && /ERR_ABORTED|NS_BINDING_ABORTED/.test(d.error || "")) return;
-        if (d.tabId === tabId && d.frameId === 0) done(reject, new ExtError("BAD_REQUEST", `Navigation failed: ${d.error}.`, { error: d.error }));
-      };
-      const onRemoved = (id) => {
-        if (id === tabId) done(reject, new ExtError("BROWSER_TAB_CLOSED", "The tab closed during navigation.", { tabId }));
-      };
       const timer = setTimeout(() => done(reject, new ExtError("TIMEOUT", `The page did not finish loading within ${timeoutMs} ms.`, { timeoutMs })), timeoutMs);
-      nav.onCommitted.addListener(onCommitted);
-      nav.onCompleted.addListener(onCompleted);
-      nav.onErrorOccurred.addListener(onError);
-      if (sameDocument) {
-        nav.onHistoryStateUpdated.addListener(onSameDocument);
-        nav.onReferenceFragmentUpdated.addListener(onSameDocument);
-      }
-      api.tabs.onRemoved.addListener(onRemoved);
+      for (const [event, listener] of listeners) event.addListener(listener);
     });
   }
   var WAIT_SLICE_MS = 1e3;
@@ -960,9 +958,16 @@
     async "page.history"({ tabId, direction, timeoutMs = 3e4 }) {
       const id = await tabs.resolveTab(tabId);
       const loaded = waitForLoad(id, timeoutMs, { sameDocument: direction !== "reload" });
-      if (direction === "reload") await api.tabs.reload(id);
-      else if (direction === "back") await api.tabs.goBack(id);
-      else await api.tabs.goForward(id);
+      if (direction === "reload") {
+        await api.tabs.reload(id);
+      } else {
+        const delta = direction === "back" ? -1 : 1;
+        try {
+          await tabs.toFrame(id, 0, { op: "historyGo", delta });
+        } catch {
+          await (delta < 0 ? api.tabs.goBack(id) : api.tabs.goForward(id));
+        }
+      }
       try {
         await loaded;
       } catch (err) {

@@ -14,50 +14,47 @@ const tabs = new Tabs(api);
  * Resolve when the tab's top frame finishes loading a document (webNavigation.onCompleted),
  * or, with `sameDocument`, also when it moves within its document (pushState, fragment:
  * a history entry of the same document fires no load; not once a new document has
- * committed, whose load is then awaited). With `requireCommit`, only a load
- * whose commit was seen after this call counts: the previous document's late load event
- * (its subresources were still loading) must not end the wait for the next one.
+ * committed, whose load is then awaited). With `requireCommit`, only the load of a
+ * navigation that started after this call counts: the previous document's late load event,
+ * or a navigation already on its way (a fresh tab's first load), must not end the wait for
+ * the next one (it made `back` land two entries back: the awaited page never committed).
  * Rejects BAD_REQUEST (navigation failed), BROWSER_TAB_CLOSED, TIMEOUT after `timeoutMs` ms.
  */
 function waitForLoad(tabId, timeoutMs, { sameDocument = false, requireCommit = false } = {}) {
   return new Promise((resolve, reject) => {
     const nav = api.webNavigation;
-    let committed = false; // a new document committed in this frame since the call
+    let started = false; // a navigation of this frame started since the call
+    let committed = false; // ... and committed a new document
+    const top = (d) => d.tabId === tabId && d.frameId === 0;
+    const listeners = [
+      [nav.onBeforeNavigate, (d) => { if (top(d)) started = true; }],
+      // A navigation already on its way when the call came (the new tab's first load)
+      // commits and completes without a start seen here: it is not the one awaited.
+      [nav.onCommitted, (d) => { if (top(d) && (started || !requireCommit)) committed = true; }],
+      [nav.onCompleted, (d) => { if (top(d) && (committed || !requireCommit)) done(resolve); }],
+      [nav.onErrorOccurred, (d) => {
+        // With requireCommit, an abort is the previous document's load being cut short by
+        // this navigation (or this one replaced by a later one, whose load then counts).
+        if (requireCommit && /ERR_ABORTED|NS_BINDING_ABORTED/.test(d.error || '')) return;
+        if (top(d)) done(reject, new ExtError('BAD_REQUEST', `Navigation failed: ${d.error}.`, { error: d.error }));
+      }],
+      [api.tabs.onRemoved, (id) => {
+        if (id === tabId) done(reject, new ExtError('BROWSER_TAB_CLOSED', 'The tab closed during navigation.', { tabId }));
+      }],
+    ];
+    if (sameDocument) {
+      // A same-document move ends the wait only when no new document is on its way (a new
+      // page's own replaceState during its load must not end the wait before its load).
+      const onSameDocument = (d) => { if (top(d) && !committed) done(resolve); };
+      listeners.push([nav.onHistoryStateUpdated, onSameDocument], [nav.onReferenceFragmentUpdated, onSameDocument]);
+    }
     const done = (fn, arg) => {
       clearTimeout(timer);
-      nav.onCommitted.removeListener(onCommitted);
-      nav.onCompleted.removeListener(onCompleted);
-      nav.onErrorOccurred.removeListener(onError);
-      if (sameDocument) {
-        nav.onHistoryStateUpdated.removeListener(onSameDocument);
-        nav.onReferenceFragmentUpdated.removeListener(onSameDocument);
-      }
-      api.tabs.onRemoved.removeListener(onRemoved);
+      for (const [event, listener] of listeners) event.removeListener(listener);
       fn(arg);
     };
-    const onCommitted = (d) => { if (d.tabId === tabId && d.frameId === 0) committed = true; };
-    const onCompleted = (d) => {
-      if (d.tabId === tabId && d.frameId === 0 && (committed || !requireCommit)) done(resolve);
-    };
-    // A same-document move ends the wait only when no new document is on its way (a new
-    // page's own replaceState during its load must not end the wait before its load).
-    const onSameDocument = (d) => { if (d.tabId === tabId && d.frameId === 0 && !committed) done(resolve); };
-    const onError = (d) => {
-      // With requireCommit, an abort is the previous document's load being cut short by
-      // this navigation (or this one replaced by a later one, whose load then counts).
-      if (requireCommit && /ERR_ABORTED|NS_BINDING_ABORTED/.test(d.error || '')) return;
-      if (d.tabId === tabId && d.frameId === 0) done(reject, new ExtError('BAD_REQUEST', `Navigation failed: ${d.error}.`, { error: d.error }));
-    };
-    const onRemoved = (id) => { if (id === tabId) done(reject, new ExtError('BROWSER_TAB_CLOSED', 'The tab closed during navigation.', { tabId })); };
     const timer = setTimeout(() => done(reject, new ExtError('TIMEOUT', `The page did not finish loading within ${timeoutMs} ms.`, { timeoutMs })), timeoutMs);
-    nav.onCommitted.addListener(onCommitted);
-    nav.onCompleted.addListener(onCompleted);
-    nav.onErrorOccurred.addListener(onError);
-    if (sameDocument) {
-      nav.onHistoryStateUpdated.addListener(onSameDocument);
-      nav.onReferenceFragmentUpdated.addListener(onSameDocument);
-    }
-    api.tabs.onRemoved.addListener(onRemoved);
+    for (const [event, listener] of listeners) event.addListener(listener);
   });
 }
 
@@ -115,9 +112,21 @@ const handlers = {
   async 'page.history'({ tabId, direction, timeoutMs = 30000 }) {
     const id = await tabs.resolveTab(tabId);
     const loaded = waitForLoad(id, timeoutMs, { sameDocument: direction !== 'reload' });
-    if (direction === 'reload') await api.tabs.reload(id);
-    else if (direction === 'back') await api.tabs.goBack(id);
-    else await api.tabs.goForward(id);
+    if (direction === 'reload') {
+      await api.tabs.reload(id);
+    } else {
+      // history.go(±1) in the top frame, as the page's own back/forward would: the
+      // browser's tabs.goBack/goForward skip entries the user never interacted with
+      // (Chromium's history manipulation intervention), so after pages loaded by
+      // navigate, `back` could land two or more pages back. Unscriptable pages (no content
+      // script: about:blank, error pages) fall back to the tabs API.
+      const delta = direction === 'back' ? -1 : 1;
+      try {
+        await tabs.toFrame(id, 0, { op: 'historyGo', delta });
+      } catch {
+        await (delta < 0 ? api.tabs.goBack(id) : api.tabs.goForward(id));
+      }
+    }
     try {
       await loaded;
     } catch (err) {

@@ -126,6 +126,12 @@ const handlers = {
     if (resolved) Object.assign(observation, { resolvedBy: resolved.resolvedBy, rebound: resolved.rebound });
     return { ...result, ...observation };
   },
+  /** Move `delta` entries in the joint session history (queued: the answer goes first). */
+  historyGo({ delta }) {
+    if (delta !== -1 && delta !== 1) throw new PageError('BAD_REQUEST', 'historyGo takes -1 or 1.');
+    history.go(delta);
+    return {};
+  },
   /** {found} as soon as the text is rendered in this document, or false after maxMs. */
   waitText({ text, maxMs }) {
     return waitForText(document, String(text), Math.min(Math.max(Number(maxMs) || 0, 0), 5000));
