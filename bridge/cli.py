@@ -301,7 +301,13 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(_cmd_demo(args))
     if args.command == "mcp":
         return asyncio.run(_cmd_mcp(args))
-    return asyncio.run(_cmd_client(args))
+    try:
+        return asyncio.run(_cmd_client(args))
+    except BrokenPipeError:
+        # `trustbridge snapshot | head`: the reader left; not an error of ours. Point
+        # stdout at /dev/null so the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -96,11 +96,10 @@ class Executor:
         self._opened.setdefault(extension, deque(maxlen=OPENED_KEEP)).append(
             (time.monotonic(), event))
 
-    def _opened_since(self, extension: str, opener: int | None, since: float) -> list[dict[str, Any]]:
-        return [{"tabId": ev.tabId, "url": ev.url, "title": "", "active": False,
-                 "openerTabId": ev.openerTabId}
-                for at, ev in self._opened.get(extension, ())
-                if ev.openerTabId == opener and at >= since]
+    def _opened_since(self, extension: str, opener: int | None, since: float) -> list[int]:
+        """Ids of tabs announced since ``since`` (monotonic s) with this opener (None: any)."""
+        return [ev.tabId for at, ev in self._opened.get(extension, ())
+                if at >= since and (opener is None or ev.openerTabId == opener)]
 
     def receipt_pushed(self, extension: str, params: dict[str, Any]) -> None:
         """The extension's ``page.receipt`` event: a click in progress reached its target.
@@ -261,11 +260,15 @@ class Executor:
         finally:
             if pushed is not None:
                 self._receipts.pop((route.extension, target["receiptId"]), None)
+        popups = len(result.get("popups") or [])
         opened = self._opened_since(route.extension, out.get("tabId"), started_mono)
-        if opened:
-            out["newTabs"] = opened
-        elif result.get("popups"):  # the driver saw a page the extension has not told yet
-            out["newTabs"] = await self._new_tabs(route.extension, out.get("tabId"), started)
+        if not opened and popups:
+            # The driver saw this page open a popup, but Chromium names the *active* tab as
+            # the opener of a popup from a background tab: any tab opened since is it.
+            opened = self._opened_since(route.extension, None, started_mono)
+        if opened or popups:
+            out["newTabs"] = await self._new_tabs(
+                route.extension, out.get("tabId"), started, opened, popups)
         return out
 
     async def _receipt(self, extension: str, target: dict[str, Any], ref: str | None,
@@ -290,15 +293,26 @@ class Executor:
             "deliveredEvents": receipt.get("events", []),
         }
 
-    async def _new_tabs(self, extension: str, opener: int | None, since: float) -> list[dict[str, Any]]:
-        """Tabs the extension saw opened by ``opener`` since ``since`` (epoch s)."""
+    async def _new_tabs(self, extension: str, opener: int | None, since: float,
+                        known: list[int], popups: int) -> list[dict[str, Any]]:
+        """The tabs an action opened, as ``tabs.list`` lists them (url, title, active).
+
+        Args:
+            known: tab ids the extension announced (``tab.opened``) during the action.
+            popups: how many new pages the driver saw; when no id is known, tabs opened
+                since ``since`` (epoch s) by ``opener`` (or by any tab, for popups) are
+                taken, polling up to POPUP_SETTLE_S for the extension to see them.
+        """
         deadline = time.monotonic() + POPUP_SETTLE_S
         while True:
             tabs = (await self.peer(extension).call("tabs.list", {}, RESOLVE_TIMEOUT_S))["tabs"]
-            found = [t for t in tabs if t.get("openerTabId") == opener
-                     and t.get("openedAt", 0) / 1000 >= since - 0.05]
-            if found or time.monotonic() > deadline:
-                return found
+            if known:
+                found = [t for t in tabs if t.get("tabId") in known]
+            else:
+                found = [t for t in tabs if (t.get("openerTabId") == opener or popups)
+                         and (t.get("openedAt") or 0) / 1000 >= since - 0.05]
+            if (found and len(found) >= min(popups, 1)) or time.monotonic() > deadline:
+                return found or [{"tabId": t} for t in known]
             await asyncio.sleep(0.03)
 
     async def _driver_method(self, method: str, parsed: Any, route: ToDriver) -> dict[str, Any]:

@@ -1,6 +1,9 @@
 """Which URLs an agent may load (``page.navigate``, ``tabs.new``): plain policy, no I/O.
 
-- ``http:``, ``https:``, ``data:`` and ``about:blank`` load.
+- ``http:``, ``https:`` and ``about:blank`` load.
+- ``data:`` is refused: Chromium and Firefox block top-level ``data:`` documents (a
+  phishing defence), so the load never completes (it timed out after 30 s); serve the
+  HTML over ``http://127.0.0.1`` instead.
 - ``file:`` is refused unless the bridge was started with local file access
   (``TRUSTBRIDGE_ALLOW_FILE_URLS=1`` or ``trustbridge up --allow-file-urls``): a page the
   agent opens could otherwise read local files, and an agent told by a page to open
@@ -19,7 +22,7 @@ from urllib.parse import urlsplit
 
 from .protocol import errors as E
 
-ALLOWED_SCHEMES = frozenset({"http", "https", "data"})
+ALLOWED_SCHEMES = frozenset({"http", "https"})
 
 
 def check_navigation_url(url: str, allow_file_urls: bool = False) -> None:
@@ -49,6 +52,10 @@ def check_navigation_url(url: str, allow_file_urls: bool = False) -> None:
             "this machine's files. Serve the file over http://127.0.0.1, or restart the "
             "bridge with TRUSTBRIDGE_ALLOW_FILE_URLS=1 (trustbridge up --allow-file-urls).",
             {"scheme": "file"})
+    if scheme == "data":
+        raise E.BadRequest(
+            "Browsers do not load data: URLs as a top-level page (they block them against "
+            "phishing); serve the HTML over http://127.0.0.1 instead.", {"scheme": "data"})
     if scheme == "javascript":
         raise E.BadRequest(
             "javascript: URLs are not navigation; run script with page.evaluate "
@@ -58,4 +65,4 @@ def check_navigation_url(url: str, allow_file_urls: bool = False) -> None:
             "Give an absolute URL with its scheme, e.g. https://example.com/.", {"scheme": None})
     raise E.BadRequest(
         f"{scheme}: pages are browser-internal or unsupported; extensions cannot read or act "
-        "in them. Use http(s):, data: or about:blank.", {"scheme": scheme[:32]})
+        "in them. Use http(s): or about:blank.", {"scheme": scheme[:32]})

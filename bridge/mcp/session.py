@@ -279,5 +279,8 @@ def format_page_state(snap: SnapshotResult) -> str:
     if "tabId" in snap:
         on = f" on {snap['device']}" if "device" in snap else ""
         lines.append(f"- Tab: {snap['tabId']}{on}")
-    lines += ["- Page Snapshot:", "```yaml", snap.get("snapshot", ""), "```"]
+    # The extension's truncation trailer names the wire method; the model calls the tool.
+    text = snap.get("snapshot", "").replace("call page.snapshot with cursor",
+                                            "call browser_snapshot with cursor")
+    lines += ["- Page Snapshot:", "```yaml", text, "```"]
     return "\n".join(lines)

@@ -26,10 +26,6 @@ async def _snapshot(session: Session, args: ToolArgs) -> str:
     mode = getattr(args, "mode", "snapshot")
     cursor = getattr(args, "cursor", None)
     result = await tab.snapshot_result(mode=mode, cursor=cursor, session=MCP_SNAPSHOT_SESSION)
-    # The extension's trailer names the wire method; the model calls this tool.
-    text = result.get("snapshot", "")
-    result["snapshot"] = text.replace("call page.snapshot with cursor",
-                                      "call browser_snapshot with cursor")
     return format_page_state(result)
 
 

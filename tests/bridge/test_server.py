@@ -558,6 +558,7 @@ async def test_oversized_frame_closes_only_that_connection(
 
 
 @pytest.mark.parametrize("url", ["file:///etc/passwd", "javascript:alert(1)", "chrome://settings",
+                                 "data:text/html,<h1>hi</h1>", " JavaScript:alert(1)",
                                  "about:config", "view-source:http://127.0.0.1/", "/relative"])
 async def test_refused_urls_never_reach_the_extension(
     server: BridgeServer, client: BridgeClient, peer: Callable[..., Awaitable[Any]], url: str

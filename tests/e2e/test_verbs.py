@@ -271,6 +271,21 @@ async def test_click_that_opens_tab_reports_it(stack: Stack, origins: Origins) -
     assert new["tabId"] in [t["tabId"] for t in tabs]
 
 
+async def test_popup_from_a_background_tab_is_reported(stack: Stack, origins: Origins) -> None:
+    """A tab opened by a page that is not the active tab is reported too (Chromium names
+    the active tab as its opener), with its URL, once it has one."""
+    snap = await _open(stack, origins)
+    first = await stack.act(ref_of(snap, "link", "Open in new tab"), kind="click")
+    assert len(first["newTabs"]) == 1  # the new tab is now the active one
+    res = await stack.client.call("page.act", {
+        "tabId": first["tabId"], "ref": ref_of(snap, "button", "Open popup"),
+        "action": {"kind": "click"}})
+    assert [t["tabId"] for t in res["newTabs"]] != [first["newTabs"][0]["tabId"]]
+    assert len(res["newTabs"]) == 1
+    tabs = {t["tabId"]: t for t in (await stack.client.call("tabs.list", {}))["tabs"]}
+    assert res["newTabs"][0]["tabId"] in tabs
+
+
 async def test_tabs_new_select_close(stack: Stack, origins: Origins) -> None:
     """tabs.new opens and loads a tab, tabs.select activates one, tabs.close removes it."""
     await _open(stack, origins)
