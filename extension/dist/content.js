@@ -2402,16 +2402,30 @@
   // src/page/wait.js
   var POLL_MS = 250;
   var MIN_GAP_MS = 8;
-  function waitForText(doc, text, maxMs) {
+  function inShadows(root, text, shadowRootOf2) {
+    const SHOW_ELEMENT = 1;
+    const walker = (root.ownerDocument || root).createTreeWalker(root, SHOW_ELEMENT);
+    for (let el = walker.nextNode(); el; el = walker.nextNode()) {
+      const shadow = shadowRootOf2(el);
+      if (!shadow) continue;
+      for (const child of shadow.childNodes) {
+        const rendered = child.nodeType === 1 ? child.innerText : child.nodeType === 3 ? child.data : "";
+        if (typeof rendered === "string" && rendered.includes(text)) return true;
+      }
+      if (inShadows(shadow, text, shadowRootOf2)) return true;
+    }
+    return false;
+  }
+  function waitForText(doc, text, maxMs, shadowRootOf2 = (el) => el.shadowRoot) {
     const view = doc.defaultView;
     let cost = 0;
-    const has = () => {
+    const has = (shadows = false) => {
       const t0 = view.performance.now();
-      const found = !!(doc.body && doc.body.innerText.includes(text));
+      const found = !!(doc.body && (doc.body.innerText.includes(text) || shadows && inShadows(doc.body, text, shadowRootOf2)));
       cost = view.performance.now() - t0;
       return found;
     };
-    if (has()) return Promise.resolve({ found: true });
+    if (has(true)) return Promise.resolve({ found: true });
     return new Promise((resolve) => {
       let last = view.performance.now();
       let trailing = null;
@@ -2425,10 +2439,10 @@
         view.clearInterval(poll);
         resolve({ found });
       };
-      const check = () => {
+      const check = (shadows = false) => {
         trailing = null;
         last = view.performance.now();
-        if (has()) finish(true);
+        if (has(shadows)) finish(true);
       };
       const onMutation = () => {
         const gap = Math.max(MIN_GAP_MS, 4 * cost);
@@ -2438,8 +2452,8 @@
       };
       const observer2 = new view.MutationObserver(onMutation);
       observer2.observe(doc, { subtree: true, childList: true, characterData: true, attributes: true });
-      const poll = view.setInterval(check, POLL_MS);
-      const timer = view.setTimeout(() => finish(has()), Math.max(0, maxMs));
+      const poll = view.setInterval(() => check(true), POLL_MS);
+      const timer = view.setTimeout(() => finish(has(true)), Math.max(0, maxMs));
     });
   }
 
@@ -2578,7 +2592,12 @@
     },
     /** {found} as soon as the text is rendered in this document, or false after maxMs. */
     waitText({ text, maxMs }) {
-      return waitForText(document, String(text), Math.min(Math.max(Number(maxMs) || 0, 0), 5e3));
+      return waitForText(
+        document,
+        String(text),
+        Math.min(Math.max(Number(maxMs) || 0, 0), 5e3),
+        (el) => shadowRootOf(el)
+      );
     }
   };
   api.runtime.onMessage.addListener((msg, _sender, sendResponse) => {

@@ -47,3 +47,12 @@ async def test_text_that_never_shows_times_out(stack: Stack, origins: Origins) -
     with pytest.raises(E.Timeout) as info:
         await stack.client.call("page.wait", {"text": "Never there", "timeoutMs": 600})
     assert info.value.details.get("timeoutMs") == 600
+
+
+@pytest.mark.parametrize("mode", ["open", "closed"])
+async def test_wait_sees_text_inside_shadow_roots(stack: Stack, origins: Origins, mode: str) -> None:
+    """innerText leaves shadow trees out; the wait reads them too, closed ones included."""
+    await stack.client.call("page.navigate", {"url": f"{origins.main}/wait.html"})
+    await stack.page.evaluate(f"window.shadowText('{mode}', 'Shadow words {mode}')")
+    res = await stack.client.call("page.wait", {"text": f"Shadow words {mode}", "timeoutMs": 10_000})
+    assert res["found"] is True

@@ -3,10 +3,29 @@
 // A MutationObserver wakes the check when the DOM changes, so the answer comes within a
 // few ms of the text appearing instead of at the next tick of a fixed poll; a slow
 // interval covers changes no mutation announces (a stylesheet or media query revealing
-// hidden text). The text is matched against `body.innerText`, i.e. rendered text only.
+// hidden text). The text is matched against `body.innerText`, i.e. rendered text only,
+// and against the rendered text inside shadow roots (open and, given `shadowRootOf`,
+// closed), which `innerText` leaves out. Mutations inside shadow roots are not reported to
+// an observer on the document, so shadow text is checked on the slow poll.
 
 const POLL_MS = 250;
 const MIN_GAP_MS = 8;
+
+/** Does the rendered text of any shadow tree under `root` contain `text`? */
+function inShadows(root, text, shadowRootOf) {
+  const SHOW_ELEMENT = 1; // NodeFilter.SHOW_ELEMENT
+  const walker = (root.ownerDocument || root).createTreeWalker(root, SHOW_ELEMENT);
+  for (let el = walker.nextNode(); el; el = walker.nextNode()) {
+    const shadow = shadowRootOf(el);
+    if (!shadow) continue;
+    for (const child of shadow.childNodes) {
+      const rendered = child.nodeType === 1 ? child.innerText : child.nodeType === 3 ? child.data : '';
+      if (typeof rendered === 'string' && rendered.includes(text)) return true;
+    }
+    if (inShadows(shadow, text, shadowRootOf)) return true;
+  }
+  return false;
+}
 
 /**
  * Resolve `{found: true}` as soon as `text` is part of the document's rendered text, or
@@ -18,18 +37,21 @@ const MIN_GAP_MS = 8;
  * @param {Document} doc
  * @param {string} text
  * @param {number} maxMs
+ * @param {(el: Element) => ShadowRoot|null} [shadowRootOf]  open or closed shadow root of an
+ *   element (default: open ones only)
  * @returns {Promise<{found: boolean}>}
  */
-export function waitForText(doc, text, maxMs) {
+export function waitForText(doc, text, maxMs, shadowRootOf = (el) => el.shadowRoot) {
   const view = doc.defaultView;
   let cost = 0;
-  const has = () => {
+  const has = (shadows = false) => {
     const t0 = view.performance.now();
-    const found = !!(doc.body && doc.body.innerText.includes(text));
+    const found = !!(doc.body && (doc.body.innerText.includes(text) ||
+      (shadows && inShadows(doc.body, text, shadowRootOf))));
     cost = view.performance.now() - t0;
     return found;
   };
-  if (has()) return Promise.resolve({ found: true });
+  if (has(true)) return Promise.resolve({ found: true });
   return new Promise((resolve) => {
     let last = view.performance.now();
     let trailing = null;
@@ -43,10 +65,10 @@ export function waitForText(doc, text, maxMs) {
       view.clearInterval(poll);
       resolve({ found });
     };
-    const check = () => {
+    const check = (shadows = false) => {
       trailing = null;
       last = view.performance.now();
-      if (has()) finish(true);
+      if (has(shadows)) finish(true);
     };
     const onMutation = () => {
       const gap = Math.max(MIN_GAP_MS, 4 * cost);
@@ -56,7 +78,7 @@ export function waitForText(doc, text, maxMs) {
     };
     const observer = new view.MutationObserver(onMutation);
     observer.observe(doc, { subtree: true, childList: true, characterData: true, attributes: true });
-    const poll = view.setInterval(check, POLL_MS);
-    const timer = view.setTimeout(() => finish(has()), Math.max(0, maxMs));
+    const poll = view.setInterval(() => check(true), POLL_MS);
+    const timer = view.setTimeout(() => finish(has(true)), Math.max(0, maxMs));
   });
 }
