@@ -179,7 +179,8 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
 
     Raises:
         ElementNotEditable: readonly, disabled or not a text field; nothing was typed.
-        BadRequest: a date field given something other than ``YYYY-MM-DD``.
+        BadRequest: a date field given something other than ``YYYY-MM-DD``, or a number
+            field given something that is not a number (nothing typed).
     """
     # Built-in reads run in Playwright's utility world; a script on the element would make
     # Playwright set up its injected script in the page's main world too (~40 ms once per
@@ -189,6 +190,11 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
     if not editable:
         raise _not_editable()
     kind = kind.strip().lower() if kind is not None else None
+    if kind == "number" and a.value.strip() and not _is_number(a.value):
+        # The browser would drop the text and leave the field empty while the fill
+        # reported success (Playwright's fill refuses the same way).
+        raise E.BadRequest("A number field takes a number; nothing was typed.",
+                           {"inputType": "number"})
     if kind == "date" and a.value:
         async with t.handle() as handle:
             return await _fill_date(handle, t.page, a.value)
@@ -201,6 +207,15 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
     else:
         await keyboard.type(a.value)
     return {}
+
+
+def _is_number(text: str) -> bool:
+    """What ``<input type=number>`` accepts as a value (a float, ``1e3``, ``-2``, ``.5``)."""
+    try:
+        float(text.strip())
+    except ValueError:
+        return False
+    return "_" not in text and text.strip().lower().lstrip("+-") not in ("inf", "infinity", "nan")
 
 
 # Order of the year/month/day segments of a native date input in the page's locale.

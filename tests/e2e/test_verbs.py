@@ -78,6 +78,19 @@ async def test_fill_events_per_browser(stack: Stack, origins: Origins) -> None:
         assert [data for _, data in inputs] == ["a", " ", "b"]
 
 
+async def test_fill_number_field_refuses_text_that_is_not_a_number(
+        stack: Stack, origins: Origins) -> None:
+    """A number field would silently drop "x" (the fill then looked successful): refused
+    with nothing typed; a number is filled."""
+    snap = await _open(stack, origins)
+    ref = ref_of(snap, "spinbutton", "Amount")
+    with pytest.raises(E.BadRequest):
+        await stack.act(ref, kind="fill", value="x")
+    assert await stack.page.input_value("#amount") == ""
+    await stack.act(ref, kind="fill", value="12.5")
+    assert await stack.page.input_value("#amount") == "12.5"
+
+
 async def test_locator_not_exactly_one_fails_at_once(stack: Stack, origins: Origins) -> None:
     """The driver refuses a locator that matches 0 or 2 elements at action time with
     LOCATOR_NOT_UNIQUE and the count, well before the action's timeout, and clicks
