@@ -92,9 +92,11 @@ class ExtensionCopy:
     """A private copy of the built extension with this device's ``config.json``."""
 
     path: Path
+    """``<private temp dir>/extension``; the temp dir holds nothing else."""
 
     def cleanup(self) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
+        """Remove the copy and its private temp directory."""
+        shutil.rmtree(self.path.parent, ignore_errors=True)
 
 
 def extension_source() -> Path:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import shutil
 import time
 from pathlib import Path
 
@@ -156,7 +155,7 @@ class Supervisor:
                 await self._pw_cm.__aexit__(None, None, None)
             self._pw_cm = None
         if self._ext is not None:
-            shutil.rmtree(self._ext.path.parent, ignore_errors=True)
+            self._ext.cleanup()
             self._ext = None
 
     async def __aenter__(self) -> Supervisor:

@@ -44,6 +44,7 @@ def extension():
     copy = prepare_extension("ws://127.0.0.1:9", "t" * 32, "dev", keep_alive_ms=500)
     yield copy.path
     copy.cleanup()
+    assert not copy.path.parent.exists(), "the private temp dir was left behind"
 
 
 class _RecordingFirefox:
