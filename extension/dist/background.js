@@ -394,7 +394,10 @@
     const parts = diffArrays(before, after, { maxEditLength: MAX_EDIT });
     if (!parts) {
       return {
-        lines: ["# the page changed too much to diff: the full snapshot follows", ...after],
+        // The baseline is the last *complete* snapshot of this tab in this session; a
+        // truncated one (not followed to its end) never replaces it, so after a navigation
+        // the baseline may still be the previous page.
+        lines: [`# too different from the baseline (the last complete snapshot of this tab in this session: ${before.length} lines, now ${after.length}) to diff: the full snapshot follows`, ...after],
         added: after.length,
         removed: before.length
       };
