@@ -604,7 +604,7 @@
       const st = this.tabState(tabId);
       const frameId = st.frameIds.get(ordinal);
       if (frameId === void 0) {
-        throw new ExtError("REF_NOT_FOUND", `Ref ${ref} names a frame this tab's snapshots never showed. Take a new snapshot.`, { ref });
+        throw new ExtError("REF_NOT_FOUND", `Ref ${ref} names a frame the snapshots of tab ${tabId} never showed. Take a new snapshot (if it came from another tab, e.g. before a click opened this one, list tabs and name that tab).`, { ref, tabId });
       }
       this.navigations.check(tabId, frameId);
       const n = Number(m[2]);
@@ -624,7 +624,7 @@
             { ref, reason: "navigated" }
           );
         }
-        throw new ExtError("REF_NOT_FOUND", `Ref ${ref} was not given by a snapshot of this tab. Take a new snapshot.`, { ref });
+        throw new ExtError("REF_NOT_FOUND", `Ref ${ref} was not given by a snapshot of tab ${tabId}. Take a new snapshot (if it came from another tab, e.g. before a click opened this one, list tabs and name that tab).`, { ref, tabId });
       }
       return { frameId, local: `e${n}`, docId };
     }
