@@ -158,6 +158,11 @@ async def test_select_multiple(stack: Stack, origins: Origins) -> None:
     assert sorted(res["selected"]) == ["b", "d"]
     clicks = [e for e in await _events(stack, "click")]
     assert clicks and all(e["trusted"] for e in clicks)
+    # No value empties the multiple select, again with trusted clicks.
+    res = await stack.act(ref_of(snap, "listbox", "Tags"), kind="select", values=[])
+    assert res["selected"] == []
+    assert await stack.page.evaluate("document.getElementById('tags').selectedOptions.length") == 0
+    assert all(e["trusted"] for e in await _events(stack, "click"))
 
 
 async def test_select_unknown_option_is_bad_request(stack: Stack, origins: Origins) -> None:
