@@ -6,8 +6,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from ..protocol import errors as E
 from .session import MCP_SNAPSHOT_SESSION, Session, format_page_state
-from .tool import Tool, ToolArgs, derive
+from .tool import Tool, ToolArgs, derive, with_next_step
 
 SnapshotArgs = derive(
     "SnapshotArgs", "Snapshot of the current tab (outline, visible text or changes).",
@@ -25,7 +26,14 @@ async def _snapshot(session: Session, args: ToolArgs) -> str:
     tab = await session.tab()
     mode = getattr(args, "mode", "snapshot")
     cursor = getattr(args, "cursor", None)
-    result = await tab.snapshot_result(mode=mode, cursor=cursor, session=MCP_SNAPSHOT_SESSION)
+    try:
+        result = await tab.snapshot_result(mode=mode, cursor=cursor, session=MCP_SNAPSHOT_SESSION)
+    except (E.BadRequest, E.BrowserDocumentChanged) as err:
+        if cursor is None:
+            raise
+        raise with_next_step(err, "Call browser_snapshot without a cursor for a fresh "
+                             "snapshot (a cursor is used once, lives 10 minutes and ends "
+                             "with its page).") from err
     return format_page_state(result)
 
 

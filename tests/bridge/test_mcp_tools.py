@@ -616,3 +616,6 @@ async def test_snapshot_passes_mode_and_cursor_and_names_itself_in_the_trailer(
         assert (await ext.wait_for_request("page.snapshot")).params.get("mode") == "diff"
         bad = await mcp.call_tool("browser_snapshot", {"mode": "everything"})
         assert bad.is_error
+        ext.errors["page.snapshot"] = E.BadRequest("Cursor \"c42\" is unknown or expired.")
+        expired = text(await mcp.call_tool("browser_snapshot", {"cursor": "c42"}))
+        assert "Next step: Call browser_snapshot without a cursor" in expired

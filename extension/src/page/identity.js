@@ -80,8 +80,8 @@ export class DocumentIdentity {
       if (reason) {
         throw new PageError('BROWSER_DOCUMENT_CHANGED',
           reason === 'navigated'
-            ? 'This ref belongs to an earlier document of this frame (it navigated or reloaded). Take a new snapshot.'
-            : 'The page changed its URL (history navigation) since this ref was taken. Take a new snapshot.',
+            ? 'This ref (or snapshot cursor) belongs to an earlier document of this frame (it navigated or reloaded). Take a new snapshot.'
+            : 'The page changed its URL (history navigation) since this ref or cursor was taken. Take a new snapshot.',
           { reason });
       }
     }
