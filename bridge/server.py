@@ -50,7 +50,6 @@ action_log = logging.getLogger("trustbridge.actions")
 HELLO_TIMEOUT_S = 10.0
 DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 """32 MiB: a full-page PNG screenshot in base64 fits."""
-RESOLVE_TIMEOUT_S = 10.0
 INPUT_PEER_METHODS = frozenset({"driver.act", "page.act"})
 """Peer methods that deliver input: once sent, a lost or late answer means the action may
 have reached the page, so the caller gets BROWSER_OPERATION_UNCERTAIN (DESIGN §2 rule 7)."""

@@ -83,10 +83,11 @@ class Target:
         try:
             yield handle
         finally:
-            asyncio.ensure_future(_dispose(handle))
+            asyncio.ensure_future(dispose_quietly(handle))
 
 
-async def _dispose(handle: ElementHandle) -> None:
+async def dispose_quietly(handle: ElementHandle) -> None:
+    """Release a handle; a page or frame already gone is not an error."""
     with contextlib.suppress(PlaywrightError):
         await handle.dispose()
 
@@ -510,7 +511,7 @@ async def select(t: Target, a: SelectAction, timeout_ms: int) -> dict[str, Any]:
     Raises:
         BadRequest: not a select, or an option that does not exist or is disabled.
     """
-    loc, page = t.locator, t.page
+    loc = t.locator
     single, inner, value = await asyncio.gather(
         loc.locator("xpath=self::select[not(@multiple)]").count(),
         loc.inner_html(timeout=timeout_ms),

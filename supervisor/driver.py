@@ -313,7 +313,7 @@ class InputDriver:
                     box = await handle.bounding_box()
                     png = await handle.screenshot(type="png")
                 finally:
-                    self._spawn(_dispose(handle))
+                    self._spawn(A.dispose_quietly(handle))
                 if box is None:
                     raise E.ElementTargetDetached("The element has no box (hidden?).")
                 scroll = await page.evaluate("[scrollX, scrollY]")
@@ -341,7 +341,7 @@ class InputDriver:
                 try:
                     value = await handle.evaluate(params.expression)
                 finally:
-                    self._spawn(_dispose(handle))
+                    self._spawn(A.dispose_quietly(handle))
             else:
                 value = await frame.evaluate(params.expression)
         except PlaywrightError as exc:
@@ -374,10 +374,6 @@ def _quiet(task: asyncio.Future[Any]) -> None:
     if not task.cancelled() and task.exception() is not None:
         log.debug("action finished after its dialog with %r", task.exception())
 
-
-async def _dispose(handle: ElementHandle) -> None:
-    with contextlib.suppress(PlaywrightError):
-        await handle.dispose()
 
 
 # Playwright's call log: `<div id="overlay"></div> intercepts pointer events`, or

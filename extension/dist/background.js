@@ -99,6 +99,10 @@
     send(obj) {
       if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(obj));
     }
+    /** A one-way event to the bridge (dropped while disconnected). */
+    sendEvent(event, params) {
+      this.send({ type: "event", event, params });
+    }
     async onMessage(data) {
       let msg;
       try {
@@ -1042,24 +1046,20 @@
   api.runtime.onMessage.addListener((msg, sender) => {
     const pushed = msg && msg.receiptPushed;
     if (!pushed || !sender.tab || typeof pushed.receiptId !== "string" || !connection) return false;
-    connection.send({
-      type: "event",
-      event: "page.receipt",
-      params: {
-        tabId: sender.tab.id,
-        receiptId: pushed.receiptId,
-        delivered: pushed.delivered === true,
-        events: Array.isArray(pushed.events) ? pushed.events.slice(0, 8) : []
-      }
+    connection.sendEvent("page.receipt", {
+      tabId: sender.tab.id,
+      receiptId: pushed.receiptId,
+      delivered: pushed.delivered === true,
+      events: Array.isArray(pushed.events) ? pushed.events.slice(0, 8) : []
     });
     return false;
   });
   api.tabs.onCreated.addListener((tab) => {
     if (!connection || tab.openerTabId === void 0 || tab.openerTabId === null) return;
-    connection.send({
-      type: "event",
-      event: "tab.opened",
-      params: { tabId: tab.id, openerTabId: tab.openerTabId, url: tab.pendingUrl || tab.url || "" }
+    connection.sendEvent("tab.opened", {
+      tabId: tab.id,
+      openerTabId: tab.openerTabId,
+      url: tab.pendingUrl || tab.url || ""
     });
   });
   async function main() {

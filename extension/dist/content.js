@@ -2596,7 +2596,7 @@
         document,
         String(text),
         Math.min(Math.max(Number(maxMs) || 0, 0), 5e3),
-        (el) => shadowRootOf(el)
+        shadowRootOf
       );
     }
   };

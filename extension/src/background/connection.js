@@ -82,6 +82,11 @@ export class BridgeConnection {
     if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(obj));
   }
 
+  /** A one-way event to the bridge (dropped while disconnected). */
+  sendEvent(event, params) {
+    this.send({ type: 'event', event, params });
+  }
+
   async onMessage(data) {
     let msg;
     try { msg = JSON.parse(data); } catch { return; }

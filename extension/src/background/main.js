@@ -210,12 +210,9 @@ let connection = null;
 api.runtime.onMessage.addListener((msg, sender) => {
   const pushed = msg && msg.receiptPushed;
   if (!pushed || !sender.tab || typeof pushed.receiptId !== 'string' || !connection) return false;
-  connection.send({
-    type: 'event', event: 'page.receipt',
-    params: {
-      tabId: sender.tab.id, receiptId: pushed.receiptId, delivered: pushed.delivered === true,
-      events: Array.isArray(pushed.events) ? pushed.events.slice(0, 8) : [],
-    },
+  connection.sendEvent('page.receipt', {
+    tabId: sender.tab.id, receiptId: pushed.receiptId, delivered: pushed.delivered === true,
+    events: Array.isArray(pushed.events) ? pushed.events.slice(0, 8) : [],
   });
   return false;
 });
@@ -225,9 +222,8 @@ api.runtime.onMessage.addListener((msg, sender) => {
 // it to the driver only after the click returned.
 api.tabs.onCreated.addListener((tab) => {
   if (!connection || tab.openerTabId === undefined || tab.openerTabId === null) return;
-  connection.send({
-    type: 'event', event: 'tab.opened',
-    params: { tabId: tab.id, openerTabId: tab.openerTabId, url: tab.pendingUrl || tab.url || '' },
+  connection.sendEvent('tab.opened', {
+    tabId: tab.id, openerTabId: tab.openerTabId, url: tab.pendingUrl || tab.url || '',
   });
 });
 

@@ -135,7 +135,7 @@ const handlers = {
   /** {found} as soon as the text is rendered in this document, or false after maxMs. */
   waitText({ text, maxMs }) {
     return waitForText(document, String(text), Math.min(Math.max(Number(maxMs) || 0, 0), 5000),
-      (el) => shadowRootOf(el));
+      shadowRootOf);
   },
 };
 
