@@ -1,6 +1,6 @@
 """A client connection to the bridge: the base of the SDK, the CLI and the MCP server.
 
-Speaks only the wire protocol (DESIGN §10: surfaces never reach into server internals).
+Speaks only the wire protocol (design.md §10: surfaces never reach into server internals).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from .protocol.models import MESSAGE_ADAPTER, PROTOCOL_VERSION, Hello, Request, 
 
 INPUT_METHODS = frozenset({"page.act", "page.batch"})
 """Input methods: cut off after sending they may have reached the page, so they fail as
-uncertain, not as "not connected" (DESIGN §2 rule 7)."""
+uncertain, not as "not connected" (design.md §2 rule 7)."""
 
 
 def resolve_endpoint(url: str | None = None, token: str | None = None) -> tuple[str, str]:

@@ -4,7 +4,7 @@ Files live in the state directory: ``$TRUSTBRIDGE_HOME`` if set, else
 ``$XDG_STATE_HOME/trustbridge``, else ``~/.local/state/trustbridge``.
 
 - ``token``: 32 random bytes as hex, created on first start with file mode 0600
-  (DESIGN §8). Every hello must present it.
+  (design.md §8). Every hello must present it.
 - ``endpoint.json``: ``{"url": "ws://127.0.0.1:PORT", "pid": N}`` of the running bridge,
   so the CLI, SDK and MCP server find it without flags.
 """

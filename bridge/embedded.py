@@ -1,4 +1,4 @@
-"""The embedded default (DESIGN §7): bridge + supervisor + headless browser, one process tree.
+"""The embedded default (design.md §7): bridge + supervisor + headless browser, one process tree.
 
 The bridge runs in this process; the supervisor runs as a child process
 (``python -m supervisor``), so the two meet only on the wire, and stopping this process

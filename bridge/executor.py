@@ -4,8 +4,8 @@ The server hands every validated client request here; this module asks
 :class:`~bridge.routing.RoutingPolicy` where it goes and makes the calls:
 
 - ``ToExtension``: one call to the extension (``inputPath: "synthetic"`` on input);
-- ``TrustedInput``: ``page.jugglerTarget`` on the extension, then ``driver.act`` on the
-  driver (a drag resolves its drop target too) — DESIGN §2 rule 3;
+- ``TrustedInput``: ``page.resolveTarget`` on the extension, then ``driver.act`` on the
+  driver (a drag resolves its drop target too) — design.md §2 rule 3;
 - ``ToDriver``: the extension names the tab's frame, the driver captures / answers /
   evaluates;
 - ``page.batch``: the actions in order through the same routes, stopping at the first
@@ -211,8 +211,8 @@ class Executor:
                        **flags: bool) -> dict[str, Any]:
         params = {k: v for k, v in {"tabId": tab_id, "ref": ref}.items() if v is not None}
         params.update({k: v for k, v in flags.items() if v})
-        raw = await self.peer(extension).call("page.jugglerTarget", params, RESOLVE_TIMEOUT_S)
-        return validate_result("page.jugglerTarget", raw)
+        raw = await self.peer(extension).call("page.resolveTarget", params, RESOLVE_TIMEOUT_S)
+        return validate_result("page.resolveTarget", raw)
 
     def _driver_now(self, device: str) -> str:
         driver_id = self.policy.drivers.get(device)
@@ -353,7 +353,7 @@ class Executor:
 def driver_timeout_s(params: ActParams) -> float:
     """How long the bridge waits for ``driver.act``, s: the action's ``timeoutMs``, the
     margin, and KEY_ALLOWANCE_S per character of typed or filled text. Past it the answer
-    is BROWSER_OPERATION_UNCERTAIN (the input may have reached the page; DESIGN §2 rule 7)."""
+    is BROWSER_OPERATION_UNCERTAIN (the input may have reached the page; design.md §2 rule 7)."""
     text = getattr(params.action, "text", None) or getattr(params.action, "value", None)
     typed = len(text) if isinstance(text, str) else 0
     return params.timeoutMs / 1000 + DRIVER_MARGIN_S + typed * KEY_ALLOWANCE_S

@@ -1,4 +1,4 @@
-"""Trusted-input routing policy (DESIGN §2), as plain Python with no I/O.
+"""Trusted-input routing policy (design.md §2), as plain Python with no I/O.
 
 The bridge server feeds this module joins, leaves and requests and executes the
 :class:`Route` it returns; nothing here touches sockets or an event loop, so every rule
@@ -50,7 +50,7 @@ class ToExtension:
 
 @dataclass(frozen=True)
 class TrustedInput:
-    """Resolve the ref on ``extension`` (``page.jugglerTarget``), then act on ``driver``."""
+    """Resolve the ref on ``extension`` (``page.resolveTarget``), then act on ``driver``."""
 
     device: str
     extension: str
@@ -60,7 +60,7 @@ class TrustedInput:
 @dataclass(frozen=True)
 class ToDriver:
     """A method only the driver can serve (dialogs, screenshots, evaluate): the extension
-    names the tab's frame (``page.jugglerTarget``), the driver does the work."""
+    names the tab's frame (``page.resolveTarget``), the driver does the work."""
 
     device: str
     extension: str

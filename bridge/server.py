@@ -52,7 +52,7 @@ DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 """32 MiB: a full-page PNG screenshot in base64 fits."""
 INPUT_PEER_METHODS = frozenset({"driver.act", "page.act"})
 """Peer methods that deliver input: once sent, a lost or late answer means the action may
-have reached the page, so the caller gets BROWSER_OPERATION_UNCERTAIN (DESIGN §2 rule 7)."""
+have reached the page, so the caller gets BROWSER_OPERATION_UNCERTAIN (design.md §2 rule 7)."""
 
 
 @dataclass
@@ -211,7 +211,7 @@ class BridgeServer:
 
     @staticmethod
     def _check_origin(conn: ServerConnection, request: HttpRequest) -> HttpResponse | None:
-        """Refuse handshakes from web pages (DESIGN §8) with an allow-list: no ``Origin``
+        """Refuse handshakes from web pages (design.md §8) with an allow-list: no ``Origin``
         (Python peers, the driver, CLI, MCP server) or an extension's own origin
         (``chrome-extension:``, ``moz-extension:``). Everything a page can produce
         (``http:``, ``https:``, ``null`` from sandboxed frames and ``file:`` pages, ``data:``)

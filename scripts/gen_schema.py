@@ -2,8 +2,8 @@
 
 Writes:
 - ``docs/protocol.schema.json``: JSON Schema of every message and every method's params;
-- ``extension/src/generated/protocol.js``: PROTOCOL_VERSION, ERROR_CODES and the client
-  method names, imported by the extension (its hello and its error mapping).
+- ``extension/src/generated/protocol.js``: PROTOCOL_VERSION, ERROR_CODES, the client
+  method names and FRAME_TOKEN_ATTRIBUTE, imported by the extension (its hello and its error mapping).
 
 Usage: ``python scripts/gen_schema.py`` (write) or ``--check`` (exit 1 if any file
 differs from what the models generate; run by the test suite).
@@ -21,6 +21,7 @@ from pydantic import TypeAdapter
 from bridge.protocol.errors import ErrorCode
 from bridge.protocol.models import (
     CLIENT_METHODS,
+    FRAME_TOKEN_ATTRIBUTE,
     METHOD_PARAMS,
     METHOD_RESULTS,
     PROTOCOL_VERSION,
@@ -48,6 +49,7 @@ def render() -> dict[Path, str]:
         f"export const PROTOCOL_VERSION = {PROTOCOL_VERSION};\n"
         f"export const ERROR_CODES = new Set({json.dumps([c.value for c in ErrorCode])});\n"
         f"export const CLIENT_METHODS = {json.dumps(sorted(CLIENT_METHODS))};\n"
+        f"export const FRAME_TOKEN_ATTRIBUTE = {json.dumps(FRAME_TOKEN_ATTRIBUTE)};\n"
     )
     return {SCHEMA: json.dumps(schema, indent=2, sort_keys=True) + "\n", JS: js}
 

@@ -1,7 +1,7 @@
 """Load test of the bridge's routing: devices × tabs × actions through fake peers.
 
 A bridge runs in a child process (so its memory is measured alone). For each device a
-fake extension (answers ``page.jugglerTarget`` with a token naming the tab) and a fake
+fake extension (answers ``page.resolveTarget`` with a token naming the tab) and a fake
 driver (records every ``driver.act``) connect over loopback. Clients then fire all
 actions at once, each tab's actions in sequence order. Checks: every action answered
 once, the driver saw each exactly once (none lost, none duplicated), and each tab's
@@ -62,7 +62,7 @@ async def _fake_peer(url: str, token: str, role: str, device: str, seen: list) -
             if msg.get("type") != "request":
                 continue
             p = msg["params"]
-            if msg["method"] == "page.jugglerTarget":
+            if msg["method"] == "page.resolveTarget":
                 result = {"frameToken": f"tab{p['tabId']}", "css": "#x", "tabId": p["tabId"]}
             else:
                 seen.append((p["frameToken"], int(p["action"]["key"][1:])))

@@ -2,7 +2,7 @@
 
 Each verb receives a :class:`Target`: a Playwright ``Locator`` on the driver's
 :func:`~supervisor.locator_engine.unique_selector`, so every step that resolves it fails
-at once with the match count unless the locator matches exactly one element (DESIGN §4),
+at once with the match count unless the locator matches exactly one element (design.md §4),
 and uses input the browser itself generates, so pages see ``event.isTrusted === true``.
 Playwright's actionability checks (attached, visible, stable, enabled, receives the
 pointer) run before any mouse input; they wait up to ``timeout_ms`` and, when they fail,
@@ -168,7 +168,7 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
     - Firefox (WebDriver BiDi), and other input types everywhere: ``focus``,
       ``ControlOrMeta+A``, then ``keydown``/``keypress``/``beforeinput``/``input``/``keyup``
       per character (the first replaces the selection). Playwright's ``insertText`` and
-      ``fill`` on BiDi insert from script: an untrusted ``input`` event (DESIGN §9).
+      ``fill`` on BiDi insert from script: an untrusted ``input`` event (design.md §9).
     - Empty ``a.value``: ``ControlOrMeta+A`` then ``Delete`` (one ``deleteContentForward``
       edit).
     - A native ``<input type=date>`` takes ``YYYY-MM-DD`` and is typed segment by segment

@@ -1,5 +1,5 @@
 """What each browser's input driver can deliver as trusted input, and the refusals that
-keep the one rule (DESIGN: a tool may fail, it never quietly becomes a different tool).
+keep the one rule (design.md, the one rule: a tool may fail, it never quietly becomes a different tool).
 
 Playwright drives Firefox ESR over WebDriver BiDi, and three verbs do not survive that
 path as what was asked (evidence and test names: docs/browsers.md):

@@ -3,7 +3,7 @@
 It connects to the bridge as ``role=driver`` for one device and answers ``driver.act``
 ``{frameToken, css, action, timeoutMs}``: the token names a Playwright ``Frame``
 (:class:`~supervisor.frames.FrameRegistry`), the CSS locator must match exactly one
-element (DESIGN §4), then Playwright's mouse/keyboard input acts on it. Playwright's
+element (design.md §4), then Playwright's mouse/keyboard input acts on it. Playwright's
 actionability checks (visible, stable, enabled, receives events) run before dispatch.
 Pages see ``event.isTrusted === true``: input comes from the browser, not from script.
 
@@ -15,7 +15,7 @@ subscription). Element handles and scripts in the page's main world are avoided 
 common paths: the first one in a document makes Playwright set up its injected script
 there (~40 ms).
 
-The driver never retries an action after it was dispatched (DESIGN §2 rule 7).
+The driver never retries an action after it was dispatched (design.md §2 rule 7).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Frame tokens (DESIGN §3): stamp every frame's document, map token → Playwright Frame.
+"""Frame tokens (design.md §3): stamp every frame's document, map token → Playwright Frame.
 
 The supervisor writes a fresh random token into ``document.documentElement`` as
 ``data-mcjug="<token>"`` when a page appears, a frame attaches, a frame navigates to a new
@@ -21,10 +21,11 @@ from typing import Any
 from playwright.async_api import BrowserContext, Error as PlaywrightError, Frame, Page
 
 from bridge.protocol.errors import FrameTokenUnknown
+from bridge.protocol.models import FRAME_TOKEN_ATTRIBUTE
 
 log = logging.getLogger("trustbridge.frames")
 
-ATTRIBUTE = "data-mcjug"
+ATTRIBUTE = FRAME_TOKEN_ATTRIBUTE
 
 # Keeps the token when the document is the one stamped before (same-document navigation,
 # a repeated event); otherwise writes the fresh one. Returns the token in force, or null

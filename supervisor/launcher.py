@@ -9,7 +9,7 @@ Three launch paths, one extension build (``extension/dist``):
 - **camoufox**: the anti-detect Firefox build, through the ``camoufox`` package
   (``launch_options`` + ``AsyncNewBrowser``), extension passed as an unpacked addon.
 
-Facts of this machine (DESIGN §9): browsers come from Debian packages; Playwright's own
+Facts of this machine (design.md §9): browsers come from Debian packages; Playwright's own
 downloads and ``camoufox fetch`` are not available, so a missing binary is a clear error.
 Every difference between the browsers is written down in docs/browsers.md.
 """
@@ -67,7 +67,7 @@ FIREFOX_PREFS: dict[str, PrefValue] = {
     # true in Firefox ESR 153 (greprefs.js), false in older releases.
     "extensions.originControls.grantByDefault": True,
     # Playwright over WebDriver BiDi does not reach input into out-of-process
-    # (Fission) cross-origin iframes; keep them in the page's process (DESIGN §9).
+    # (Fission) cross-origin iframes; keep them in the page's process (design.md §9).
     "fission.autostart": False,
 }
 """Prefs every trustbridge Firefox profile gets (Firefox ESR and Camoufox)."""
@@ -171,7 +171,7 @@ async def launch_chromium(playwright: Playwright, extension: Path, *, headless: 
     """Start Chromium with the extension loaded; returns its persistent context.
 
     Extensions need a persistent context; Debian's Chromium honours ``--load-extension``
-    with ``--disable-extensions-except`` in headless mode (DESIGN §9).
+    with ``--disable-extensions-except`` in headless mode (design.md §9).
     """
     data_dir = user_data_dir or tempfile.mkdtemp(prefix="trustbridge-profile-")
     args = [

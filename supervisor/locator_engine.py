@@ -1,6 +1,6 @@
 """The driver's selector engine for the extension's locators, run in an isolated world.
 
-The extension's locators (DESIGN §4, extension/src/page/locator.js) are a small subset of
+The extension's locators (design.md §4, extension/src/page/locator.js) are a small subset of
 CSS: ``css:light=<standard CSS over the document>`` then, per open shadow root crossed,
 `` >> :scope > <child path>``. Playwright's own CSS engine evaluates such paths in
 JavaScript element by element; on a 60,000-row table one ``:nth-of-type`` path took 146 s

@@ -5,7 +5,7 @@ navigation request for that frame or one of its ancestors (an ancestor's navigat
 replaces this frame too) during the action, or the frame detaching, means the refs of
 the target's document are gone; the action result says
 ``postActionDocumentChanged: true`` so the agent takes a new snapshot instead of finding
-out on its next action (DESIGN §5).
+out on its next action (design.md §5).
 
 Playwright's element actions wait for a navigation they started to commit before they
 return, so a link click reports it reliably. A navigation the page starts later (from a

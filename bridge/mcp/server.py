@@ -102,7 +102,7 @@ async def run_stdio(session: Session) -> None:
 async def run_http(session: Session, port: int, host: str = "127.0.0.1") -> None:
     """Serve MCP over streamable HTTP at ``http://host:port/mcp`` until cancelled.
 
-    Binds 127.0.0.1 (DESIGN §8); the SDK's DNS-rebinding protection accepts only
+    Binds 127.0.0.1 (design.md §8); the SDK's DNS-rebinding protection accepts only
     loopback Host and Origin headers.
     """
     import uvicorn

@@ -3,7 +3,7 @@ embedded default it starts when no bridge is running.
 
 The tools reach the browser only through the SDK (:mod:`bridge.sdk`) over this
 session's :class:`~bridge.client.BridgeClient`: the MCP server is a client of the bridge
-protocol like any other (DESIGN §10).
+protocol like any other (design.md §10).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """browser_wait_for: wait for text to appear, or for a time to pass. Not input: it runs in
-the extension for every device (DESIGN §2 rule 6)."""
+the extension for every device (design.md §2 rule 6)."""
 
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ On the wire an error is ``{"code", "message", "details"}`` (:class:`ErrorPayload
 :func:`error_from_payload` turns it back into the same class, so a caller of the SDK
 catches ``RefNotFound`` whether the extension, the bridge or the driver raised it.
 Details must hold only safe values (ids, roles, counts), never page content or secrets
-(DESIGN §6).
+(design.md §6).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from pydantic import BaseModel, Field
 
 
 class ErrorCode(StrEnum):
-    """Wire names of every error (DESIGN §6)."""
+    """Wire names of every error (design.md §6)."""
 
     TRUSTED_INPUT_UNAVAILABLE = "TRUSTED_INPUT_UNAVAILABLE"
     FRAME_TOKEN_UNKNOWN = "FRAME_TOKEN_UNKNOWN"
@@ -69,7 +69,7 @@ class ErrorCode(StrEnum):
 class ErrorPayload(BaseModel):
     """An error as it travels on the wire."""
 
-    code: ErrorCode = Field(description="Stable wire name of the error (DESIGN §6).")
+    code: ErrorCode = Field(description="Stable wire name of the error (design.md §6).")
     message: str = Field(description="What went wrong and what the agent can do next.")
     details: dict[str, Any] = Field(
         default_factory=dict,
@@ -118,7 +118,7 @@ FrameTokenUnknown = _error_class(
 LocatorNotUnique = _error_class(
     "LocatorNotUnique",
     ErrorCode.LOCATOR_NOT_UNIQUE,
-    "The CSS locator matched zero or several elements at action time (DESIGN §4).",
+    "The CSS locator matched zero or several elements at action time (design.md §4).",
 )
 ClosedShadowRoot = _error_class(
     "ClosedShadowRoot",
@@ -160,7 +160,7 @@ BrowserDocumentChanged = _error_class(
 BrowserOperationUncertain = _error_class(
     "BrowserOperationUncertain",
     ErrorCode.BROWSER_OPERATION_UNCERTAIN,
-    "The action may have reached the page; it is never replayed (DESIGN §2 rule 7).",
+    "The action may have reached the page; it is never replayed (design.md §2 rule 7).",
 )
 DeviceNotConnected = _error_class(
     "DeviceNotConnected",

@@ -7,7 +7,7 @@ Every WebSocket text frame holds one JSON object, a :data:`Message`:
 - ``response`` ``{id, ok, result | error}`` answering a request by ``id``.
 
 Method parameters are validated against :data:`METHOD_PARAMS`; results of the driver
-and of ``page.jugglerTarget`` against :data:`METHOD_RESULTS`. The JSON Schema the
+and of ``page.resolveTarget`` against :data:`METHOD_RESULTS`. The JSON Schema the
 extension relies on is generated from this module by ``scripts/gen_schema.py``.
 """
 
@@ -21,6 +21,11 @@ from .errors import ErrorPayload
 
 PROTOCOL_VERSION = 1
 """Bumped on any incompatible change; a hello with another version gets PROTOCOL_MISMATCH."""
+
+FRAME_TOKEN_ATTRIBUTE = "data-mcjug"
+"""Attribute of ``document.documentElement`` that carries a frame's token (design.md §3):
+the supervisor writes it, the extension reads it (generated into the extension's
+``src/generated/protocol.js``)."""
 
 Role = Literal["extension", "driver", "client"]
 RequestId = Annotated[str, Field(min_length=1, max_length=64)] | Annotated[int, Field(ge=0)]
@@ -350,7 +355,7 @@ class HistoryParams(TabParams):
 # --------------------------------------------------------------------------- peer methods
 
 
-class JugglerTargetParams(_Model):
+class ResolveTargetParams(_Model):
     """Bridge → extension: turn a ref into what the driver needs."""
 
     tabId: int | None = None
@@ -389,8 +394,8 @@ class TabOpenedEvent(_Model):
     url: str = Field(default="", max_length=8192)
 
 
-class JugglerTarget(_Model):
-    """Extension → bridge: a frame token and a CSS locator (DESIGN §4)."""
+class ResolveTarget(_Model):
+    """Extension → bridge: a frame token and a CSS locator (design.md §4)."""
 
     model_config = ConfigDict(extra="allow")
     frameToken: str = Field(min_length=1, max_length=128)
@@ -483,7 +488,7 @@ METHOD_PARAMS: dict[str, type[_Model]] = {
     "page.snapshot": SnapshotParams,
     "page.act": ActParams,
     "page.wait": WaitParams,
-    "page.jugglerTarget": JugglerTargetParams,
+    "page.resolveTarget": ResolveTargetParams,
     "page.receipt": ReceiptParams,
     "driver.act": DriverActParams,
     "page.batch": BatchParams,
@@ -510,6 +515,6 @@ DRIVER_METHODS = frozenset({"page.dialog", "page.screenshot", "page.evaluate"})
 """Client methods only the device's driver can serve (it holds the Playwright page)."""
 
 METHOD_RESULTS: dict[str, type[_Model]] = {
-    "page.jugglerTarget": JugglerTarget,
+    "page.resolveTarget": ResolveTarget,
     "driver.act": DriverActResult,
 }

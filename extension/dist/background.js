@@ -435,207 +435,17 @@
     return { lines: [summary, ...out], added, removed };
   }
 
-  // src/background/navigation.js
-  var Navigations = class {
-    /**
-     * @param {object} api   chrome / browser namespace
-     * @param {(tabId: number, frameId: number, msg: object) => Promise<object>} toFrame
-     */
-    constructor(api2, toFrame) {
-      this.pending = /* @__PURE__ */ new Map();
-      this.parents = /* @__PURE__ */ new Map();
-      const nav = api2.webNavigation;
-      nav.onBeforeNavigate.addListener((d) => {
-        this.frames(this.pending, d.tabId).set(d.frameId, { parentFrameId: d.parentFrameId });
-        this.frames(this.parents, d.tabId).set(d.frameId, d.parentFrameId);
-      });
-      nav.onCommitted.addListener((d) => this.clear(d.tabId, d.frameId));
-      nav.onErrorOccurred.addListener((d) => {
-        this.clear(d.tabId, d.frameId);
-        toFrame(d.tabId, d.frameId, { op: "navigationSettled" }).catch(() => null);
-      });
-      api2.tabs.onRemoved.addListener((tabId) => {
-        this.pending.delete(tabId);
-        this.parents.delete(tabId);
-      });
-    }
-    frames(table, tabId) {
-      let m = table.get(tabId);
-      if (!m) {
-        m = /* @__PURE__ */ new Map();
-        table.set(tabId, m);
-      }
-      return m;
-    }
-    clear(tabId, frameId) {
-      const m = this.pending.get(tabId);
-      if (m) m.delete(frameId);
-    }
-    /** Remember the frame tree a snapshot saw (webNavigation.getAllFrames entries). */
-    learn(tabId, frames) {
-      const m = this.frames(this.parents, tabId);
-      for (const f of frames) m.set(f.frameId, f.parentFrameId);
-    }
-    /** Throw BROWSER_DOCUMENT_CHANGED when `frameId` or one of its ancestors is navigating. */
-    check(tabId, frameId) {
-      const pending = this.pending.get(tabId);
-      if (!pending || !pending.size) return;
-      const parents = this.parents.get(tabId) || /* @__PURE__ */ new Map();
-      for (let f = frameId, hops = 0; f !== void 0 && f !== -1 && hops < 64; f = parents.get(f), hops++) {
-        if (pending.has(f)) {
-          throw new ExtError(
-            "BROWSER_DOCUMENT_CHANGED",
-            (f === frameId ? "This frame" : "A frame that contains this one") + " is navigating to another document; refs from the current one are no longer safe to use. Wait for the load, then take a new snapshot.",
-            { reason: "navigation-pending" }
-          );
-        }
-      }
-    }
-  };
-
-  // src/background/tabs.js
-  var DOCS_PER_FRAME = 16;
-  var ExtError = class extends Error {
+  // src/page/errors.js
+  var PageError = class extends Error {
     constructor(code, message, details = {}) {
       super(message);
       this.code = code;
       this.details = details;
     }
-  };
-  var Tabs = class {
-    constructor(api2) {
-      this.api = api2;
-      this.state = /* @__PURE__ */ new Map();
-      this.navigations = new Navigations(api2, (tabId, frameId, msg) => this.toFrame(tabId, frameId, msg));
-      this.openedAt = /* @__PURE__ */ new Map();
-      api2.tabs.onRemoved.addListener((tabId) => {
-        this.state.delete(tabId);
-        this.openedAt.delete(tabId);
-      });
-      api2.tabs.onCreated.addListener((tab) => this.openedAt.set(tab.id, Date.now()));
-    }
-    /** The addressed tab id, or the active tab's. Throws BROWSER_TAB_CLOSED. */
-    async resolveTab(tabId) {
-      if (tabId !== void 0 && tabId !== null) {
-        try {
-          await this.api.tabs.get(tabId);
-        } catch {
-          throw new ExtError("BROWSER_TAB_CLOSED", `Tab ${tabId} does not exist (closed?). List tabs and pick another.`, { tabId });
-        }
-        return tabId;
-      }
-      let tabs2 = await this.api.tabs.query({ active: true, lastFocusedWindow: true });
-      if (!tabs2.length) tabs2 = await this.api.tabs.query({ active: true });
-      if (!tabs2.length) tabs2 = await this.api.tabs.query({});
-      if (!tabs2.length) throw new ExtError("BROWSER_TAB_CLOSED", "The browser has no open tab.");
-      return tabs2[0].id;
-    }
-    async list() {
-      const tabs2 = await this.api.tabs.query({});
-      return tabs2.map((t) => ({
-        tabId: t.id,
-        url: t.url || t.pendingUrl || "",
-        title: t.title || "",
-        active: !!t.active,
-        openerTabId: t.openerTabId ?? null,
-        openedAt: this.openedAt.get(t.id) ?? null
-      }));
-    }
-    tabState(tabId) {
-      let st = this.state.get(tabId);
-      if (!st) {
-        st = { ordinals: /* @__PURE__ */ new Map([[0, 0]]), frameIds: /* @__PURE__ */ new Map([[0, 0]]), docs: /* @__PURE__ */ new Map(), next: 1, refFloor: 1 };
-        this.state.set(tabId, st);
-      }
-      return st;
-    }
-    /** Stable per-tab ordinal of a frame: 0 for the top frame, then 1, 2, ... */
-    ordinalOf(tabId, frameId) {
-      const st = this.tabState(tabId);
-      let n = st.ordinals.get(frameId);
-      if (n === void 0) {
-        n = st.next++;
-        st.ordinals.set(frameId, n);
-        st.frameIds.set(n, frameId);
-      }
-      return n;
-    }
-    /** Send {op, ...} to one frame's content script; returns its result or throws ExtError. */
-    async toFrame(tabId, frameId, msg) {
-      let reply;
-      try {
-        reply = await this.api.tabs.sendMessage(tabId, msg, { frameId });
-      } catch (err) {
-        throw new ExtError(
-          "BROWSER_DOCUMENT_CHANGED",
-          "The frame of this ref is gone or not ready (it navigated or closed). Take a new snapshot.",
-          { frameId }
-        );
-      }
-      if (!reply) {
-        throw new ExtError("BROWSER_DOCUMENT_CHANGED", "The frame did not answer (it is navigating). Take a new snapshot.", { frameId });
-      }
-      if (!reply.ok) throw new ExtError(reply.error.code, reply.error.message, reply.error.details);
-      return reply.result;
-    }
-    /**
-     * Record that the document `identity` of frame `ordinal` minted refs below `nextRef`
-     * (it was asked to start at `floor`).
-     */
-    noteDocument(tabId, ordinal, identity, floor, nextRef) {
-      const st = this.tabState(tabId);
-      let docs = st.docs.get(ordinal);
-      if (!docs) {
-        docs = [];
-        st.docs.set(ordinal, docs);
-      }
-      const last = docs[docs.length - 1];
-      if (last && sameIdentity(last.identity, identity)) {
-        last.hi = Math.max(last.hi, nextRef - 1);
-      } else {
-        docs.push({ identity, lo: floor, hi: Math.max(floor, nextRef) - 1 });
-        if (docs.length > DOCS_PER_FRAME) docs.shift();
-      }
-      st.refFloor = Math.max(st.refFloor, nextRef);
-    }
-    /** Parse a ref ("e7" or "f2e7") into {frameId, local ref, docId: identity of the document
-     *  that minted it}. Throws REF_NOT_FOUND, or BROWSER_DOCUMENT_CHANGED when that frame (or
-     *  an ancestor) is navigating or the ref came from a document no longer remembered. */
-    parseRef(tabId, ref) {
-      const m = /^(?:f(\d+))?e(\d+)$/.exec(ref || "");
-      if (!m) throw new ExtError("REF_NOT_FOUND", `Ref ${ref} is not a ref from a snapshot.`, { ref });
-      const ordinal = m[1] ? Number(m[1]) : 0;
-      const st = this.tabState(tabId);
-      const frameId = st.frameIds.get(ordinal);
-      if (frameId === void 0) {
-        throw new ExtError("REF_NOT_FOUND", `Ref ${ref} names a frame the snapshots of tab ${tabId} never showed. Take a new snapshot (if it came from another tab, e.g. before a click opened this one, list tabs and name that tab).`, { ref, tabId });
-      }
-      this.navigations.check(tabId, frameId);
-      const n = Number(m[2]);
-      const docs = st.docs.get(ordinal) || [];
-      let docId = null;
-      for (let i = docs.length - 1; i >= 0; i--) {
-        if (docs[i].lo <= n && n <= docs[i].hi) {
-          docId = docs[i].identity;
-          break;
-        }
-      }
-      if (!docId) {
-        if (n >= 1 && docs.length && n < docs[0].lo) {
-          throw new ExtError(
-            "BROWSER_DOCUMENT_CHANGED",
-            `Ref ${ref} belongs to an earlier document of this frame. Take a new snapshot.`,
-            { ref, reason: "navigated" }
-          );
-        }
-        throw new ExtError("REF_NOT_FOUND", `Ref ${ref} was not given by a snapshot of tab ${tabId}. Take a new snapshot (if it came from another tab, e.g. before a click opened this one, list tabs and name that tab).`, { ref, tabId });
-      }
-      return { frameId, local: `e${n}`, docId };
+    toWire() {
+      return { code: this.code, message: this.message, details: this.details };
     }
   };
-  function sameIdentity(a, b) {
-    return a.token === b.token && a.timeOrigin === b.timeOrigin && a.url === b.url;
-  }
 
   // src/background/snapshot.js
   var RETRY_MS = 60;
@@ -666,7 +476,7 @@
     pruneCursors();
     if (params.cursor) return continueCursor(tabs2, tabId, params.cursor, maxChars);
     const mode = params.mode || "snapshot";
-    if (mode === "diff" && params.ref) throw new ExtError("BAD_REQUEST", "A diff covers the whole tab; leave out ref.");
+    if (mode === "diff" && params.ref) throw new PageError("BAD_REQUEST", "A diff covers the whole tab; leave out ref.");
     const state = await begin(api2, tabs2, tabId, mode === "read" ? "read" : "outline", params.ref || null);
     state.mode = mode;
     state.session = params.session || "default";
@@ -677,7 +487,7 @@
     if (mode === "diff") {
       const page = await render(tabs2, state, DIFF_MAX_CHARS);
       if (state.stack.length) {
-        throw new ExtError(
+        throw new PageError(
           "BAD_REQUEST",
           `The page is too large to diff (over ${DIFF_MAX_CHARS} characters). Take a snapshot with a cursor instead.`,
           { maxChars: DIFF_MAX_CHARS }
@@ -715,7 +525,7 @@
       const parsed = tabs2.parseRef(tabId, ref);
       Object.assign(start, { frameId: parsed.frameId, rootRef: parsed.local, docId: parsed.docId });
       if (!byFrame.has(parsed.frameId)) {
-        throw new ExtError("BROWSER_DOCUMENT_CHANGED", `The frame of ref ${ref} is gone. Take a new snapshot.`, { ref });
+        throw new PageError("BROWSER_DOCUMENT_CHANGED", `The frame of ref ${ref} is gone. Take a new snapshot.`, { ref });
       }
     }
     return {
@@ -864,14 +674,14 @@
     const entry = cursors.get(id);
     cursors.delete(id);
     if (!entry) {
-      throw new ExtError(
+      throw new PageError(
         "BAD_REQUEST",
         `Cursor ${JSON.stringify(id).slice(0, 40)} is unknown or expired (cursors live 10 minutes and are used once). Take a new snapshot.`,
         {}
       );
     }
     const owner = entry.state ? entry.state.tabId : entry.text.tabId;
-    if (tabId !== null && owner !== tabId) throw new ExtError("BAD_REQUEST", "This cursor belongs to another tab.", { tabId: owner });
+    if (tabId !== null && owner !== tabId) throw new PageError("BAD_REQUEST", "This cursor belongs to another tab.", { tabId: owner });
     if (entry.text) return pageOfText(entry.text, maxChars, 0);
     return finishPage(entry.state, await render(tabs2, entry.state, maxChars), maxChars);
   }
@@ -879,6 +689,201 @@
     const now = Date.now();
     for (const [id, entry] of cursors) if (now - entry.at > CURSOR_TTL_MS) cursors.delete(id);
     while (cursors.size > MAX_CURSORS) cursors.delete(cursors.keys().next().value);
+  }
+
+  // src/background/navigation.js
+  var Navigations = class {
+    /**
+     * @param {object} api   chrome / browser namespace
+     * @param {(tabId: number, frameId: number, msg: object) => Promise<object>} toFrame
+     */
+    constructor(api2, toFrame) {
+      this.pending = /* @__PURE__ */ new Map();
+      this.parents = /* @__PURE__ */ new Map();
+      const nav = api2.webNavigation;
+      nav.onBeforeNavigate.addListener((d) => {
+        this.frames(this.pending, d.tabId).set(d.frameId, { parentFrameId: d.parentFrameId });
+        this.frames(this.parents, d.tabId).set(d.frameId, d.parentFrameId);
+      });
+      nav.onCommitted.addListener((d) => this.clear(d.tabId, d.frameId));
+      nav.onErrorOccurred.addListener((d) => {
+        this.clear(d.tabId, d.frameId);
+        toFrame(d.tabId, d.frameId, { op: "navigationSettled" }).catch(() => null);
+      });
+      api2.tabs.onRemoved.addListener((tabId) => {
+        this.pending.delete(tabId);
+        this.parents.delete(tabId);
+      });
+    }
+    frames(table, tabId) {
+      let m = table.get(tabId);
+      if (!m) {
+        m = /* @__PURE__ */ new Map();
+        table.set(tabId, m);
+      }
+      return m;
+    }
+    clear(tabId, frameId) {
+      const m = this.pending.get(tabId);
+      if (m) m.delete(frameId);
+    }
+    /** Remember the frame tree a snapshot saw (webNavigation.getAllFrames entries). */
+    learn(tabId, frames) {
+      const m = this.frames(this.parents, tabId);
+      for (const f of frames) m.set(f.frameId, f.parentFrameId);
+    }
+    /** Throw BROWSER_DOCUMENT_CHANGED when `frameId` or one of its ancestors is navigating. */
+    check(tabId, frameId) {
+      const pending = this.pending.get(tabId);
+      if (!pending || !pending.size) return;
+      const parents = this.parents.get(tabId) || /* @__PURE__ */ new Map();
+      for (let f = frameId, hops = 0; f !== void 0 && f !== -1 && hops < 64; f = parents.get(f), hops++) {
+        if (pending.has(f)) {
+          throw new PageError(
+            "BROWSER_DOCUMENT_CHANGED",
+            (f === frameId ? "This frame" : "A frame that contains this one") + " is navigating to another document; refs from the current one are no longer safe to use. Wait for the load, then take a new snapshot.",
+            { reason: "navigation-pending" }
+          );
+        }
+      }
+    }
+  };
+
+  // src/background/tabs.js
+  var DOCS_PER_FRAME = 16;
+  var Tabs = class {
+    constructor(api2) {
+      this.api = api2;
+      this.state = /* @__PURE__ */ new Map();
+      this.navigations = new Navigations(api2, (tabId, frameId, msg) => this.toFrame(tabId, frameId, msg));
+      this.openedAt = /* @__PURE__ */ new Map();
+      api2.tabs.onRemoved.addListener((tabId) => {
+        this.state.delete(tabId);
+        this.openedAt.delete(tabId);
+      });
+      api2.tabs.onCreated.addListener((tab) => this.openedAt.set(tab.id, Date.now()));
+    }
+    /** The addressed tab id, or the active tab's. Throws BROWSER_TAB_CLOSED. */
+    async resolveTab(tabId) {
+      if (tabId !== void 0 && tabId !== null) {
+        try {
+          await this.api.tabs.get(tabId);
+        } catch {
+          throw new PageError("BROWSER_TAB_CLOSED", `Tab ${tabId} does not exist (closed?). List tabs and pick another.`, { tabId });
+        }
+        return tabId;
+      }
+      let tabs2 = await this.api.tabs.query({ active: true, lastFocusedWindow: true });
+      if (!tabs2.length) tabs2 = await this.api.tabs.query({ active: true });
+      if (!tabs2.length) tabs2 = await this.api.tabs.query({});
+      if (!tabs2.length) throw new PageError("BROWSER_TAB_CLOSED", "The browser has no open tab.");
+      return tabs2[0].id;
+    }
+    async list() {
+      const tabs2 = await this.api.tabs.query({});
+      return tabs2.map((t) => ({
+        tabId: t.id,
+        url: t.url || t.pendingUrl || "",
+        title: t.title || "",
+        active: !!t.active,
+        openerTabId: t.openerTabId ?? null,
+        openedAt: this.openedAt.get(t.id) ?? null
+      }));
+    }
+    tabState(tabId) {
+      let st = this.state.get(tabId);
+      if (!st) {
+        st = { ordinals: /* @__PURE__ */ new Map([[0, 0]]), frameIds: /* @__PURE__ */ new Map([[0, 0]]), docs: /* @__PURE__ */ new Map(), next: 1, refFloor: 1 };
+        this.state.set(tabId, st);
+      }
+      return st;
+    }
+    /** Stable per-tab ordinal of a frame: 0 for the top frame, then 1, 2, ... */
+    ordinalOf(tabId, frameId) {
+      const st = this.tabState(tabId);
+      let n = st.ordinals.get(frameId);
+      if (n === void 0) {
+        n = st.next++;
+        st.ordinals.set(frameId, n);
+        st.frameIds.set(n, frameId);
+      }
+      return n;
+    }
+    /** Send {op, ...} to one frame's content script; returns its result or throws PageError. */
+    async toFrame(tabId, frameId, msg) {
+      let reply;
+      try {
+        reply = await this.api.tabs.sendMessage(tabId, msg, { frameId });
+      } catch (err) {
+        throw new PageError(
+          "BROWSER_DOCUMENT_CHANGED",
+          "The frame of this ref is gone or not ready (it navigated or closed). Take a new snapshot.",
+          { frameId }
+        );
+      }
+      if (!reply) {
+        throw new PageError("BROWSER_DOCUMENT_CHANGED", "The frame did not answer (it is navigating). Take a new snapshot.", { frameId });
+      }
+      if (!reply.ok) throw new PageError(reply.error.code, reply.error.message, reply.error.details);
+      return reply.result;
+    }
+    /**
+     * Record that the document `identity` of frame `ordinal` minted refs below `nextRef`
+     * (it was asked to start at `floor`).
+     */
+    noteDocument(tabId, ordinal, identity, floor, nextRef) {
+      const st = this.tabState(tabId);
+      let docs = st.docs.get(ordinal);
+      if (!docs) {
+        docs = [];
+        st.docs.set(ordinal, docs);
+      }
+      const last = docs[docs.length - 1];
+      if (last && sameIdentity(last.identity, identity)) {
+        last.hi = Math.max(last.hi, nextRef - 1);
+      } else {
+        docs.push({ identity, lo: floor, hi: Math.max(floor, nextRef) - 1 });
+        if (docs.length > DOCS_PER_FRAME) docs.shift();
+      }
+      st.refFloor = Math.max(st.refFloor, nextRef);
+    }
+    /** Parse a ref ("e7" or "f2e7") into {frameId, local ref, docId: identity of the document
+     *  that minted it}. Throws REF_NOT_FOUND, or BROWSER_DOCUMENT_CHANGED when that frame (or
+     *  an ancestor) is navigating or the ref came from a document no longer remembered. */
+    parseRef(tabId, ref) {
+      const m = /^(?:f(\d+))?e(\d+)$/.exec(ref || "");
+      if (!m) throw new PageError("REF_NOT_FOUND", `Ref ${ref} is not a ref from a snapshot.`, { ref });
+      const ordinal = m[1] ? Number(m[1]) : 0;
+      const st = this.tabState(tabId);
+      const frameId = st.frameIds.get(ordinal);
+      if (frameId === void 0) {
+        throw new PageError("REF_NOT_FOUND", `Ref ${ref} names a frame the snapshots of tab ${tabId} never showed. Take a new snapshot (if it came from another tab, e.g. before a click opened this one, list tabs and name that tab).`, { ref, tabId });
+      }
+      this.navigations.check(tabId, frameId);
+      const n = Number(m[2]);
+      const docs = st.docs.get(ordinal) || [];
+      let docId = null;
+      for (let i = docs.length - 1; i >= 0; i--) {
+        if (docs[i].lo <= n && n <= docs[i].hi) {
+          docId = docs[i].identity;
+          break;
+        }
+      }
+      if (!docId) {
+        if (n >= 1 && docs.length && n < docs[0].lo) {
+          throw new PageError(
+            "BROWSER_DOCUMENT_CHANGED",
+            `Ref ${ref} belongs to an earlier document of this frame. Take a new snapshot.`,
+            { ref, reason: "navigated" }
+          );
+        }
+        throw new PageError("REF_NOT_FOUND", `Ref ${ref} was not given by a snapshot of tab ${tabId}. Take a new snapshot (if it came from another tab, e.g. before a click opened this one, list tabs and name that tab).`, { ref, tabId });
+      }
+      return { frameId, local: `e${n}`, docId };
+    }
+  };
+  function sameIdentity(a, b) {
+    return a.token === b.token && a.timeOrigin === b.timeOrigin && a.url === b.url;
   }
 
   // src/background/main.js
@@ -903,10 +908,10 @@
         }],
         [nav.onErrorOccurred, (d) => {
           if (requireCommit && /ERR_ABORTED|NS_BINDING_ABORTED/.test(d.error || "")) return;
-          if (top(d)) done(reject, new ExtError("BAD_REQUEST", `Navigation failed: ${d.error}.`, { error: d.error }));
+          if (top(d)) done(reject, new PageError("BAD_REQUEST", `Navigation failed: ${d.error}.`, { error: d.error }));
         }],
         [api.tabs.onRemoved, (id) => {
-          if (id === tabId) done(reject, new ExtError("BROWSER_TAB_CLOSED", "The tab closed during navigation.", { tabId }));
+          if (id === tabId) done(reject, new PageError("BROWSER_TAB_CLOSED", "The tab closed during navigation.", { tabId }));
         }]
       ];
       if (sameDocument) {
@@ -920,7 +925,7 @@
         for (const [event, listener] of listeners) event.removeListener(listener);
         fn(arg);
       };
-      const timer = setTimeout(() => done(reject, new ExtError("TIMEOUT", `The page did not finish loading within ${timeoutMs} ms.`, { timeoutMs })), timeoutMs);
+      const timer = setTimeout(() => done(reject, new PageError("TIMEOUT", `The page did not finish loading within ${timeoutMs} ms.`, { timeoutMs })), timeoutMs);
       for (const [event, listener] of listeners) event.addListener(listener);
     });
   }
@@ -990,7 +995,7 @@
       const id = cursor && (tabId === void 0 || tabId === null) ? null : await tabs.resolveTab(tabId);
       return snapshotTab(api, tabs, id, params);
     },
-    async "page.jugglerTarget"({ tabId, ref, receipt = false, allowCoordinates = false }) {
+    async "page.resolveTarget"({ tabId, ref, receipt = false, allowCoordinates = false }) {
       const id = await tabs.resolveTab(tabId);
       if (!ref) {
         const res2 = await tabs.toFrame(id, 0, { op: "locate", ref: null });
@@ -1028,7 +1033,7 @@
         await new Promise((r) => setTimeout(r, ms));
         return { tabId: id, waitedMs: ms };
       }
-      if (!text) throw new ExtError("BAD_REQUEST", "Give ms or text to wait for.");
+      if (!text) throw new PageError("BAD_REQUEST", "Give ms or text to wait for.");
       const start = Date.now();
       for (; ; ) {
         const left = timeoutMs - (Date.now() - start);
@@ -1039,7 +1044,7 @@
         }
         if (Date.now() - sliceStart < 50) await new Promise((r) => setTimeout(r, 50));
       }
-      throw new ExtError("TIMEOUT", `The text did not appear within ${timeoutMs} ms.`, { timeoutMs });
+      throw new PageError("TIMEOUT", `The text did not appear within ${timeoutMs} ms.`, { timeoutMs });
     }
   };
   var connection = null;

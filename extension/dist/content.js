@@ -1533,7 +1533,7 @@
       this.ttlMs = ttlMs;
       this.now = now;
     }
-    /** Forget every ref (the document's URL changed: a new identity, DESIGN §5). Numbers
+    /** Forget every ref (the document's URL changed: a new identity, design.md §5). Numbers
      *  keep increasing, so an old ref never names a new element. */
     reset() {
       for (const ref of this.byRef.keys()) this.expired.set(ref, "url");
@@ -2472,8 +2472,10 @@
     return null;
   }
 
+  // src/generated/protocol.js
+  var FRAME_TOKEN_ATTRIBUTE = "data-mcjug";
+
   // src/content/main.js
-  var TOKEN_ATTRIBUTE = "data-mcjug";
   var TOKEN_WAIT_MS = 1e3;
   var frameKeys = new FrameKeys();
   frameKeys.listen(window);
@@ -2497,7 +2499,7 @@
   async function frameToken() {
     const deadline = performance.now() + TOKEN_WAIT_MS;
     for (; ; ) {
-      const token = document.documentElement && document.documentElement.getAttribute(TOKEN_ATTRIBUTE);
+      const token = document.documentElement && document.documentElement.getAttribute(FRAME_TOKEN_ATTRIBUTE);
       if (token) return token;
       if (performance.now() > deadline) {
         throw new PageError(

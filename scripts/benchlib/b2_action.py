@@ -4,7 +4,7 @@
 On ``/clicks`` in the supervisor's tab, each round (order rotated) times:
 
 - ``trusted_click``: ``page.act`` click by ref: client → bridge → extension resolve
-  (``page.jugglerTarget``, arming the delivery receipt) → driver
+  (``page.resolveTarget``, arming the delivery receipt) → driver
   (``frame.locator(<unique selector>).click()``) → client (the receipt is pushed by the
   page's click listener and is normally at the bridge before the driver's answer);
 - ``locator_click``: Playwright ``page.locator("#go").click()`` on the same element (the

@@ -130,7 +130,7 @@ def _b1(b: dict[str, Any]) -> list[str]:
     return L
 
 
-_METHODS = ("page.snapshot", "page.jugglerTarget", "driver.act", "page.receipt", "page.wait")
+_METHODS = ("page.snapshot", "page.resolveTarget", "driver.act", "page.receipt", "page.wait")
 
 
 def _b2(b: dict[str, Any]) -> list[str]:

@@ -28,7 +28,7 @@ from bridge.protocol.models import (
     DriverActResult,
     Event,
     Hello,
-    JugglerTarget,
+    ResolveTarget,
     Request,
     Response,
     Welcome,
@@ -221,7 +221,7 @@ class FakeExtension(FakePeer):
     FRAME_TOKEN = "tok-frame-1"
     CSS = "#save"
     default_results: ClassVar[dict[str, dict[str, Any]]] = {
-        "page.jugglerTarget": JugglerTarget(frameToken=FRAME_TOKEN, css=CSS, tabId=1).model_dump(
+        "page.resolveTarget": ResolveTarget(frameToken=FRAME_TOKEN, css=CSS, tabId=1).model_dump(
             exclude_none=True
         ),
         "page.act": {"done": True, "tabId": 1},

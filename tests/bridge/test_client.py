@@ -73,7 +73,7 @@ async def test_connection_lost_during_input_is_uncertain(
     cutting_bridge: CuttingBridge, method: str, params: dict[str, Any]
 ) -> None:
     """Input (page.act, page.batch) that was sent and then lost with the connection
-    raises BrowserOperationUncertain (DESIGN §2 rule 7), not DeviceNotConnected."""
+    raises BrowserOperationUncertain (design.md §2 rule 7), not DeviceNotConnected."""
     with pytest.raises(E.BrowserOperationUncertain):
         await call_once(cutting_bridge.url, method, params)
     assert [r.method for r in cutting_bridge.received] == [method]

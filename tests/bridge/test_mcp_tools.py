@@ -102,7 +102,7 @@ async def test_double_right_click_with_modifiers_reaches_the_driver_as_trusted(
             "ref": "f1e3", "doubleClick": True, "button": "right", "modifiers": ["Shift"]})
         assert not result.is_error, text(result)
         assert "Double-clicked ref f1e3 with trusted input" in text(result)
-        assert "page.jugglerTarget" in ext.methods() and "page.act" not in ext.methods()
+        assert "page.resolveTarget" in ext.methods() and "page.act" not in ext.methods()
         act = await drv.wait_for_request("driver.act")
         assert act.params["action"]["clickCount"] == 2
         assert act.params["action"]["button"] == "right"
@@ -346,7 +346,7 @@ async def test_select_drag_and_upload_map_onto_their_protocol_actions(
             {"kind": "drag", "to": "f1e4", "steps": 12},
             {"kind": "upload", "files": ["/tmp/a.txt"]}]
         assert acts[1]["toFrameToken"] == FakeExtension.FRAME_TOKEN
-        resolved = [r.params.get("ref") for r in ext.requests if r.method == "page.jugglerTarget"]
+        resolved = [r.params.get("ref") for r in ext.requests if r.method == "page.resolveTarget"]
         assert resolved == ["e2", "e3", "f1e4", "e5"]
         no_paths = await mcp.call_tool("browser_file_upload", {"ref": "e5"})
         assert no_paths.is_error and "paths" in text(no_paths)
@@ -410,7 +410,7 @@ async def test_undelivered_click_and_new_tabs_are_reported(
     async with tools() as mcp:
         ext = await peers(FakeExtension)
         drv = await peers(FakeDriver)
-        ext.results["page.jugglerTarget"] = {"frameToken": "tok", "css": "#a", "tabId": 1,
+        ext.results["page.resolveTarget"] = {"frameToken": "tok", "css": "#a", "tabId": 1,
                                              "receiptId": "r1"}
         ext.results["page.receipt"] = {"delivered": False, "events": ["pointerdown"]}
         ext.results["tabs.list"] = {"tabs": [
@@ -535,17 +535,17 @@ async def test_actions_batch_maps_flat_steps_and_refuses_foreign_fields(
 
 async def test_click_allow_coordinates_reaches_the_resolver_and_is_labelled(
         peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
-    """allowCoordinates is passed to page.jugglerTarget; a hit-tested point comes back
+    """allowCoordinates is passed to page.resolveTarget; a hit-tested point comes back
     labelled as trusted input at a point, not as a plain trusted click."""
     async with tools() as mcp:
         ext = await peers(FakeExtension)
         await peers(FakeDriver)
-        ext.results["page.jugglerTarget"] = {"frameToken": "tok", "css": "css:light=html",
+        ext.results["page.resolveTarget"] = {"frameToken": "tok", "css": "css:light=html",
                                              "tabId": 1, "point": {"x": 10, "y": 20}}
         result = await mcp.call_tool("browser_click", {"ref": "e7", "allowCoordinates": True})
         assert not result.is_error, text(result)
         assert "hit-tested point" in text(result)
-        assert (await ext.wait_for_request("page.jugglerTarget")).params["allowCoordinates"]
+        assert (await ext.wait_for_request("page.resolveTarget")).params["allowCoordinates"]
 
 
 def test_clean_schema_drops_titles_and_null_unions_only() -> None:

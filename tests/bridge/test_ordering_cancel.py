@@ -27,7 +27,7 @@ from bridge.protocol.models import (
     MESSAGE_ADAPTER,
     PROTOCOL_VERSION,
     Hello,
-    JugglerTarget,
+    ResolveTarget,
     Request,
     Response,
     Welcome,
@@ -74,9 +74,9 @@ class TabExtension(FakeExtension):
     async def _answer(self, ws: ClientConnection, req: Request) -> None:  # type: ignore[override]
         if (gate := self.hold.get(req.method)) is not None:
             await gate.wait()
-        if req.method == "page.jugglerTarget":
+        if req.method == "page.resolveTarget":
             tab = req.params.get("tabId", 1)
-            target = JugglerTarget(frameToken=f"tab{tab}", css="#x", tabId=tab)
+            target = ResolveTarget(frameToken=f"tab{tab}", css="#x", tabId=tab)
             await _send(ws, Response(id=req.id, ok=True, result=target.model_dump(exclude_none=True)))
             return
         await super()._answer(ws, req)
@@ -213,7 +213,7 @@ async def test_actions_on_one_tab_reach_the_driver_one_at_a_time_in_send_order(
         assert answer.ok and answer.result is not None and answer.result["inputPath"] == "trusted"
     assert drv.keys["tab1"] == keys
     assert drv.overlaps == []
-    assert ext.methods().count("page.jugglerTarget") == 40
+    assert ext.methods().count("page.resolveTarget") == 40
 
 
 async def test_a_held_action_on_one_tab_does_not_block_another_tab(
@@ -265,27 +265,27 @@ async def test_driver_that_never_answers_gives_uncertain_and_nothing_is_resent(
         await bounded(client.call("page.act", press("a", timeoutMs=100)))
     assert info.value.details["method"] == "driver.act"
     assert drv.keys["tab1"] == ["a"]
-    assert ext.methods() == ["page.jugglerTarget"]
+    assert ext.methods() == ["page.resolveTarget"]
 
     gate.set()  # the late answer to "a" arrives and is dropped
     await wait_until(lambda: drv.in_flight["tab1"] == 0)
     assert (await bounded(client.call("page.act", press("b"))))["inputPath"] == "trusted"
     assert drv.keys["tab1"] == ["a", "b"]
-    assert ext.methods() == ["page.jugglerTarget", "page.jugglerTarget"]
+    assert ext.methods() == ["page.resolveTarget", "page.resolveTarget"]
 
 
 @pytest.mark.usefixtures("short_resolve")
 async def test_extension_that_never_resolves_gives_timeout_and_the_driver_gets_nothing(
     client: BridgeClient, ext: TabExtension, drv: GatedDriver
 ) -> None:
-    """A resolve (page.jugglerTarget) not answered in time → Timeout: nothing reached the
+    """A resolve (page.resolveTarget) not answered in time → Timeout: nothing reached the
     page, and the driver received nothing."""
-    ext.hold["page.jugglerTarget"] = asyncio.Event()
+    ext.hold["page.resolveTarget"] = asyncio.Event()
     with pytest.raises(E.Timeout) as info:
         await bounded(client.call("page.act", press("a")))
-    assert info.value.details["method"] == "page.jugglerTarget"
+    assert info.value.details["method"] == "page.resolveTarget"
     assert drv.requests == []
-    ext.hold["page.jugglerTarget"].set()
+    ext.hold["page.resolveTarget"].set()
 
 
 @pytest.mark.usefixtures("short_margin")
@@ -352,7 +352,7 @@ async def test_queued_request_cancelled_answers_cancelled_and_never_runs(
     await raw.send("c", "page.act", press("c"))
     assert (await raw.answer("c")).ok
     assert drv.keys["tab1"] == ["a", "c"]
-    assert ext.methods().count("page.jugglerTarget") == 2
+    assert ext.methods().count("page.resolveTarget") == 2
 
 
 async def test_running_request_is_not_cancelled_and_reports_what_it_did(
@@ -515,7 +515,7 @@ async def test_an_action_without_tab_id_queues_behind_one_naming_the_active_tab(
     await bounded(client.call("devices.list"))  # "b" is at the bridge
     await asyncio.sleep(0.3)  # time for "b" to be resolved and reach the driver if it could
     assert drv.keys["tab1"] == ["warm", "a"], "the action without tabId ran beside tab 1's"
-    assert ext.methods().count("page.jugglerTarget") == 2
+    assert ext.methods().count("page.resolveTarget") == 2
     gate.set()
     await bounded(first)
     await bounded(second)

@@ -1,4 +1,4 @@
-"""RoutingPolicy (DESIGN §2) tested by calling it: no sockets, no event loop."""
+"""RoutingPolicy (design.md §2) tested by calling it: no sockets, no event loop."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def policy_with(*peers: tuple[str, str, str | None], seed: tuple[str, ...] = ())
     return policy
 
 
-# -- the rules of DESIGN §2, one test each ----------------------------------------------------
+# -- the rules of design.md §2, one test each ----------------------------------------------------
 
 
 def test_rule1_driver_hello_makes_the_promise_and_its_leave_keeps_it() -> None:
@@ -182,7 +182,7 @@ def test_devices_list_is_answered_locally_even_with_no_device() -> None:
     assert RoutingPolicy().route("devices.list", None) == Local()
 
 
-@pytest.mark.parametrize("method", ["page.explode", "driver.act", "page.jugglerTarget", ""])
+@pytest.mark.parametrize("method", ["page.explode", "driver.act", "page.resolveTarget", ""])
 def test_non_client_methods_are_bad_requests(method: str) -> None:
     """Unknown methods and peer-only methods cannot be routed from a client."""
     policy = policy_with(("ext", "extension", D), ("drv", "driver", D))
@@ -235,7 +235,7 @@ def test_parse_device_list(value: str | None, expected: set[str]) -> None:
 
 
 def test_routing_module_does_no_io() -> None:
-    """The policy imports no socket, websockets or asyncio module (DESIGN §10)."""
+    """The policy imports no socket, websockets or asyncio module (design.md §10)."""
     tree = ast.parse(Path(routing.__file__).read_text())
     imported: set[str] = set()
     for node in ast.walk(tree):

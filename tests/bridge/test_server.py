@@ -145,7 +145,7 @@ async def assert_still_serves(ws: ClientConnection) -> None:
     assert (answer.id, answer.ok) == ("ok-1", True)
 
 
-# -- DESIGN §2, one test per rule ------------------------------------------------------------------
+# -- design.md §2, one test per rule ------------------------------------------------------------------
 
 
 async def test_rule1_driver_hello_adds_device_and_its_disconnect_keeps_the_promise(
@@ -190,7 +190,7 @@ async def test_rule2_seeded_device_requires_trusted_input_without_ever_seeing_a_
 async def test_rule3_input_with_driver_online_resolves_on_extension_and_acts_on_driver(
     server: BridgeServer, client: BridgeClient, peer: Callable[..., Awaitable[Any]]
 ) -> None:
-    """Rule 3: page.act → extension gets exactly page.jugglerTarget(ref) (a click also
+    """Rule 3: page.act → extension gets exactly page.resolveTarget(ref) (a click also
     arms a delivery receipt) → driver gets exactly driver.act{frameToken, css, action} →
     the result says inputPath "trusted"."""
     ext = await peer(FakeExtension(server.url, TOKEN, D))
@@ -199,7 +199,7 @@ async def test_rule3_input_with_driver_online_resolves_on_extension_and_acts_on_
     result = await call(client, "page.act", {"tabId": 1, "ref": "e7", "action": CLICK})
 
     assert ext.requests == [
-        Received("page.jugglerTarget", {"tabId": 1, "ref": "e7", "receipt": True})]
+        Received("page.resolveTarget", {"tabId": 1, "ref": "e7", "receipt": True})]
     assert drv.methods() == ["driver.act"]
     sent = drv.requests[0].params
     act = DriverActParams.model_validate(sent)  # what the real driver's model accepts
@@ -283,12 +283,12 @@ async def test_rule7_driver_gone_mid_action_is_uncertain_and_never_replayed(
         await call(client, "page.act", {"ref": "e7", "action": CLICK})
 
     assert drv.methods() == ["driver.act"]
-    assert ext.methods() == ["page.jugglerTarget"]
+    assert ext.methods() == ["page.resolveTarget"]
     again = await peer(FakeDriver(server.url, TOKEN, D))
     await call(client, "devices.list")  # a full round trip through the bridge
     await asyncio.sleep(0.1)
     assert again.requests == []
-    assert ext.methods() == ["page.jugglerTarget"]
+    assert ext.methods() == ["page.resolveTarget"]
 
 
 # -- more of rule 7 and of the trusted path -----------------------------------------------------
@@ -313,15 +313,15 @@ async def test_driver_gone_while_ref_resolves_fails_before_anything_is_sent_to_i
     TrustedInputUnavailable and the driver never receives driver.act."""
     ext = await peer(FakeExtension(server.url, TOKEN, D))
     drv = await peer(FakeDriver(server.url, TOKEN, D))
-    ext.delays["page.jugglerTarget"] = 0.3
+    ext.delays["page.resolveTarget"] = 0.3
 
     act = asyncio.create_task(call(client, "page.act", {"ref": "e7", "action": CLICK}))
-    await ext.wait_for_request("page.jugglerTarget")
+    await ext.wait_for_request("page.resolveTarget")
     await drv.close()
     with pytest.raises(E.TrustedInputUnavailable):
         await act
     assert drv.requests == []
-    assert ext.methods() == ["page.jugglerTarget"]
+    assert ext.methods() == ["page.resolveTarget"]
 
 
 async def test_newer_driver_replaces_older_and_older_disconnect_keeps_it(
@@ -364,11 +364,11 @@ async def test_peer_error_code_round_trips_to_the_same_exception_class(
 async def test_ref_not_found_from_the_resolve_step_stops_the_trusted_action(
     server: BridgeServer, client: BridgeClient, peer: Callable[..., Awaitable[Any]]
 ) -> None:
-    """The extension answering page.jugglerTarget with REF_NOT_FOUND makes the client
+    """The extension answering page.resolveTarget with REF_NOT_FOUND makes the client
     raise RefNotFound and the driver receives nothing."""
     ext = await peer(FakeExtension(server.url, TOKEN, D))
     drv = await peer(FakeDriver(server.url, TOKEN, D))
-    ext.errors["page.jugglerTarget"] = E.RefNotFound(
+    ext.errors["page.resolveTarget"] = E.RefNotFound(
         "Ref e7 not found; take a new snapshot.", {"ref": "e7"}
     )
     with pytest.raises(E.RefNotFound) as info:
@@ -387,10 +387,10 @@ async def test_driver_error_reaches_the_client_as_its_class(
     drv.errors["driver.act"] = E.FrameTokenUnknown("Take a new snapshot.", {})
     with pytest.raises(E.FrameTokenUnknown):
         await call(client, "page.act", {"ref": "e7", "action": CLICK})
-    assert ext.methods() == ["page.jugglerTarget"]
+    assert ext.methods() == ["page.resolveTarget"]
 
 
-# -- handshake security (DESIGN §8) ---------------------------------------------------------------
+# -- handshake security (design.md §8) ---------------------------------------------------------------
 
 
 async def test_wrong_token_is_refused_with_unauthorized(
@@ -441,7 +441,7 @@ async def test_protocol_version_mismatch_is_refused(
     assert await devices(client) == {}
 
 
-# -- bad messages get BAD_REQUEST and the connection stays up (DESIGN §8) -----------------------
+# -- bad messages get BAD_REQUEST and the connection stays up (design.md §8) -----------------------
 
 
 @pytest.mark.parametrize(
@@ -492,14 +492,14 @@ async def test_binary_frame_gets_bad_request_and_the_connection_keeps_working(
 async def test_unknown_method_gets_bad_request_and_the_connection_keeps_working(
     server: BridgeServer, client: BridgeClient, peer: Callable[..., Awaitable[Any]]
 ) -> None:
-    """Unknown methods and peer-only methods (driver.act, page.jugglerTarget) from a
+    """Unknown methods and peer-only methods (driver.act, page.resolveTarget) from a
     client get BadRequest, reach no peer, and the client's next call works."""
     ext = await peer(FakeExtension(server.url, TOKEN, D))
     drv = await peer(FakeDriver(server.url, TOKEN, D))
     for method, params in [
         ("page.explode", {}),
         ("driver.act", {"frameToken": "t", "css": "#x", "action": CLICK}),
-        ("page.jugglerTarget", {"ref": "e7"}),
+        ("page.resolveTarget", {"ref": "e7"}),
     ]:
         with pytest.raises(E.BadRequest):
             await call(client, method, params)

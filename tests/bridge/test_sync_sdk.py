@@ -84,7 +84,7 @@ async def test_sync_script_snapshots_and_clicks_with_trusted_input(bridge: Bridg
 
     assert snap == '- button "Save" [ref=e7]'
     assert (result["inputPath"], result["device"], result["ref"]) == ("trusted", D, "e7")
-    assert bridge.ext.methods() == ["page.snapshot", "page.jugglerTarget"]
+    assert bridge.ext.methods() == ["page.snapshot", "page.resolveTarget"]
     assert bridge.drv.methods() == ["driver.act"]
     assert running == [THREAD_NAME]
     assert sdk_threads() == []
@@ -93,7 +93,7 @@ async def test_sync_script_snapshots_and_clicks_with_trusted_input(bridge: Bridg
 async def test_peer_error_is_raised_as_its_own_protocol_class(bridge: Bridge) -> None:
     """A REF_NOT_FOUND from the extension reaches the sync caller as RefNotFound itself
     (not wrapped), with its message and details, and the driver receives nothing."""
-    bridge.ext.errors["page.jugglerTarget"] = E.RefNotFound(
+    bridge.ext.errors["page.resolveTarget"] = E.RefNotFound(
         "Ref e9 not found; take a new snapshot.", {"ref": "e9"})
 
     def script() -> None:

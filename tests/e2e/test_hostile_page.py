@@ -1,4 +1,4 @@
-"""A web page cannot reach the bridge: its WebSocket handshake is refused (DESIGN §8)."""
+"""A web page cannot reach the bridge: its WebSocket handshake is refused (design.md §8)."""
 
 from __future__ import annotations
 

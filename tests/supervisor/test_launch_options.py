@@ -102,7 +102,7 @@ def test_profile_holds_the_extension_under_its_gecko_id(tmp_path: Path, extensio
 
 def test_manifest_keeps_ws_unupgraded_and_names_a_firefox_background() -> None:
     """Firefox MV3 needs the gecko id, an event-page background script and the CSP that
-    stops ws://127.0.0.1 being upgraded to wss:// (DESIGN §9)."""
+    stops ws://127.0.0.1 being upgraded to wss:// (design.md §9)."""
     manifest = json.loads((REPO / "extension" / "dist" / "manifest.json").read_text())
     assert manifest["content_security_policy"]["extension_pages"] == "script-src 'self'"
     assert manifest["background"]["scripts"] == ["background.js"]

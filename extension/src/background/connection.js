@@ -1,6 +1,6 @@
 // The background's WebSocket to the bridge: hello, request dispatch, reconnect with
 // backoff (0.25 s doubling to 5 s), and a keep-alive extension API call every 20 s so
-// an MV3 background is not suspended while idle (DESIGN §9). Chromium: a service worker
+// an MV3 background is not suspended while idle (design.md §9). Chromium: a service worker
 // with a 30 s idle timer that extension API calls reset. Firefox: an event page that
 // `extensions.background.idle.timeout` (30 s) suspends; every API call the parent process
 // serves resets it ("parentapicall" in ext-backgroundPage.js), and

@@ -5,7 +5,8 @@
 import { BridgeConnection } from './connection.js';
 import { closeStartupTabs } from './startup.js';
 import { snapshotTab } from './snapshot.js';
-import { ExtError, Tabs } from './tabs.js';
+import { PageError } from '../page/errors.js';
+import { Tabs } from './tabs.js';
 
 import { api } from '../shim/browser.js';
 const tabs = new Tabs(api);
@@ -36,10 +37,10 @@ function waitForLoad(tabId, timeoutMs, { sameDocument = false, requireCommit = f
         // With requireCommit, an abort is the previous document's load being cut short by
         // this navigation (or this one replaced by a later one, whose load then counts).
         if (requireCommit && /ERR_ABORTED|NS_BINDING_ABORTED/.test(d.error || '')) return;
-        if (top(d)) done(reject, new ExtError('BAD_REQUEST', `Navigation failed: ${d.error}.`, { error: d.error }));
+        if (top(d)) done(reject, new PageError('BAD_REQUEST', `Navigation failed: ${d.error}.`, { error: d.error }));
       }],
       [api.tabs.onRemoved, (id) => {
-        if (id === tabId) done(reject, new ExtError('BROWSER_TAB_CLOSED', 'The tab closed during navigation.', { tabId }));
+        if (id === tabId) done(reject, new PageError('BROWSER_TAB_CLOSED', 'The tab closed during navigation.', { tabId }));
       }],
     ];
     if (sameDocument) {
@@ -53,7 +54,7 @@ function waitForLoad(tabId, timeoutMs, { sameDocument = false, requireCommit = f
       for (const [event, listener] of listeners) event.removeListener(listener);
       fn(arg);
     };
-    const timer = setTimeout(() => done(reject, new ExtError('TIMEOUT', `The page did not finish loading within ${timeoutMs} ms.`, { timeoutMs })), timeoutMs);
+    const timer = setTimeout(() => done(reject, new PageError('TIMEOUT', `The page did not finish loading within ${timeoutMs} ms.`, { timeoutMs })), timeoutMs);
     for (const [event, listener] of listeners) event.addListener(listener);
   });
 }
@@ -144,7 +145,7 @@ const handlers = {
     return snapshotTab(api, tabs, id, params);
   },
 
-  async 'page.jugglerTarget'({ tabId, ref, receipt = false, allowCoordinates = false }) {
+  async 'page.resolveTarget'({ tabId, ref, receipt = false, allowCoordinates = false }) {
     const id = await tabs.resolveTab(tabId);
     if (!ref) {
       const res = await tabs.toFrame(id, 0, { op: 'locate', ref: null });
@@ -185,7 +186,7 @@ const handlers = {
       await new Promise((r) => setTimeout(r, ms));
       return { tabId: id, waitedMs: ms };
     }
-    if (!text) throw new ExtError('BAD_REQUEST', 'Give ms or text to wait for.');
+    if (!text) throw new PageError('BAD_REQUEST', 'Give ms or text to wait for.');
     const start = Date.now();
     for (;;) {
       const left = timeoutMs - (Date.now() - start);
@@ -197,7 +198,7 @@ const handlers = {
       // Every frame failed at once (a document being replaced): do not spin.
       if (Date.now() - sliceStart < 50) await new Promise((r) => setTimeout(r, 50));
     }
-    throw new ExtError('TIMEOUT', `The text did not appear within ${timeoutMs} ms.`, { timeoutMs });
+    throw new PageError('TIMEOUT', `The text did not appear within ${timeoutMs} ms.`, { timeoutMs });
   },
 };
 

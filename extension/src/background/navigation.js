@@ -1,14 +1,14 @@
 // Navigations in flight, per tab and frame, as the browser reports them (webNavigation).
 //
 // A ref whose frame (or an ancestor frame) is navigating to another document is fenced
-// with BROWSER_DOCUMENT_CHANGED (DESIGN §5), even before the new document commits: an
+// with BROWSER_DOCUMENT_CHANGED (design.md §5), even before the new document commits: an
 // action aimed at it could otherwise land on the next page, whose elements may sit at the
 // same place with the same CSS path (shared/cases/02). The content script marks the
 // navigations its own document starts (page/identity.js); this record covers the rest
 // (browser-initiated loads, a parent frame navigating) and the time after the old
 // document stopped answering.
 
-import { ExtError } from './tabs.js';
+import { PageError } from '../page/errors.js';
 
 export class Navigations {
   /**
@@ -65,7 +65,7 @@ export class Navigations {
     const parents = this.parents.get(tabId) || new Map();
     for (let f = frameId, hops = 0; f !== undefined && f !== -1 && hops < 64; f = parents.get(f), hops++) {
       if (pending.has(f)) {
-        throw new ExtError('BROWSER_DOCUMENT_CHANGED',
+        throw new PageError('BROWSER_DOCUMENT_CHANGED',
           (f === frameId ? 'This frame' : 'A frame that contains this one') +
           ' is navigating to another document; refs from the current one are no longer safe to use. ' +
           'Wait for the load, then take a new snapshot.',

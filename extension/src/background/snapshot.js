@@ -1,4 +1,4 @@
-// Whole-tab snapshots (DESIGN §5): every frame's content script walks its own document;
+// Whole-tab snapshots (design.md §5): every frame's content script walks its own document;
 // this module stitches child frames under their <iframe> line (matched by frame key, see
 // ../page/frames.js), keeps the output within a character budget and hands out a cursor
 // for the rest. Modes:
@@ -10,7 +10,7 @@
 // agent follows its cursor to the end.
 
 import { diffOutline } from './diff.js';
-import { ExtError } from './tabs.js';
+import { PageError } from '../page/errors.js';
 
 const RETRY_MS = 60;
 const CURSOR_TTL_MS = 10 * 60 * 1000;
@@ -50,7 +50,7 @@ async function identifyAll(tabs, tabId, frames) {
  * @returns {Promise<{snapshot: string, url: string, title: string, tabId: number, mode: string,
  *   frames: number, refs: number, chars: number, truncated: boolean, cursor: string|null,
  *   diff?: {baseline: boolean, added: number, removed: number}}>}
- * @throws ExtError BAD_REQUEST (unknown cursor, bad combination), REF_NOT_FOUND,
+ * @throws PageError BAD_REQUEST (unknown cursor, bad combination), REF_NOT_FOUND,
  *   BROWSER_DOCUMENT_CHANGED (the page navigated since the cursor or ref was given)
  */
 export async function snapshotTab(api, tabs, tabId, params = {}) {
@@ -58,7 +58,7 @@ export async function snapshotTab(api, tabs, tabId, params = {}) {
   pruneCursors();
   if (params.cursor) return continueCursor(tabs, tabId, params.cursor, maxChars);
   const mode = params.mode || 'snapshot';
-  if (mode === 'diff' && params.ref) throw new ExtError('BAD_REQUEST', 'A diff covers the whole tab; leave out ref.');
+  if (mode === 'diff' && params.ref) throw new PageError('BAD_REQUEST', 'A diff covers the whole tab; leave out ref.');
   const state = await begin(api, tabs, tabId, mode === 'read' ? 'read' : 'outline', params.ref || null);
   state.mode = mode;
   state.session = params.session || 'default';
@@ -69,7 +69,7 @@ export async function snapshotTab(api, tabs, tabId, params = {}) {
   if (mode === 'diff') {
     const page = await render(tabs, state, DIFF_MAX_CHARS);
     if (state.stack.length) {
-      throw new ExtError('BAD_REQUEST',
+      throw new PageError('BAD_REQUEST',
         `The page is too large to diff (over ${DIFF_MAX_CHARS} characters). Take a snapshot with a cursor instead.`,
         { maxChars: DIFF_MAX_CHARS });
     }
@@ -107,7 +107,7 @@ async function begin(api, tabs, tabId, walkMode, ref) {
     const parsed = tabs.parseRef(tabId, ref);
     Object.assign(start, { frameId: parsed.frameId, rootRef: parsed.local, docId: parsed.docId });
     if (!byFrame.has(parsed.frameId)) {
-      throw new ExtError('BROWSER_DOCUMENT_CHANGED', `The frame of ref ${ref} is gone. Take a new snapshot.`, { ref });
+      throw new PageError('BROWSER_DOCUMENT_CHANGED', `The frame of ref ${ref} is gone. Take a new snapshot.`, { ref });
     }
   }
   return {
@@ -230,12 +230,12 @@ async function continueCursor(tabs, tabId, id, maxChars) {
   const entry = cursors.get(id);
   cursors.delete(id);
   if (!entry) {
-    throw new ExtError('BAD_REQUEST',
+    throw new PageError('BAD_REQUEST',
       `Cursor ${JSON.stringify(id).slice(0, 40)} is unknown or expired (cursors live 10 minutes and are used once). Take a new snapshot.`,
       {});
   }
   const owner = entry.state ? entry.state.tabId : entry.text.tabId;
-  if (tabId !== null && owner !== tabId) throw new ExtError('BAD_REQUEST', 'This cursor belongs to another tab.', { tabId: owner });
+  if (tabId !== null && owner !== tabId) throw new PageError('BAD_REQUEST', 'This cursor belongs to another tab.', { tabId: owner });
   if (entry.text) return pageOfText(entry.text, maxChars, 0);
   return finishPage(entry.state, await render(tabs, entry.state, maxChars), maxChars);
 }

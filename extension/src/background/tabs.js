@@ -1,17 +1,10 @@
 // Tabs, frames and messaging to the content script of one frame.
 
+import { PageError } from '../page/errors.js';
 import { Navigations } from './navigation.js';
 
 /** Documents remembered per frame ordinal, to tell a stale ref from an unknown one. */
 const DOCS_PER_FRAME = 16;
-
-export class ExtError extends Error {
-  constructor(code, message, details = {}) {
-    super(message);
-    this.code = code;
-    this.details = details;
-  }
-}
 
 export class Tabs {
   constructor(api) {
@@ -32,14 +25,14 @@ export class Tabs {
       try {
         await this.api.tabs.get(tabId);
       } catch {
-        throw new ExtError('BROWSER_TAB_CLOSED', `Tab ${tabId} does not exist (closed?). List tabs and pick another.`, { tabId });
+        throw new PageError('BROWSER_TAB_CLOSED', `Tab ${tabId} does not exist (closed?). List tabs and pick another.`, { tabId });
       }
       return tabId;
     }
     let tabs = await this.api.tabs.query({ active: true, lastFocusedWindow: true });
     if (!tabs.length) tabs = await this.api.tabs.query({ active: true });
     if (!tabs.length) tabs = await this.api.tabs.query({});
-    if (!tabs.length) throw new ExtError('BROWSER_TAB_CLOSED', 'The browser has no open tab.');
+    if (!tabs.length) throw new PageError('BROWSER_TAB_CLOSED', 'The browser has no open tab.');
     return tabs[0].id;
   }
 
@@ -75,20 +68,20 @@ export class Tabs {
     return n;
   }
 
-  /** Send {op, ...} to one frame's content script; returns its result or throws ExtError. */
+  /** Send {op, ...} to one frame's content script; returns its result or throws PageError. */
   async toFrame(tabId, frameId, msg) {
     let reply;
     try {
       reply = await this.api.tabs.sendMessage(tabId, msg, { frameId });
     } catch (err) {
-      throw new ExtError('BROWSER_DOCUMENT_CHANGED',
+      throw new PageError('BROWSER_DOCUMENT_CHANGED',
         'The frame of this ref is gone or not ready (it navigated or closed). Take a new snapshot.',
         { frameId });
     }
     if (!reply) {
-      throw new ExtError('BROWSER_DOCUMENT_CHANGED', 'The frame did not answer (it is navigating). Take a new snapshot.', { frameId });
+      throw new PageError('BROWSER_DOCUMENT_CHANGED', 'The frame did not answer (it is navigating). Take a new snapshot.', { frameId });
     }
-    if (!reply.ok) throw new ExtError(reply.error.code, reply.error.message, reply.error.details);
+    if (!reply.ok) throw new PageError(reply.error.code, reply.error.message, reply.error.details);
     return reply.result;
   }
 
@@ -118,12 +111,12 @@ export class Tabs {
    *  an ancestor) is navigating or the ref came from a document no longer remembered. */
   parseRef(tabId, ref) {
     const m = /^(?:f(\d+))?e(\d+)$/.exec(ref || '');
-    if (!m) throw new ExtError('REF_NOT_FOUND', `Ref ${ref} is not a ref from a snapshot.`, { ref });
+    if (!m) throw new PageError('REF_NOT_FOUND', `Ref ${ref} is not a ref from a snapshot.`, { ref });
     const ordinal = m[1] ? Number(m[1]) : 0;
     const st = this.tabState(tabId);
     const frameId = st.frameIds.get(ordinal);
     if (frameId === undefined) {
-      throw new ExtError('REF_NOT_FOUND', `Ref ${ref} names a frame the snapshots of tab ${tabId} never showed. Take a new snapshot (if it came from another tab, e.g. before a click opened this one, list tabs and name that tab).`, { ref, tabId });
+      throw new PageError('REF_NOT_FOUND', `Ref ${ref} names a frame the snapshots of tab ${tabId} never showed. Take a new snapshot (if it came from another tab, e.g. before a click opened this one, list tabs and name that tab).`, { ref, tabId });
     }
     this.navigations.check(tabId, frameId);
     const n = Number(m[2]);
@@ -134,10 +127,10 @@ export class Tabs {
     }
     if (!docId) {
       if (n >= 1 && docs.length && n < docs[0].lo) { // refs start at e1: e0 was never issued
-        throw new ExtError('BROWSER_DOCUMENT_CHANGED',
+        throw new PageError('BROWSER_DOCUMENT_CHANGED',
           `Ref ${ref} belongs to an earlier document of this frame. Take a new snapshot.`, { ref, reason: 'navigated' });
       }
-      throw new ExtError('REF_NOT_FOUND', `Ref ${ref} was not given by a snapshot of tab ${tabId}. Take a new snapshot (if it came from another tab, e.g. before a click opened this one, list tabs and name that tab).`, { ref, tabId });
+      throw new PageError('REF_NOT_FOUND', `Ref ${ref} was not given by a snapshot of tab ${tabId}. Take a new snapshot (if it came from another tab, e.g. before a click opened this one, list tabs and name that tab).`, { ref, tabId });
     }
     return { frameId, local: `e${n}`, docId };
   }

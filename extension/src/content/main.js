@@ -12,7 +12,8 @@ import { Receipts, coordinatesFor } from '../page/receipt.js';
 import { waitForText } from '../page/wait.js';
 
 import { api, openOrClosedShadowRoot } from '../shim/browser.js';
-const TOKEN_ATTRIBUTE = 'data-mcjug';
+import { FRAME_TOKEN_ATTRIBUTE as TOKEN_ATTRIBUTE } from '../generated/protocol.js';
+
 const TOKEN_WAIT_MS = 1000;
 
 const frameKeys = new FrameKeys();
@@ -25,7 +26,7 @@ const receipts = new Receipts(window, (receiptId, receipt) => {
   } catch { /* extension context gone: the bridge reads the receipt instead */ }
 });
 
-/** Open or closed shadow root of `el` (the extension may see closed ones; DESIGN §4). */
+/** Open or closed shadow root of `el` (the extension may see closed ones; design.md §4). */
 const shadowRootOf = openOrClosedShadowRoot;
 
 // Observation (issue 4): document identity, refs with one rebind, paged snapshots.

@@ -2,3 +2,4 @@
 export const PROTOCOL_VERSION = 1;
 export const ERROR_CODES = new Set(["TRUSTED_INPUT_UNAVAILABLE", "FRAME_TOKEN_UNKNOWN", "LOCATOR_NOT_UNIQUE", "CLOSED_SHADOW_ROOT", "REF_NOT_FOUND", "ELEMENT_TARGET_DETACHED", "ELEMENT_TARGET_AMBIGUOUS", "ELEMENT_TARGET_DISABLED", "ELEMENT_NOT_EDITABLE", "ELEMENT_OBSCURED", "BROWSER_TAB_CLOSED", "BROWSER_DOCUMENT_CHANGED", "BROWSER_OPERATION_UNCERTAIN", "DEVICE_NOT_CONNECTED", "UNAUTHORIZED", "BAD_REQUEST", "PROTOCOL_MISMATCH", "DIALOG_OPEN", "TIMEOUT", "CANCELLED", "INTERNAL_ERROR"]);
 export const CLIENT_METHODS = ["devices.list", "page.act", "page.batch", "page.dialog", "page.evaluate", "page.history", "page.navigate", "page.screenshot", "page.snapshot", "page.wait", "tabs.close", "tabs.list", "tabs.new", "tabs.select"];
+export const FRAME_TOKEN_ATTRIBUTE = "data-mcjug";

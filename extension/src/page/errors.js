@@ -1,4 +1,4 @@
-// An error with a wire code (DESIGN §6), thrown by page code and sent back as
+// An error with a wire code (design.md §6), thrown by page code and sent back as
 // {code, message, details}. Details hold only safe facts: ids, roles, counts.
 
 export class PageError extends Error {

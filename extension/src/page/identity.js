@@ -1,4 +1,4 @@
-// Document identity (DESIGN §5): URL + performance.timeOrigin + a per-document token.
+// Document identity (design.md §5): URL + performance.timeOrigin + a per-document token.
 // Pure DOM: no chrome.* / browser.* calls.
 //
 // The content script creates one DocumentIdentity per document it runs in. A snapshot

@@ -1,4 +1,4 @@
-// Locator builder (DESIGN §4): from the live element behind a ref to a CSS locator the
+// Locator builder (design.md §4): from the live element behind a ref to a CSS locator the
 // driver (Playwright) can run. Pure DOM: no chrome.* / browser.* calls.
 //
 // Shape of the result:

@@ -5,7 +5,7 @@
 // before any page listener) note trusted pointerdown/mousedown/click events whose
 // composed path holds the target. The moment a trusted click reaches the target, the
 // receipt is pushed (`onDelivered`, sent to the bridge as a `page.receipt` event), so the
-// bridge has it by the time the driver answers: no extra round trip (DESIGN §10, "each
+// bridge has it by the time the driver answers: no extra round trip (design.md §10, "each
 // room once"). A click the target never received pushes nothing; the bridge then reads
 // the receipt (`read`) and reports `delivered: false`, not success.
 

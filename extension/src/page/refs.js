@@ -1,4 +1,4 @@
-// Ref registry of one document (DESIGN §5). Pure DOM: no chrome.* / browser.* calls.
+// Ref registry of one document (design.md §5). Pure DOM: no chrome.* / browser.* calls.
 //
 // A ref names an element the agent saw in a snapshot. The same element keeps the same ref
 // across snapshots of this document. Each entry keeps the node weakly (WeakRef: a page
@@ -43,7 +43,7 @@ export class RefRegistry {
     this.now = now;
   }
 
-  /** Forget every ref (the document's URL changed: a new identity, DESIGN §5). Numbers
+  /** Forget every ref (the document's URL changed: a new identity, design.md §5). Numbers
    *  keep increasing, so an old ref never names a new element. */
   reset() {
     for (const ref of this.byRef.keys()) this.expired.set(ref, 'url');

@@ -1,4 +1,4 @@
-// Which form fields hold secrets (DESIGN §5): their values are never printed, never put in
+// Which form fields hold secrets (design.md §5): their values are never printed, never put in
 // a ref's descriptor, an error or a log line. Pure DOM.
 //
 // A field is sensitive when it is a password input; when its autocomplete names a one-time

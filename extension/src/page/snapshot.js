@@ -1,4 +1,4 @@
-// Observation of one document (DESIGN §5): snapshots in pages, refs, identity. Pure DOM:
+// Observation of one document (design.md §5): snapshots in pages, refs, identity. Pure DOM:
 // no chrome.* calls; closed shadow roots are reached through the `shadowRootOf` function
 // the caller passes.
 //

@@ -1,4 +1,4 @@
-// The old synthetic action path (DESIGN §1): used ONLY for devices that never asked for
+// The old synthetic action path (design.md §1): used ONLY for devices that never asked for
 // trusted input. The bridge labels every result of this path `inputPath: "synthetic"`;
 // pages see event.isTrusted === false. Pure DOM.
 

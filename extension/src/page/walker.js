@@ -1,4 +1,4 @@
-// The resumable walk behind snapshots (DESIGN §5). Pure DOM: no chrome.* calls.
+// The resumable walk behind snapshots (design.md §5). Pure DOM: no chrome.* calls.
 //
 // A Walker visits one document (or the subtree of one element) in document order,
 // through open and closed shadow roots and slots, and produces lines

@@ -13,7 +13,7 @@ export const engine = typeof api?.runtime?.getBrowserInfo === 'function' ? 'geck
 
 /**
  * The shadow root of `el`, open or closed, or null. Extensions may see closed roots
- * (DESIGN §4): Chromium through the function chrome.dom.openOrClosedShadowRoot(el);
+ * (design.md §4): Chromium through the function chrome.dom.openOrClosedShadowRoot(el);
  * Firefox through the read-only *property* el.openOrClosedShadowRoot (content scripts
  * only) — not a method: calling it throws "is not a function" (docs/browsers.md).
  */
