@@ -16,11 +16,9 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketExce
 
 from . import config
 from .protocol import errors as E
+from .protocol.methods import INPUT_METHODS
 from .protocol.models import MESSAGE_ADAPTER, PROTOCOL_VERSION, Hello, Request, Response, Welcome
 
-INPUT_METHODS = frozenset({"page.act", "page.batch"})
-"""Input methods: cut off after sending they may have reached the page, so they fail as
-uncertain, not as "not connected" (design.md §2 rule 7)."""
 
 
 def resolve_endpoint(url: str | None = None, token: str | None = None) -> tuple[str, str]:

@@ -26,10 +26,8 @@ from typing import Any, Protocol
 import pydantic
 
 from .protocol import errors as E
+from .protocol.methods import CLIENT_METHODS, METHOD_PARAMS, METHOD_RESULTS, SERIALIZED_METHODS
 from .protocol.models import (
-    CLIENT_METHODS,
-    METHOD_PARAMS,
-    METHOD_RESULTS,
     ActParams,
     BatchParams,
     ClickAction,
@@ -37,7 +35,7 @@ from .protocol.models import (
     ReceiptEvent,
     TabOpenedEvent,
 )
-from .routing import INPUT_METHODS, Local, RoutingPolicy, ToDriver, TrustedInput
+from .routing import Local, RoutingPolicy, ToDriver, TrustedInput
 from .urls import check_navigation_url
 
 DRIVER_MARGIN_S = 5.0
@@ -55,8 +53,6 @@ RECEIPT_PUSH_WAIT_S = 0.1
 """How long after the driver's answer to wait for a pushed delivery receipt before asking
 the extension for it (the push is sent from the page's click listener, so it is usually
 already here), s."""
-
-_SERIALIZED = INPUT_METHODS | {"page.navigate", "page.history", "page.dialog"}
 
 
 class PeerCall(Protocol):
@@ -144,7 +140,7 @@ class Executor:
             return {"devices": [d.model_dump() for d in self.policy.devices()]}
         start = on_start or (lambda: None)
         tab = getattr(parsed, "tabId", None)
-        if method not in _SERIALIZED:
+        if method not in SERIALIZED_METHODS:
             start()
             result = await self._run(method, parsed, route)
         else:

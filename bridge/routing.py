@@ -18,14 +18,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .protocol.errors import BadRequest, DeviceNotConnected, DialogOpen, TrustedInputUnavailable
-from .protocol.models import CLIENT_METHODS, DRIVER_METHODS, DeviceInfo
-
-INPUT_METHODS = frozenset({"page.act", "page.batch"})
-"""Client methods that are input. ``page.wait`` is not input (rule 6)."""
-INPUT_METHOD = "page.act"
-
-# What may still be asked while a JavaScript dialog blocks the device's page.
-_ALLOWED_UNDER_DIALOG = frozenset({"devices.list", "tabs.list", "page.dialog"})
+from .protocol.methods import (
+    ALLOWED_UNDER_DIALOG,
+    CLIENT_INPUT_METHODS as INPUT_METHODS,
+    CLIENT_METHODS,
+    DRIVER_METHODS,
+)
+from .protocol.models import DeviceInfo
 
 ENV_REQUIRE_TRUSTED_INPUT = "BRIDGE_REQUIRE_TRUSTED_INPUT"
 
@@ -210,7 +209,7 @@ class RoutingPolicy:
             return Local()
         dev = self.pick_device(device)
         dialog = self.open_dialogs.get(dev)
-        if dialog is not None and method not in _ALLOWED_UNDER_DIALOG:
+        if dialog is not None and method not in ALLOWED_UNDER_DIALOG:
             raise DialogOpen(
                 f"A {dialog.get('type')} dialog blocks the page ({str(dialog.get('message'))[:200]!r}). "
                 "Answer it with page.dialog (accept or dismiss) first.",

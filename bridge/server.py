@@ -31,6 +31,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request as HttpRequest, Response as HttpResponse
 
 from .protocol import errors as E
+from .protocol.methods import CLIENT_INPUT_METHODS
 from .protocol.models import (
     MESSAGE_ADAPTER,
     PROTOCOL_VERSION,
@@ -400,7 +401,7 @@ class BridgeServer:
             log.exception("request %s failed", req.method)
             err = E.InternalError(f"The bridge failed: {type(exc).__name__}.")
             response = Response(id=req.id, ok=False, error=err.to_payload())
-        if req.method in ("page.act", "page.batch"):
+        if req.method in CLIENT_INPUT_METHODS:
             _log_action(req, response, (time.perf_counter() - started) * 1000)
         with contextlib.suppress(ConnectionClosed):
             await peer.send(response)

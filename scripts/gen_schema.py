@@ -19,14 +19,8 @@ from pathlib import Path
 from pydantic import TypeAdapter
 
 from bridge.protocol.errors import ErrorCode
-from bridge.protocol.models import (
-    CLIENT_METHODS,
-    FRAME_TOKEN_ATTRIBUTE,
-    METHOD_PARAMS,
-    METHOD_RESULTS,
-    PROTOCOL_VERSION,
-    Message,
-)
+from bridge.protocol.methods import CLIENT_METHODS, METHOD_PARAMS, METHOD_RESULTS
+from bridge.protocol.models import FRAME_TOKEN_ATTRIBUTE, PROTOCOL_VERSION, Message
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "docs" / "protocol.schema.json"

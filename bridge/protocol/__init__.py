@@ -3,10 +3,9 @@
 from .errors import *  # noqa: F401,F403
 from .errors import ErrorCode, ErrorPayload, TrustbridgeError, error_from_payload
 from .models import *  # noqa: F401,F403
+from .methods import METHOD_PARAMS, METHOD_RESULTS, METHODS, MethodFacts
 from .models import (
     MESSAGE_ADAPTER,
-    METHOD_PARAMS,
-    METHOD_RESULTS,
     PROTOCOL_VERSION,
     Hello,
     Request,
@@ -22,6 +21,8 @@ __all__ = [
     "MESSAGE_ADAPTER",
     "METHOD_PARAMS",
     "METHOD_RESULTS",
+    "METHODS",
+    "MethodFacts",
     "PROTOCOL_VERSION",
     "Hello",
     "Request",

@@ -6,8 +6,8 @@ Every WebSocket text frame holds one JSON object, a :data:`Message`:
 - ``request`` ``{id, method, params}`` in either direction;
 - ``response`` ``{id, ok, result | error}`` answering a request by ``id``.
 
-Method parameters are validated against :data:`METHOD_PARAMS`; results of the driver
-and of ``page.resolveTarget`` against :data:`METHOD_RESULTS`. The JSON Schema the
+Which model a method's params and result use, and every other fact about a method,
+is in :mod:`bridge.protocol.methods`. The JSON Schema the
 extension relies on is generated from this module by ``scripts/gen_schema.py``.
 """
 
@@ -479,42 +479,3 @@ class DeviceInfo(_Model):
         description="The JavaScript dialog open on this device now ({type, message, "
         "defaultValue, url}), if any; answer it with page.dialog.",
     )
-
-
-METHOD_PARAMS: dict[str, type[_Model]] = {
-    "devices.list": EmptyParams,
-    "tabs.list": DeviceParams,
-    "page.navigate": NavigateParams,
-    "page.snapshot": SnapshotParams,
-    "page.act": ActParams,
-    "page.wait": WaitParams,
-    "page.resolveTarget": ResolveTargetParams,
-    "page.receipt": ReceiptParams,
-    "driver.act": DriverActParams,
-    "page.batch": BatchParams,
-    "page.dialog": DialogParams,
-    "page.screenshot": ScreenshotParams,
-    "page.evaluate": EvaluateParams,
-    "page.history": HistoryParams,
-    "request.cancel": CancelParams,
-    "tabs.new": TabNewParams,
-    "tabs.select": TabIdParams,
-    "tabs.close": TabIdParams,
-    "driver.dialog": DriverDialogParams,
-    "driver.screenshot": DriverScreenshotParams,
-    "driver.evaluate": DriverEvaluateParams,
-}
-"""Every method's params model. Clients may call the first six."""
-
-CLIENT_METHODS = frozenset(
-    {"devices.list", "tabs.list", "page.navigate", "page.snapshot", "page.act", "page.wait",
-     "page.batch", "page.dialog", "page.screenshot", "page.evaluate", "page.history",
-     "tabs.new", "tabs.select", "tabs.close"}
-)
-DRIVER_METHODS = frozenset({"page.dialog", "page.screenshot", "page.evaluate"})
-"""Client methods only the device's driver can serve (it holds the Playwright page)."""
-
-METHOD_RESULTS: dict[str, type[_Model]] = {
-    "page.resolveTarget": ResolveTarget,
-    "driver.act": DriverActResult,
-}

@@ -38,10 +38,9 @@ from websockets.sync.client import ClientConnection, connect
 
 from bridge.client import BridgeClient
 from bridge.protocol import errors as E
+from bridge.protocol.methods import CLIENT_METHODS, METHOD_PARAMS
 from bridge.protocol.models import (
-    CLIENT_METHODS,
     MESSAGE_ADAPTER,
-    METHOD_PARAMS,
     PROTOCOL_VERSION,
     Event,
     Hello,

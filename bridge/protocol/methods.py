@@ -1,0 +1,113 @@
+"""Every wire method and its facts, in one table (docs/design.md §2, §10).
+
+Each module that needs to know something about a method reads it here: the routing
+policy (who serves it, whether it is input, whether it may run under a dialog), the
+executor (whether it queues per tab), the server (which result model to validate), the
+client (whether losing its answer is "uncertain"), and ``scripts/gen_schema.py``.
+
+A method is served by one kind of peer:
+
+- ``bridge``: answered by the bridge itself (``devices.list``, ``request.cancel``);
+- ``extension``: the device's extension answers it;
+- ``driver``: the device's input driver answers it (it holds the Playwright page);
+- ``route``: a client method whose peers the routing policy picks per request
+  (``page.act`` / ``page.batch`` go to the extension or, for trusted input, to the
+  extension then the driver).
+
+``client`` says whether an agent may send it (the other methods are the bridge's own
+calls to its peers).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel
+
+from . import models as M
+
+ServedBy = Literal["bridge", "extension", "driver", "route"]
+
+
+@dataclass(frozen=True)
+class MethodFacts:
+    """What is true of one wire method.
+
+    Attributes:
+        params: the params model every request is validated against.
+        result: the result model every answer is validated against (None: no result
+            model yet; the answer passes as a JSON object).
+        served_by: which peer answers it (see the module docstring).
+        client: an agent may call it.
+        input: it is input: after it was sent, a lost answer means the action may have
+            reached the page (BROWSER_OPERATION_UNCERTAIN, design.md §2 rule 7), never
+            "not connected", and it is never repeated.
+        serialized: it runs one at a time per device and tab, in arrival order.
+        under_dialog: it may still run while a JavaScript dialog blocks the device.
+        driver_method: for a client method the driver serves, the driver's own method.
+    """
+
+    params: type[BaseModel]
+    result: type[BaseModel] | None = None
+    served_by: ServedBy = "extension"
+    client: bool = False
+    input: bool = False
+    serialized: bool = False
+    under_dialog: bool = False
+    driver_method: str | None = None
+
+
+METHODS: dict[str, MethodFacts] = {
+    # Client methods.
+    "devices.list": MethodFacts(M.EmptyParams, served_by="bridge", client=True,
+                                under_dialog=True),
+    "tabs.list": MethodFacts(M.DeviceParams, client=True, under_dialog=True),
+    "tabs.new": MethodFacts(M.TabNewParams, client=True),
+    "tabs.select": MethodFacts(M.TabIdParams, client=True),
+    "tabs.close": MethodFacts(M.TabIdParams, client=True),
+    "page.navigate": MethodFacts(M.NavigateParams, client=True, serialized=True),
+    "page.history": MethodFacts(M.HistoryParams, client=True, serialized=True),
+    "page.snapshot": MethodFacts(M.SnapshotParams, client=True),
+    "page.wait": MethodFacts(M.WaitParams, client=True),  # not input (rule 6)
+    "page.act": MethodFacts(M.ActParams, served_by="route", client=True, input=True,
+                            serialized=True),
+    "page.batch": MethodFacts(M.BatchParams, served_by="route", client=True, input=True,
+                              serialized=True),
+    "page.dialog": MethodFacts(M.DialogParams, served_by="driver", client=True,
+                               serialized=True, under_dialog=True,
+                               driver_method="driver.dialog"),
+    "page.screenshot": MethodFacts(M.ScreenshotParams, served_by="driver", client=True,
+                                   driver_method="driver.screenshot"),
+    "page.evaluate": MethodFacts(M.EvaluateParams, served_by="driver", client=True,
+                                 driver_method="driver.evaluate"),
+    "request.cancel": MethodFacts(M.CancelParams, served_by="bridge", under_dialog=True),
+    # The bridge's calls to the extension.
+    "page.resolveTarget": MethodFacts(M.ResolveTargetParams, M.ResolveTarget),
+    "page.receipt": MethodFacts(M.ReceiptParams),
+    # The bridge's calls to the driver.
+    "driver.act": MethodFacts(M.DriverActParams, M.DriverActResult, served_by="driver",
+                              input=True),
+    "driver.dialog": MethodFacts(M.DriverDialogParams, served_by="driver"),
+    "driver.screenshot": MethodFacts(M.DriverScreenshotParams, served_by="driver"),
+    "driver.evaluate": MethodFacts(M.DriverEvaluateParams, served_by="driver"),
+}
+"""Method name → its facts."""
+
+METHOD_PARAMS: dict[str, type[BaseModel]] = {m: f.params for m, f in METHODS.items()}
+"""Method name → params model."""
+METHOD_RESULTS: dict[str, type[BaseModel]] = {
+    m: f.result for m, f in METHODS.items() if f.result is not None}
+"""Method name → result model, for the methods that have one."""
+CLIENT_METHODS = frozenset(m for m, f in METHODS.items() if f.client)
+"""Methods an agent may send (``request.cancel`` is a control message, not among them)."""
+INPUT_METHODS = frozenset(m for m, f in METHODS.items() if f.input)
+"""Input methods (client and driver): a lost answer is uncertain, never retried."""
+CLIENT_INPUT_METHODS = INPUT_METHODS & CLIENT_METHODS
+"""Client methods that are input (``page.act``, ``page.batch``)."""
+DRIVER_METHODS = frozenset(m for m, f in METHODS.items() if f.client and f.served_by == "driver")
+"""Client methods only the device's driver can serve."""
+SERIALIZED_METHODS = frozenset(m for m, f in METHODS.items() if f.serialized)
+"""Client methods that queue per device and tab."""
+ALLOWED_UNDER_DIALOG = frozenset(m for m, f in METHODS.items() if f.under_dialog)
+"""Methods that may run while a JavaScript dialog blocks the device's page."""
