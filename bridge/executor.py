@@ -26,7 +26,8 @@ from typing import Any, Protocol
 import pydantic
 
 from .protocol import errors as E
-from .protocol.methods import CLIENT_METHODS, METHOD_PARAMS, METHOD_RESULTS, SERIALIZED_METHODS
+from .protocol.methods import SERIALIZED_METHODS
+from .protocol.validate import validate_params, validate_result
 from .protocol.models import (
     ActParams,
     BatchParams,
@@ -124,15 +125,7 @@ class Executor:
         Raises:
             TrustbridgeError: any protocol error (BadRequest for invalid params).
         """
-        model = METHOD_PARAMS.get(method)
-        if model is None or method not in CLIENT_METHODS:
-            raise E.BadRequest(f"Unknown method {method!r}.", {"method": method})
-        try:
-            parsed = model.model_validate(params)
-        except pydantic.ValidationError as exc:
-            raise E.BadRequest(
-                f"Invalid params for {method}: " + summarise(exc), {"errors": error_locs(exc)}
-            ) from exc
+        parsed = validate_params(method, params)
         if method in ("page.navigate", "tabs.new") and getattr(parsed, "url", None):
             check_navigation_url(parsed.url, self.allow_file_urls)
         route = self.policy.route(method, getattr(parsed, "device", None))
@@ -353,28 +346,3 @@ def driver_timeout_s(params: ActParams) -> float:
     text = getattr(params.action, "text", None) or getattr(params.action, "value", None)
     typed = len(text) if isinstance(text, str) else 0
     return params.timeoutMs / 1000 + DRIVER_MARGIN_S + typed * KEY_ALLOWANCE_S
-
-
-def validate_result(method: str, result: dict[str, Any]) -> dict[str, Any]:
-    model = METHOD_RESULTS[method]
-    try:
-        return model.model_validate(result).model_dump(exclude_none=True)
-    except pydantic.ValidationError as exc:
-        raise E.InternalError(
-            f"A peer answered {method} with a malformed result: " + summarise(exc)
-        ) from exc
-
-
-def summarise(exc: pydantic.ValidationError) -> str:
-    """The first three validation errors as ``loc: msg`` text."""
-    parts = []
-    for err in exc.errors()[:3]:
-        loc = ".".join(str(p) for p in err["loc"]) or "(message)"
-        parts.append(f"{loc}: {err['msg']}")
-    more = exc.error_count() - len(parts)
-    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
-
-
-def error_locs(exc: pydantic.ValidationError) -> list[str]:
-    return [".".join(str(p) for p in err["loc"]) for err in exc.errors()[:10]]
-

@@ -42,7 +42,8 @@ from .protocol.models import (
     Response,
     Welcome,
 )
-from .executor import Executor, error_locs, summarise
+from .executor import Executor
+from .protocol.validate import error_locs, summarise
 from .routing import RoutingPolicy
 
 log = logging.getLogger("trustbridge.bridge")
