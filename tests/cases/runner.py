@@ -1,4 +1,5 @@
-"""Runs one case of ../shared/cases through the Python SDK, as an agent would.
+"""Runs one case of the optional shared case corpus (see test_shared_cases.py) through the
+Python SDK, as an agent would.
 
 Targets are found by role and accessible name (plus frame, within, nth) in the
 snapshot text the agent sees; expectations are read from the page itself through the
