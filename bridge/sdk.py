@@ -17,103 +17,105 @@ Every method raises the protocol's exceptions (``bridge.protocol.errors``, one h
 under ``TrustbridgeError``, each carrying its wire ``code``), e.g. ``RefNotFound``,
 ``TrustedInputUnavailable``, ``ClosedShadowRoot``, ``BrowserTabClosed``.
 
-Results are the bridge's result objects, typed here as ``TypedDict``\\ s: a field not
-listed may be present (the protocol grows), a listed field marked ``NotRequired`` may not.
+Input verbs build the protocol's action models (``bridge.protocol.models``: ``ClickAction``,
+``TypeAction``, ``FillAction``, ...) and :meth:`Tab.act` / :meth:`Tab.batch` validate what
+they send with the bridge's own validation (``bridge.protocol.validate``), so a bad action
+is a ``BadRequest`` before anything reaches the bridge. One meaning per verb name on every
+surface: ``type`` types key by key, ``fill`` replaces the value in one edit.
+
+Results are the bridge's result objects, typed as ``TypedDict``\\ s in
+:mod:`bridge.sdk_results` (re-exported here): a field not listed may be present (the
+protocol grows), a listed field marked ``NotRequired`` may not.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, NotRequired, Self, TypedDict, cast
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar, cast
+
+import pydantic
 
 from .client import BridgeClient
 from .protocol import errors as E
-from .protocol.models import DeviceInfo, Modifier
+from .protocol.models import (
+    Action,
+    BatchItem,
+    CheckAction,
+    ClickAction,
+    DeviceInfo,
+    DragAction,
+    FillAction,
+    FocusAction,
+    HoverAction,
+    Modifier,
+    PressAction,
+    ScrollAction,
+    SelectAction,
+    TypeAction,
+    UploadAction,
+)
+from .protocol.validate import error_locs, summarise, validate_params
+from .sdk_results import (
+    ActResult,
+    InputPath,
+    MouseButton,
+    NavigateResult,
+    SnapshotResult,
+    TabInfo,
+    WaitResult,
+)
 
 if TYPE_CHECKING:
     from .embedded import Embedded
 
-MouseButton = Literal["left", "right", "middle"]
-InputPath = Literal["trusted", "trusted-coordinates", "synthetic"]
+__all__ = [
+    "ActResult", "ActionLike", "BatchItemLike", "Browser", "InputPath", "MouseButton",
+    "NavigateResult", "SnapshotResult", "Tab", "TabInfo", "WaitResult", "build_action",
+    "wire_params",
+]
+
+ActionLike = Action | dict[str, Any]
+"""What :meth:`Tab.act` takes: an action model of ``bridge.protocol.models`` (e.g.
+``ClickAction()``), or the same as a dict (``{"kind": "click"}``), validated into the model."""
+BatchItemLike = BatchItem | dict[str, Any]
+"""One item of :meth:`Tab.batch`: ``BatchItem(ref=..., action=FillAction(value=...))`` or
+``{"ref": ..., "action": {...}, "timeoutMs": ...}``."""
+
+_M = TypeVar("_M", bound=pydantic.BaseModel)
 
 
-class TabInfo(TypedDict):
-    """One open tab, as ``tabs.list`` reports it."""
+def build_action(model: type[_M], **fields: Any) -> _M:
+    """The action ``model(**fields)``, a bad field raised as the protocol's error.
 
-    tabId: int
-    url: str
-    title: str
-    active: bool
-
-
-class NavigateResult(TypedDict):
-    """``page.navigate``: the tab after its load event."""
-
-    tabId: int
-    url: str
-    title: str
-    device: NotRequired[str]
+    Raises:
+        BadRequest: a field out of the model's bounds (e.g. ``clickCount`` 5); ``details``
+            ``{"errors": [field, ...]}``. Nothing was sent.
+    """
+    try:
+        return model(**fields)
+    except pydantic.ValidationError as exc:
+        kind = model.model_fields["kind"].default
+        raise E.BadRequest(f"Invalid {kind} action: {summarise(exc)}. Nothing was sent.",
+                           {"errors": error_locs(exc)}) from exc
 
 
-class SnapshotResult(TypedDict):
-    """``page.snapshot``: the outline and where it came from."""
+def wire_params(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` validated as the bridge validates them, as JSON for the wire.
 
-    snapshot: str
-    """YAML-like outline, one ``- role "name" [ref=eN]`` line per node."""
-    url: str
-    title: str
-    tabId: int
-    frames: NotRequired[int]
-    """Frames stitched into the outline (1 = top document only)."""
-    refs: NotRequired[int]
-    """Refs handed out by this snapshot."""
-    device: NotRequired[str]
-    mode: NotRequired[Literal["snapshot", "read", "diff"]]
-    chars: NotRequired[int]
-    """Characters in this page of the snapshot."""
-    truncated: NotRequired[bool]
-    """The budget cut the snapshot: follow ``cursor`` for the rest."""
-    cursor: NotRequired[str | None]
-    """Pass to :meth:`Tab.snapshot_result` to get the next page; None on the last page."""
-    diff: NotRequired[dict[str, Any]]
-    """Diff mode: ``{baseline: bool, added: int, removed: int}`` (lines)."""
+    Args:
+        method: a client method (``page.act``, ``page.batch``).
+        params: its params; actions may be models or dicts.
 
-
-class ActResult(TypedDict):
-    """``page.act``: one input action done."""
-
-    inputPath: InputPath
-    """``trusted``: real browser input through the driver; ``synthetic``: DOM events from
-    the extension, only on a device that never had a driver (the page sees isTrusted false)."""
-    tabId: int
-    device: NotRequired[str]
-    ref: NotRequired[str | None]
-    resolvedBy: NotRequired[Literal["original_ref", "semantic_rebind"]]
-    """How the ref was found: the element the snapshot showed, or (after the page replaced
-    it) the one equivalent element that took its place."""
-    rebound: NotRequired[bool]
-    """This action rebound the ref to an equivalent element (at most once per snapshot)."""
-    postActionDocumentChanged: NotRequired[bool]
-    """The action made the page load another document: take a new snapshot."""
-    delivered: NotRequired[bool | None]
-    """A trusted click on a ref: True if the target received it (pointerdown and click),
-    False if something else did (e.g. an overlay), None if unknown (the page went away)."""
-    deliveredEvents: NotRequired[list[str]]
-    """Trusted event types the target received, e.g. ``["click", "mousedown", ...]``."""
-    dialog: NotRequired[dict[str, Any]]
-    """The JavaScript dialog the action opened (``{type, message, defaultValue, url}``):
-    the page is blocked until :meth:`Tab.handle_dialog` answers it."""
-    newTabs: NotRequired[list[dict[str, Any]]]
-    """Tabs the action opened, as :meth:`Browser.tabs` lists them."""
-
-
-class WaitResult(TypedDict):
-    """``page.wait``: how long it waited (ms) and, for a text wait, that it was found."""
-
-    tabId: int
-    waitedMs: int
-    found: NotRequired[bool]
-    device: NotRequired[str]
+    Raises:
+        BadRequest: the bridge would refuse them (its own message, plus that nothing was
+            sent); ``details`` as the bridge's (``{"errors": [loc, ...]}``).
+    """
+    try:
+        parsed = validate_params(method, params)
+    except E.BadRequest as err:
+        raise E.BadRequest(f"{err.message.rstrip('.')}. Nothing was sent.",
+                           err.details) from err
+    return cast(dict[str, Any], parsed.model_dump(mode="json", exclude_none=True))
 
 
 class Tab:
@@ -190,22 +192,27 @@ class Tab:
         """
         return (await self.snapshot_result(**options))["snapshot"]
 
-    async def act(self, action: dict[str, Any], ref: str | None = None,
+    async def act(self, action: ActionLike, ref: str | None = None,
                   timeout_ms: int = 10_000, *, allow_coordinates: bool = False) -> ActResult:
-        """Perform one input action (a ``bridge.protocol.models.Action`` as a dict) on ``ref``.
+        """Perform one input action on ``ref`` (``page.act``).
 
         Args:
-            action: e.g. ``{"kind": "click"}``; see the protocol's action models.
-            ref: target from the latest snapshot of this tab (``e7``, ``f1e3``).
+            action: an action model of ``bridge.protocol.models`` (``ClickAction()``,
+                ``FillAction(value="x")``, ...) or the same as a dict (``{"kind": "click"}``).
+            ref: target from the latest snapshot of this tab (``e7``, ``f1e3``); None only
+                for a press in the focused element.
             timeout_ms: action timeout, ms.
             allow_coordinates: a click on an element in a closed shadow root goes to its
                 hit-tested centre (``inputPath: "trusted-coordinates"``) instead of
                 failing with ClosedShadowRoot.
 
         Returns:
-            The result; ``inputPath`` is ``"trusted"`` or ``"synthetic"``.
+            The result; ``inputPath`` is ``"trusted"``, ``"trusted-coordinates"`` or
+            ``"synthetic"``.
 
         Raises:
+            BadRequest: the action (or ref, timeout) does not fit the protocol; raised
+                here, before anything is sent.
             TrustedInputUnavailable: the device requires trusted input and its driver is
                 offline; nothing was sent.
             RefNotFound / BrowserDocumentChanged / FrameTokenUnknown: take a new snapshot.
@@ -214,11 +221,9 @@ class Tab:
             ClosedShadowRoot: the target is in a closed shadow root.
             BrowserOperationUncertain: the connection broke mid-action; never replayed.
         """
-        params = self._params(ref=ref, action=action, timeoutMs=timeout_ms)
-        if allow_coordinates:
-            params["allowCoordinates"] = True
-        result = await self._client.call("page.act", params)
-        return cast(ActResult, result)
+        params = wire_params("page.act", self._params(
+            ref=ref, action=action, timeoutMs=timeout_ms, allowCoordinates=allow_coordinates))
+        return cast(ActResult, await self._client.call("page.act", params))
 
     async def click(self, ref: str, *, button: MouseButton = "left", click_count: int = 1,
                     modifiers: list[Modifier] | None = None,
@@ -228,8 +233,8 @@ class Tab:
         Raises:
             Same as :meth:`act`.
         """
-        action = {"kind": "click", "button": button, "clickCount": click_count,
-                  "modifiers": modifiers or []}
+        action = build_action(ClickAction, button=button, clickCount=click_count,
+                              modifiers=modifiers or [])
         return await self.act(action, ref, timeout_ms)
 
     async def dblclick(self, ref: str, *, button: MouseButton = "left",
@@ -241,16 +246,19 @@ class Tab:
 
     async def hover(self, ref: str, timeout_ms: int = 10_000) -> ActResult:
         """Move the pointer over ``ref``'s element. Raises the same as :meth:`act`."""
-        return await self.act({"kind": "hover"}, ref, timeout_ms)
+        return await self.act(HoverAction(), ref, timeout_ms)
 
     async def type(self, ref: str, text: str, *, submit: bool = False,
                    timeout_ms: int = 10_000) -> ActResult:
-        """Focus ``ref`` and type ``text`` key by key; ``submit`` presses Enter after.
+        """Focus ``ref`` and type ``text`` key by key after its content (a trusted key
+        event per character; it does not clear the field); ``submit`` presses Enter after.
+        Use :meth:`fill` to replace the value.
 
         Raises:
             Same as :meth:`act`.
         """
-        return await self.act({"kind": "type", "text": text, "submit": submit}, ref, timeout_ms)
+        return await self.act(build_action(TypeAction, text=text, submit=submit), ref,
+                              timeout_ms)
 
     async def press(self, key: str, ref: str | None = None,
                     timeout_ms: int = 10_000) -> ActResult:
@@ -259,7 +267,7 @@ class Tab:
         Raises:
             Same as :meth:`act`.
         """
-        return await self.act({"kind": "press", "key": key}, ref, timeout_ms)
+        return await self.act(build_action(PressAction, key=key), ref, timeout_ms)
 
     async def wait(self, *, ms: int | None = None, text: str | None = None,
                    timeout_ms: int = 10_000) -> WaitResult:
@@ -287,50 +295,59 @@ class Tab:
 
     async def click_at(self, ref: str, x: float, y: float, timeout_ms: int = 10_000) -> ActResult:
         """Click at (x, y) CSS px from the top-left corner of ``ref``'s border box."""
-        return await self.act({"kind": "click", "position": {"x": x, "y": y}}, ref, timeout_ms)
+        action = build_action(ClickAction, position={"x": x, "y": y})
+        return await self.act(action, ref, timeout_ms)
 
     async def fill(self, ref: str, value: str, timeout_ms: int = 10_000) -> ActResult:
-        """Replace the field's content with ``value`` in one trusted edit (select all, then
-        the value over it; see :class:`bridge.protocol.models.FillAction` for the events
-        each browser sends). Use :meth:`type` when the page needs a key event per character."""
-        return await self.act({"kind": "fill", "value": value}, ref, timeout_ms)
+        """Replace the field's value with ``value`` as one edit (select all, then the value
+        over it; see :class:`bridge.protocol.models.FillAction` for the events each browser
+        sends). Use :meth:`type` when the page needs a key event per character."""
+        return await self.act(build_action(FillAction, value=value), ref, timeout_ms)
 
     async def select(self, ref: str, values: list[str], timeout_ms: int = 10_000) -> ActResult:
         """Choose options of a native ``<select>`` by value (or label)."""
-        return await self.act({"kind": "select", "values": values}, ref, timeout_ms)
+        return await self.act(build_action(SelectAction, values=values), ref, timeout_ms)
 
     async def check(self, ref: str, timeout_ms: int = 10_000) -> ActResult:
         """Make a checkbox, radio or switch checked (nothing happens if it already is)."""
-        return await self.act({"kind": "check", "checked": True}, ref, timeout_ms)
+        return await self.act(CheckAction(checked=True), ref, timeout_ms)
 
     async def uncheck(self, ref: str, timeout_ms: int = 10_000) -> ActResult:
         """Make a checkbox or switch unchecked (nothing happens if it already is)."""
-        return await self.act({"kind": "check", "checked": False}, ref, timeout_ms)
+        return await self.act(CheckAction(checked=False), ref, timeout_ms)
 
     async def drag(self, ref: str, to: str, timeout_ms: int = 10_000) -> ActResult:
         """Drag ``ref`` onto ``to`` with a real pointer path."""
-        return await self.act({"kind": "drag", "to": to}, ref, timeout_ms)
+        return await self.act(build_action(DragAction, to=to), ref, timeout_ms)
 
     async def scroll(self, ref: str, dx: float = 0, dy: float = 0,
                      timeout_ms: int = 10_000) -> ActResult:
         """Wheel over the scroll container ``ref`` by (dx, dy) CSS px."""
-        return await self.act({"kind": "scroll", "dx": dx, "dy": dy}, ref, timeout_ms)
+        return await self.act(build_action(ScrollAction, dx=dx, dy=dy), ref, timeout_ms)
 
     async def upload(self, ref: str, files: list[str], timeout_ms: int = 10_000) -> ActResult:
         """Give ``files`` (paths on the browser's machine) to a file input or chooser."""
-        return await self.act({"kind": "upload", "files": files}, ref, timeout_ms)
+        return await self.act(build_action(UploadAction, files=files), ref, timeout_ms)
 
     async def focus(self, ref: str, timeout_ms: int = 10_000) -> ActResult:
         """Move keyboard focus to ``ref``."""
-        return await self.act({"kind": "focus"}, ref, timeout_ms)
+        return await self.act(FocusAction(), ref, timeout_ms)
 
-    async def batch(self, actions: list[dict[str, Any]]) -> dict[str, Any]:
-        """Run ``[{"ref": ..., "action": {...}}, ...]`` in order in one request.
+    async def batch(self, actions: Sequence[BatchItemLike]) -> dict[str, Any]:
+        """Run the items in order in one request (``page.batch``); stops at the first failure.
+
+        Args:
+            actions: ``BatchItem(ref="e7", action=FillAction(value="x"))`` or the same as
+                dicts (``{"ref": "e7", "action": {"kind": "fill", "value": "x"}}``).
 
         Returns:
             ``{"completedActions": [...], "interruptedAction": {index, error} | None}``.
+
+        Raises:
+            BadRequest: an item does not fit the protocol; raised here, nothing is sent.
         """
-        return await self._client.call("page.batch", self._params(actions=actions))
+        params = wire_params("page.batch", self._params(actions=list(actions)))
+        return await self._client.call("page.batch", params)
 
     async def handle_dialog(self, accept: bool, prompt_text: str | None = None) -> dict[str, Any]:
         """Accept or dismiss the open JavaScript dialog (``prompt_text`` for a prompt).

@@ -1,0 +1,91 @@
+"""Result types of the Python SDK (:mod:`bridge.sdk`, re-exported there).
+
+Results are the bridge's result objects, typed here as ``TypedDict``\\ s: a field not
+listed may be present (the protocol grows), a listed field marked ``NotRequired`` may not.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+MouseButton = Literal["left", "right", "middle"]
+InputPath = Literal["trusted", "trusted-coordinates", "synthetic"]
+
+
+class TabInfo(TypedDict):
+    """One open tab, as ``tabs.list`` reports it."""
+
+    tabId: int
+    url: str
+    title: str
+    active: bool
+
+
+class NavigateResult(TypedDict):
+    """``page.navigate``: the tab after its load event."""
+
+    tabId: int
+    url: str
+    title: str
+    device: NotRequired[str]
+
+
+class SnapshotResult(TypedDict):
+    """``page.snapshot``: the outline and where it came from."""
+
+    snapshot: str
+    """YAML-like outline, one ``- role "name" [ref=eN]`` line per node."""
+    url: str
+    title: str
+    tabId: int
+    frames: NotRequired[int]
+    """Frames stitched into the outline (1 = top document only)."""
+    refs: NotRequired[int]
+    """Refs handed out by this snapshot."""
+    device: NotRequired[str]
+    mode: NotRequired[Literal["snapshot", "read", "diff"]]
+    chars: NotRequired[int]
+    """Characters in this page of the snapshot."""
+    truncated: NotRequired[bool]
+    """The budget cut the snapshot: follow ``cursor`` for the rest."""
+    cursor: NotRequired[str | None]
+    """Pass to :meth:`Tab.snapshot_result` to get the next page; None on the last page."""
+    diff: NotRequired[dict[str, Any]]
+    """Diff mode: ``{baseline: bool, added: int, removed: int}`` (lines)."""
+
+
+class ActResult(TypedDict):
+    """``page.act``: one input action done."""
+
+    inputPath: InputPath
+    """``trusted``: real browser input through the driver; ``synthetic``: DOM events from
+    the extension, only on a device that never had a driver (the page sees isTrusted false)."""
+    tabId: int
+    device: NotRequired[str]
+    ref: NotRequired[str | None]
+    resolvedBy: NotRequired[Literal["original_ref", "semantic_rebind"]]
+    """How the ref was found: the element the snapshot showed, or (after the page replaced
+    it) the one equivalent element that took its place."""
+    rebound: NotRequired[bool]
+    """This action rebound the ref to an equivalent element (at most once per snapshot)."""
+    postActionDocumentChanged: NotRequired[bool]
+    """The action made the page load another document: take a new snapshot."""
+    delivered: NotRequired[bool | None]
+    """A trusted click on a ref: True if the target received it (pointerdown and click),
+    False if something else did (e.g. an overlay), None if unknown (the page went away)."""
+    deliveredEvents: NotRequired[list[str]]
+    """Trusted event types the target received, e.g. ``["click", "mousedown", ...]``."""
+    dialog: NotRequired[dict[str, Any]]
+    """The JavaScript dialog the action opened (``{type, message, defaultValue, url}``):
+    the page is blocked until :meth:`Tab.handle_dialog` answers it."""
+    newTabs: NotRequired[list[dict[str, Any]]]
+    """Tabs the action opened, as :meth:`Browser.tabs` lists them."""
+
+
+class WaitResult(TypedDict):
+    """``page.wait``: how long it waited (ms) and, for a text wait, that it was found."""
+
+    tabId: int
+    waitedMs: int
+    found: NotRequired[bool]
+    device: NotRequired[str]
