@@ -9,10 +9,14 @@ Commands:
     tabs      list tabs
     open URL  load URL in the active tab (or --tab)
     snapshot  print the accessibility-style outline with refs
-    click REF | hover REF | type REF TEXT [--submit] | press KEY [--ref REF]
+    click REF [--double] | hover REF | press KEY [--ref REF]
+    type REF TEXT [--submit]   type TEXT key by key (it does not clear the field)
+    fill REF VALUE             replace the field's value with VALUE as one edit
     wait      --ms N or --text TEXT
 
-Every client command takes ``--json`` (print the raw result) and ``--device``/``--tab``.
+Every client command takes ``--json`` (print the raw result) and ``--device``/``--tab``;
+each runs one call of the Python SDK (``bridge.sdk.Browser`` / ``Tab``), so a verb means
+the same here as there.
 
 Exit codes: 0 success; 1 the bridge answered with an error (its code is printed);
 2 bad usage; 3 no bridge reachable (start one with ``trustbridge up``).
@@ -27,11 +31,12 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from . import config
-from .client import BridgeClient
 from .protocol import errors as E
+from .sdk import Browser, Tab
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NO_BRIDGE = 0, 1, 2, 3
 
@@ -75,8 +80,8 @@ async def _cmd_up(args: argparse.Namespace) -> int:
         await emb.stop()
         return EXIT_ERROR
     if args.open:
-        async with await BridgeClient.connect(emb.url, emb.token) as client:
-            res = await client.call("page.navigate", {"url": args.open})
+        async with await Browser.connect(emb.url, emb.token) as browser:
+            res = await (await browser.tab()).goto(args.open)
             _progress(f"opened {res.get('url')}")
     _progress(f"ready: device {emb.device} on {emb.url}. Ctrl-C stops everything.")
     child_done = asyncio.create_task(emb.wait_closed())
@@ -130,28 +135,20 @@ async def _cmd_demo(args: argparse.Namespace) -> int:
     return await run_demo(json_out=args.json, progress=_progress)
 
 
-def _client_request(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    base: dict[str, Any] = {"device": args.device, "tabId": args.tab}
-    cmd = args.command
-    if cmd == "doctor":
-        return "devices.list", {}
-    if cmd == "tabs":
-        return "tabs.list", {"device": args.device}
-    if cmd == "open":
-        return "page.navigate", {**base, "url": args.url}
-    if cmd == "snapshot":
-        return "page.snapshot", {**base, "mode": args.mode, "maxChars": args.max_chars,
-                                 "ref": args.ref, "cursor": args.cursor}
-    if cmd == "wait":
-        return "page.wait", {**base, "ms": args.ms, "text": args.text}
-    actions: dict[str, dict[str, Any]] = {
-        "click": {"kind": "click", "clickCount": 2 if getattr(args, "double", False) else 1},
-        "hover": {"kind": "hover"},
-        "type": {"kind": "type", "text": getattr(args, "text", ""),
-                 "submit": getattr(args, "submit", False)},
-        "press": {"kind": "press", "key": getattr(args, "key", "")},
-    }
-    return "page.act", {**base, "ref": getattr(args, "ref", None), "action": actions[cmd]}
+Run = Callable[[argparse.Namespace, Browser, Tab], Awaitable[Any]]
+"""A client command: its parsed arguments, the connected browser and the tab it addresses
+(``--tab``, else the active one) → the result it prints."""
+
+
+async def _doctor(args: argparse.Namespace, browser: Browser, tab: Tab) -> dict[str, Any]:
+    devices = await browser.devices()
+    return {"devices": [d.model_dump(mode="json") for d in devices],
+            "bridge": args.bridge or (config.read_endpoint() or {}).get("url"),
+            "protocolVersion": browser.protocol_version}
+
+
+async def _tabs(args: argparse.Namespace, browser: Browser, tab: Tab) -> dict[str, Any]:
+    return {"tabs": await browser.tabs()}
 
 
 def _human(cmd: str, result: dict[str, Any]) -> str:
@@ -191,21 +188,18 @@ def _human(cmd: str, result: dict[str, Any]) -> str:
 
 
 async def _cmd_client(args: argparse.Namespace) -> int:
-    method, params = _client_request(args)
     try:
-        client = await BridgeClient.connect(args.bridge)
+        browser = await Browser.connect(args.bridge, device=args.device)
     except E.DeviceNotConnected as err:
         print(f"error: {err.message}", file=sys.stderr)
         return EXIT_NO_BRIDGE
     except E.TrustbridgeError as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_ERROR
-    async with client:
+    async with browser:
         try:
-            result = await client.call(method, params)
-            if args.command == "doctor":
-                result.update(bridge=args.bridge or (config.read_endpoint() or {}).get("url"),
-                              protocolVersion=client.protocol_version)
+            run: Run = args.run
+            result = dict(await run(args, browser, Tab(browser.client, browser.device, args.tab)))
         except E.TrustbridgeError as err:
             if args.json:
                 print(json.dumps({"ok": False, "error": err.to_payload().model_dump(mode="json")}))
@@ -255,36 +249,51 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--no-page-state", action="store_true",
                      help="do not append the page snapshot to the results of actions")
 
-    def client(name: str, help_: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_)
+    def client(name: str, help_: str, run: Run) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_, description=help_)
         p.add_argument("--json", action="store_true", help="print the raw JSON result")
         p.add_argument("--device", help="device id (default: the only one)")
         p.add_argument("--tab", type=int, help="tab id (default: the active tab)")
         p.add_argument("--bridge", help="bridge URL (default: the running bridge's endpoint file)")
+        p.set_defaults(run=run)
         return p
 
-    client("doctor", "show devices and their input path")
-    client("tabs", "list tabs")
-    client("open", "load a URL").add_argument("url")
-    snap = client("snapshot", "print the outline with refs")
+    client("doctor", "show devices and their input path", _doctor)
+    client("tabs", "list tabs", _tabs)
+    client("open", "load a URL and wait for its load event",
+           lambda a, b, tab: tab.goto(a.url)).add_argument("url")
+    snap = client("snapshot", "print the outline with refs",
+                  lambda a, b, tab: tab.snapshot_result(mode=a.mode, max_chars=a.max_chars,
+                                                        ref=a.ref, cursor=a.cursor))
     snap.add_argument("--mode", choices=["snapshot", "read", "diff"], default="snapshot",
                       help="snapshot (outline with refs), read (visible text) or diff "
                       "(changes since the previous complete snapshot of the tab)")
     snap.add_argument("--max-chars", type=int, help="budget in characters (default 50000)")
     snap.add_argument("--ref", help="only the subtree of this ref")
     snap.add_argument("--cursor", help="the next page of a truncated snapshot")
-    c = client("click", "click a ref")
+    c = client("click", "click a ref with the mouse",
+               lambda a, b, tab: tab.dblclick(a.ref) if a.double else tab.click(a.ref))
     c.add_argument("ref")
-    c.add_argument("--double", action="store_true")
-    client("hover", "hover a ref").add_argument("ref")
-    t = client("type", "type text into a ref")
+    c.add_argument("--double", action="store_true", help="double click")
+    client("hover", "move the mouse over a ref",
+           lambda a, b, tab: tab.hover(a.ref)).add_argument("ref")
+    t = client("type", "type TEXT into a ref key by key (trusted key events per "
+               "character); it does not clear the field (fill replaces the value)",
+               lambda a, b, tab: tab.type(a.ref, a.text, submit=a.submit))
     t.add_argument("ref")
     t.add_argument("text")
     t.add_argument("--submit", action="store_true", help="press Enter after")
-    p = client("press", "press a key")
+    f = client("fill", "replace a field's value with VALUE as one edit (select all, then "
+               "the value over it); use type when the page needs a key event per character",
+               lambda a, b, tab: tab.fill(a.ref, a.value))
+    f.add_argument("ref")
+    f.add_argument("value")
+    p = client("press", "press a key or chord (Enter, Control+A) in the focused element "
+               "or --ref", lambda a, b, tab: tab.press(a.key, a.ref))
     p.add_argument("key")
     p.add_argument("--ref")
-    w = client("wait", "wait for time or text")
+    w = client("wait", "wait for time or text",
+               lambda a, b, tab: tab.wait(ms=a.ms, text=a.text))
     w.add_argument("--ms", type=int)
     w.add_argument("--text")
     return parser

@@ -1,0 +1,191 @@
+"""The ``trustbridge`` client commands (bridge/cli.py) against a real BridgeServer with a
+fake extension and a fake input driver (tests/bridge/fakes.py) over loopback: which SDK
+call each command line makes (seen as what the peers receive), its output and exit code.
+No browser."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bridge import cli, config
+from bridge.protocol import errors as E
+from bridge.server import BridgeServer
+
+from .fakes import FakeDriver, FakeExtension
+
+pytestmark = pytest.mark.timeout(20)
+
+D = "dev1"
+STEP_S = 5.0
+"""Upper bound, seconds, on any single await in these tests."""
+
+
+@dataclass
+class Bridge:
+    url: str
+    ext: FakeExtension
+    drv: FakeDriver
+
+    async def run(self, *argv: str) -> int:
+        """Run ``trustbridge ARGV --bridge URL`` in this loop; returns its exit code."""
+        args = cli.build_parser().parse_args([*argv, "--bridge", self.url])
+        return await asyncio.wait_for(cli._cmd_client(args), STEP_S)
+
+    def received(self, method: str) -> list[dict[str, Any]]:
+        """Params of every ``method`` request either fake peer received, in order."""
+        return [r.params for r in [*self.ext.requests, *self.drv.requests] if r.method == method]
+
+
+@pytest.fixture
+async def bridge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Bridge]:
+    """A real bridge (token from a private state directory, as the CLI reads it) with a
+    fake extension and driver for ``dev1``."""
+    monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
+    token = config.load_or_create_token()
+    async with contextlib.AsyncExitStack() as stack:
+        server = BridgeServer(token, host="127.0.0.1", port=0)
+        await asyncio.wait_for(server.start(), STEP_S)
+        stack.push_async_callback(server.stop)
+        ext = FakeExtension(server.url, token, D)
+        drv = FakeDriver(server.url, token, D)
+        for fake in (ext, drv):
+            await asyncio.wait_for(fake.connect(), STEP_S)
+            stack.push_async_callback(fake.close)
+        yield Bridge(server.url, ext, drv)
+        assert ext.malformed == [] and drv.malformed == []
+
+
+CLICK = {"kind": "click", "button": "left", "clickCount": 1, "modifiers": [],
+         "position": None}
+ACTS = [
+    (["click", "e7"], "e7", CLICK),
+    (["click", "e7", "--double"], "e7", {**CLICK, "clickCount": 2}),
+    (["hover", "f1e3"], "f1e3", {"kind": "hover"}),
+    (["type", "e7", "hi there"], "e7", {"kind": "type", "text": "hi there", "submit": False}),
+    (["type", "e7", "hi", "--submit"], "e7", {"kind": "type", "text": "hi", "submit": True}),
+    (["fill", "e7", "new value"], "e7", {"kind": "fill", "value": "new value"}),
+    (["press", "Control+A", "--ref", "e7"], "e7", {"kind": "press", "key": "Control+A"}),
+]
+
+
+@pytest.mark.parametrize(("argv", "ref", "action"), ACTS, ids=[" ".join(a[0]) for a in ACTS])
+async def test_input_command_sends_its_action(
+        bridge: Bridge, capsys: pytest.CaptureFixture[str], argv: list[str], ref: str,
+        action: dict[str, Any]) -> None:
+    """Each input command reaches the driver as its SDK verb's action (type key by key,
+    fill one edit) on the ref given, and prints the one-line human result."""
+    assert await bridge.run(*argv) == cli.EXIT_OK
+    assert [p["action"] for p in bridge.received("driver.act")] == [action]
+    assert [p["ref"] for p in bridge.received("page.resolveTarget")] == [ref]
+    assert capsys.readouterr().out == f"{argv[0]} ok — inputPath=trusted tab=1\n"
+
+
+async def test_press_without_ref_goes_to_the_focused_element(bridge: Bridge) -> None:
+    """press KEY without --ref resolves no element (the tab's focused one gets the key)."""
+    assert await bridge.run("press", "Enter") == cli.EXIT_OK
+    assert [p["action"] for p in bridge.received("driver.act")] == [
+        {"kind": "press", "key": "Enter"}]
+    assert "ref" not in bridge.received("page.resolveTarget")[0]
+
+
+async def test_tab_option_addresses_that_tab(bridge: Bridge) -> None:
+    """--tab N is the tabId of the request (here: where the ref is resolved)."""
+    assert await bridge.run("fill", "e7", "x", "--tab", "4") == cli.EXIT_OK
+    assert bridge.received("page.resolveTarget")[0]["tabId"] == 4
+
+
+async def test_open_snapshot_and_wait_send_their_params(
+        bridge: Bridge, capsys: pytest.CaptureFixture[str]) -> None:
+    """open, snapshot and wait pass their flags to page.navigate / page.snapshot /
+    page.wait and print the human form of the result."""
+    assert await bridge.run("open", "http://127.0.0.1:9/x") == cli.EXIT_OK
+    assert bridge.received("page.navigate")[0]["url"] == "http://127.0.0.1:9/x"
+    assert await bridge.run("snapshot", "--mode", "read", "--max-chars", "2000",
+                            "--ref", "e7") == cli.EXIT_OK
+    snap = bridge.received("page.snapshot")[0]
+    assert (snap["mode"], snap["maxChars"], snap["ref"]) == ("read", 2000, "e7")
+    assert await bridge.run("wait", "--text", "Done") == cli.EXIT_OK
+    assert bridge.received("page.wait")[0]["text"] == "Done"
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "opened http://127.0.0.1/ (tab 1): "
+    assert out[1:3] == ["#  — ", '- button "Save" [ref=e7]']
+
+
+async def test_json_output_is_the_bridge_result(
+        bridge: Bridge, capsys: pytest.CaptureFixture[str]) -> None:
+    """--json prints {"ok": true, "result": <the bridge's result>}."""
+    assert await bridge.run("fill", "e7", "x", "--json") == cli.EXIT_OK
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["ok"] is True
+    assert (printed["result"]["inputPath"], printed["result"]["device"]) == ("trusted", D)
+
+
+async def test_bridge_error_exits_1_with_its_code(
+        bridge: Bridge, capsys: pytest.CaptureFixture[str]) -> None:
+    """An error from the bridge exits 1 and prints its code (stderr), or the error
+    payload with --json (stdout); the driver receives nothing."""
+    bridge.ext.errors["page.resolveTarget"] = E.RefNotFound("Ref e9 not found.", {"ref": "e9"})
+    assert await bridge.run("click", "e9") == cli.EXIT_ERROR
+    assert capsys.readouterr().err == "error REF_NOT_FOUND: Ref e9 not found.\n"
+    assert await bridge.run("click", "e9", "--json") == cli.EXIT_ERROR
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["ok"] is False and printed["error"]["code"] == "REF_NOT_FOUND"
+    assert bridge.drv.requests == []
+
+
+async def test_a_bad_ref_is_refused_before_anything_is_sent(
+        bridge: Bridge, capsys: pytest.CaptureFixture[str]) -> None:
+    """A ref that is not a ref exits 1 with BAD_REQUEST from the SDK; no peer is asked."""
+    assert await bridge.run("type", "button", "x") == cli.EXIT_ERROR
+    assert capsys.readouterr().err.startswith("error BAD_REQUEST: Invalid params for page.act")
+    assert (bridge.ext.requests, bridge.drv.requests) == ([], [])
+
+
+async def test_doctor_and_tabs(bridge: Bridge, capsys: pytest.CaptureFixture[str]) -> None:
+    """doctor names the bridge, protocol and device input path; tabs marks the active tab."""
+    assert await bridge.run("doctor") == cli.EXIT_OK
+    assert await bridge.run("tabs") == cli.EXIT_OK
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"bridge {bridge.url}: protocol 1"
+    assert out[1].startswith("device dev1: extension connected, driver online, input trusted")
+    assert out[2] == "* 1:  — http://127.0.0.1/"
+    assert await bridge.run("doctor", "--json") == cli.EXIT_OK
+    result = json.loads(capsys.readouterr().out)["result"]
+    assert (result["bridge"], result["protocolVersion"]) == (bridge.url, 1)
+    assert [d["device"] for d in result["devices"]] == [D]
+
+
+async def test_no_bridge_exits_3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Nothing listening at --bridge: exit 3 and the hint to start one."""
+    monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    args = cli.build_parser().parse_args(["click", "e7", "--bridge", f"ws://127.0.0.1:{port}"])
+    assert await cli._cmd_client(args) == cli.EXIT_NO_BRIDGE
+    assert "trustbridge up" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["fill", "e7"], ["type", "e7"], ["frobnicate"]])
+def test_usage_errors_exit_2(argv: list[str]) -> None:
+    """A missing argument or unknown command is a usage error (exit 2)."""
+    with pytest.raises(SystemExit) as info:
+        cli.main(argv)
+    assert info.value.code == cli.EXIT_USAGE
+
+
+def test_help_says_what_type_and_fill_mean() -> None:
+    """type's help says key by key without clearing; fill's says one edit replacing it."""
+    sub = cli.build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert "key by key" in sub["type"].description and "not clear" in sub["type"].description
+    assert "replace" in sub["fill"].description and "one edit" in sub["fill"].description
