@@ -1,9 +1,11 @@
 """``trustbridge demo``: the main job end to end, printed as an agent would see it.
 
-Brings up the embedded default on a free loopback port, serves a small page on another
-loopback port, opens it, takes a snapshot, types into the name field and clicks the
-button by ref, then takes a second snapshot in which the page reports what it received
-(including ``event.isTrusted``). Everything binds 127.0.0.1 and stops at the end.
+Brings up the embedded default on a free loopback port (``sdk.Browser.launch``), serves
+a small page on another loopback port, opens it, takes a snapshot, types into the name
+field key by key and clicks the button by ref (``Tab.type`` / ``Tab.click``), then takes a
+second snapshot in which the page reports what it received (``event.isTrusted`` of the
+click and how many of the key events were trusted). Everything binds 127.0.0.1 and stops
+at the end.
 """
 
 from __future__ import annotations
@@ -14,9 +16,12 @@ import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from .client import BridgeClient
-from .embedded import Embedded
 from .protocol import errors as E
+from .sdk import Browser
+
+NAME = "Ada"
+EXPECTED = f"Hello, {NAME}! click isTrusted=true; {len(NAME)} of {len(NAME)} key events trusted"
+"""What the page says once it saw the click and every typed key as trusted input."""
 
 DEMO_PAGE = b"""<!doctype html>
 <html><head><meta charset="utf-8"><title>trustbridge demo</title></head>
@@ -58,33 +63,34 @@ def _ref(snapshot: str, role: str, name: str) -> str:
 
 
 async def run_demo(json_out: bool = False, progress: Callable[[str], None] = print) -> int:
-    """Run the demo; returns 0 when the page saw trusted input, 1 otherwise."""
+    """Run the demo; returns 0 when the page saw trusted input, 1 otherwise.
+
+    Raises:
+        TrustbridgeError: the browser did not start, or an action failed.
+    """
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     page_url = f"http://127.0.0.1:{httpd.server_address[1]}/"
-    emb = Embedded(port=0, progress=progress)
     report: dict[str, object] = {}
+    ok = False
     try:
-        await emb.start()
-        async with await BridgeClient.connect(emb.url, emb.token) as client:
-            nav = await client.call("page.navigate", {"url": page_url})
+        async with await Browser.launch(progress=progress) as browser:
+            tab = await browser.tab()
+            nav = await tab.goto(page_url)
             progress(f"opened {nav['url']}")
-            snap = await client.call("page.snapshot", {})
-            _print("snapshot", snap["snapshot"], json_out)
-            field_ref = _ref(snap["snapshot"], "textbox", "Your name")
-            button_ref = _ref(snap["snapshot"], "button", "Greet")
-            typed = await client.call("page.act", {"ref": field_ref,
-                                                   "action": {"kind": "type", "text": "Ada"}})
-            _print(f"type {field_ref} 'Ada'", json.dumps(typed), json_out)
-            clicked = await client.call("page.act", {"ref": button_ref,
-                                                     "action": {"kind": "click"}})
+            snap = await tab.snapshot()
+            _print("snapshot", snap, json_out)
+            field_ref = _ref(snap, "textbox", "Your name")
+            button_ref = _ref(snap, "button", "Greet")
+            typed = await tab.type(field_ref, NAME)
+            _print(f"type {field_ref} {NAME!r}", json.dumps(typed), json_out)
+            clicked = await tab.click(button_ref)
             _print(f"click {button_ref}", json.dumps(clicked), json_out)
-            after = await client.call("page.snapshot", {})
-            _print("snapshot after", after["snapshot"], json_out)
+            after = await tab.snapshot()
+            _print("snapshot after", after, json_out)
             report = {"typed": typed, "clicked": clicked}
-            ok = "click isTrusted=true" in after["snapshot"] and clicked["inputPath"] == "trusted"
+            ok = EXPECTED in after and clicked["inputPath"] == "trusted"
     finally:
-        await emb.stop()
         httpd.shutdown()
     progress("the page saw trusted input" if ok else "the page did NOT see trusted input")
     if json_out:

@@ -250,9 +250,9 @@ class Tab:
 
     async def type(self, ref: str, text: str, *, submit: bool = False,
                    timeout_ms: int = 10_000) -> ActResult:
-        """Focus ``ref`` and type ``text`` key by key after its content (a trusted key
-        event per character; it does not clear the field); ``submit`` presses Enter after.
-        Use :meth:`fill` to replace the value.
+        """Focus ``ref`` and type ``text`` key by key (trusted key events per character,
+        see :class:`bridge.protocol.models.TypeAction`); it does not clear the field (use
+        :meth:`fill` to replace the value). ``submit`` presses Enter after.
 
         Raises:
             Same as :meth:`act`.

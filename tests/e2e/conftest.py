@@ -23,6 +23,7 @@ import pytest
 
 from bridge.client import BridgeClient
 from bridge.routing import RoutingPolicy
+from bridge.sdk import Tab
 from bridge.server import BridgeServer
 from supervisor.runner import Supervisor
 
@@ -84,6 +85,11 @@ class Stack:
 
     async def act(self, ref: str | None, **action: object) -> dict:
         return await self.client.call("page.act", {"ref": ref, "action": action})
+
+    @property
+    def tab(self) -> Tab:
+        """The SDK's tab (bridge/sdk.py) on this device's active tab, over ``client``."""
+        return Tab(self.client, self.device, None)
 
 
 async def wait_until(predicate, timeout_s: float = READY_TIMEOUT_S) -> None:

@@ -1,4 +1,5 @@
-"""One end-to-end test per input verb: what the page saw (isTrusted, order, final values)."""
+"""One end-to-end test per input verb, acted through the SDK's verbs (bridge/sdk.py Tab):
+what the page saw (isTrusted, order, final values)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from bridge.protocol import errors as E
-from bridge.protocol.models import DriverActParams
+from bridge.protocol.models import BatchItem, DriverActParams, FillAction
+from bridge.sdk import Tab
 from supervisor.browser_limits import driver_capabilities
 from supervisor.frames import ATTRIBUTE
 
@@ -34,7 +36,7 @@ async def test_double_click(stack: Stack, origins: Origins) -> None:
         pytest.skip(f"{stack.browser} refuses double clicks (docs/browsers.md); pinned by "
                     "test_browsers.py::test_double_click_is_delivered_or_refused")
     snap = await _open(stack, origins)
-    await stack.act(ref_of(snap, "button", "Double me"), kind="click", clickCount=2)
+    await stack.tab.dblclick(ref_of(snap, "button", "Double me"))
     seq = [(e["type"], e["trusted"]) for e in await _events(stack) if e["target"] == "dbl"]
     assert seq == [("click", True), ("click", True), ("dblclick", True)]
 
@@ -42,7 +44,7 @@ async def test_double_click(stack: Stack, origins: Origins) -> None:
 async def test_fill_replaces_value_with_trusted_keys(stack: Stack, origins: Origins) -> None:
     """fill clears the old text and types the new one; every key and input event is trusted."""
     snap = await _open(stack, origins)
-    await stack.act(ref_of(snap, "textbox", "Filled"), kind="fill", value="new")
+    await stack.tab.fill(ref_of(snap, "textbox", "Filled"), "new")
     assert await stack.page.input_value("#filled") == "new"
     evs = [e for e in await _events(stack) if e["target"] == "filled"]
     assert evs and all(e["trusted"] for e in evs)
@@ -64,7 +66,7 @@ async def test_fill_events_per_browser(stack: Stack, origins: Origins) -> None:
     (its insertText would be script)."""
     snap = await _open(stack, origins)
     await stack.page.evaluate(_EDIT_LOG_JS)
-    await stack.act(ref_of(snap, "textbox", "Filled"), kind="fill", value="a b")
+    await stack.tab.fill(ref_of(snap, "textbox", "Filled"), "a b")
     assert await stack.page.input_value("#filled") == "a b"
     edits = await stack.page.evaluate("window.__edits")
     assert all(trusted for *_, trusted in edits)
@@ -85,9 +87,9 @@ async def test_fill_number_field_refuses_text_that_is_not_a_number(
     snap = await _open(stack, origins)
     ref = ref_of(snap, "spinbutton", "Amount")
     with pytest.raises(E.BadRequest):
-        await stack.act(ref, kind="fill", value="x")
+        await stack.tab.fill(ref, "x")
     assert await stack.page.input_value("#amount") == ""
-    await stack.act(ref, kind="fill", value="12.5")
+    await stack.tab.fill(ref, "12.5")
     assert await stack.page.input_value("#amount") == "12.5"
 
 
@@ -112,7 +114,7 @@ async def test_fill_readonly_is_refused_and_nothing_typed(stack: Stack, origins:
     """A readonly field refuses fill with ELEMENT_NOT_EDITABLE; no key reaches the page."""
     snap = await _open(stack, origins)
     with pytest.raises(E.ElementNotEditable):
-        await stack.act(ref_of(snap, "textbox", "Locked"), kind="fill", value="x")
+        await stack.tab.fill(ref_of(snap, "textbox", "Locked"), "x")
     assert await stack.page.input_value("#locked") == "keep"
     assert await _events(stack, "keydown") == []
 
@@ -121,9 +123,7 @@ async def test_disabled_button_is_refused(stack: Stack, origins: Origins) -> Non
     """Clicking a disabled button fails with ELEMENT_TARGET_DISABLED and sends no click."""
     snap = await _open(stack, origins)
     with pytest.raises(E.ElementTargetDisabled):
-        await stack.client.call("page.act", {
-            "ref": ref_of(snap, "button", "Disabled button"),
-            "action": {"kind": "click"}, "timeoutMs": 500})
+        await stack.tab.click(ref_of(snap, "button", "Disabled button"), timeout_ms=500)
     assert await _events(stack, "click") == []
 
 
@@ -131,9 +131,7 @@ async def test_obscured_button_names_the_cover(stack: Stack, origins: Origins) -
     """A button under an overlay fails with ELEMENT_OBSCURED naming the covering element."""
     snap = await _open(stack, origins)
     with pytest.raises(E.ElementObscured) as info:
-        await stack.client.call("page.act", {
-            "ref": ref_of(snap, "button", "Covered button"),
-            "action": {"kind": "click"}, "timeoutMs": 500})
+        await stack.tab.click(ref_of(snap, "button", "Covered button"), timeout_ms=500)
     assert info.value.details["coveredBy"] == "div"
     assert [e for e in await _events(stack, "click") if e["target"] == "covered"] == []
 
@@ -142,24 +140,24 @@ async def test_select_single_fires_trusted_change(stack: Stack, origins: Origins
     """select on a native single select picks the option (skipping a disabled one) via the
     keyboard; the page's change handler sees a trusted event."""
     snap = await _open(stack, origins)
-    res = await stack.act(ref_of(snap, "combobox", "Owner"), kind="select", values=["dee"])
+    res = await stack.tab.select(ref_of(snap, "combobox", "Owner"), ["dee"])
     assert res["selected"] == ["dee"]
     assert await stack.page.input_value("#owner") == "dee"
     changes = [e for e in await _events(stack, "change") if e["target"] == "owner"]
     assert changes and all(e["trusted"] for e in changes)
-    res = await stack.act(ref_of(snap, "combobox", "Owner"), kind="select", values=["Ada"])
+    res = await stack.tab.select(ref_of(snap, "combobox", "Owner"), ["Ada"])
     assert res["selected"] == ["ada"]
 
 
 async def test_select_multiple(stack: Stack, origins: Origins) -> None:
     """select on a multiple select chooses exactly the given options, with trusted clicks."""
     snap = await _open(stack, origins)
-    res = await stack.act(ref_of(snap, "listbox", "Tags"), kind="select", values=["b", "d"])
+    res = await stack.tab.select(ref_of(snap, "listbox", "Tags"), ["b", "d"])
     assert sorted(res["selected"]) == ["b", "d"]
     clicks = [e for e in await _events(stack, "click")]
     assert clicks and all(e["trusted"] for e in clicks)
     # No value empties the multiple select, again with trusted clicks.
-    res = await stack.act(ref_of(snap, "listbox", "Tags"), kind="select", values=[])
+    res = await stack.tab.select(ref_of(snap, "listbox", "Tags"), [])
     assert res["selected"] == []
     assert await stack.page.evaluate("document.getElementById('tags').selectedOptions.length") == 0
     assert all(e["trusted"] for e in await _events(stack, "click"))
@@ -169,7 +167,7 @@ async def test_select_unknown_option_is_bad_request(stack: Stack, origins: Origi
     """An option that does not exist (or is disabled) is refused before any input."""
     snap = await _open(stack, origins)
     with pytest.raises(E.BadRequest):
-        await stack.act(ref_of(snap, "combobox", "Owner"), kind="select", values=["cy"])
+        await stack.tab.select(ref_of(snap, "combobox", "Owner"), ["cy"])
     assert await _events(stack, "keydown") == []
 
 
@@ -177,14 +175,14 @@ async def test_check_native_and_aria_checkbox(stack: Stack, origins: Origins) ->
     """check sets native and ARIA checkboxes with a trusted click; checking again does nothing."""
     snap = await _open(stack, origins)
     box = ref_of(snap, "checkbox", "Active only")
-    assert (await stack.act(box, kind="check"))["changed"] is True
+    assert (await stack.tab.check(box))["changed"] is True
     assert await stack.page.is_checked("#active")
-    assert (await stack.act(box, kind="check"))["changed"] is False
+    assert (await stack.tab.check(box))["changed"] is False
     assert len([e for e in await _events(stack, "click") if e["target"] == "active"]) == 1
     aria = ref_of(snap, "checkbox", "Notify me")
-    await stack.act(aria, kind="check")
+    await stack.tab.check(aria)
     assert await stack.page.get_attribute("#aria-box", "aria-checked") == "true"
-    await stack.act(aria, kind="check", checked=False)
+    await stack.tab.uncheck(aria)
     assert await stack.page.get_attribute("#aria-box", "aria-checked") == "false"
     assert all(e["trusted"] for e in await _events(stack, "click"))
 
@@ -196,9 +194,9 @@ async def test_html5_drag_and_drop(stack: Stack, origins: Origins) -> None:
         pytest.skip(f"{stack.browser} refuses HTML5 drags (docs/browsers.md); pinned by "
                     "test_browsers.py::test_html5_drag_is_dropped_or_refused")
     snap = await _open(stack, origins)
-    await stack.act(ref_of(snap, "generic", "Drag source") if 'generic "Drag source"' in snap
-                    else _find_any(snap, "Drag source"),
-                    kind="drag", to=ref_of(snap, "region", "Drop zone"))
+    await stack.tab.drag(ref_of(snap, "generic", "Drag source") if 'generic "Drag source"' in snap
+                         else _find_any(snap, "Drag source"),
+                         ref_of(snap, "region", "Drop zone"))
     assert await stack.page.text_content("#drop-zone") == "dropped payload"
     drops = await _events(stack, "drop")
     assert drops and drops[0]["trusted"] is True
@@ -215,7 +213,7 @@ def _find_any(snap: str, name: str) -> str:
 async def test_scroll_container_with_wheel(stack: Stack, origins: Origins) -> None:
     """scroll turns the wheel over the container: trusted wheel event, scrollTop moves."""
     snap = await _open(stack, origins)
-    res = await stack.act(ref_of(snap, "region", "Scroller"), kind="scroll", dy=300)
+    res = await stack.tab.scroll(ref_of(snap, "region", "Scroller"), dy=300)
     assert res["scrollTop"] > 0
     assert await stack.page.eval_on_selector("#scroller", "el => el.scrollTop") > 0
     wheels = await _events(stack, "wheel")
@@ -229,9 +227,9 @@ async def test_upload_to_input_and_through_chooser(
     sample = tmp_path / "sample.txt"
     sample.write_text("hello")
     snap = await _open(stack, origins)
-    res = await stack.act(_find_any(snap, "Direct file"), kind="upload", files=[str(sample)])
+    res = await stack.tab.upload(_find_any(snap, "Direct file"), [str(sample)])
     assert res["via"] == "input"
-    res = await stack.act(ref_of(snap, "button", "Choose file"), kind="upload", files=[str(sample)])
+    res = await stack.tab.upload(ref_of(snap, "button", "Choose file"), [str(sample)])
     assert res["via"] == "file-chooser"
     files = await _events(stack, "files")
     assert [(f["target"], f["names"]) for f in files] == [
@@ -241,9 +239,9 @@ async def test_upload_to_input_and_through_chooser(
 async def test_press_chord_select_all(stack: Stack, origins: Origins) -> None:
     """press with a chord (ControlOrMeta+A then Delete) edits the focused field."""
     snap = await _open(stack, origins)
-    await stack.act(ref_of(snap, "textbox", "Filled"), kind="focus")
-    await stack.act(None, kind="press", key="ControlOrMeta+A")
-    await stack.act(None, kind="press", key="Delete")
+    await stack.tab.focus(ref_of(snap, "textbox", "Filled"))
+    await stack.tab.press("ControlOrMeta+A")
+    await stack.tab.press("Delete")
     assert await stack.page.input_value("#filled") == ""
 
 
@@ -251,11 +249,11 @@ async def test_alert_is_reported_not_answered(stack: Stack, origins: Origins) ->
     """A click that opens alert() returns at once with the dialog; other requests get
     DIALOG_OPEN until page.dialog answers it; then the page continues."""
     snap = await _open(stack, origins)
-    res = await asyncio.wait_for(stack.act(ref_of(snap, "button", "Show alert"), kind="click"), 10)
+    res = await asyncio.wait_for(stack.tab.click(ref_of(snap, "button", "Show alert")), 10)
     assert res["dialog"]["type"] == "alert" and res["dialog"]["message"] == "Saved!"
     with pytest.raises(E.DialogOpen):
         await stack.snapshot()
-    answered = await stack.client.call("page.dialog", {"accept": True})
+    answered = await stack.tab.handle_dialog(True)
     assert answered["type"] == "alert"
     await asyncio.sleep(0.1)
     assert await stack.page.text_content("#out") == "after alert"
@@ -265,15 +263,15 @@ async def test_alert_is_reported_not_answered(stack: Stack, origins: Origins) ->
 async def test_confirm_dismiss_and_prompt_text(stack: Stack, origins: Origins) -> None:
     """confirm dismissed gives false to the page; prompt accepted with text returns it."""
     snap = await _open(stack, origins)
-    res = await stack.act(ref_of(snap, "button", "Ask confirm"), kind="click")
+    res = await stack.tab.click(ref_of(snap, "button", "Ask confirm"))
     assert res["dialog"]["type"] == "confirm"
-    await stack.client.call("page.dialog", {"accept": False})
+    await stack.tab.handle_dialog(False)
     await asyncio.sleep(0.1)
     assert await stack.page.text_content("#out") == "confirm=false"
-    res = await stack.act(ref_of(snap, "button", "Ask prompt"), kind="click")
+    res = await stack.tab.click(ref_of(snap, "button", "Ask prompt"))
     assert res["dialog"] == {"type": "prompt", "message": "Your name?", "defaultValue": "x",
                              "url": f"{origins.main}/verbs.html"}
-    await stack.client.call("page.dialog", {"accept": True, "promptText": "Ada"})
+    await stack.tab.handle_dialog(True, "Ada")
     await asyncio.sleep(0.1)
     assert await stack.page.text_content("#out") == "prompt=Ada"
 
@@ -281,7 +279,7 @@ async def test_confirm_dismiss_and_prompt_text(stack: Stack, origins: Origins) -
 async def test_click_that_opens_tab_reports_it(stack: Stack, origins: Origins) -> None:
     """A target=_blank link click reports the new tab (id and opener) in its result."""
     snap = await _open(stack, origins)
-    res = await stack.act(ref_of(snap, "link", "Open in new tab"), kind="click")
+    res = await stack.tab.click(ref_of(snap, "link", "Open in new tab"))
     assert len(res["newTabs"]) == 1
     new = res["newTabs"][0]
     assert new["openerTabId"] == res["tabId"]
@@ -293,11 +291,10 @@ async def test_popup_from_a_background_tab_is_reported(stack: Stack, origins: Or
     """A tab opened by a page that is not the active tab (Chromium names the active tab as
     its opener) is reported as that popup, never as the tab the first click opened."""
     snap = await _open(stack, origins)
-    first = await stack.act(ref_of(snap, "link", "Open in new tab"), kind="click")
+    first = await stack.tab.click(ref_of(snap, "link", "Open in new tab"))
     assert len(first["newTabs"]) == 1  # the new tab is now the active one
-    res = await stack.client.call("page.act", {
-        "tabId": first["tabId"], "ref": ref_of(snap, "button", "Open popup"),
-        "action": {"kind": "click"}})
+    opener = Tab(stack.client, stack.device, first["tabId"])
+    res = await opener.click(ref_of(snap, "button", "Open popup"))
     # Named when the browser opened it before the click returned; Chromium may open a
     # background tab's popup later (about 1 run of 4), and then only tabs.list has it.
     # Never the tab the first click opened.
@@ -380,11 +377,11 @@ async def test_screenshot_viewport_and_element(stack: Stack, origins: Origins) -
 async def test_batch_stops_at_first_failure(stack: Stack, origins: Origins) -> None:
     """A batch runs in order, stops at the first failure and reports what completed."""
     snap = await _open(stack, origins)
-    res = await stack.client.call("page.batch", {"actions": [
-        {"ref": ref_of(snap, "textbox", "Filled"), "action": {"kind": "fill", "value": "b1"}},
-        {"ref": ref_of(snap, "textbox", "Locked"), "action": {"kind": "fill", "value": "no"}},
+    res = await stack.tab.batch([
+        BatchItem(ref=ref_of(snap, "textbox", "Filled"), action=FillAction(value="b1")),
+        BatchItem(ref=ref_of(snap, "textbox", "Locked"), action=FillAction(value="no")),
         {"ref": ref_of(snap, "button", "Double me"), "action": {"kind": "click"}},
-    ]})
+    ])
     assert [a["index"] for a in res["completedActions"]] == [0]
     assert res["interruptedAction"]["index"] == 1
     assert res["interruptedAction"]["error"]["code"] == "ELEMENT_NOT_EDITABLE"
