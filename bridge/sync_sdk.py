@@ -15,7 +15,8 @@ Example::
 
 Every method has the name, arguments, return value and exceptions of its async twin in
 :mod:`bridge.sdk` (the exceptions are the very ``bridge.protocol.errors`` classes, not
-wrapped). The async SDK runs on one private event loop in a daemon thread per
+wrapped): the verbs build the same protocol action models, and ``act`` / ``batch`` take a
+model or its dict and refuse a bad one with ``BadRequest`` before anything is sent. The async SDK runs on one private event loop in a daemon thread per
 :class:`SyncBrowser`; each call submits the coroutine there
 (:func:`asyncio.run_coroutine_threadsafe`) and blocks the calling thread until it is done,
 so any thread without a running event loop may call it. Called from inside a running event
@@ -39,7 +40,9 @@ from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
 from .protocol import errors as E
 from .sdk import (
+    ActionLike,
     ActResult,
+    BatchItemLike,
     Browser,
     InputPath,
     MouseButton,
@@ -52,6 +55,8 @@ from .sdk import (
 
 __all__ = [
     "ActResult",
+    "ActionLike",
+    "BatchItemLike",
     "InputPath",
     "MouseButton",
     "NavigateResult",

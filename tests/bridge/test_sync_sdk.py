@@ -19,6 +19,7 @@ import pytest
 
 from bridge import sdk
 from bridge.protocol import errors as E
+from bridge.protocol.models import FillAction
 from bridge.server import BridgeServer
 from bridge.sync_sdk import THREAD_NAME, SyncBrowser, SyncInAsyncError, SyncTab
 
@@ -172,3 +173,21 @@ def test_every_public_async_method_has_a_sync_form_with_its_parameters(
         assert (list(inspect.signature(sync_fn).parameters.values())
                 == list(inspect.signature(getattr(async_cls, name)).parameters.values())), name
         assert f"bridge.sdk.{async_cls.__name__}.{name}" in (sync_fn.__doc__ or ""), name
+
+
+async def test_sync_act_takes_a_model_and_refuses_a_bad_dict_before_sending(
+        bridge: Bridge) -> None:
+    """SyncTab.act sends a protocol action model as the async SDK does, and a dict that
+    does not fit the protocol raises BadRequest with nothing sent."""
+
+    def script() -> sdk.ActResult:
+        with SyncBrowser.connect(bridge.server.url, TOKEN) as browser:
+            tab = browser.tab()
+            with pytest.raises(E.BadRequest):
+                tab.act({"kind": "fill", "text": "x"}, "e7")
+            assert (bridge.ext.requests, bridge.drv.requests) == ([], [])
+            return tab.act(FillAction(value="x"), "e7")
+
+    result = await in_plain_thread(script)
+    assert result["inputPath"] == "trusted"
+    assert [r.params["action"] for r in bridge.drv.requests] == [{"kind": "fill", "value": "x"}]
