@@ -7,15 +7,19 @@ browser_hover, browser_press_key, browser_select_option, browser_drag), :mod:`.f
 :mod:`.batch` (browser_actions), :mod:`.tabs` (browser_tabs: list, new, close, select),
 :mod:`.wait` (browser_wait_for), :mod:`.screenshot` (browser_take_screenshot),
 :mod:`.evaluate` (browser_evaluate). :mod:`.tool` holds what a tool is (argument models
-derived from the protocol models, errors as tool results), :mod:`.report` how results
-read (input path, delivery, dialogs, new tabs), :mod:`.session` the bridge connection and
-the current tab, :mod:`.server` the ``mcp`` server and its transports.
+derived from the protocol models, errors as tool results), :mod:`.session` the
+:class:`Connection` (bridge connection, embedded launch, current tab), :mod:`.response`
+the :class:`Response` each tool call fills and renders, :mod:`.report` how its sections
+read (input path, delivery, dialogs, tabs, page state), :mod:`.server` the ``mcp`` server
+and its transports.
 
 Run it with ``trustbridge mcp`` (stdio) or ``trustbridge mcp --http PORT``; see docs/mcp.md.
 """
 
+from .response import Response
 from .server import TOOLS, build_server, run_http, run_stdio
-from .session import Session
+from .session import Connection, Session
 from .tool import Tool
 
-__all__ = ["TOOLS", "Session", "Tool", "build_server", "run_http", "run_stdio"]
+__all__ = ["TOOLS", "Connection", "Response", "Session", "Tool", "build_server", "run_http",
+           "run_stdio"]

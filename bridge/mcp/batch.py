@@ -19,7 +19,8 @@ from ..protocol import errors as E
 from ..protocol.models import Action, BatchItem, BatchParams
 from ..sdk import Tab
 from .report import warnings
-from .session import Session
+from .response import Response
+from .session import Connection
 from .tool import Tool, ToolArgs, derive
 
 ACTION_MODELS = get_args(get_args(Action)[0])
@@ -73,8 +74,8 @@ class ActionsArgs(ToolArgs):
         min_length=1, max_length=MAX_STEPS, description="Actions to run in order.")
 
 
-def to_item(index: int, step: Any) -> dict[str, Any]:
-    """A flat step as the protocol's ``BatchItem`` dict.
+def to_item(index: int, step: Any) -> BatchItem:
+    """A flat step as the protocol's ``BatchItem``.
 
     Raises:
         BadRequest: a field the step's kind does not take, or a missing one.
@@ -88,20 +89,16 @@ def to_item(index: int, step: Any) -> dict[str, Any]:
             for e in exc.errors()[:3])
         raise E.BadRequest(f"Invalid {step.kind} action: {problems}. Nothing was run.",
                            {"index": index}) from exc
-    item: dict[str, Any] = {"action": action.model_dump(exclude_none=True),
-                            "timeoutMs": step.timeoutMs}
-    if step.ref:
-        item["ref"] = step.ref
-    return item
+    return BatchItem(ref=step.ref or None, action=action, timeoutMs=step.timeoutMs)
 
 
-async def run_batch(tab: Tab, items: Sequence[dict[str, Any]],
+async def run_batch(tab: Tab, items: Sequence[BatchItem],
                     labels: Sequence[str]) -> list[dict[str, Any]]:
     """Send ``items`` as one ``page.batch`` request.
 
     Args:
         tab: the tab to act in.
-        items: ``{ref?, action, timeoutMs?}`` (a protocol ``BatchItem`` as a dict), in order.
+        items: the protocol's batch items, in order.
         labels: how to name each item in messages (same order).
 
     Returns:
@@ -112,7 +109,7 @@ async def run_batch(tab: Tab, items: Sequence[dict[str, Any]],
             class and code), its message prefixed with which item failed and followed by
             the ones that ran before it (they are not undone).
     """
-    answer = await tab.batch(list(items))
+    answer = await tab.batch(items)
     done = [dict(r) for r in answer.get("completedActions") or []]
     stopped = answer.get("interruptedAction")
     if not stopped:
@@ -130,14 +127,14 @@ async def run_batch(tab: Tab, items: Sequence[dict[str, Any]],
                     .strip(), {**err.details, "index": index, "completed": len(done)})
 
 
-async def _actions(session: Session, args: Any) -> str:
+async def _actions(conn: Connection, args: Any, response: Response) -> None:
     items = [to_item(i, step) for i, step in enumerate(args.actions)]
     labels = [f"{s.kind} {s.ref}" if s.ref else s.kind for s in args.actions]
-    tab = await session.tab()
+    tab = await conn.tab()
     results = await run_batch(tab, items, labels)
-    return await session.after_action(f"Ran {len(results)} actions ({', '.join(labels)})",
-                                      tab, results,
-                                      [f"action {i} ({lab})" for i, lab in enumerate(labels)])
+    response.add_action(f"Ran {len(results)} actions ({', '.join(labels)})", results,
+                        [f"action {i} ({lab})" for i, lab in enumerate(labels)])
+    response.include_page_state(tab)
 
 
 TOOLS = [

@@ -14,7 +14,8 @@ from typing import Any
 
 from ..protocol import errors as E
 from ..protocol.models import DialogParams
-from .session import Session
+from .response import Response
+from .session import Connection
 from .tool import Tool, derive, with_next_step
 
 CLOSE_WAIT_S = 2.0
@@ -29,33 +30,34 @@ DialogArgs = derive(
 )
 
 
-async def _until_closed(session: Session, answered: dict[str, Any]) -> None:
+async def _until_closed(conn: Connection, answered: dict[str, Any]) -> None:
     """Wait (at most :data:`CLOSE_WAIT_S`) until the bridge no longer reports the answered
     dialog: it learns that from the driver's ``dialog.closed`` event, which may arrive
     just after the answer, and until then it refuses the snapshot that follows."""
     deadline = asyncio.get_running_loop().time() + CLOSE_WAIT_S
     while asyncio.get_running_loop().time() < deadline:
-        still = await session.open_dialog()
+        still = await conn.open_dialog()
         if still is None or (still.get("type"), still.get("message")) != (
                 answered.get("type"), answered.get("message")):
             return
         await asyncio.sleep(CLOSE_POLL_S)
 
 
-async def _handle_dialog(session: Session, args: Any) -> str:
-    tab = await session.tab()
+async def _handle_dialog(conn: Connection, args: Any, response: Response) -> None:
+    tab = await conn.tab()
     try:
         answered = await tab.handle_dialog(args.accept, args.promptText)
     except E.BadRequest as err:  # the driver's answer when no dialog is open
         raise with_next_step(err, "There is nothing to answer; call browser_snapshot to "
                              "see the page and go on.") from err
-    await _until_closed(session, answered)
+    await _until_closed(conn, answered)
     verb = "Accepted" if args.accept else "Dismissed"
     message = json.dumps(str(answered.get("message", ""))[:200], ensure_ascii=False)
     line = f"{verb} the {answered.get('type', 'JavaScript')} dialog {message}"
     if args.accept and args.promptText is not None:
         line += f" with {len(args.promptText)} characters of prompt text"
-    return await session.after_action(line, tab)
+    response.add_action(line)
+    response.include_page_state(tab)
 
 
 TOOLS = [

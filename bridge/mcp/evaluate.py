@@ -14,7 +14,8 @@ from typing import Any
 from pydantic import Field
 
 from ..protocol.models import EvaluateParams
-from .session import Session
+from .response import Response
+from .session import Connection
 from .tool import Tool, derive
 
 MAX_RESULT_CHARS = 20_000
@@ -31,15 +32,15 @@ EvaluateArgs = derive(
 )
 
 
-async def _evaluate(session: Session, args: Any) -> str:
-    tab = await session.tab()
+async def _evaluate(conn: Connection, args: Any, response: Response) -> None:
+    tab = await conn.tab()
     value = await tab.evaluate(args.function, args.ref)
     text = json.dumps(value, indent=2, ensure_ascii=False, default=str) \
         if value is not None else "null (or undefined)"
     if len(text) > MAX_RESULT_CHARS:
         text = text[:MAX_RESULT_CHARS] + f"\n… (cut: {len(text)} characters in all)"
     where = f" on {args.element or 'ref'} {args.ref}" if args.ref else ""
-    return f"### Result\nEvaluated in the page{where}; it returned:\n{text}"
+    response.add_result(f"Evaluated in the page{where}; it returned:\n{text}")
 
 
 TOOLS = [

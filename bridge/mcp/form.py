@@ -11,10 +11,20 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ..protocol import errors as E
-from ..protocol.models import BatchParams, FillAction, Ref, UploadAction
+from ..protocol.models import (
+    Action,
+    BatchItem,
+    BatchParams,
+    CheckAction,
+    FillAction,
+    Ref,
+    SelectAction,
+    UploadAction,
+)
 from .batch import run_batch
 from .input import TargetArgs, target
-from .session import Session
+from .response import Response
+from .session import Connection
 from .tool import Tool, ToolArgs, derive, with_next_step
 
 FieldType = Literal["textbox", "checkbox", "radio", "combobox", "slider"]
@@ -48,18 +58,18 @@ UploadArgs = derive(
 )
 
 
-def _action(index: int, field: Any) -> dict[str, Any]:
+def _action(index: int, field: Any) -> Action:
     """The protocol action that sets ``field``; BadRequest before anything is sent."""
     if field.type == "textbox":
-        return {"kind": "fill", "value": field.value}
+        return FillAction(value=field.value)
     if field.type in ("checkbox", "radio"):
         if field.value not in ("true", "false"):
             raise E.BadRequest(f"Field {index} ({field.name}) is a {field.type}: its value "
                                f"must be true or false. Nothing was filled.",
                                {"field": index})
-        return {"kind": "check", "checked": field.value == "true"}
+        return CheckAction(checked=field.value == "true")
     if field.type == "combobox":
-        return {"kind": "select", "values": [field.value]}
+        return SelectAction(values=[field.value])
     # A native range input does not take typed text, and setting .value from script would
     # be synthetic input; there is no trusted way to set it by value yet.
     raise with_next_step(
@@ -79,24 +89,26 @@ def _summary(field: Any, result: dict[str, Any]) -> str:
     return where + ")"
 
 
-async def _fill_form(session: Session, args: Any) -> str:
-    items = [{"ref": f.ref, "action": _action(i, f)} for i, f in enumerate(args.fields)]
+async def _fill_form(conn: Connection, args: Any, response: Response) -> None:
+    items = [BatchItem(ref=f.ref, action=_action(i, f)) for i, f in enumerate(args.fields)]
     labels = [f"{f.type} {f.name} ({f.ref})" for f in args.fields]
-    tab = await session.tab()
+    tab = await conn.tab()
     results = await run_batch(tab, items, labels)
     parts = ", ".join(_summary(f, r) for f, r in zip(args.fields, results))
-    return await session.after_action(f"Filled {len(results)} fields: {parts}", tab, results,
-                                      [f"field {i} ({lab})" for i, lab in enumerate(labels)])
+    response.add_action(f"Filled {len(results)} fields: {parts}", results,
+                        [f"field {i} ({lab})" for i, lab in enumerate(labels)])
+    response.include_page_state(tab)
 
 
-async def _upload(session: Session, args: Any) -> str:
-    tab = await session.tab()
+async def _upload(conn: Connection, args: Any, response: Response) -> None:
+    tab = await conn.tab()
     result = await tab.upload(args.ref, args.paths)
     via = {"input": "its file input", "file-chooser": "the file chooser it opened"}.get(
         str(result.get("via")), "it")
-    return await session.after_action(
+    response.add_action(
         f"Gave {len(args.paths)} file(s) to {target(args.element, args.ref)} through {via}",
-        tab, [result])
+        [result])
+    response.include_page_state(tab)
 
 
 TOOLS = [

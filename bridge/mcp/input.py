@@ -1,7 +1,8 @@
 """Mouse and keyboard tools on one element: browser_click, browser_type, browser_hover,
 browser_press_key, browser_select_option, browser_drag.
 
-Every one goes through ``page.act`` (``page.batch`` for typing with submit): on a device
+Every one acts through an SDK verb of :class:`~bridge.sdk.Tab` (``page.act``; one
+``page.batch`` of protocol ``BatchItem`` models for typing with submit): on a device
 that requires trusted input the bridge resolves the ref in the extension and the input
 driver acts with real browser input; the result says which input path was taken, so
 synthetic input is never passed off as trusted (see :mod:`.report`).
@@ -15,15 +16,18 @@ from pydantic import Field
 
 from ..protocol.models import (
     ActParams,
+    BatchItem,
     ClickAction,
     DragAction,
+    FillAction,
     PressAction,
     Ref,
     SelectAction,
     TypeAction,
 )
 from .batch import run_batch
-from .session import Session
+from .response import Response
+from .session import Connection
 from .tool import Tool, ToolArgs, derive
 
 ELEMENT_DOC = "Human-readable element description, e.g. 'Save button'; used in messages."
@@ -48,8 +52,8 @@ TypeArgs = derive(
     "TypeArgs", "Where and what to type.", base=TargetArgs,
     take={TypeAction: ["text", "submit"]},
     describe={"text": "Text to type."},
-    slowly=(bool, Field(default=False, description="Type after the current content instead "
-                        "of replacing it.")),
+    slowly=(bool, Field(default=False, description="Type key by key after the current "
+                        "content instead of replacing it.")),
 )
 HoverArgs = derive("HoverArgs", "Which element to hover.", base=TargetArgs)
 PressArgs = derive("PressArgs", "Which key.", take={PressAction: ["key"]},
@@ -76,67 +80,69 @@ def target(element: str | None, ref: str) -> str:
     return f"{element} (ref {ref})" if element else f"ref {ref}"
 
 
-async def _click(session: Session, args: Any) -> str:
-    tab = await session.tab()
-    result = await tab.act(
-        {"kind": "click", "button": args.button, "modifiers": args.modifiers,
-         "clickCount": 2 if args.doubleClick else 1},
-        args.ref, allow_coordinates=args.allowCoordinates)
+async def _click(conn: Connection, args: Any, response: Response) -> None:
+    tab = await conn.tab()
+    clicks = 2 if args.doubleClick else 1
+    if args.allowCoordinates:  # the one click option Tab.click does not take
+        action = ClickAction(button=args.button, clickCount=clicks, modifiers=args.modifiers)
+        result = await tab.act(action, args.ref, allow_coordinates=True)
+    else:
+        result = await tab.click(args.ref, button=args.button, click_count=clicks,
+                                 modifiers=args.modifiers)
     verb = "Double-clicked" if args.doubleClick else "Clicked"
     where = target(args.element, args.ref)
-    return await session.after_action(f"{verb} {where}", tab, [result],
-                                      [f"the click on {where}"])
+    response.add_action(f"{verb} {where}", [result], [f"the click on {where}"])
+    response.include_page_state(tab)
 
 
-async def _type(session: Session, args: Any) -> str:
-    tab = await session.tab()
+async def _type(conn: Connection, args: Any, response: Response) -> None:
+    tab = await conn.tab()
     where = target(args.element, args.ref)
     # The text itself is never echoed: it may be a secret the page masks.
-    if args.slowly:
-        result = await tab.type(args.ref, args.text, submit=args.submit)
+    if args.slowly:  # key by key, after the current content
+        results = [await tab.type(args.ref, args.text, submit=args.submit)]
         line = f"Typed {len(args.text)} characters into {where} after its content"
-        results = [result]
-    else:  # Playwright MCP's browser_type fills (replaces the content) unless slowly
-        fill = {"kind": "fill", "value": args.text}
-        if args.submit:  # one request: fill, then Enter in the same element
-            results = await run_batch(
-                tab, [{"ref": args.ref, "action": fill},
-                      {"ref": args.ref, "action": {"kind": "press", "key": "Enter"}}],
-                [f"fill {where}", f"press Enter in {where}"])
-        else:
-            results = [await tab.act(fill, args.ref)]
+    elif args.submit:  # one request: fill, then Enter in the same element
+        results = await run_batch(
+            tab, [BatchItem(ref=args.ref, action=FillAction(value=args.text)),
+                  BatchItem(ref=args.ref, action=PressAction(key="Enter"))],
+            [f"fill {where}", f"press Enter in {where}"])
+        line = f"Typed {len(args.text)} characters into {where} (replacing its content)"
+    else:  # Playwright MCP's browser_type replaces the content unless slowly
+        results = [await tab.fill(args.ref, args.text)]
         line = f"Typed {len(args.text)} characters into {where} (replacing its content)"
     line += " and pressed Enter" if args.submit else ""
-    return await session.after_action(line, tab, results)
+    response.add_action(line, results)
+    response.include_page_state(tab)
 
 
-async def _hover(session: Session, args: Any) -> str:
-    tab = await session.tab()
-    result = await tab.hover(args.ref)
-    return await session.after_action(f"Hovered {target(args.element, args.ref)}", tab,
-                                      [result])
+async def _hover(conn: Connection, args: Any, response: Response) -> None:
+    tab = await conn.tab()
+    response.add_action(f"Hovered {target(args.element, args.ref)}",
+                        [await tab.hover(args.ref)])
+    response.include_page_state(tab)
 
 
-async def _press(session: Session, args: Any) -> str:
-    tab = await session.tab()
-    result = await tab.press(args.key)
-    return await session.after_action(f"Pressed {args.key}", tab, [result])
+async def _press(conn: Connection, args: Any, response: Response) -> None:
+    tab = await conn.tab()
+    response.add_action(f"Pressed {args.key}", [await tab.press(args.key)])
+    response.include_page_state(tab)
 
 
-async def _select(session: Session, args: Any) -> str:
-    tab = await session.tab()
+async def _select(conn: Connection, args: Any, response: Response) -> None:
+    tab = await conn.tab()
     result = await tab.select(args.ref, args.values)
     chosen = result.get("selected", args.values)
-    return await session.after_action(
-        f"Selected {chosen!r} in {target(args.element, args.ref)}", tab, [result])
+    response.add_action(f"Selected {chosen!r} in {target(args.element, args.ref)}", [result])
+    response.include_page_state(tab)
 
 
-async def _drag(session: Session, args: Any) -> str:
-    tab = await session.tab()
+async def _drag(conn: Connection, args: Any, response: Response) -> None:
+    tab = await conn.tab()
     result = await tab.drag(args.startRef, args.endRef)
-    return await session.after_action(
-        f"Dragged {target(args.startElement, args.startRef)} onto "
-        f"{target(args.endElement, args.endRef)}", tab, [result])
+    response.add_action(f"Dragged {target(args.startElement, args.startRef)} onto "
+                        f"{target(args.endElement, args.endRef)}", [result])
+    response.include_page_state(tab)
 
 
 TOOLS = [
@@ -151,8 +157,9 @@ TOOLS = [
     Tool(
         name="browser_type",
         title="Type text",
-        description="Type text into an editable element with the real keyboard, key by "
-        "key. Replaces the field's content unless slowly is true; submit presses Enter after.",
+        description="Type text into an editable element with real input. Replaces its "
+        "content unless slowly is true, which types key by key after it; submit presses "
+        "Enter after.",
         args=TypeArgs,
         run=_type,
     ),

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..protocol.models import NavigateParams
-from .session import Session
+from .response import Response
+from .session import Connection
 from .tool import Tool, derive
 
 NavigateArgs = derive("NavigateArgs", "Where to go.", take={NavigateParams: ["url"]})
@@ -21,17 +22,18 @@ def _where(result: dict[str, Any], done: str, pending: str) -> str:
     return f"{done} {result.get('url', '')} (tab {result.get('tabId')})"
 
 
-async def _navigate(session: Session, args: Any) -> str:
-    tab = await session.tab()
+async def _navigate(conn: Connection, args: Any, response: Response) -> None:
+    tab = await conn.tab()
     result = dict(await tab.goto(args.url))
-    line = _where(result, "Navigated to", f"Navigated to {args.url}")
-    return await session.after_action(line, tab, [result])
+    response.add_action(_where(result, "Navigated to", f"Navigated to {args.url}"), [result])
+    response.include_page_state(tab)
 
 
-async def _back(session: Session, _args: Any) -> str:
-    tab = await session.tab()
+async def _back(conn: Connection, _args: Any, response: Response) -> None:
+    tab = await conn.tab()
     result = await tab.back()
-    return await session.after_action(_where(result, "Went back to", "Went back"), tab, [result])
+    response.add_action(_where(result, "Went back to", "Went back"), [result])
+    response.include_page_state(tab)
 
 
 TOOLS = [

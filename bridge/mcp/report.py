@@ -1,9 +1,11 @@
-"""How tool results read: the input path, delivery, new tabs and an open dialog.
+"""How tool results read: the input path, delivery, new tabs, an open dialog, the tab
+list and the page state.
 
-Results use Playwright MCP's sections (``### Result``, ``### Open tabs``, ``### Modal
-state``, ``### Page state``). Everything here is a pure function of the bridge's result
-objects (``page.act`` results, or the ``completedActions`` of a ``page.batch``); the
-session (:mod:`.session`) decides which sections a result gets.
+Results use Playwright MCP's sections (``### Result``, ``### New tabs``, ``### Open
+tabs``, ``### Modal state``, ``### Page state``). Everything here is a pure function of
+the bridge's answers (``page.act`` results, the ``completedActions`` of a ``page.batch``,
+``tabs.list`` rows, a ``page.snapshot`` result); the per-call
+:class:`~.response.Response` decides which sections a result gets.
 """
 
 from __future__ import annotations
@@ -115,3 +117,17 @@ def render_tabs(tabs: Sequence[TabRow], is_current: Callable[[str, Mapping[str, 
         lines.append(f"- {i}:{' (current)' if is_current(device, tab) else ''} "
                      f"[{tab.get('title', '')}]({tab.get('url', '')}) tab {tab['tabId']}{where}")
     return "\n".join(lines) if len(lines) > 1 else f"{heading}\n(no tabs)"
+
+
+def page_state_section(snap: Mapping[str, Any]) -> str:
+    """The "Page state" section of a ``page.snapshot`` result, as Playwright MCP shows it."""
+    lines = ["### Page state", f"- Page URL: {snap.get('url', '')}",
+             f"- Page Title: {snap.get('title', '')}"]
+    if "tabId" in snap:
+        on = f" on {snap['device']}" if "device" in snap else ""
+        lines.append(f"- Tab: {snap['tabId']}{on}")
+    # The extension's truncation trailer names the wire method; the model calls the tool.
+    text = snap.get("snapshot", "").replace("call page.snapshot with cursor",
+                                            "call browser_snapshot with cursor")
+    lines += ["- Page Snapshot:", "```yaml", text, "```"]
+    return "\n".join(lines)

@@ -19,8 +19,9 @@ from pydantic import Field
 
 from ..protocol import errors as E
 from ..protocol.models import ScreenshotParams
-from .session import Session
-from .tool import Content, Tool, derive
+from .response import Response
+from .session import Connection
+from .tool import Tool, derive
 
 MAX_EDGE_PX = 1568
 """Longest image edge sent to the model, image px."""
@@ -57,18 +58,18 @@ def fit(png: bytes) -> tuple[bytes, int, int, float]:
     return out.getvalue(), size[0], size[1], shrink
 
 
-async def _screenshot(session: Session, args: Any) -> list[Content]:
+async def _screenshot(conn: Connection, args: Any, response: Response) -> None:
     if args.fullPage and args.ref:
         raise E.BadRequest("fullPage cannot be combined with ref: capture either the whole "
                            "page or one element.")
-    dialog = await session.open_dialog()
+    dialog = await conn.open_dialog()
     if dialog is not None:
         # The page's renderer is blocked, so the extension cannot name its frame: fail
         # now rather than after the bridge's 10 s resolve timeout.
         raise E.DialogOpen(
             f"A {dialog.get('type')} dialog blocks the page; it cannot be captured until "
             "the dialog is answered.", {"dialog": {"type": dialog.get("type")}})
-    tab = await session.tab()
+    tab = await conn.tab()
     shot = await tab.screenshot(args.ref, full_page=args.fullPage)
     png, width, height, shrink = fit(base64.b64decode(shot["png"]))
     scale = float(shot.get("scale") or 1) * shrink
@@ -80,9 +81,9 @@ async def _screenshot(session: Session, args: Any) -> list[Content]:
             "of the page. Act with refs from browser_snapshot, not on the image.")
     if shrink < 1:
         line += f" (Scaled down from {shot.get('width')}x{shot.get('height')}.)"
-    return [types.TextContent(type="text", text="### Result\n" + line),
-            types.ImageContent(type="image", data=base64.b64encode(png).decode(),
-                               mime_type="image/png")]
+    response.add_result(line)
+    response.add_image(types.ImageContent(type="image", data=base64.b64encode(png).decode(),
+                                          mime_type="image/png"))
 
 
 TOOLS = [

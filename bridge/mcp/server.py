@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 
 from . import batch, dialogs, evaluate, form, navigate, screenshot, snapshot, tabs, wait
 from .input import TOOLS as INPUT_TOOLS
-from .session import Session
+from .session import Connection
 from .tool import Tool
 
 TOOLS: list[Tool] = [
@@ -50,8 +50,8 @@ def _version() -> str:
         return "0"
 
 
-def build_server(session: Session, tools: Sequence[Tool] = TOOLS) -> Server[Any]:
-    """An MCP ``Server`` whose tools act through ``session``.
+def build_server(conn: Connection, tools: Sequence[Tool] = TOOLS) -> Server[Any]:
+    """An MCP ``Server`` whose tools act through ``conn``.
 
     Unknown tool names are a protocol error (JSON-RPC invalid params); everything that
     goes wrong inside a tool is a tool result with ``isError`` (see :mod:`.tool`).
@@ -70,7 +70,7 @@ def build_server(session: Session, tools: Sequence[Tool] = TOOLS) -> Server[Any]
         if tool is None:
             raise MCPError(types.INVALID_PARAMS,
                            f"Unknown tool {params.name!r}; tools/list shows the tools.")
-        return await tool.call(session, params.arguments)
+        return await tool.call(conn, params.arguments)
 
     return Server(
         "trustbridge",
@@ -83,23 +83,23 @@ def build_server(session: Session, tools: Sequence[Tool] = TOOLS) -> Server[Any]
     )
 
 
-async def run_stdio(session: Session) -> None:
-    """Serve MCP on stdin/stdout until the client closes stdin; then close ``session``.
+async def run_stdio(conn: Connection) -> None:
+    """Serve MCP on stdin/stdout until the client closes stdin; then close ``conn``.
 
-    Cancelled (e.g. on SIGTERM), ``session`` is closed first, but leaving the transport
+    Cancelled (e.g. on SIGTERM), ``conn`` is closed first, but leaving the transport
     then waits for the thread blocked reading stdin: a process that must stop while its
-    stdin is still open closes the session itself and exits (see ``trustbridge mcp``).
+    stdin is still open closes the connection itself and exits (see ``trustbridge mcp``).
     """
-    server = build_server(session)
+    server = build_server(conn)
     async with stdio_server() as (read_stream, write_stream):
         try:
             await server.run(read_stream, write_stream, server.create_initialization_options())
         finally:
             with anyio.CancelScope(shield=True):
-                await session.close()
+                await conn.close()
 
 
-async def run_http(session: Session, port: int, host: str = "127.0.0.1") -> None:
+async def run_http(conn: Connection, port: int, host: str = "127.0.0.1") -> None:
     """Serve MCP over streamable HTTP at ``http://host:port/mcp`` until cancelled.
 
     Binds 127.0.0.1 (design.md §8); the SDK's DNS-rebinding protection accepts only
@@ -107,11 +107,11 @@ async def run_http(session: Session, port: int, host: str = "127.0.0.1") -> None
     """
     import uvicorn
 
-    server = build_server(session)
+    server = build_server(conn)
     app = server.streamable_http_app(host=host)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     try:
         await uvicorn.Server(config).serve()
     finally:
         with anyio.CancelScope(shield=True):
-            await session.close()
+            await conn.close()

@@ -1,9 +1,13 @@
-"""The MCP server's hold on the browser: one bridge connection, the current tab, and the
-embedded default it starts when no bridge is running.
+"""The MCP server's hold on the browser: :class:`Connection`, one per server.
+
+It owns the bridge connection (and the embedded default it starts, or restarts, when no
+bridge is running), the current device and tab, and the two look-ups several tools
+share (every tab; the open dialog). What one tool call answers is not kept here: each
+call builds its own :class:`~.response.Response`.
 
 The tools reach the browser only through the SDK (:mod:`bridge.sdk`) over this
-session's :class:`~bridge.client.BridgeClient`: the MCP server is a client of the bridge
-protocol like any other (design.md §10).
+connection's :class:`~bridge.client.BridgeClient`: the MCP server is a client of the
+bridge protocol like any other (design.md §10).
 """
 
 from __future__ import annotations
@@ -11,38 +15,39 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .. import config
 from ..client import BridgeClient
 from ..embedded import Embedded
 from ..protocol import errors as E
-from ..sdk import Browser, SnapshotResult, Tab
-from .report import (
-    Result,
-    TabRow,
-    dialog_of,
-    input_path,
-    modal_section,
-    new_tabs_of,
-    render_tabs,
-    warnings,
-)
+from ..protocol.models import DeviceInfo
+from ..sdk import Browser, Tab
+from .report import TabRow
 
 log = logging.getLogger("trustbridge.mcp")
 
-MCP_SNAPSHOT_SESSION = "mcp"
-"""Diff baseline of every snapshot this server shows the model (browser_snapshot and the
-page state after each action), so ``mode: diff`` means "since what you last saw"."""
-OPENED_SLACK_S = 0.05
-"""Clock slack when comparing a tab's ``openedAt`` (the browser's clock) with the start of
-a tool call (this process's clock; the same machine), s."""
+
+@dataclass(frozen=True)
+class TabList:
+    """Every tab of every device with an extension, and the dialog open now.
+
+    Attributes:
+        rows: ``(device, tab)`` in a stable order; a tab's position is the index
+            browser_tabs takes.
+        dialog: the JavaScript dialog open on the current device (any device when none is
+            chosen), ``{type, message, defaultValue?, url?}``, from the same
+            ``devices.list`` answer; None if there is none.
+    """
+
+    rows: list[TabRow]
+    dialog: dict[str, Any] | None
 
 
-class Session:
-    """Connection, current tab and options shared by every tool call of one MCP server.
+class Connection:
+    """Bridge connection, embedded launch, and the current tab of one MCP server.
 
     Args:
         url: bridge URL; default: the endpoint file of the running bridge.
@@ -52,8 +57,8 @@ class Session:
             :meth:`close`.
         bridge_port: port of the embedded bridge on 127.0.0.1; if taken, any free port.
         headless: run the embedded browser without a window.
-        snapshot_after_action: append the page's snapshot to the result of every tool
-            that changes the page (Playwright MCP's "Page state" section).
+        snapshot_after_action: the result of every tool that changes the page carries the
+            page's snapshot (Playwright MCP's "Page state" section).
         progress: called with short progress lines (the CLI prints them to stderr).
     """
 
@@ -72,8 +77,6 @@ class Session:
         """Device of the current tab (None: the only device connected)."""
         self.tab_id: int | None = None
         """The current tab, chosen with browser_tabs select (None: the active tab)."""
-        self.call_started = time.time()
-        """When the running tool call started, epoch s (set by :meth:`Tool.call`)."""
         self._client: BridgeClient | None = None
         self._emb: Embedded | None = None
         self._lock = asyncio.Lock()
@@ -110,7 +113,7 @@ class Session:
 
     @property
     def launched(self) -> Embedded | None:
-        """The embedded default this session started and still runs, if any."""
+        """The embedded default this connection started and still runs, if any."""
         return self._emb
 
     async def _start_embedded(self) -> Embedded:
@@ -136,7 +139,7 @@ class Session:
             await emb.stop()
 
     async def browser(self) -> Browser:
-        """An SDK Browser on the session's connection, addressing the current device."""
+        """An SDK Browser on this connection, addressing the current device."""
         return Browser(await self.client(), self.device)
 
     async def tab(self) -> Tab:
@@ -153,112 +156,37 @@ class Session:
             return bool(tab.get("active")) and self.device in (None, device)
         return self.tab_id == tab.get("tabId") and self.device in (None, device)
 
-    async def all_tabs(self) -> list[TabRow]:
-        """Every tab of every device with an extension, in a stable order: (device, tab).
-        A tab's position in this list is the index browser_tabs takes.
-
-        Raises:
-            DeviceNotConnected: no extension is connected.
-        """
-        browser = await self.browser()
-        devices = [d for d in await browser.devices() if d.extension]
-        if not devices:
-            raise E.DeviceNotConnected("No browser extension is connected to the bridge.")
-        out: list[TabRow] = []
-        for dev in devices:
-            out += [(dev.device, dict(t))
-                    for t in await Browser(browser.client, dev.device).tabs()]
-        return out
-
-    async def open_dialog(self) -> dict[str, Any] | None:
-        """The JavaScript dialog open on the current device now (any device when none is
-        chosen), from ``devices.list``; None if there is none or the bridge cannot say."""
-        try:
-            devices = await (await self.browser()).devices()
-        except E.TrustbridgeError:
-            return None
+    def _dialog(self, devices: Sequence[DeviceInfo]) -> dict[str, Any] | None:
         for dev in devices:
             if dev.dialog and self.device in (None, dev.device):
                 return dict(dev.dialog)
         return None
 
-    async def page_state(self, tab: Tab | None = None) -> str:
-        """The "Page state" section: URL, title and snapshot of the current tab; while a
-        JavaScript dialog blocks the page, the "Modal state" section instead.
+    async def tab_list(self) -> TabList:
+        """Every tab of every device with an extension: one ``devices.list``, then one
+        ``tabs.list`` per such device.
 
-        Never raises: if the snapshot fails (the page is navigating), the section says so.
+        Raises:
+            DeviceNotConnected: no extension is connected.
         """
+        browser = await self.browser()
+        devices = await browser.devices()
+        with_ext = [d for d in devices if d.extension]
+        if not with_ext:
+            raise E.DeviceNotConnected("No browser extension is connected to the bridge.")
+        rows: list[TabRow] = []
+        for dev in with_ext:
+            rows += [(dev.device, dict(t))
+                     for t in await Browser(browser.client, dev.device).tabs()]
+        return TabList(rows, self._dialog(devices))
+
+    async def open_dialog(self) -> dict[str, Any] | None:
+        """The JavaScript dialog open on the current device now (any device when none is
+        chosen), from one ``devices.list``; None if there is none or the bridge cannot say."""
         try:
-            snap = await (tab or await self.tab()).snapshot_result(session=MCP_SNAPSHOT_SESSION)
-        except E.DialogOpen:
-            dialog = await self.open_dialog()
-            if dialog is not None:
-                return modal_section(dialog)
-            return "### Page state\n(snapshot unavailable: a dialog blocks the page)"
-        except E.TrustbridgeError as err:
-            return ("### Page state\n"
-                    f"(snapshot unavailable: {err.code.value}; call browser_snapshot)")
-        return format_page_state(snap)
-
-    async def after_action(self, result_line: str, tab: Tab | None = None,
-                           results: Sequence[Result] = (),
-                           labels: Sequence[str] = ()) -> str:
-        """The text of a tool that changed the page.
-
-        Sections: ``### Result`` (``result_line``, then ``with trusted input`` or
-        ``with SYNTHETIC input`` when ``results`` carry an input path, then warnings such
-        as ``delivered: false``); ``### New tabs`` when input opened tabs; ``### Modal
-        state`` when a JavaScript dialog is open (the snapshot is skipped: the page is
-        blocked); else ``### Page state`` when :attr:`snapshot_after_action` is on.
-
-        Args:
-            result_line: what was done, without a final full stop.
-            tab: the tab acted on (default: the current tab).
-            results: the bridge's result of each action (``page.act`` results or the
-                ``completedActions`` of a batch).
-            labels: how to name each action in warnings, e.g. ``"the click on Buy (ref
-                e7)"`` (same order; default ``"the click"``).
-        """
-        how = input_path(results)
-        lines = [result_line + (f" with {how}." if how else ".")]
-        lines += warnings(results, list(labels) or ["the click"] * len(results))
-        sections = ["### Result\n" + "\n".join(lines)]
-        dialog = dialog_of(results)
-        if dialog is None and not self.snapshot_after_action:
-            dialog = await self.open_dialog()
-        if dialog is not None:
-            state = modal_section(dialog)
-        elif self.snapshot_after_action:
-            state = await self.page_state(tab)
-        else:
-            state = ""
-        # Looked for after the snapshot: a popup's tab can appear a little after the
-        # click that opened it has returned.
-        opened = await self._new_tabs_section(results) if how else ""
-        return "\n\n".join(s for s in (*sections, opened, state) if s)
-
-    async def _new_tabs_section(self, results: Sequence[Result]) -> str:
-        """The "New tabs" section: tabs the actions reported (``newTabs``), and tabs whose
-        opener is the tab acted on that opened since this tool call started (the bridge
-        reports a popup only when the driver saw it before the click returned)."""
-        reported = new_tabs_of(results)
-        openers = {r.get("tabId") for r in results} - {None}
-        try:
-            tabs = await self.all_tabs()
+            return self._dialog(await (await self.browser()).devices())
         except E.TrustbridgeError:
-            tabs = []
-        since_ms = (self.call_started - OPENED_SLACK_S) * 1000
-        ids = {t.get("tabId") for t in reported} | {
-            t.get("tabId") for _, t in tabs
-            if t.get("openerTabId") in openers and (t.get("openedAt") or 0) >= since_ms}
-        if not ids:
-            return ""
-        if not ids & {t.get("tabId") for _, t in tabs}:  # already closed, or no list
-            lines = [f"- [{t.get('title', '')}]({t.get('url', '')}) tab {t.get('tabId')}"
-                     for t in reported]
-            return "### New tabs\n" + "\n".join(lines)
-        return render_tabs(tabs, self.is_current, only=ids, heading="### New tabs") + \
-            "\n(select one with browser_tabs action select and its index)"
+            return None
 
     async def _close_client(self) -> None:
         client, self._client = self._client, None
@@ -267,20 +195,10 @@ class Session:
                 await client.close()
 
     async def close(self) -> None:
-        """Close the connection and stop the embedded default if this session started it."""
+        """Close the connection and stop the embedded default if this one started it."""
         await self._close_client()
         await self._stop_embedded()
 
 
-def format_page_state(snap: SnapshotResult) -> str:
-    """Render a snapshot result the way Playwright MCP shows page state."""
-    lines = ["### Page state", f"- Page URL: {snap.get('url', '')}",
-             f"- Page Title: {snap.get('title', '')}"]
-    if "tabId" in snap:
-        on = f" on {snap['device']}" if "device" in snap else ""
-        lines.append(f"- Tab: {snap['tabId']}{on}")
-    # The extension's truncation trailer names the wire method; the model calls the tool.
-    text = snap.get("snapshot", "").replace("call page.snapshot with cursor",
-                                            "call browser_snapshot with cursor")
-    lines += ["- Page Snapshot:", "```yaml", text, "```"]
-    return "\n".join(lines)
+Session = Connection
+"""The name ``trustbridge mcp`` (bridge/cli.py) and older callers construct."""

@@ -7,7 +7,8 @@ from typing import Literal
 from pydantic import Field
 
 from ..protocol import errors as E
-from .session import MCP_SNAPSHOT_SESSION, Session, format_page_state
+from .response import MCP_SNAPSHOT_SESSION, Response
+from .session import Connection
 from .tool import Tool, ToolArgs, derive, with_next_step
 
 SnapshotArgs = derive(
@@ -22,8 +23,8 @@ SnapshotArgs = derive(
 )
 
 
-async def _snapshot(session: Session, args: ToolArgs) -> str:
-    tab = await session.tab()
+async def _snapshot(conn: Connection, args: ToolArgs, response: Response) -> None:
+    tab = await conn.tab()
     mode = getattr(args, "mode", "snapshot")
     cursor = getattr(args, "cursor", None)
     try:
@@ -34,7 +35,7 @@ async def _snapshot(session: Session, args: ToolArgs) -> str:
         raise with_next_step(err, "Call browser_snapshot without a cursor for a fresh "
                              "snapshot (a cursor is used once, lives 10 minutes and ends "
                              "with its page).") from err
-    return format_page_state(result)
+    response.set_snapshot(result)
 
 
 TOOLS = [

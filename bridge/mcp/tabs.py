@@ -15,8 +15,9 @@ from pydantic import Field
 from ..protocol import errors as E
 from ..protocol.models import TabNewParams
 from ..sdk import Browser
-from .report import TabRow, modal_section, render_tabs
-from .session import Session
+from .report import TabRow
+from .response import Response
+from .session import Connection
 from .tool import Tool, derive, with_next_step
 
 TabsArgs = derive(
@@ -39,38 +40,36 @@ def _pick(tabs: list[TabRow], index: int) -> TabRow:
     return tabs[index]
 
 
-async def _answer(session: Session, line: str) -> str:
-    """Result line, the tab list, then the current tab's state (or its open dialog)."""
-    text = f"### Result\n{line}.\n\n" + render_tabs(await session.all_tabs(), session.is_current)
-    if session.snapshot_after_action:
-        return text + "\n\n" + await session.page_state()
-    dialog = await session.open_dialog()
-    return text + ("\n\n" + modal_section(dialog) if dialog else "")
+async def _answer(conn: Connection, response: Response, line: str) -> None:
+    """Result line, the tab list after the change, then the current tab's state (or the
+    dialog the list's ``devices.list`` reports)."""
+    response.add_action(line)
+    response.set_tabs(await conn.tab_list())
+    response.include_page_state()
 
 
-async def _tabs(session: Session, args: Any) -> str:
+async def _tabs(conn: Connection, args: Any, response: Response) -> None:
     if args.action == "list":
-        text = render_tabs(await session.all_tabs(), session.is_current)
-        dialog = await session.open_dialog()
-        return text + ("\n\n" + modal_section(dialog) if dialog else "")
-    client = await session.client()
+        response.set_tabs(await conn.tab_list())
+        return
+    client = await conn.client()
     if args.action == "new":
-        tab = await Browser(client, session.device).new_tab(args.url)
-        session.select(session.device, tab.tab_id)
-        return await _answer(session, f"Opened tab {tab.tab_id}; later tools act on it")
-    tabs = await session.all_tabs()
+        tab = await Browser(client, conn.device).new_tab(args.url)
+        conn.select(conn.device, tab.tab_id)
+        return await _answer(conn, response, f"Opened tab {tab.tab_id}; later tools act on it")
+    tabs = (await conn.tab_list()).rows
     if args.action == "select":
         if args.index is None:
             raise E.BadRequest("select needs `index`, the tab's index from browser_tabs list.")
         device, tab_info = _pick(tabs, args.index)
         await Browser(client, device).select_tab(tab_info["tabId"])
-        session.select(device, tab_info["tabId"])
-        return await _answer(session, f"Selected tab {tab_info['tabId']}")
+        conn.select(device, tab_info["tabId"])
+        return await _answer(conn, response, f"Selected tab {tab_info['tabId']}")
     # close
     if args.index is not None:
         device, tab_info = _pick(tabs, args.index)
     else:
-        current = [(d, t) for d, t in tabs if session.is_current(d, t)]
+        current = [(d, t) for d, t in tabs if conn.is_current(d, t)]
         if not current:
             raise E.BrowserTabClosed("No tab is current; give `index` from browser_tabs list.")
         device, tab_info = current[0]
@@ -79,11 +78,11 @@ async def _tabs(session: Session, args: Any) -> str:
             E.BadRequest("This is the browser's last tab; closing it would close the browser.",
                          {"tabId": tab_info["tabId"]}),
             "Open another tab first (browser_tabs action new), or navigate this one instead.")
-    was_current = session.is_current(device, tab_info)
+    was_current = conn.is_current(device, tab_info)
     await Browser(client, device).close_tab(tab_info["tabId"])
     if was_current:  # follow whichever tab the browser shows now
-        session.select(session.device, None)
-    return await _answer(session, f"Closed tab {tab_info['tabId']}")
+        conn.select(conn.device, None)
+    return await _answer(conn, response, f"Closed tab {tab_info['tabId']}")
 
 
 TOOLS = [

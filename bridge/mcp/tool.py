@@ -7,6 +7,9 @@ Playwright MCP server. Argument models are built from the protocol's pydantic
 models with :func:`derive`, so a field's type, bounds, default and description are the
 protocol's own; the JSON Schema the model reads is generated from them.
 
+A handler fills the call's :class:`~.response.Response` (Playwright MCP's shape); the
+tool then lets the Response ask for what its sections need and renders it.
+
 Failures never escape as exceptions: a :class:`~bridge.protocol.errors.TrustbridgeError`
 (or bad arguments) becomes a tool result with ``isError`` whose text gives the wire code,
 the bridge's message and the next step in terms of these tools.
@@ -17,7 +20,6 @@ from __future__ import annotations
 import copy
 import json
 import logging
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,14 +29,15 @@ import pydantic
 from pydantic import BaseModel, ConfigDict
 
 from ..protocol import errors as E
+from .response import Content, Response
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .session import Connection
 
 log = logging.getLogger("trustbridge.mcp")
 
-Content = types.TextContent | types.ImageContent
-Handler = Callable[["Session", Any], Awaitable[str | Sequence[Content]]]
+Handler = Callable[["Connection", Any, Response], Awaitable[None]]
+"""``async (connection, args, response)``: acts, and fills ``response``."""
 
 
 class ToolArgs(BaseModel):
@@ -173,7 +176,8 @@ class Tool:
         title: short human title.
         description: what the model reads: when to use it and what it returns.
         args: argument model; its JSON Schema is the tool's ``inputSchema``.
-        run: ``async (session, args) -> text or content blocks``; raises TrustbridgeError.
+        run: ``async (connection, args, response)``: acts and fills ``response``;
+            raises TrustbridgeError.
         read_only: the tool does not change the page.
     """
 
@@ -201,21 +205,23 @@ class Tool:
             annotations=types.ToolAnnotations(read_only_hint=self.read_only),
         )
 
-    async def call(self, session: Session,
+    async def call(self, conn: Connection,
                    arguments: dict[str, Any] | None) -> types.CallToolResult:
-        """Validate ``arguments``, run the handler and wrap its answer or its error."""
+        """Validate ``arguments``, run the handler on a new :class:`Response`, let it
+        fetch what its sections need, and render it; or wrap the error."""
         try:
             args = self.args.model_validate(arguments or {})
         except pydantic.ValidationError as exc:
             return _argument_error(self.name, exc)
-        session.call_started = time.time()
+        response = Response(conn)
         try:
-            out = await self.run(session, args)
+            await self.run(conn, args, response)
+            await response.finish()
         except E.TrustbridgeError as err:
             return error_result(self.name, err)
         except Exception as exc:  # a bug must not end the MCP session
             log.exception("tool %s failed", self.name)
             return error_result(self.name, E.InternalError(
                 f"The MCP server failed: {type(exc).__name__}: {exc}"))
-        content = [types.TextContent(type="text", text=out)] if isinstance(out, str) else list(out)
+        content: list[Content] = response.render()
         return types.CallToolResult(content=content)

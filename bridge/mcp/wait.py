@@ -9,7 +9,8 @@ from pydantic import Field
 
 from ..protocol import errors as E
 from ..protocol.models import WaitParams
-from .session import Session
+from .response import Response
+from .session import Connection
 from .tool import Tool, derive
 
 MAX_WAIT_S = next(m.le for m in WaitParams.model_fields["ms"].metadata if hasattr(m, "le")) / 1000
@@ -24,17 +25,18 @@ WaitArgs = derive(
 )
 
 
-async def _wait(session: Session, args: Any) -> str:
+async def _wait(conn: Connection, args: Any, response: Response) -> None:
     if args.time is None and not args.text:
         raise E.BadRequest("Give `text` to wait for, or `time` in seconds.")
-    tab = await session.tab()
+    tab = await conn.tab()
     if args.text:
         result = await tab.wait_for_text(args.text)
         line = f"Text {args.text!r} appeared after {result['waitedMs']} ms"
     else:
         await tab.wait(ms=round(args.time * 1000))
         line = f"Waited {args.time:g} s"
-    return await session.after_action(line, tab)
+    response.add_action(line)
+    response.include_page_state(tab)
 
 
 TOOLS = [
