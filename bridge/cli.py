@@ -11,7 +11,7 @@ Commands:
     snapshot  print the accessibility-style outline with refs
     click REF [--double] | hover REF | press KEY [--ref REF]
     type REF TEXT [--submit]   type TEXT key by key (it does not clear the field)
-    fill REF VALUE             replace the field's value with VALUE as one edit
+    fill REF VALUE             replace the field's value with VALUE (select all, one edit)
     wait      --ms N or --text TEXT
 
 Every client command takes ``--json`` (print the raw result) and ``--device``/``--tab``;
@@ -283,8 +283,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("ref")
     t.add_argument("text")
     t.add_argument("--submit", action="store_true", help="press Enter after")
-    f = client("fill", "replace a field's value with VALUE as one edit (select all, then "
-               "the value over it); use type when the page needs a key event per character",
+    f = client("fill", "replace a field's value with VALUE: select all, then VALUE over "
+               "it as one edit (Firefox types it key by key); use type for a key event per "
+               "character",
                lambda a, b, tab: tab.fill(a.ref, a.value))
     f.add_argument("ref")
     f.add_argument("value")

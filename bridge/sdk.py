@@ -299,9 +299,9 @@ class Tab:
         return await self.act(action, ref, timeout_ms)
 
     async def fill(self, ref: str, value: str, timeout_ms: int = 10_000) -> ActResult:
-        """Replace the field's value with ``value`` as one edit (select all, then the value
-        over it; see :class:`bridge.protocol.models.FillAction` for the events each browser
-        sends). Use :meth:`type` when the page needs a key event per character."""
+        """Replace the field's value with ``value``: select all, then the value over it as
+        one edit (Firefox types it key by key; :class:`bridge.protocol.models.FillAction`
+        lists the events each browser sends). Use :meth:`type` for a key event per character."""
         return await self.act(build_action(FillAction, value=value), ref, timeout_ms)
 
     async def select(self, ref: str, values: list[str], timeout_ms: int = 10_000) -> ActResult:
