@@ -52,8 +52,8 @@ TypeArgs = derive(
     "TypeArgs", "Where and what to type.", base=TargetArgs,
     take={TypeAction: ["text", "submit"]},
     describe={"text": "Text to type."},
-    slowly=(bool, Field(default=False, description="Type key by key after the current "
-                        "content instead of replacing it.")),
+    slowly=(bool, Field(default=False, description="Type after the current content instead "
+                        "of replacing it.")),
 )
 HoverArgs = derive("HoverArgs", "Which element to hover.", base=TargetArgs)
 PressArgs = derive("PressArgs", "Which key.", take={PressAction: ["key"]},
@@ -157,9 +157,8 @@ TOOLS = [
     Tool(
         name="browser_type",
         title="Type text",
-        description="Type text into an editable element with real input. Replaces its "
-        "content unless slowly is true, which types key by key after it; submit presses "
-        "Enter after.",
+        description="Type into an editable element with real input. Replaces its content "
+        "unless slowly is true, which types key by key after it; submit presses Enter after.",
         args=TypeArgs,
         run=_type,
     ),
