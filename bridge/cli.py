@@ -147,10 +147,6 @@ async def _doctor(args: argparse.Namespace, browser: Browser, tab: Tab) -> dict[
             "protocolVersion": browser.protocol_version}
 
 
-async def _tabs(args: argparse.Namespace, browser: Browser, tab: Tab) -> dict[str, Any]:
-    return {"tabs": await browser.tabs()}
-
-
 def _human(cmd: str, result: dict[str, Any]) -> str:
     if cmd == "snapshot":
         head = f"# {result.get('title', '')} — {result.get('url', '')}"
@@ -259,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     client("doctor", "show devices and their input path", _doctor)
-    client("tabs", "list tabs", _tabs)
+    client("tabs", "list tabs", lambda a, browser, t: browser.tabs_result())
     client("open", "load a URL and wait for its load event",
            lambda a, b, tab: tab.goto(a.url)).add_argument("url")
     snap = client("snapshot", "print the outline with refs",

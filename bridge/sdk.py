@@ -62,6 +62,7 @@ from .sdk_results import (
     NavigateResult,
     SnapshotResult,
     TabInfo,
+    TabsResult,
     WaitResult,
 )
 
@@ -70,7 +71,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ActResult", "ActionLike", "BatchItemLike", "Browser", "InputPath", "MouseButton",
-    "NavigateResult", "SnapshotResult", "Tab", "TabInfo", "WaitResult", "build_action",
+    "NavigateResult", "SnapshotResult", "Tab", "TabInfo", "TabsResult", "WaitResult", "build_action",
     "wire_params",
 ]
 
@@ -472,15 +473,18 @@ class Browser:
         result = await self.client.call("devices.list")
         return [DeviceInfo.model_validate(d) for d in result["devices"]]
 
-    async def tabs(self) -> list[TabInfo]:
-        """Open tabs of the device.
+    async def tabs_result(self) -> TabsResult:
+        """Open tabs of the device, with the device that answered.
 
         Raises:
             DeviceNotConnected: no extension for the device.
             BadRequest: several devices are connected and none was named.
         """
-        result = await self.client.call("tabs.list", {"device": self.device})
-        return cast(list[TabInfo], list(result["tabs"]))
+        return cast(TabsResult, await self.client.call("tabs.list", {"device": self.device}))
+
+    async def tabs(self) -> list[TabInfo]:
+        """Open tabs of the device. Raises the same as :meth:`tabs_result`."""
+        return list((await self.tabs_result())["tabs"])
 
     async def tab(self, tab_id: int | None = None) -> Tab:
         """A handle on tab ``tab_id``, or on whichever tab is active at each call.

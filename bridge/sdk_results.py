@@ -21,6 +21,13 @@ class TabInfo(TypedDict):
     active: bool
 
 
+class TabsResult(TypedDict):
+    """``tabs.list``: the device's open tabs and which device answered."""
+
+    tabs: list[TabInfo]
+    device: NotRequired[str]
+
+
 class NavigateResult(TypedDict):
     """``page.navigate``: the tab after its load event."""
 

@@ -50,6 +50,7 @@ from .sdk import (
     SnapshotResult,
     Tab,
     TabInfo,
+    TabsResult,
     WaitResult,
 )
 
@@ -65,6 +66,7 @@ __all__ = [
     "SyncInAsyncError",
     "SyncTab",
     "TabInfo",
+    "TabsResult",
     "WaitResult",
 ]
 
@@ -342,6 +344,7 @@ class SyncBrowser(_Sync):
 
     devices = _sync(Browser.devices)
     tabs = _sync(Browser.tabs)
+    tabs_result = _sync(Browser.tabs_result)
     close_tab = _sync(Browser.close_tab)
 
     def tab(self, tab_id: int | None = None) -> SyncTab:

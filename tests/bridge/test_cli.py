@@ -162,6 +162,9 @@ async def test_doctor_and_tabs(bridge: Bridge, capsys: pytest.CaptureFixture[str
     result = json.loads(capsys.readouterr().out)["result"]
     assert (result["bridge"], result["protocolVersion"]) == (bridge.url, 1)
     assert [d["device"] for d in result["devices"]] == [D]
+    assert await bridge.run("tabs", "--json") == cli.EXIT_OK
+    result = json.loads(capsys.readouterr().out)["result"]
+    assert (result["device"], [t["tabId"] for t in result["tabs"]]) == (D, [1])
 
 
 async def test_no_bridge_exits_3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
