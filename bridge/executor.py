@@ -1,33 +1,41 @@
-"""Executes a routed client request: the sequence of peer calls each route needs.
+"""Executes a routed client request: the peer calls each route needs (docs/design.md §2).
 
-The server hands every validated client request here; this module asks
-:class:`~bridge.routing.RoutingPolicy` where it goes and makes the calls:
+The server hands every client request to :meth:`Executor.dispatch`, which validates it,
+asks :class:`~bridge.routing.RoutingPolicy` (no I/O) where it goes, waits for the
+request's turn on its tab when the method queues (:class:`~bridge.tabqueue.TabQueue`,
+``SERIALIZED_METHODS``), and hands it to one handler per route:
 
-- ``ToExtension``: one call to the extension (``inputPath: "synthetic"`` on input);
-- ``TrustedInput``: ``page.resolveTarget`` on the extension, then ``driver.act`` on the
-  driver (a drag resolves its drop target too) — design.md §2 rule 3;
-- ``ToDriver``: the extension names the tab's frame, the driver captures / answers /
-  evaluates;
-- ``page.batch``: the actions in order through the same routes, stopping at the first
-  failure (``completedActions``, ``interruptedAction``); nothing is replayed.
+- ``Local``: answered here (``devices.list``);
+- ``ToExtension``: one call to the extension; input on a device that never had a driver
+  says ``inputPath: "synthetic"`` (rule 5), and a load a JavaScript dialog blocks
+  answers early with the dialog;
+- ``TrustedInput`` (rule 3): ``page.resolveTarget`` on the extension (a drag resolves its
+  drop target too), then ``driver.act`` on the driver; a driver gone meanwhile is
+  TRUSTED_INPUT_UNAVAILABLE (rule 4), an answer that never comes is
+  BROWSER_OPERATION_UNCERTAIN (rule 7, raised by the peer's ``call``);
+- ``ToDriver``: the extension names the tab's frame, the driver's own method
+  (``METHODS[m].driver_method``) captures / evaluates / answers the dialog;
+- ``page.batch``: its actions in order, each routed again (the driver may leave between
+  two), stopping at the first failure (``completedActions``, ``interruptedAction``);
+  nothing is replayed (rule 7).
 
-Input on one tab runs one request at a time, in arrival order (a FIFO lock per
-device and tab).
+What the extension pushes during an action (click receipts, opened tabs) is kept by
+:class:`~bridge.events.ActionEvents`; the handlers here only wait for it, briefly, and
+turn it into the result's ``delivered`` and ``newTabs``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import pydantic
 
+from .events import ActionEvents, Opened
 from .protocol import errors as E
-from .protocol.methods import SERIALIZED_METHODS
-from .protocol.validate import validate_params, validate_result
+from .protocol.methods import METHODS, SERIALIZED_METHODS
 from .protocol.models import (
     ActParams,
     BatchParams,
@@ -36,28 +44,64 @@ from .protocol.models import (
     ReceiptEvent,
     TabOpenedEvent,
 )
-from .routing import Local, RoutingPolicy, ToDriver, TrustedInput
+from .protocol.validate import validate_params, validate_result
+from .routing import Local, RoutingPolicy, ToDriver, ToExtension, TrustedInput
+from .tabqueue import TabQueue
 from .urls import check_navigation_url
 
 DRIVER_MARGIN_S = 5.0
-"""Extra seconds the bridge waits for a driver beyond the action's own timeout."""
+"""Extra seconds the bridge waits for a peer beyond the action's own ``timeoutMs``."""
 RESOLVE_TIMEOUT_S = 10.0
+"""How long the bridge waits for ``page.resolveTarget``, ``page.receipt``, ``tabs.list``
+and ``driver.dialog``, s."""
+DRIVER_CALL_TIMEOUT_S = 60.0
+"""How long the bridge waits for ``driver.screenshot`` / ``driver.evaluate``, s."""
 KEY_ALLOWANCE_S = 0.025
 """Extra seconds the bridge waits per typed character: ``timeoutMs`` bounds finding and
 focusing the target, not typing a long text key by key (the driver types without a
 deadline once it started, so a long text is never cut in the middle)."""
-OPENED_KEEP = 32
-"""tab.opened events remembered per extension."""
+DEFAULT_TIMEOUT_MS = 30_000
+"""The timeout of an extension call whose params have no ``timeoutMs``, ms."""
 POPUP_SETTLE_S = 0.3
-"""How long to wait for the extension to see a tab the driver saw open, s."""
+"""How long to wait for the extension to announce a tab the driver saw open, s."""
 RECEIPT_PUSH_WAIT_S = 0.1
 """How long after the driver's answer to wait for a pushed delivery receipt before asking
 the extension for it (the push is sent from the page's click listener, so it is usually
 already here), s."""
+BATCH_ITEM_METHOD = "page.act"
+"""Each action of a ``page.batch`` is routed and run as this method."""
+WAITS_FOR_LOAD = frozenset({"page.navigate", "page.history"})
+"""Methods whose answer waits for a page load, which a JavaScript dialog can block."""
+
+T = TypeVar("T")
 
 
 class PeerCall(Protocol):
     async def call(self, method: str, params: dict[str, Any], timeout_s: float) -> dict[str, Any]: ...
+
+
+class _Arrivals:
+    """Wakes handlers waiting for something an extension pushes (receipt, opened tab)."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+
+    def notify(self) -> None:
+        self._event.set()
+        self._event = asyncio.Event()
+
+    async def until(self, ready: Callable[[], T], timeout_s: float) -> T:
+        """``ready()`` once it is truthy, or its value after ``timeout_s`` s."""
+        deadline = time.monotonic() + timeout_s
+        while not (got := ready()):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return got
+            try:
+                await asyncio.wait_for(self._event.wait(), left)
+            except TimeoutError:
+                return ready()
+        return got
 
 
 class Executor:
@@ -75,28 +119,21 @@ class Executor:
         self.policy = policy
         self.peer = peer
         self.allow_file_urls = allow_file_urls
-        self._locks: dict[tuple[str, int | None], asyncio.Lock] = {}
-        self._active_tab: dict[str, int] = {}  # device → tab id last seen active
+        self.queue = TabQueue()
+        self.events = ActionEvents()
+        self._arrivals = _Arrivals()
         self._dialog_waiters: dict[str, set[asyncio.Event]] = {}
-        # (extension peer id, receiptId) → the pushed receipt of a click in progress
-        self._receipts: dict[tuple[str, str], asyncio.Future[ReceiptEvent]] = {}
-        # extension peer id → recent tab.opened events: (monotonic s, event)
-        self._opened: dict[str, deque[tuple[float, TabOpenedEvent]]] = {}
+
+    # -- events from peers ------------------------------------------------------------
 
     def tab_opened(self, extension: str, params: dict[str, Any]) -> None:
-        """The extension's ``tab.opened`` event: remembered (the last OPENED_KEEP per
-        extension) so the click that opened the tab can report it."""
+        """The extension's ``tab.opened`` event (a malformed one is dropped)."""
         try:
             event = TabOpenedEvent.model_validate(params)
         except pydantic.ValidationError:
             return
-        self._opened.setdefault(extension, deque(maxlen=OPENED_KEEP)).append(
-            (time.monotonic(), event))
-
-    def _opened_since(self, extension: str, opener: int | None, since: float) -> list[int]:
-        """Ids of tabs announced since ``since`` (monotonic s) with this opener (None: any)."""
-        return [ev.tabId for at, ev in self._opened.get(extension, ())
-                if at >= since and (opener is None or ev.openerTabId == opener)]
+        self.events.tab_opened(extension, event, time.monotonic())
+        self._arrivals.notify()
 
     def receipt_pushed(self, extension: str, params: dict[str, Any]) -> None:
         """The extension's ``page.receipt`` event: a click in progress reached its target.
@@ -105,14 +142,15 @@ class Executor:
             receipt = ReceiptEvent.model_validate(params)
         except pydantic.ValidationError:
             return
-        fut = self._receipts.get((extension, receipt.receiptId))
-        if fut is not None and not fut.done():
-            fut.set_result(receipt)
+        if self.events.receipt_pushed(extension, receipt):
+            self._arrivals.notify()
 
     def dialog_opened(self, device: str) -> None:
-        """Wake navigations of ``device`` waiting for a load that a dialog now blocks."""
+        """Wake loads of ``device`` waiting for a page that a dialog now blocks."""
         for ev in self._dialog_waiters.pop(device, set()):
             ev.set()
+
+    # -- requests ---------------------------------------------------------------------
 
     async def dispatch(self, method: str, params: dict[str, Any],
                        on_start: Callable[[], None] | None = None) -> dict[str, Any]:
@@ -126,56 +164,48 @@ class Executor:
             TrustbridgeError: any protocol error (BadRequest for invalid params).
         """
         parsed = validate_params(method, params)
-        if method in ("page.navigate", "tabs.new") and getattr(parsed, "url", None):
-            check_navigation_url(parsed.url, self.allow_file_urls)
+        if url := getattr(parsed, "url", None):
+            check_navigation_url(url, self.allow_file_urls)
         route = self.policy.route(method, getattr(parsed, "device", None))
-        if isinstance(route, Local):
-            return {"devices": [d.model_dump() for d in self.policy.devices()]}
         start = on_start or (lambda: None)
-        tab = getattr(parsed, "tabId", None)
-        if method not in SERIALIZED_METHODS:
+        if isinstance(route, Local) or method not in SERIALIZED_METHODS:
             start()
             result = await self._run(method, parsed, route)
         else:
-            # A request without tabId acts on the active tab: queue it with the requests
-            # that name that tab (as last seen), so the two never run at once.
-            key = (route.device, tab if tab is not None else self._active_tab.get(route.device))
-            async with self._locks.setdefault(key, asyncio.Lock()):
+            async with self.queue.turn(route.device, getattr(parsed, "tabId", None)):
                 start()
                 result = await self._run(method, parsed, route)
-        self._learn_active_tab(method, route.device, tab, result)
+        if not isinstance(route, Local):
+            self.queue.learn(method, route.device, getattr(parsed, "tabId", None), result)
         return result
 
-    def _learn_active_tab(self, method: str, device: str, asked: int | None,
-                          result: dict[str, Any]) -> None:
-        """Remember the device's active tab from results: the tab a request without tabId
-        ran on, a selected or new tab; forget it when it closes. Only a queueing hint: a
-        tab the user activates by hand is learnt at the next request without tabId."""
-        tab_id = result.get("tabId")
-        if not isinstance(tab_id, int):
-            return
-        if method == "tabs.close":
-            if self._active_tab.get(device) == tab_id:
-                del self._active_tab[device]
-        elif method in ("tabs.select", "tabs.new") or asked is None:
-            self._active_tab[device] = tab_id
-
     async def _run(self, method: str, parsed: Any, route: Any) -> dict[str, Any]:
-        if method == "page.batch":
-            return await self._batch(parsed, route)
-        if isinstance(route, ToDriver):
-            return await self._driver_method(method, parsed, route)
-        if isinstance(route, TrustedInput):
-            return await self._trusted_input(route, parsed)
+        match route, parsed:
+            case Local(), _:
+                return {"devices": [d.model_dump() for d in self.policy.devices()]}
+            case ToExtension() | TrustedInput(), BatchParams():
+                return await self._batch(parsed, route)
+            case ToExtension(), _:
+                return await self._to_extension(method, parsed, route)
+            case TrustedInput(), ActParams():
+                return await self._trusted_input(route, parsed)
+            case ToDriver(), _:
+                return await self._to_driver(method, parsed, route)
+        raise E.InternalError(f"No handler for {method} on {type(route).__name__}.")
+
+    async def _to_extension(self, method: str, parsed: Any, route: ToExtension) -> dict[str, Any]:
+        """One call to the extension (rule 5 for input on a device without a driver)."""
+        started = time.monotonic()
         forward = parsed.model_dump(exclude={"device"}, exclude_none=True)
-        timeout_s = getattr(parsed, "timeoutMs", 30_000) / 1000 + DRIVER_MARGIN_S
+        timeout_s = getattr(parsed, "timeoutMs", DEFAULT_TIMEOUT_MS) / 1000 + DRIVER_MARGIN_S
         call = self.peer(route.extension).call(method, forward, timeout_s)
-        if method in ("page.navigate", "page.history"):
+        if method in WAITS_FOR_LOAD:
             result = await self._unless_dialog(route.device, call)
         else:
             result = await call
         if route.synthetic:
             result["inputPath"] = "synthetic"
+            result.update(await self._new_tabs(route.extension, result.get("tabId"), started, 0))
         result["device"] = route.device
         return result
 
@@ -205,7 +235,7 @@ class Executor:
 
     def _driver_now(self, device: str) -> str:
         driver_id = self.policy.drivers.get(device)
-        if driver_id is None:  # the driver left while the ref was being resolved
+        if driver_id is None:  # the driver left while the ref was being resolved (rule 4)
             raise E.TrustedInputUnavailable(
                 f"The input driver of device {device!r} went offline; nothing was sent.",
                 {"device": device},
@@ -214,67 +244,55 @@ class Executor:
 
     async def _trusted_input(self, route: TrustedInput, params: ActParams) -> dict[str, Any]:
         """Rule 3: resolve the ref (and a drag's drop target) on the extension, then act."""
-        started = time.time()
-        started_mono = time.monotonic()
+        started = time.monotonic()
         is_click = isinstance(params.action, ClickAction) and params.ref is not None
         target = await self._resolve(route.extension, params.tabId, params.ref,
                                      receipt=is_click,
                                      allowCoordinates=is_click and params.allowCoordinates)
-        act: dict[str, Any] = {
-            "frameToken": target["frameToken"],
-            "css": target.get("css"),
-            "action": params.action.model_dump(),
-            "timeoutMs": params.timeoutMs,
-        }
+        act: dict[str, Any] = {"frameToken": target["frameToken"], "css": target.get("css"),
+                               "action": params.action.model_dump(),
+                               "timeoutMs": params.timeoutMs}
         if target.get("point"):
             act["point"] = target["point"]
         if isinstance(params.action, DragAction):
             drop = await self._resolve(route.extension, target.get("tabId"), params.action.to)
             act.update(toFrameToken=drop["frameToken"], toCss=drop.get("css"))
-        pushed: asyncio.Future[ReceiptEvent] | None = None
-        if target.get("receiptId"):
-            pushed = asyncio.get_running_loop().create_future()
-            self._receipts[(route.extension, target["receiptId"])] = pushed
+        receipt_id = target.get("receiptId")
+        if receipt_id:
+            self.events.expect_receipt(route.extension, receipt_id)
         try:
             driver = self.peer(self._driver_now(route.device))
-            raw = await driver.call("driver.act", act, driver_timeout_s(params))
-            result = validate_result("driver.act", raw)
+            result = validate_result(
+                "driver.act", await driver.call("driver.act", act, driver_timeout_s(params)))
             out: dict[str, Any] = {k: v for k, v in target.items()
                                    if k not in ("frameToken", "css", "receiptId", "point")}
             out.update(result)
             out.update(inputPath="trusted-coordinates" if target.get("point") else "trusted",
                        device=route.device, ref=params.ref)
-            if pushed is not None and not result.get("dialog"):
-                out.update(await self._receipt(route.extension, target, params.ref, pushed))
+            if receipt_id and not result.get("dialog"):
+                out.update(await self._delivery(route.extension, out.get("tabId"),
+                                                params.ref, receipt_id))
         finally:
-            if pushed is not None:
-                self._receipts.pop((route.extension, target["receiptId"]), None)
+            if receipt_id:
+                self.events.forget_receipt(route.extension, receipt_id)
         popups = len(result.get("popups") or [])
-        opened = self._opened_since(route.extension, out.get("tabId"), started_mono)
-        if not opened and popups:
-            # The driver saw this page open a popup, but Chromium names the *active* tab as
-            # the opener of a popup from a background tab: any tab opened since is it.
-            opened = self._opened_since(route.extension, None, started_mono)
-        if opened or popups:
-            out["newTabs"] = await self._new_tabs(
-                route.extension, out.get("tabId"), started, opened, popups)
+        out.update(await self._new_tabs(route.extension, out.get("tabId"), started, popups))
         return out
 
-    async def _receipt(self, extension: str, target: dict[str, Any], ref: str | None,
-                       pushed: asyncio.Future[ReceiptEvent]) -> dict[str, Any]:
+    async def _delivery(self, extension: str, tab_id: int | None, ref: str | None,
+                        receipt_id: str) -> dict[str, Any]:
         """``{delivered, deliveredEvents}``: the receipt the extension pushed when the click
         reached the target, or, when none came within RECEIPT_PUSH_WAIT_S, the one read from
         the extension (``delivered: false``: the target never got the click). A page that
         went away meanwhile (the click navigated) leaves ``delivered`` unknown (None)."""
-        try:
-            got = await asyncio.wait_for(asyncio.shield(pushed), RECEIPT_PUSH_WAIT_S)
+        got = await self._arrivals.until(
+            lambda: self.events.receipt(extension, receipt_id), RECEIPT_PUSH_WAIT_S)
+        if got is not None:
             return {"delivered": got.delivered, "deliveredEvents": got.events}
-        except TimeoutError:
-            pass
         try:
             receipt = await self.peer(extension).call(
-                "page.receipt", {"tabId": target.get("tabId"), "ref": ref,
-                                 "receiptId": target["receiptId"]}, RESOLVE_TIMEOUT_S)
+                "page.receipt", {"tabId": tab_id, "ref": ref, "receiptId": receipt_id},
+                RESOLVE_TIMEOUT_S)
         except E.TrustbridgeError:
             return {"delivered": None}
         return {
@@ -282,57 +300,66 @@ class Executor:
             "deliveredEvents": receipt.get("events", []),
         }
 
-    async def _new_tabs(self, extension: str, opener: int | None, since: float,
-                        known: list[int], popups: int) -> list[dict[str, Any]]:
-        """The tabs an action opened, as ``tabs.list`` lists them (url, title, active).
+    async def _new_tabs(self, extension: str, acted_on: int | None, started: float,
+                        popups: int) -> dict[str, Any]:
+        """``{newTabs}`` for an input action that started at ``started`` (monotonic s) on
+        tab ``acted_on``, or ``{}`` when it opened none the bridge knows of.
 
-        Args:
-            known: tab ids the extension announced (``tab.opened``) during the action.
-            popups: how many new pages the driver saw; when no id is known, tabs opened
-                since ``since`` (epoch s) by ``opener`` (or by any tab, for popups) are
-                taken, polling up to POPUP_SETTLE_S for the extension to see them.
+        The tabs are the ones the extension announced (ActionEvents.new_tabs); when the
+        driver saw ``popups`` the extension has not announced yet, it waits up to
+        POPUP_SETTLE_S for them. Each is described as ``tabs.list`` lists it (url, title,
+        active, openerTabId), or by its announcement if it is already gone.
         """
-        deadline = time.monotonic() + POPUP_SETTLE_S
-        while True:
-            tabs = (await self.peer(extension).call("tabs.list", {}, RESOLVE_TIMEOUT_S))["tabs"]
-            if known:
-                found = [t for t in tabs if t.get("tabId") in known]
-            else:
-                found = [t for t in tabs if (t.get("openerTabId") == opener or popups)
-                         and (t.get("openedAt") or 0) / 1000 >= since - 0.05]
-            if (found and len(found) >= min(popups, 1)) or time.monotonic() > deadline:
-                return found or [{"tabId": t} for t in known]
-            await asyncio.sleep(0.03)
+        def enough() -> list[Opened]:
+            found = self.events.new_tabs(extension, started, acted_on, popups)
+            return found if len(found) >= popups else []
 
-    async def _driver_method(self, method: str, parsed: Any, route: ToDriver) -> dict[str, Any]:
+        opened = enough() or await self._arrivals.until(enough, POPUP_SETTLE_S) or \
+            self.events.new_tabs(extension, started, acted_on, popups)
+        if not opened and not popups:
+            return {}
+        tabs = (await self.peer(extension).call("tabs.list", {}, RESOLVE_TIMEOUT_S))["tabs"]
+        if not opened:
+            # The driver saw a page open that the extension never announced (it announces
+            # tabs with an opener only): the tabs the browser says opened since the action
+            # started (its clock, ms since the epoch; 50 ms of slack between the clocks).
+            since_ms = (time.time() - (time.monotonic() - started) - 0.05) * 1000
+            return {"newTabs": [t for t in tabs if (t.get("openedAt") or 0) >= since_ms]}
+        listed = {t.get("tabId"): t for t in tabs}
+        return {"newTabs": [listed.get(o.tab_id) or {"tabId": o.tab_id, "openerTabId": o.opener,
+                                                        "url": o.url} for o in opened]}
+
+    async def _to_driver(self, method: str, parsed: Any, route: ToDriver) -> dict[str, Any]:
+        """A method only the driver serves, as its own method (``driver_method``)."""
+        driver_method = METHODS[method].driver_method
+        assert driver_method is not None, method
         fields = parsed.model_dump(exclude={"device", "tabId", "ref"}, exclude_none=True)
-        if method == "page.dialog":
-            result = await self.peer(route.driver).call("driver.dialog", fields, RESOLVE_TIMEOUT_S)
+        if METHODS[method].under_dialog:
+            # It answers a dialog that blocks the page: the extension cannot resolve a
+            # frame in a blocked page, and the driver does not need one.
+            result = await self.peer(route.driver).call(driver_method, fields, RESOLVE_TIMEOUT_S)
             return {**result, "device": route.device}
         target = await self._resolve(route.extension, parsed.tabId, getattr(parsed, "ref", None))
         fields.update(frameToken=target["frameToken"], css=target.get("css"))
-        driver_method = {"page.screenshot": "driver.screenshot", "page.evaluate": "driver.evaluate"}[method]
-        result = await self.peer(route.driver).call(driver_method, fields, 60.0)
+        result = await self.peer(route.driver).call(driver_method, fields, DRIVER_CALL_TIMEOUT_S)
         return {**result, "tabId": target.get("tabId"), "device": route.device}
 
-    async def _batch(self, params: BatchParams, route: Any) -> dict[str, Any]:
+    async def _batch(self, params: BatchParams, route: ToExtension | TrustedInput) -> dict[str, Any]:
         """Run actions in order; stop at the first failure. Never replays anything."""
         completed: list[dict[str, Any]] = []
         for index, item in enumerate(params.actions):
             act = ActParams(device=params.device, tabId=params.tabId, ref=item.ref,
                             action=item.action, timeoutMs=item.timeoutMs)
             try:
-                if isinstance(route, TrustedInput):
-                    # Re-check the route: the driver may have gone between two actions.
-                    current = self.policy.route("page.act", route.device)
-                    assert isinstance(current, TrustedInput)
-                    result = await self._trusted_input(current, act)
-                else:
-                    result = await self._run("page.act", act, route)
+                # Routed again: the driver may have gone (rule 4) or a dialog opened
+                # between two actions.
+                current = self.policy.route(BATCH_ITEM_METHOD, route.device)
+                result = await self._run(BATCH_ITEM_METHOD, act, current)
             except E.TrustbridgeError as err:
                 return {
                     "completedActions": completed,
-                    "interruptedAction": {"index": index, "error": err.to_payload().model_dump(mode="json")},
+                    "interruptedAction": {"index": index,
+                                          "error": err.to_payload().model_dump(mode="json")},
                     "device": route.device,
                 }
             completed.append({"index": index, **result})

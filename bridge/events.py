@@ -1,0 +1,128 @@
+"""What the extension told the bridge during an action, as plain Python with no I/O.
+
+The extension pushes two kinds of events while an input action runs (docs/design.md §2
+rule 3 is the action's route; §10 "each room once" is why they are pushed, not asked):
+
+- ``page.receipt``: a trusted click reached the target of receipt ``receiptId``
+  (extension/src/page/receipt.js);
+- ``tab.opened``: a page opened tab ``tabId`` whose opener is ``openerTabId``
+  (``tabs.onCreated`` in extension/src/background/main.js).
+
+:class:`ActionEvents` keeps them; the executor feeds it (with the arrival time, monotonic
+seconds, passed in: nothing here reads a clock) and queries it after the driver's answer:
+the receipt of one click, and the tabs the action opened. It is the one place where the
+bridge decides which new tabs an action opened; the MCP server and the SDK only read the
+``newTabs`` the bridge puts in input results. Nothing here waits: the async waiting (the
+short wait for a pushed receipt, the settle polling for a tab) stays in the executor.
+
+Memory is bounded: receipts are kept only while an action expects them, and the last
+:data:`OPENED_KEEP` ``tab.opened`` events of the last :data:`EXTENSIONS_KEEP` extension
+connections.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from dataclasses import dataclass
+
+from .protocol.models import ReceiptEvent, TabOpenedEvent
+
+OPENED_KEEP = 32
+"""``tab.opened`` events remembered per extension connection."""
+EXTENSIONS_KEEP = 16
+"""Extension connections whose ``tab.opened`` events are remembered (the least recently
+heard from is forgotten first: a reconnecting extension gets a new peer id)."""
+RECEIPTS_KEEP = 256
+"""Receipts expected at once, across all extensions (one per click in progress); past it
+the oldest expectation is dropped and that click reads its receipt from the extension."""
+
+
+@dataclass(frozen=True)
+class Opened:
+    """One ``tab.opened`` event and when it arrived (monotonic s)."""
+
+    at: float
+    tab_id: int
+    opener: int
+    url: str = ""
+    """The URL the tab was opened with (often still empty or ``about:blank``)."""
+
+
+class ActionEvents:
+    """Receipts and opened tabs pushed by extensions, queried after an action.
+
+    Every method takes the extension's peer id: a receipt or a tab of one extension is
+    never reported for an action on another.
+    """
+
+    def __init__(self) -> None:
+        # (extension, receiptId) → the pushed receipt, or None while still expected
+        self._receipts: OrderedDict[tuple[str, str], ReceiptEvent | None] = OrderedDict()
+        self._opened: OrderedDict[str, deque[Opened]] = OrderedDict()
+
+    # -- receipts ---------------------------------------------------------------------
+
+    def expect_receipt(self, extension: str, receipt_id: str) -> None:
+        """A click armed receipt ``receipt_id`` (``page.resolveTarget`` answered with it):
+        keep its push when it comes. Call :meth:`forget_receipt` when the action ends."""
+        self._receipts[(extension, receipt_id)] = None
+        while len(self._receipts) > RECEIPTS_KEEP:
+            self._receipts.popitem(last=False)
+
+    def receipt_pushed(self, extension: str, receipt: ReceiptEvent) -> bool:
+        """Keep a pushed receipt if an action expects it.
+
+        Returns:
+            True when kept; False for a receipt nobody expects (late, unknown, from another
+            extension, or a second push of the same id), which is dropped.
+        """
+        key = (extension, receipt.receiptId)
+        if key not in self._receipts or self._receipts[key] is not None:
+            return False
+        self._receipts[key] = receipt
+        return True
+
+    def receipt(self, extension: str, receipt_id: str) -> ReceiptEvent | None:
+        """The pushed receipt ``receipt_id``, or None if none came (yet)."""
+        return self._receipts.get((extension, receipt_id))
+
+    def forget_receipt(self, extension: str, receipt_id: str) -> None:
+        """The action that expected ``receipt_id`` ended: a later push is dropped."""
+        self._receipts.pop((extension, receipt_id), None)
+
+    # -- opened tabs ------------------------------------------------------------------
+
+    def tab_opened(self, extension: str, event: TabOpenedEvent, at: float) -> None:
+        """Remember a ``tab.opened`` event that arrived at ``at`` (monotonic s)."""
+        kept = self._opened.pop(extension, None) or deque(maxlen=OPENED_KEEP)
+        kept.append(Opened(at, event.tabId, event.openerTabId, event.url))
+        self._opened[extension] = kept  # most recently heard from last
+        while len(self._opened) > EXTENSIONS_KEEP:
+            self._opened.popitem(last=False)
+
+    def opened_since(self, extension: str, since: float, opener: int | None) -> list[Opened]:
+        """The tabs announced at or after ``since`` (monotonic s) whose opener is
+        ``opener`` (None: any opener), in arrival order."""
+        return [o for o in self._opened.get(extension, ())
+                if o.at >= since and (opener is None or o.opener == opener)]
+
+    def new_tabs(self, extension: str, since: float, acted_on: int | None,
+                 popups: int) -> list[Opened]:
+        """The tabs an action that started at ``since`` (monotonic s) opened, as far as
+        the extension has announced them.
+
+        Args:
+            acted_on: the tab the action ran on (None: unknown).
+            popups: how many new pages the driver saw the action open (``popups`` in
+                ``driver.act``'s result; 0 on the synthetic path).
+
+        Returns:
+            The tabs announced since ``since`` whose opener is ``acted_on``; when there are
+            none but the driver saw popups, every tab announced since (Chromium names the
+            *active* tab as the opener of a popup from a background tab, docs/design.md
+            §9). Empty when nothing is known to have opened.
+        """
+        mine = self.opened_since(extension, since, acted_on) if acted_on is not None else []
+        if mine or not popups:
+            return mine
+        return self.opened_since(extension, since, None)
