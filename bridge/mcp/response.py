@@ -18,7 +18,7 @@ Requests :meth:`~Response.finish` may make, and when (never any other):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import mcp_types as types
@@ -93,7 +93,7 @@ class Response:
         the server's ``snapshot_after_action`` is on (Playwright's setIncludeSnapshot)."""
         self._want_page_state, self._page_tab = True, tab
 
-    def set_snapshot(self, snap: Any) -> None:
+    def set_snapshot(self, snap: Mapping[str, Any]) -> None:
         """Show this snapshot result (``page.snapshot``) as the page state; nothing more
         is asked for it."""
         self._state = page_state_section(snap)

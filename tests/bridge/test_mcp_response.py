@@ -95,6 +95,7 @@ async def test_a_trusted_click_costs_the_resolve_the_act_and_one_snapshot(
     assert drv.methods() == ["driver.act"]
     assert shown.startswith("### Result\nClicked Buy (ref e7) with trusted input.\n\n"
                             "### Page state\n")
+    assert '- Page Snapshot:\n```yaml\n- button "Save" [ref=e7]\n```' in shown
 
 
 async def test_without_page_state_a_click_costs_only_the_act(
