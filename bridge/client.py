@@ -7,19 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 from typing import Any
 
-import pydantic
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 
 from . import config
 from .protocol import errors as E
-from .protocol.methods import INPUT_METHODS
-from .protocol.models import MESSAGE_ADAPTER, PROTOCOL_VERSION, Hello, Request, Response, Welcome
-
-
+from .protocol.models import PROTOCOL_VERSION, Hello, Request, Welcome
+from .protocol.peer import Connection, handshake
 
 def resolve_endpoint(url: str | None = None, token: str | None = None) -> tuple[str, str]:
     """Return ``(url, token)``: the arguments, else the state directory's files.
@@ -46,13 +42,11 @@ class BridgeClient:
     """
 
     def __init__(self, ws: ClientConnection, welcome: Welcome) -> None:
-        self._ws = ws
+        self._conn = Connection(ws, "bridge", id_prefix="c")
         self.peer_id = welcome.peerId
         self.protocol_version = welcome.protocolVersion
         """The protocol version the bridge said in its welcome (equal to PROTOCOL_VERSION)."""
-        self._ids = itertools.count(1)
-        self._pending: dict[str, tuple[asyncio.Future[dict[str, Any]], str]] = {}
-        self._reader = asyncio.create_task(self._read())
+        self._reader = asyncio.create_task(self._conn.serve())
 
     @classmethod
     async def connect(
@@ -81,18 +75,7 @@ class BridgeClient:
                 f"Cannot reach the bridge at {url}: {exc}. Is `trustbridge up` running?"
             ) from exc
         hello = Hello(role="client", protocolVersion=PROTOCOL_VERSION, token=token)
-        await ws.send(hello.model_dump_json())
-        try:
-            msg = MESSAGE_ADAPTER.validate_json(await ws.recv())
-        except ConnectionClosed as exc:
-            raise E.Unauthorized("The bridge closed the connection during hello.") from exc
-        if isinstance(msg, Response) and msg.error is not None:
-            await ws.close()
-            raise E.error_from_payload(msg.error)
-        if not isinstance(msg, Welcome):
-            await ws.close()
-            raise E.BadRequest(f"Expected welcome, got {msg.type}.")
-        return cls(ws, msg)
+        return cls(ws, await handshake(ws, hello))
 
     @property
     def closed(self) -> bool:
@@ -107,8 +90,8 @@ class BridgeClient:
 
     async def close(self) -> None:
         """Close the connection; pending calls fail with DeviceNotConnected, pending input
-        (:data:`INPUT_METHODS`) with BrowserOperationUncertain."""
-        await self._ws.close()
+        (:data:`~bridge.protocol.methods.INPUT_METHODS`) with BrowserOperationUncertain."""
+        await self._conn.ws.close()
         self._reader.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._reader
@@ -121,59 +104,17 @@ class BridgeClient:
             DeviceNotConnected: the connection closed before the request was sent, or
                 before the answer to a request that is not input.
             BrowserOperationUncertain: the connection closed after input
-                (:data:`INPUT_METHODS`) was sent and before its answer: it may have
-                reached the page.
+                (:data:`~bridge.protocol.methods.INPUT_METHODS`) was sent and before its
+                answer: it may have reached the page.
         """
-        req_id = f"c{next(self._ids)}"
-        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[req_id] = (fut, method)
+        req_id = self._conn.next_id()
+        clean = {k: v for k, v in (params or {}).items() if v is not None}
         try:
-            clean = {k: v for k, v in (params or {}).items() if v is not None}
-            try:
-                await self._ws.send(Request(id=req_id, method=method, params=clean).model_dump_json())
-            except ConnectionClosed as exc:
-                raise E.DeviceNotConnected("The bridge connection is closed.") from exc
-            try:
-                return await fut
-            except asyncio.CancelledError:
-                # Withdraw it at the bridge: a queued request never runs; a running one
-                # finishes there (its answer is dropped here).
-                with contextlib.suppress(ConnectionClosed):
-                    await self._ws.send(Request(id=f"{req_id}x", method="request.cancel",
-                                                params={"requestId": req_id}).model_dump_json())
-                raise
-        finally:
-            self._pending.pop(req_id, None)
-
-    async def _read(self) -> None:
-        try:
-            async for raw in self._ws:
-                try:
-                    msg = MESSAGE_ADAPTER.validate_json(raw)
-                except pydantic.ValidationError:
-                    continue
-                if not isinstance(msg, Response) or msg.id is None:
-                    continue
-                fut, _method = self._pending.get(str(msg.id), (None, ""))
-                if fut is None or fut.done():
-                    continue
-                if msg.ok:
-                    fut.set_result(msg.result or {})
-                else:
-                    assert msg.error is not None
-                    fut.set_exception(E.error_from_payload(msg.error))
-        except ConnectionClosed:
-            pass
-        finally:
-            for fut, method in self._pending.values():
-                if fut.done():
-                    continue
-                if method in INPUT_METHODS:  # rule 7: it may have reached the page
-                    fut.set_exception(E.BrowserOperationUncertain(
-                        f"The bridge connection closed during {method}; the action may or may "
-                        "not have reached the page and was not repeated. Reconnect and take a "
-                        "new snapshot to see the page's state.",
-                        {"method": method},
-                    ))
-                else:
-                    fut.set_exception(E.DeviceNotConnected("The bridge connection closed."))
+            return await self._conn.call(method, clean, req_id=req_id)
+        except asyncio.CancelledError:
+            # Withdraw it at the bridge: a queued request never runs; a running one
+            # finishes there (its answer is dropped here).
+            with contextlib.suppress(ConnectionClosed):
+                await self._conn.send(Request(id=f"{req_id}x", method="request.cancel",
+                                              params={"requestId": req_id}))
+            raise

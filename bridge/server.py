@@ -33,7 +33,6 @@ from websockets.http11 import Request as HttpRequest, Response as HttpResponse
 from .protocol import errors as E
 from .protocol.methods import CLIENT_INPUT_METHODS
 from .protocol.models import (
-    MESSAGE_ADAPTER,
     PROTOCOL_VERSION,
     CancelParams,
     Event,
@@ -43,7 +42,8 @@ from .protocol.models import (
     Welcome,
 )
 from .executor import Executor
-from .protocol.validate import error_locs, summarise
+from .protocol.peer import Connection, answer, encode
+from .protocol.validate import error_locs, summarise, validate_result
 from .routing import RoutingPolicy
 
 log = logging.getLogger("trustbridge.bridge")
@@ -52,9 +52,6 @@ action_log = logging.getLogger("trustbridge.actions")
 HELLO_TIMEOUT_S = 10.0
 DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 """32 MiB: a full-page PNG screenshot in base64 fits."""
-INPUT_PEER_METHODS = frozenset({"driver.act", "page.act"})
-"""Peer methods that deliver input: once sent, a lost or late answer means the action may
-have reached the page, so the caller gets BROWSER_OPERATION_UNCERTAIN (design.md §2 rule 7)."""
 
 
 @dataclass
@@ -71,76 +68,36 @@ class _Running:
 
 @dataclass(eq=False)
 class Peer:
-    """One connection after its hello."""
+    """One connection after its hello: its :class:`~bridge.protocol.peer.Connection`
+    (the bridge's calls to it, correlated there) and the client requests it has running."""
 
     id: str
     role: str
     device: str | None
-    ws: ServerConnection
-    pending: dict[str, tuple[asyncio.Future[dict[str, Any]], str]] = field(default_factory=dict)
+    conn: Connection
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     requests: dict[str, _Running] = field(default_factory=dict)
-    _ids: itertools.count[int] = field(default_factory=itertools.count)
+
+    @property
+    def ws(self) -> ServerConnection:
+        """The peer's WebSocket."""
+        return self.conn.ws  # type: ignore[return-value]
 
     async def send(self, message: Welcome | Request | Response) -> None:
-        payload = message.model_dump(mode="json", exclude_none=True)
-        if isinstance(message, Response):
-            # Response.id is required on the wire (null when the request's id was
-            # unreadable); exclude_none must not drop it or the frame fails validation.
-            payload["id"] = message.id
-        await self.ws.send(json.dumps(payload, separators=(",", ":")))
+        await self.conn.send(message)
 
     async def call(self, method: str, params: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-        """Send a request to this peer and wait for its result.
+        """Send a request to this peer and wait for its (validated) result.
 
         Raises:
             TrustbridgeError: the peer's error, re-raised as its class.
             Timeout: no answer in ``timeout_s`` seconds (methods that are not input).
             BrowserOperationUncertain: no answer in ``timeout_s`` seconds to input
-                (:data:`INPUT_PEER_METHODS`), or the peer left before answering it.
+                (``methods.INPUT_METHODS``), or the peer left before answering it.
             DeviceNotConnected: the peer left before answering anything else.
+            InternalError: the answer does not fit the method's result model.
         """
-        req_id = f"b{next(self._ids)}"
-        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.pending[req_id] = (fut, method)
-        try:
-            try:
-                await self.send(Request(id=req_id, method=method, params=params))
-            except ConnectionClosed as exc:
-                raise _peer_gone(self, method) from exc
-            try:
-                return await asyncio.wait_for(fut, timeout_s)
-            except TimeoutError as exc:
-                if method in INPUT_PEER_METHODS:
-                    # Rule 7: the action was sent and may have reached the page; a late
-                    # answer is dropped (its pending entry is gone) and nothing is re-sent.
-                    raise E.BrowserOperationUncertain(
-                        f"The {self.role} of device {self.device!r} did not answer {method} "
-                        f"within {timeout_s:.1f} s; the action may or may not have reached the "
-                        "page and will not be repeated. Take a new snapshot to see the page's "
-                        "state.",
-                        {"device": self.device, "method": method, "timeoutS": timeout_s},
-                    ) from exc
-                raise E.Timeout(
-                    f"The {self.role} did not answer {method} within {timeout_s:.0f} s.",
-                    {"method": method, "timeoutS": timeout_s},
-                ) from exc
-        finally:
-            self.pending.pop(req_id, None)
-
-
-def _peer_gone(peer: Peer, method: str) -> E.TrustbridgeError:
-    if method in INPUT_PEER_METHODS:
-        return E.BrowserOperationUncertain(
-            f"The {peer.role} of device {peer.device!r} disconnected during the action; it may "
-            "or may not have reached the page and will not be repeated. Take a new snapshot to "
-            "see the page's state.",
-            {"device": peer.device, "method": method},
-        )
-    return E.DeviceNotConnected(
-        f"The {peer.role} of device {peer.device!r} disconnected before answering {method}.",
-        {"device": peer.device, "method": method},
-    )
+        return await self.conn.call(method, params, timeout_s)
 
 
 class BridgeServer:
@@ -254,12 +211,15 @@ class BridgeServer:
     async def _handle(self, ws: ServerConnection) -> None:
         try:
             hello = await self._read_hello(ws)
-            peer = Peer(f"p{next(self._peer_ids)}", hello.role, hello.device, ws)
+            peer_id = f"p{next(self._peer_ids)}"
+            name = f"{hello.role} of device {hello.device!r}"
+            peer = Peer(peer_id, hello.role, hello.device,
+                        Connection(ws, name, id_prefix="b", details={"device": hello.device}))
             self.policy.join(peer.id, hello.role, hello.device, hello.browser,
                              hello.capabilities)
         except E.TrustbridgeError as err:
             with contextlib.suppress(ConnectionClosed):
-                await ws.send(Response(id=None, ok=False, error=err.to_payload()).model_dump_json())
+                await ws.send(encode(Response(id=None, ok=False, error=err.to_payload())))
                 await ws.close(1008, err.code.value)
             return
         except ConnectionClosed:
@@ -268,8 +228,13 @@ class BridgeServer:
         log.info("peer %s joined: role=%s device=%s", peer.id, peer.role, peer.device)
         try:
             await peer.send(Welcome(protocolVersion=PROTOCOL_VERSION, peerId=peer.id))
-            async for raw in ws:
-                await self._on_message(peer, raw)
+            await peer.conn.serve(
+                on_request=lambda req: self._on_request(peer, req),
+                on_event=lambda ev: self._on_event(peer, ev),
+                on_malformed=lambda raw, exc: self._on_malformed(peer, raw, exc),
+                on_other=lambda msg: self._reply_error(
+                    peer, None, E.BadRequest(f"Unexpected {msg.type} message.")),
+            )
         except ConnectionClosed:
             pass
         finally:
@@ -278,76 +243,56 @@ class BridgeServer:
     def _drop(self, peer: Peer) -> None:
         self.peers.pop(peer.id, None)
         self.policy.leave(peer.id)
-        for req_id, (fut, method) in list(peer.pending.items()):
-            if not fut.done():
-                fut.set_exception(_peer_gone(peer, method))
-        peer.pending.clear()
+        peer.conn.fail_pending()  # each pending call fails at once (docs/bridge.md)
         for task in peer.tasks:
             task.cancel()
         log.info("peer %s left: role=%s device=%s", peer.id, peer.role, peer.device)
 
     # -- messages -----------------------------------------------------------------
 
-    async def _on_message(self, peer: Peer, raw: str | bytes) -> None:
-        if isinstance(raw, bytes):
+    async def _on_malformed(self, peer: Peer, raw: str | bytes,
+                            exc: pydantic.ValidationError | None) -> None:
+        if exc is None:
             await self._reply_error(peer, None, E.BadRequest("Binary frames are not accepted."))
             return
-        try:
-            msg = MESSAGE_ADAPTER.validate_json(raw)
-        except pydantic.ValidationError as exc:
+        assert isinstance(raw, str)
+        await self._reply_error(
+            peer,
+            _guess_id(raw),
+            E.BadRequest("Malformed message: " + summarise(exc), {"errors": error_locs(exc)}),
+        )
+
+    async def _on_request(self, peer: Peer, msg: Request) -> None:
+        if peer.role != "client":
             await self._reply_error(
-                peer,
-                _guess_id(raw),
-                E.BadRequest("Malformed message: " + summarise(exc), {"errors": error_locs(exc)}),
+                peer, msg.id, E.BadRequest(f"A {peer.role} peer may not send requests.")
             )
             return
-        if isinstance(msg, Response):
-            entry = peer.pending.get(str(msg.id)) if msg.id is not None else None
-            if entry is None or entry[0].done():
-                log.debug("peer %s answered unknown request %r", peer.id, msg.id)
-                return
-            fut, _method = entry
-            if msg.ok:
-                fut.set_result(msg.result or {})
-            else:
-                payload = msg.error or E.ErrorPayload(
-                    code=E.ErrorCode.INTERNAL_ERROR, message="Peer failed without an error."
-                )
-                fut.set_exception(E.error_from_payload(payload))
+        if msg.method == "request.cancel":
+            await self._cancel(peer, msg)
             return
-        if isinstance(msg, Request):
-            if peer.role != "client":
-                await self._reply_error(
-                    peer, msg.id, E.BadRequest(f"A {peer.role} peer may not send requests.")
-                )
-                return
-            if msg.method == "request.cancel":
-                await self._cancel(peer, msg)
-                return
-            if str(msg.id) in peer.requests:  # cancel addresses requests by id
-                await self._reply_error(peer, msg.id, E.BadRequest(
-                    f"Request id {msg.id!r} is already in use by a request in progress on "
-                    "this connection; use a new id.", {"id": msg.id}))
-                return
-            task = asyncio.create_task(self._serve_request(peer, msg))
-            peer.tasks.add(task)
-            task.add_done_callback(peer.tasks.discard)
-            key = str(msg.id)
-            peer.requests[key] = _Running(task)
-            task.add_done_callback(lambda _t: peer.requests.pop(key, None))
+        if str(msg.id) in peer.requests:  # cancel addresses requests by id
+            await self._reply_error(peer, msg.id, E.BadRequest(
+                f"Request id {msg.id!r} is already in use by a request in progress on "
+                "this connection; use a new id.", {"id": msg.id}))
             return
-        if isinstance(msg, Event):
-            if msg.event == "page.receipt" and peer.role == "extension":
-                self.executor.receipt_pushed(peer.id, msg.params)
-                return
-            if msg.event == "tab.opened" and peer.role == "extension":
-                self.executor.tab_opened(peer.id, msg.params)
-                return
-            self.policy.dialog_event(peer.id, msg.event, msg.params)
-            if msg.event == "dialog.opened" and peer.device is not None:
-                self.executor.dialog_opened(peer.device)
+        task = asyncio.create_task(self._serve_request(peer, msg))
+        peer.tasks.add(task)
+        task.add_done_callback(peer.tasks.discard)
+        key = str(msg.id)
+        peer.requests[key] = _Running(task)
+        task.add_done_callback(lambda _t: peer.requests.pop(key, None))
+
+    async def _on_event(self, peer: Peer, msg: Event) -> None:
+        if msg.event == "page.receipt" and peer.role == "extension":
+            self.executor.receipt_pushed(peer.id, msg.params)
             return
-        await self._reply_error(peer, None, E.BadRequest(f"Unexpected {msg.type} message."))
+        if msg.event == "tab.opened" and peer.role == "extension":
+            self.executor.tab_opened(peer.id, msg.params)
+            return
+        self.policy.dialog_event(peer.id, msg.event, msg.params)
+        if msg.event == "dialog.opened" and peer.device is not None:
+            self.executor.dialog_opened(peer.device)
 
     async def _reply_error(self, peer: Peer, req_id: Any, err: E.TrustbridgeError) -> None:
         with contextlib.suppress(ConnectionClosed):
@@ -386,7 +331,8 @@ class BridgeServer:
 
         if entry is not None:
             entry.started = True
-        try:
+
+        async def work() -> dict[str, Any]:
             try:
                 if entry is not None and entry.withdrawn:
                     raise asyncio.CancelledError
@@ -395,25 +341,19 @@ class BridgeServer:
                 if entry is None or entry.running or peer.ws.state.name != "OPEN":
                     raise
                 raise E.Cancelled("Cancelled by the client before it ran; nothing was sent.")
-            response = Response(id=req.id, ok=True, result=result)
-        except E.TrustbridgeError as err:
-            response = Response(id=req.id, ok=False, error=err.to_payload())
-        except Exception as exc:  # a bug must not take the connection down
-            log.exception("request %s failed", req.method)
-            err = E.InternalError(f"The bridge failed: {type(exc).__name__}.")
-            response = Response(id=req.id, ok=False, error=err.to_payload())
+            try:
+                return validate_result(req.method, result, sender="The bridge")
+            except E.InternalError:
+                # A bridge or peer bug (version drift): never sent on as a good answer.
+                log.error("answer to %s does not fit its result model", req.method,
+                          exc_info=True)
+                raise
+
+        response = await answer(req, work(), "The bridge failed", log)
         if req.method in CLIENT_INPUT_METHODS:
             _log_action(req, response, (time.perf_counter() - started) * 1000)
         with contextlib.suppress(ConnectionClosed):
             await peer.send(response)
-
-    async def dispatch(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """Validate, route and execute one client request (see bridge/executor.py).
-
-        Raises:
-            TrustbridgeError: any protocol error (BadRequest for invalid params).
-        """
-        return await self.executor.dispatch(method, params)
 
     def _peer(self, peer_id: str) -> Peer:
         peer = self.peers.get(peer_id)

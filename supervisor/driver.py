@@ -28,15 +28,13 @@ import re
 import struct
 from typing import Any
 
-import pydantic
 from playwright.async_api import ElementHandle, Error as PlaywrightError, Frame, Page
 from playwright.async_api import TimeoutError as PlaywrightTimeout
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 
 from bridge.protocol import errors as E
 from bridge.protocol.models import (
-    MESSAGE_ADAPTER,
     PROTOCOL_VERSION,
     ClickAction,
     DragAction,
@@ -44,13 +42,12 @@ from bridge.protocol.models import (
     DriverDialogParams,
     DriverEvaluateParams,
     DriverScreenshotParams,
-    Event,
     Hello,
     PressAction,
     Request,
-    Response,
-    Welcome,
 )
+from bridge.protocol.peer import Connection, answer, handshake
+from bridge.protocol.validate import validate_params
 
 from . import actions as A
 from . import locator_engine
@@ -88,7 +85,7 @@ class InputDriver:
         self.browser = browser
         self.capabilities = {**(capabilities or {}), "trustedInput": True}
         self.connected = asyncio.Event()
-        self._ws: ClientConnection | None = None
+        self._conn: Connection | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
         self.dialogs = DialogTracker(lambda ev, p: self._spawn(self.send_event(ev, p)))
 
@@ -109,79 +106,56 @@ class InputDriver:
 
     async def close(self) -> None:
         """Disconnect now (the bridge keeps the device's trusted-input promise)."""
-        if self._ws is not None:
-            await self._ws.close()
+        if self._conn is not None:
+            await self._conn.ws.close()
 
     async def _session(self) -> None:
         async with connect(self.url, open_timeout=5, max_size=64 * 1024 * 1024, proxy=None) as ws:
             hello = Hello(role="driver", device=self.device, protocolVersion=PROTOCOL_VERSION,
                           token=self.token, browser=self.browser,
                           capabilities=self.capabilities)
-            await ws.send(hello.model_dump_json())
-            first = MESSAGE_ADAPTER.validate_json(await ws.recv())
-            if isinstance(first, Response) and first.error is not None:
-                raise E.error_from_payload(first.error)
-            if not isinstance(first, Welcome):
-                raise E.BadRequest("The bridge did not welcome the driver.")
-            self._ws = ws
+            await handshake(ws, hello)
+            conn = Connection(ws, "bridge")
+            self._conn = conn
             self.connected.set()
             log.info("driver for %s online", self.device)
             try:
-                async for raw in ws:
-                    self._on_message(ws, raw)
-            except ConnectionClosed:
-                pass
+                await conn.serve(on_request=self._on_request, on_malformed=self._on_malformed)
             finally:
-                self._ws = None
+                self._conn = None
                 for task in self._tasks:
                     task.cancel()
 
-    def _on_message(self, ws: ClientConnection, raw: str | bytes) -> None:
-        try:
-            msg = MESSAGE_ADAPTER.validate_json(raw)
-        except pydantic.ValidationError:
-            log.warning("driver got a malformed message")
-            return
-        if isinstance(msg, Request):
-            task = asyncio.create_task(self._answer(ws, msg))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+    async def _on_malformed(self, _raw: str | bytes, _exc: object) -> None:
+        log.warning("driver got a malformed message")
 
-    async def _answer(self, ws: ClientConnection, req: Request) -> None:
-        try:
-            result = await self._serve(req.method, req.params)
-            response = Response(id=req.id, ok=True, result=result)
-        except E.TrustbridgeError as err:
-            response = Response(id=req.id, ok=False, error=err.to_payload())
-        except Exception as exc:
-            log.exception("%s failed", req.method)
-            response = Response(id=req.id, ok=False,
-                                error=E.InternalError(f"Driver failure: {type(exc).__name__}").to_payload())
-        with contextlib.suppress(ConnectionClosed):
-            await ws.send(response.model_dump_json(exclude_none=True))
+    async def _on_request(self, req: Request) -> None:
+        self._spawn(self._answer(req))
+
+    async def _answer(self, req: Request) -> None:
+        response = await answer(req, self._serve(req.method, req.params), "The driver failed",
+                                log)
+        if self._conn is not None:
+            with contextlib.suppress(ConnectionClosed):
+                await self._conn.send(response)
 
     async def send_event(self, event: str, params: dict[str, Any]) -> None:
         """Tell the bridge something happened (``dialog.opened``, ``dialog.closed``)."""
-        if self._ws is not None:
-            with contextlib.suppress(ConnectionClosed):
-                await self._ws.send(Event(event=event, params=params).model_dump_json())
+        if self._conn is not None:
+            await self._conn.notify(event, params)
 
     # -- actions ----------------------------------------------------------------------
 
     async def _serve(self, method: str, raw: dict[str, Any]) -> dict[str, Any]:
-        model, handler = {
-            "driver.act": (DriverActParams, self.act),
-            "driver.dialog": (DriverDialogParams, self.dialog),
-            "driver.screenshot": (DriverScreenshotParams, self.screenshot),
-            "driver.evaluate": (DriverEvaluateParams, self.evaluate),
-        }.get(method, (None, None))
-        if model is None or handler is None:
+        handler = {
+            "driver.act": self.act,
+            "driver.dialog": self.dialog,
+            "driver.screenshot": self.screenshot,
+            "driver.evaluate": self.evaluate,
+        }.get(method)
+        if handler is None:
             raise E.BadRequest(f"The driver does not handle {method!r}.")
-        try:
-            params = model.model_validate(raw)
-        except pydantic.ValidationError as exc:
-            raise E.BadRequest(f"Invalid {method} params: {exc.error_count()} errors.") from exc
-        return await handler(params)
+        return await handler(validate_params(method, raw, client=False))
 
     async def act(self, params: DriverActParams) -> dict[str, Any]:
         """Perform one action with trusted input.

@@ -26,6 +26,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from . import models as M
+from . import results as R
 
 ServedBy = Literal["bridge", "extension", "driver", "route"]
 
@@ -36,8 +37,10 @@ class MethodFacts:
 
     Attributes:
         params: the params model every request is validated against.
-        result: the result model every answer is validated against (None: no result
-            model yet; the answer passes as a JSON object).
+        result: the result model every answer is validated against, where it arrives
+            (bridge/protocol/peer.py) and before the bridge sends it to a client
+            (bridge/server.py). Result models allow fields they do not name
+            (bridge/protocol/results.py).
         served_by: which peer answers it (see the module docstring).
         client: an agent may call it.
         input: it is input: after it was sent, a lost answer means the action may have
@@ -60,37 +63,42 @@ class MethodFacts:
 
 METHODS: dict[str, MethodFacts] = {
     # Client methods.
-    "devices.list": MethodFacts(M.EmptyParams, served_by="bridge", client=True,
-                                under_dialog=True),
-    "tabs.list": MethodFacts(M.DeviceParams, client=True, under_dialog=True),
-    "tabs.new": MethodFacts(M.TabNewParams, client=True),
-    "tabs.select": MethodFacts(M.TabIdParams, client=True),
-    "tabs.close": MethodFacts(M.TabIdParams, client=True),
-    "page.navigate": MethodFacts(M.NavigateParams, client=True, serialized=True),
-    "page.history": MethodFacts(M.HistoryParams, client=True, serialized=True),
-    "page.snapshot": MethodFacts(M.SnapshotParams, client=True),
-    "page.wait": MethodFacts(M.WaitParams, client=True),  # not input (rule 6)
-    "page.act": MethodFacts(M.ActParams, served_by="route", client=True, input=True,
-                            serialized=True),
-    "page.batch": MethodFacts(M.BatchParams, served_by="route", client=True, input=True,
-                              serialized=True),
-    "page.dialog": MethodFacts(M.DialogParams, served_by="driver", client=True,
-                               serialized=True, under_dialog=True,
+    "devices.list": MethodFacts(M.EmptyParams, R.DevicesResult, served_by="bridge",
+                                client=True, under_dialog=True),
+    "tabs.list": MethodFacts(M.DeviceParams, R.TabsListResult, client=True, under_dialog=True),
+    "tabs.new": MethodFacts(M.TabNewParams, R.TabResult, client=True),
+    "tabs.select": MethodFacts(M.TabIdParams, R.TabResult, client=True),
+    "tabs.close": MethodFacts(M.TabIdParams, R.TabClosedResult, client=True),
+    "page.navigate": MethodFacts(M.NavigateParams, R.NavigateResult, client=True,
+                                 serialized=True),
+    "page.history": MethodFacts(M.HistoryParams, R.NavigateResult, client=True,
+                                serialized=True),
+    "page.snapshot": MethodFacts(M.SnapshotParams, R.SnapshotResult, client=True),
+    "page.wait": MethodFacts(M.WaitParams, R.WaitResult, client=True),  # not input (rule 6)
+    "page.act": MethodFacts(M.ActParams, R.ActResult, served_by="route", client=True,
+                            input=True, serialized=True),
+    "page.batch": MethodFacts(M.BatchParams, R.BatchResult, served_by="route", client=True,
+                              input=True, serialized=True),
+    "page.dialog": MethodFacts(M.DialogParams, R.DialogResult, served_by="driver",
+                               client=True, serialized=True, under_dialog=True,
                                driver_method="driver.dialog"),
-    "page.screenshot": MethodFacts(M.ScreenshotParams, served_by="driver", client=True,
-                                   driver_method="driver.screenshot"),
-    "page.evaluate": MethodFacts(M.EvaluateParams, served_by="driver", client=True,
-                                 driver_method="driver.evaluate"),
-    "request.cancel": MethodFacts(M.CancelParams, served_by="bridge", under_dialog=True),
+    "page.screenshot": MethodFacts(M.ScreenshotParams, R.ScreenshotResult, served_by="driver",
+                                   client=True, driver_method="driver.screenshot"),
+    "page.evaluate": MethodFacts(M.EvaluateParams, R.EvaluateResult, served_by="driver",
+                                 client=True, driver_method="driver.evaluate"),
+    "request.cancel": MethodFacts(M.CancelParams, R.CancelResult, served_by="bridge",
+                                  under_dialog=True),
     # The bridge's calls to the extension.
     "page.resolveTarget": MethodFacts(M.ResolveTargetParams, M.ResolveTarget),
-    "page.receipt": MethodFacts(M.ReceiptParams),
+    "page.receipt": MethodFacts(M.ReceiptParams, R.ReceiptResult),
     # The bridge's calls to the driver.
     "driver.act": MethodFacts(M.DriverActParams, M.DriverActResult, served_by="driver",
                               input=True),
-    "driver.dialog": MethodFacts(M.DriverDialogParams, served_by="driver"),
-    "driver.screenshot": MethodFacts(M.DriverScreenshotParams, served_by="driver"),
-    "driver.evaluate": MethodFacts(M.DriverEvaluateParams, served_by="driver"),
+    "driver.dialog": MethodFacts(M.DriverDialogParams, R.DialogResult, served_by="driver"),
+    "driver.screenshot": MethodFacts(M.DriverScreenshotParams, R.ScreenshotResult,
+                                     served_by="driver"),
+    "driver.evaluate": MethodFacts(M.DriverEvaluateParams, R.EvaluateResult,
+                                   served_by="driver"),
 }
 """Method name → its facts."""
 
@@ -98,7 +106,7 @@ METHOD_PARAMS: dict[str, type[BaseModel]] = {m: f.params for m, f in METHODS.ite
 """Method name → params model."""
 METHOD_RESULTS: dict[str, type[BaseModel]] = {
     m: f.result for m, f in METHODS.items() if f.result is not None}
-"""Method name → result model, for the methods that have one."""
+"""Method name → result model."""
 CLIENT_METHODS = frozenset(m for m, f in METHODS.items() if f.client)
 """Methods an agent may send (``request.cancel`` is a control message, not among them)."""
 INPUT_METHODS = frozenset(m for m, f in METHODS.items() if f.input)

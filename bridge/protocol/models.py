@@ -409,6 +409,11 @@ class ResolveTarget(_Model):
     rebound: bool | None = Field(
         default=None, description="This resolution replaced the original by an equivalent."
     )
+    point: Point | None = Field(
+        default=None, description="Coordinate route (allowCoordinates, closed shadow root): "
+        "the hit-tested point, CSS px from the top-left of the frame's document element.")
+    receiptId: str | None = Field(
+        default=None, max_length=32, description="The delivery receipt armed (receipt: true).")
 
 
 class DriverActParams(_Model):
@@ -451,8 +456,13 @@ class DriverEvaluateParams(_Model):
 
 
 class DriverActResult(_Model):
+    """Driver → bridge: the action was performed (supervisor/driver.py ``act``); the
+    verb's own fields (bridge/protocol/results.py ActResult) pass through."""
+
     model_config = ConfigDict(extra="allow")
-    done: bool = True
+    done: Literal[True] = True
+    action: str | None = Field(default=None, description="The action's kind.")
+    frameUrl: str | None = Field(default=None, description="URL of the target's frame.")
     postActionDocumentChanged: bool | None = Field(
         default=None,
         description="The target's frame (or an ancestor) started loading another document "

@@ -41,25 +41,33 @@ def validate_params(method: str, params: dict[str, Any], *, client: bool = True)
         ) from exc
 
 
-def validate_result(method: str, result: dict[str, Any]) -> dict[str, Any]:
-    """Check a peer's answer against its method's result model.
+def validate_result(method: str, result: dict[str, Any], sender: str = "A peer") -> dict[str, Any]:
+    """Check an answer against its method's result model.
+
+    Args:
+        method: the wire method answered.
+        result: the answer's ``result`` object.
+        sender: who answered, for the error text (``"The driver of device 'd1'"``).
 
     Returns:
-        The result as a JSON-ready dict without None fields (unchanged when the method
-        has no result model).
+        ``result`` itself, unchanged: a check, never a rewrite (no field dropped, none
+        added), so every field a peer sends reaches the client.
 
     Raises:
-        InternalError: the answer does not fit the model (a peer bug or version drift).
+        InternalError: the answer does not fit the model (a peer bug or version drift);
+            ``details``: ``{"method", "errors": [loc, ...]}``.
     """
     model = METHOD_RESULTS.get(method)
     if model is None:
         return result
     try:
-        return model.model_validate(result).model_dump(exclude_none=True)
+        model.model_validate(result)
     except pydantic.ValidationError as exc:
         raise E.InternalError(
-            f"A peer answered {method} with a malformed result: " + summarise(exc)
+            f"{sender} answered {method} with a malformed result: " + summarise(exc),
+            {"method": method, "errors": error_locs(exc)},
         ) from exc
+    return result
 
 
 def summarise(exc: pydantic.ValidationError) -> str:

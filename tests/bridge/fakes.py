@@ -3,8 +3,10 @@
 Each fake opens a real loopback WebSocket to a running :class:`~bridge.server.BridgeServer`,
 says hello with the bridge token, records every request it receives (method + params, in
 arrival order) in :attr:`FakePeer.requests`, and answers from a per-method script: a result,
-an error, a delay before answering, or a disconnect instead of an answer. Every frame is
-built and parsed with the pydantic models of :mod:`bridge.protocol`.
+an error, a delay before answering, or a disconnect instead of an answer. The fakes speak
+through the same peer layer as the real peers (bridge/protocol/peer.py), and every scripted
+result is checked against its method's result model when it is set (:class:`Results`), so a
+fake answers only with shapes the real extension and driver send.
 
 These are helpers, not tests.
 """
@@ -17,13 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
-import pydantic
+from pydantic import BaseModel
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from bridge.protocol import errors as E
+from bridge.protocol import results as R
 from bridge.protocol.models import (
-    MESSAGE_ADAPTER,
     PROTOCOL_VERSION,
     DriverActResult,
     Event,
@@ -31,8 +33,9 @@ from bridge.protocol.models import (
     ResolveTarget,
     Request,
     Response,
-    Welcome,
 )
+from bridge.protocol.peer import Connection, encode, handshake
+from bridge.protocol.validate import validate_result
 
 STEP_TIMEOUT_S = 5.0
 """Upper bound, seconds, on any single wait inside the fakes (connect, hello, wait_for_*)."""
@@ -91,14 +94,15 @@ class FakePeer:
         self.protocol_version = protocol_version
         self.origin = origin
         self.requests: list[Received] = []
-        self.results: dict[str, dict[str, Any]] = {
-            k: dict(v) for k, v in self.default_results.items()
-        }
+        self.results = Results()
+        for method, result in self.default_results.items():
+            self.results[method] = dict(result)
         self.errors: dict[str, E.TrustbridgeError] = {}
         self.delays: dict[str, float] = {}
         self.disconnect_on: set[str] = set()
         self.peer_id: str | None = None
         self._ws: ClientConnection | None = None
+        self._conn: Connection | None = None
         self._reader: asyncio.Task[None] | None = None
         self._answers: set[asyncio.Task[None]] = set()
         self.malformed: list[str | bytes] = []
@@ -125,19 +129,12 @@ class FakePeer:
             token=self.token,
             browser=f"fake-{self.role}",
         )
-        try:
-            await ws.send(hello.model_dump_json())
-            first = MESSAGE_ADAPTER.validate_json(await asyncio.wait_for(ws.recv(), STEP_TIMEOUT_S))
-        except BaseException:
-            await ws.close()
-            raise
-        if isinstance(first, Response) and first.error is not None:
-            await ws.close()
-            raise E.error_from_payload(first.error)
-        assert isinstance(first, Welcome), f"expected welcome, got {first!r}"
-        self.peer_id = first.peerId
+        welcome = await handshake(ws, hello, STEP_TIMEOUT_S)
+        self.peer_id = welcome.peerId
         self._ws = ws
-        self._reader = asyncio.create_task(self._read(ws))
+        self._conn = Connection(ws, "bridge", id_prefix="f")
+        self._reader = asyncio.create_task(self._conn.serve(
+            on_request=self._on_request, on_malformed=self._on_malformed))
         return self
 
     async def close(self) -> None:
@@ -163,8 +160,8 @@ class FakePeer:
 
     async def send_event(self, event: str, params: dict[str, Any]) -> None:
         """Send a one-way event (e.g. the driver's ``dialog.opened``) to the bridge."""
-        assert self._ws is not None, "not connected"
-        await self._ws.send(Event(event=event, params=params).model_dump_json())
+        assert self._conn is not None, "not connected"
+        await self._conn.send(Event(event=event, params=params))
 
     # -- observing --------------------------------------------------------------------
 
@@ -179,20 +176,15 @@ class FakePeer:
 
     # -- answering --------------------------------------------------------------------
 
-    async def _read(self, ws: ClientConnection) -> None:
-        with contextlib.suppress(ConnectionClosed):
-            async for raw in ws:
-                try:
-                    msg = MESSAGE_ADAPTER.validate_json(raw)
-                except pydantic.ValidationError:
-                    self.malformed.append(raw)
-                    continue
-                if not isinstance(msg, Request):
-                    continue  # e.g. a BAD_REQUEST about something this fake sent
-                self.requests.append(Received(msg.method, dict(msg.params)))
-                task = asyncio.create_task(self._answer(ws, msg))
-                self._answers.add(task)
-                task.add_done_callback(self._answers.discard)
+    async def _on_malformed(self, raw: str | bytes, _exc: object) -> None:
+        self.malformed.append(raw)
+
+    async def _on_request(self, req: Request) -> None:
+        self.requests.append(Received(req.method, dict(req.params)))
+        assert self._ws is not None
+        task = asyncio.create_task(self._answer(self._ws, req))
+        self._answers.add(task)
+        task.add_done_callback(self._answers.discard)
 
     async def _answer(self, ws: ClientConnection, req: Request) -> None:
         if req.method in self.delays:
@@ -208,7 +200,25 @@ class FakePeer:
             err = E.BadRequest(f"fake {self.role} has no answer for {req.method!r}")
             response = Response(id=req.id, ok=False, error=err.to_payload())
         with contextlib.suppress(ConnectionClosed):
-            await ws.send(response.model_dump_json(exclude_none=True))
+            await ws.send(encode(response))
+
+
+class Results(dict[str, dict[str, Any]]):
+    """Scripted answers, method → result, each checked against the method's result model
+    (bridge/protocol/methods.py) when it is set: a fake cannot answer with a shape the
+    real peer never sends.
+
+    Raises:
+        InternalError: (on assignment) the result does not fit its method's model.
+    """
+
+    def __setitem__(self, method: str, result: dict[str, Any]) -> None:
+        super().__setitem__(method, validate_result(method, result, sender="The fake"))
+
+
+def answer_of(model: BaseModel) -> dict[str, Any]:
+    """A scripted answer built through its result model, as the peer's JSON would be."""
+    return model.model_dump(mode="json", exclude_none=True)
 
 
 class FakeExtension(FakePeer):
@@ -221,16 +231,18 @@ class FakeExtension(FakePeer):
     FRAME_TOKEN = "tok-frame-1"
     CSS = "#save"
     default_results: ClassVar[dict[str, dict[str, Any]]] = {
-        "page.resolveTarget": ResolveTarget(frameToken=FRAME_TOKEN, css=CSS, tabId=1).model_dump(
-            exclude_none=True
-        ),
-        "page.act": {"done": True, "tabId": 1},
-        "page.wait": {"waited": True, "tabId": 1},
-        "page.snapshot": {"snapshot": '- button "Save" [ref=e7]', "tabId": 1},
-        "page.navigate": {"url": "http://127.0.0.1/", "tabId": 1, "title": ""},
-        "tabs.list": {
-            "tabs": [{"tabId": 1, "url": "http://127.0.0.1/", "title": "", "active": True}]
-        },
+        "page.resolveTarget": answer_of(ResolveTarget(frameToken=FRAME_TOKEN, css=CSS, tabId=1)),
+        "page.act": answer_of(R.ActResult(done=True, action="click", tabId=1,
+                                          postActionDocumentChanged=False)),
+        "page.wait": answer_of(R.WaitResult(tabId=1, waitedMs=0)),
+        "page.snapshot": answer_of(R.SnapshotResult(
+            snapshot='- button "Save" [ref=e7]', url="", title="",
+            tabId=1, mode="snapshot", frames=1, refs=1, chars=24, truncated=False,
+            cursor=None)) | {"cursor": None},
+        "page.navigate": answer_of(R.NavigateResult(url="http://127.0.0.1/", tabId=1,
+                                                    title="")),
+        "tabs.list": answer_of(R.TabsListResult(tabs=[R.TabInfo(
+            tabId=1, url="http://127.0.0.1/", title="", active=True)])),
     }
 
     def __init__(self, url: str, token: str, device: str, **kwargs: Any) -> None:
@@ -243,5 +255,7 @@ class FakeDriver(FakePeer):
 
     role = "driver"
     default_results: ClassVar[dict[str, dict[str, Any]]] = {
-        "driver.act": DriverActResult(done=True).model_dump()
+        "driver.act": answer_of(DriverActResult(done=True, action="click",
+                                                frameUrl="http://127.0.0.1/",
+                                                postActionDocumentChanged=False)),
     }

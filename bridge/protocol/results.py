@@ -1,0 +1,229 @@
+"""Result models: what each method's answer holds (registered in methods.py).
+
+Written from what the peers really send: the extension (extension/src/background/main.js,
+tabs.js, snapshot.js, content/main.js, page/synthetic.js, page/receipt.js), the driver
+(supervisor/driver.py, actions.py, dialogs.py) and the fields the bridge adds on the way
+to the client (bridge/executor.py: ``device`` on every routed answer, ``inputPath``,
+``ref``, ``delivered`` ... on input).
+
+One model serves a method both where the peer answers the bridge and where the bridge
+answers the client, so the fields only the bridge adds (``device`` and the like) are
+optional. Every result model allows fields it does not name (``extra="allow"``): the
+documented fields are typed and checked, any other field passes through untouched
+(:func:`~bridge.protocol.validate.validate_result` never rewrites an answer), so a
+peer's new field is never dropped on its way to a client.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import ErrorPayload
+from .models import DeviceInfo
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class _Routed(_Result):
+    device: str | None = Field(
+        default=None, description="The device that served it (added by the bridge).")
+
+
+# --------------------------------------------------------------------------- tabs
+
+
+class TabInfo(_Result):
+    """One tab as ``tabs.list`` lists it (extension/src/background/tabs.js ``list``)."""
+
+    tabId: int
+    url: str = Field(description="The tab's URL, or its pending URL while it loads.")
+    title: str
+    active: bool
+    openerTabId: int | None = Field(default=None, description="The tab that opened it.")
+    openedAt: float | None = Field(
+        default=None, description="When the extension saw it open, ms since the epoch.")
+
+
+class TabsListResult(_Routed):
+    """``tabs.list``: every tab of the device's browser."""
+
+    tabs: list[TabInfo]
+
+
+class TabResult(_Routed):
+    """``tabs.new`` / ``tabs.select``: the tab and what it shows."""
+
+    tabId: int
+    url: str
+    title: str
+
+
+class TabClosedResult(_Routed):
+    """``tabs.close``."""
+
+    tabId: int
+    closed: Literal[True]
+
+
+# --------------------------------------------------------------------------- pages
+
+
+class DialogInfo(_Result):
+    """A JavaScript dialog open on the page (supervisor/dialogs.py)."""
+
+    type: str = Field(description="alert, confirm, prompt or beforeunload.")
+    message: str
+    defaultValue: str | None = None
+    url: str | None = None
+
+
+class NavigateResult(_Routed):
+    """``page.navigate`` / ``page.history``: the tab's document once loaded, or
+    ``transitionPending: true`` when it is not (yet): no entry to go to in time
+    (history), or a dialog blocks the load (then ``dialog``, from the bridge)."""
+
+    tabId: int | None = Field(default=None, description="Absent when a dialog blocks the load.")
+    url: str | None = None
+    title: str | None = None
+    transitionPending: bool | None = None
+    dialog: DialogInfo | None = None
+
+
+class SnapshotDiff(_Result):
+    """What a diff compared (extension/src/background/diff.js)."""
+
+    baseline: bool = Field(description="A previous complete snapshot existed to compare with.")
+    added: int = Field(ge=0, description="Lines added.")
+    removed: int = Field(ge=0, description="Lines removed.")
+
+
+class SnapshotResult(_Routed):
+    """``page.snapshot`` (extension/src/background/snapshot.js); see SnapshotParams."""
+
+    snapshot: str = Field(description="The outline, text or diff.")
+    url: str
+    title: str
+    tabId: int | None
+    mode: Literal["snapshot", "read", "diff"]
+    frames: int = Field(ge=0, description="Frames stitched in.")
+    refs: int = Field(ge=0, description="Refs in this page of the snapshot.")
+    chars: int = Field(ge=0, description="Characters of this page.")
+    truncated: bool
+    cursor: str | None = Field(description="The next page's cursor when truncated.")
+    diff: SnapshotDiff | None = None
+
+
+class WaitResult(_Routed):
+    """``page.wait``: ``{tabId, waitedMs}`` after a fixed wait, ``found: true`` too when
+    the text appeared (a text that never appears is TIMEOUT, not a result)."""
+
+    tabId: int
+    waitedMs: int = Field(ge=0, description="How long it waited, ms.")
+    found: Literal[True] | None = None
+
+
+class ActResult(_Routed):
+    """``page.act``, and each completed action of ``page.batch``.
+
+    The verb adds its own fields (``changed``/``checked`` for check, ``selected`` /
+    ``changeEvents`` for select, ``via`` for upload; supervisor/actions.py).
+    """
+
+    done: Literal[True]
+    action: str | None = Field(default=None, description="The action's kind.")
+    tabId: int | None = None
+    inputPath: Literal["trusted", "trusted-coordinates", "synthetic"] | None = Field(
+        default=None, description="How the input reached the page (added by the bridge).")
+    ref: str | None = None
+    frameUrl: str | None = Field(default=None, description="URL of the target's frame (driver).")
+    postActionDocumentChanged: bool | None = Field(
+        default=None, description="The target's frame started loading another document.")
+    resolvedBy: Literal["original_ref", "semantic_rebind"] | None = None
+    rebound: bool | None = None
+    dialog: DialogInfo | None = Field(default=None, description="A dialog the action opened.")
+    popups: list[dict[str, Any]] | None = Field(
+        default=None, description="Pages the action opened, as the driver saw them ({url}).")
+    newTabs: list[dict[str, Any]] | None = Field(
+        default=None, description="Those tabs as tabs.list lists them (added by the bridge).")
+    delivered: bool | None = Field(
+        default=None, description="A trusted click's receipt: the target got it (None: "
+        "unknown, the page went away).")
+    deliveredEvents: list[str] | None = None
+
+
+class CompletedAction(ActResult):
+    index: int = Field(ge=0, description="Position in the batch.")
+
+
+class InterruptedAction(_Result):
+    index: int = Field(ge=0, description="Position in the batch of the action that failed.")
+    error: ErrorPayload
+
+
+class BatchResult(_Routed):
+    """``page.batch``: the actions done, and the one that failed (nothing after it ran)."""
+
+    completedActions: list[CompletedAction]
+    interruptedAction: InterruptedAction | None
+
+
+class DialogResult(_Routed):
+    """``page.dialog`` / ``driver.dialog``: the dialog that was answered."""
+
+    type: str
+    message: str
+    accepted: bool
+
+
+class Clip(_Result):
+    """A rectangle in CSS px of the top-level page."""
+
+    x: float
+    y: float
+    width: float = Field(ge=0)
+    height: float = Field(ge=0)
+
+
+class ScreenshotResult(_Routed):
+    """``page.screenshot`` / ``driver.screenshot`` (supervisor/driver.py ``screenshot``)."""
+
+    png: str = Field(description="The PNG, base64.")
+    width: int = Field(ge=0, description="Image px.")
+    height: int = Field(ge=0, description="Image px.")
+    scale: float = Field(gt=0, description="Image px per CSS px.")
+    clip: Clip
+    tabId: int | None = None
+
+
+class EvaluateResult(_Routed):
+    """``page.evaluate`` / ``driver.evaluate``: the script's JSON-serialisable value."""
+
+    value: Any = Field(description="JSON null when the script returned nothing.")
+    tabId: int | None = None
+
+
+class DevicesResult(_Result):
+    """``devices.list``."""
+
+    devices: list[DeviceInfo]
+
+
+class ReceiptResult(_Result):
+    """``page.receipt`` (extension/src/page/receipt.js): whether a trusted click reached
+    its target; ``delivered: null`` when the document went away meanwhile."""
+
+    delivered: bool | None
+    events: list[str] = Field(max_length=16)
+
+
+class CancelResult(_Result):
+    """``request.cancel`` (bridge/server.py): ``cancelled`` when the request was still
+    queued and never runs; ``running`` ones finish, ``unknown`` ids were not in progress."""
+
+    requestId: str
+    cancelled: bool
+    state: Literal["queued", "running", "unknown"]
