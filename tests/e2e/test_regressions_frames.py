@@ -12,6 +12,7 @@ import asyncio
 
 import pytest
 
+from bridge.protocol import errors as E
 from bridge.sdk import Tab
 
 from .conftest import Origins, Stack, ref_of
@@ -47,21 +48,30 @@ def frame_ref(snap: str, role: str, name: str, frame_title: str) -> str:
     return ref_of(frame_block(snap, frame_title), role, name)
 
 
-async def test_click_in_bordered_padded_and_scaled_iframes_hits_the_link(
-        stack: Stack, origins: Origins) -> None:
-    """The <iframe> elements carry a 6 px border, 40/20 px padding and (second) scale(0.5):
-    a trusted click on "Use a voucher" in each lands on it, never on "Pay now" above it."""
+@pytest.mark.parametrize(("title", "frame_id"), [("Checkout (boxed)", "#boxed"),
+                                                ("Checkout (shrunk)", "#shrunk")])
+async def test_click_in_bordered_padded_iframe_hits_the_link(
+        stack: Stack, origins: Origins, title: str, frame_id: str) -> None:
+    """The <iframe> element carries a 6 px border and 40/20 px padding (#shrunk also
+    scale(0.5)): a trusted click on "Use a voucher" lands on it, never on "Pay now" above
+    it. Firefox: inside the scaled frame the action fails (Timeout) and nothing is clicked."""
     tab = Tab(stack.client, stack.device, None)
     snap = await open_until(tab, f"{origins.main}/regress/boxed.html", "Use a voucher")
-    for title in ("Checkout (boxed)", "Checkout (shrunk)"):
-        snap = await tab.snapshot()
-        res = await tab.click(frame_ref(snap, "link", "Use a voucher", title))
-        assert res["inputPath"] == "trusted"
-    for frame_id in ("#boxed", "#shrunk"):
-        frame = stack.page.frame_locator(frame_id)
-        assert await frame.locator("#voucher-count").text_content() == "1", frame_id
-        assert await frame.locator("#pay-count").text_content() == "0", frame_id
-        assert await frame.locator("body").evaluate("() => window.__events") == [["voucher", True]]
+    ref = frame_ref(snap, "link", "Use a voucher", title)
+    frame = stack.page.frame_locator(frame_id)
+    if stack.browser == "firefox" and frame_id == "#shrunk":
+        # Playwright over WebDriver BiDi finds no box for an element inside a CSS-
+        # transformed iframe (plain Playwright: bounding_box() is None, click() waits
+        # for visibility until its timeout). The action must fail, not land elsewhere.
+        with pytest.raises(E.Timeout):
+            await tab.click(ref, timeout_ms=2_000)
+        assert await frame.locator("body").evaluate("() => window.__events") == []
+        return
+    res = await tab.click(ref)
+    assert res["inputPath"] == "trusted"
+    assert await frame.locator("#voucher-count").text_content() == "1"
+    assert await frame.locator("#pay-count").text_content() == "0"
+    assert await frame.locator("body").evaluate("() => window.__events") == [["voucher", True]]
 
 
 async def test_fill_two_frames_deep_changes_only_that_field(stack: Stack, origins: Origins) -> None:
