@@ -40,3 +40,26 @@ def test_sync_sdk_types_and_clicks_with_trusted_input_in_chromium(
     assert recorded == "click isTrusted=true; note=hello; trusted keys 5/5"
     assert [t for t in threading.enumerate() if t.name == THREAD_NAME] == []
     assert config.read_endpoint() is None  # the embedded bridge stopped and said so
+
+
+def test_sync_sdk_type_keeps_the_content_and_fill_replaces_it_in_one_edit(
+        origins: Origins, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the page counted: two type calls add up key by key (nothing cleared, one
+    trusted keydown per character); fill then replaces the value with only the two
+    keydowns of select-all (Chromium inserts the value as one edit)."""
+    monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
+    with SyncBrowser.launch() as browser:
+        tab = browser.tab()
+        tab.goto(f"{origins.main}/mcp.html")
+        snap = tab.snapshot()
+        note, record = ref_of(snap, "textbox", "Note"), ref_of(snap, "button", "Record")
+        tab.type(note, "hel")
+        tab.type(note, "lo")
+        tab.click(record)
+        typed = tab.evaluate("document.getElementById('status').textContent")
+        tab.fill(note, "bye")
+        tab.click(record)
+        filled = tab.evaluate("document.getElementById('status').textContent")
+
+    assert typed == "click isTrusted=true; note=hello; trusted keys 5/5"
+    assert filled == "click isTrusted=true; note=bye; trusted keys 7/7"
