@@ -45,6 +45,8 @@ from bridge.protocol.models import (
     UploadAction,
 )
 
+from .errors import NOT_A_FIELD, map_playwright_errors
+
 
 @dataclass(frozen=True)
 class Target:
@@ -126,7 +128,7 @@ async def _is_editable(t: Target, timeout_ms: int) -> bool:
     try:
         return await t.locator.is_editable(timeout=timeout_ms)
     except PlaywrightError as exc:  # "Element is not an <input>, <textarea> or <select>"
-        if "Element is not an <input>" not in str(exc):
+        if not NOT_A_FIELD.search(str(exc)):
             raise
         return False
 
@@ -254,15 +256,14 @@ async def press_key(page: Page, key: str) -> None:
     Raises:
         BadRequest: unknown key name.
     """
-    try:
-        await page.keyboard.press(key)
-    except PlaywrightError as exc:
-        for modifier in ("Alt", "Control", "Meta", "Shift"):
-            with contextlib.suppress(PlaywrightError):
-                await page.keyboard.up(modifier)
-        if "Unknown key" in str(exc):
-            raise E.BadRequest(f"Unknown key in {key!r}; use names like Enter, Control+A.") from exc
-        raise
+    with map_playwright_errors(key=key):
+        try:
+            await page.keyboard.press(key)
+        except PlaywrightError:
+            for modifier in ("Alt", "Control", "Meta", "Shift"):
+                with contextlib.suppress(PlaywrightError):
+                    await page.keyboard.up(modifier)
+            raise
 
 
 async def press(t: Target, a: PressAction, timeout_ms: int) -> dict[str, Any]:
@@ -281,22 +282,11 @@ async def set_checked(t: Target, a: CheckAction, timeout_ms: int) -> dict[str, A
         BadRequest: the target is not a checkbox, radio or switch.
         BrowserOperationUncertain: the click landed but the state did not change.
     """
-    try:
+    with map_playwright_errors(timeout_ms=timeout_ms, wanted=a.checked):
         before = await t.locator.is_checked(timeout=timeout_ms)
-    except PlaywrightError as exc:
-        if "Not a checkbox or radio button" in str(exc):
-            raise E.BadRequest("The target is not a checkbox, radio or switch.") from exc
-        raise
-    if before == a.checked:
-        return {"changed": False, "checked": before}
-    try:
+        if before == a.checked:
+            return {"changed": False, "checked": before}
         await t.locator.set_checked(a.checked, timeout=timeout_ms)
-    except PlaywrightError as exc:
-        if "did not change its state" in str(exc):
-            raise E.BrowserOperationUncertain(
-                "The trusted click landed but the control did not change state; the page may "
-                "have refused it. Take a new snapshot.", {"wanted": a.checked}) from exc
-        raise
     return {"changed": True, "checked": a.checked}
 
 
@@ -575,7 +565,7 @@ async def _select_value(loc: Locator, timeout_ms: int) -> Any:
     try:
         value = await loc.input_value(timeout=timeout_ms)
     except PlaywrightError as exc:  # "Not an <input>, <textarea> or <select> element"
-        if "Not an <input>" not in str(exc):
+        if not NOT_A_FIELD.search(str(exc)):
             raise
         return _NOT_SELECT
     return value

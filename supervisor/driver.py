@@ -24,12 +24,10 @@ import asyncio
 import base64
 import contextlib
 import logging
-import re
 import struct
 from typing import Any
 
 from playwright.async_api import ElementHandle, Error as PlaywrightError, Frame, Page
-from playwright.async_api import TimeoutError as PlaywrightTimeout
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 
@@ -53,6 +51,7 @@ from . import actions as A
 from . import locator_engine
 from .browser_limits import refuse_undeliverable
 from .dialogs import DialogTracker
+from .errors import locator_not_unique, map_playwright_errors
 from .frames import FrameRegistry
 from .navwatch import NavigationWatch
 
@@ -179,7 +178,7 @@ class InputDriver:
         page = frame.page
         action = params.action
         target: A.Target | None = None
-        try:
+        with map_playwright_errors(timeout_ms=params.timeoutMs):
             if params.css is None:
                 if not isinstance(action, PressAction):
                     raise E.BadRequest(f"A {action.kind} needs a target element.")
@@ -213,10 +212,6 @@ class InputDriver:
             with NavigationWatch(frame) as nav:  # issue 4: postActionDocumentChanged
                 extra = await self._run_watching(page, work)
             extra["postActionDocumentChanged"] = nav.changed
-        except PlaywrightTimeout as exc:
-            raise _not_unique(exc) or _actionability_error(exc, params.timeoutMs) from exc
-        except PlaywrightError as exc:
-            raise _playwright_error(exc) from exc
         return {"done": True, "action": action.kind, "frameUrl": frame.url, **extra}
 
     def _target(self, frame: Frame, css: str) -> A.Target:
@@ -279,7 +274,7 @@ class InputDriver:
         """
         frame = self.frames.frame_for(params.frameToken)
         page = frame.page
-        try:
+        with map_playwright_errors():
             scale = await page.evaluate("window.devicePixelRatio")
             if params.css:
                 handle = await self._unique(frame, params.css)
@@ -299,8 +294,6 @@ class InputDriver:
                     "[scrollX, scrollY, innerWidth, innerHeight]" if not params.fullPage else
                     "[0, 0, document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
                 clip = {"x": x, "y": y, "width": w, "height": h}
-        except PlaywrightError as exc:
-            raise _playwright_error(exc) from exc
         width, height = struct.unpack(">II", png[16:24])
         return {"png": base64.b64encode(png).decode(), "width": width, "height": height,
                 "scale": scale, "clip": clip}
@@ -335,82 +328,13 @@ class InputDriver:
         Raises:
             LocatorNotUnique: 0 or ≥2 matches (``details.count``).
         """
-        try:
+        with map_playwright_errors():
             handle = await frame.query_selector(locator_engine.unique_selector(css))
-        except PlaywrightError as exc:
-            raise _playwright_error(exc) from exc
         if handle is None:  # the unique selector throws instead
-            raise _locator_not_unique(0)
+            raise locator_not_unique(0)
         return handle
 
 
 def _quiet(task: asyncio.Future[Any]) -> None:
     if not task.cancelled() and task.exception() is not None:
         log.debug("action finished after its dialog with %r", task.exception())
-
-
-
-# Playwright's call log: `<div id="overlay"></div> intercepts pointer events`, or
-# `<span>…</span> from <div …>…</div> subtree intercepts pointer events`.
-_OBSCURED = re.compile(r"- <([a-z0-9-]+)[^\n]*? intercepts pointer events")
-
-
-def _actionability_error(exc: PlaywrightTimeout, timeout_ms: int) -> E.TrustbridgeError:
-    """Name the cause Playwright's call log gives for an action that never became possible."""
-    text = str(exc)
-    if m := _OBSCURED.search(text):
-        return E.ElementObscured(
-            f"Another element (<{m.group(1)}>) covers the target's click point; close or "
-            "scroll it away, then retry.",
-            {"coveredBy": m.group(1), "timeoutMs": timeout_ms},
-        )
-    if "element is not enabled" in text or "element is disabled" in text:
-        return E.ElementTargetDisabled(
-            "The target is disabled; wait until it is enabled.", {"timeoutMs": timeout_ms}
-        )
-    if "element is not editable" in text or "readonly" in text:
-        return E.ElementNotEditable(
-            "The target does not accept text (readonly or disabled); nothing was typed.",
-            {"timeoutMs": timeout_ms},
-        )
-    if "element is not visible" in text:
-        return E.Timeout(
-            "The target stayed invisible; scroll or open what hides it, then retry.",
-            {"timeoutMs": timeout_ms, "cause": "not-visible"},
-        )
-    return E.Timeout(
-        f"The target did not become actionable within {timeout_ms} ms.", {"timeoutMs": timeout_ms}
-    )
-
-
-def _locator_not_unique(count: int) -> E.LocatorNotUnique:
-    return E.LocatorNotUnique(
-        f"The locator matched {count} elements at action time, not exactly one; "
-        "the page changed since the snapshot. Take a new snapshot.",
-        {"count": count},
-    )
-
-
-def _not_unique(exc: PlaywrightError) -> E.LocatorNotUnique | None:
-    """The unique selector's own refusal (supervisor/locator_engine.py), if that is what
-    ``exc`` is."""
-    count = locator_engine.not_unique_count(exc)
-    return None if count is None else _locator_not_unique(count)
-
-
-def _playwright_error(exc: PlaywrightError) -> E.TrustbridgeError:
-    if (not_unique := _not_unique(exc)) is not None:
-        return not_unique
-    text = str(exc)
-    if "Element is not attached" in text or "not attached to the DOM" in text:
-        return E.ElementTargetDetached(
-            "The element left the document before the action; take a new snapshot."
-        )
-    if "closed" in text.lower() or "detached" in text.lower() or "crash" in text.lower():
-        return E.BrowserOperationUncertain(
-            "The page or frame went away during the action; it may have partly happened and "
-            "will not be repeated. Take a new snapshot."
-        )
-    if "Unexpected token" in text or "is not a valid selector" in text:
-        return E.BadRequest("The extension produced a locator the driver cannot parse.")
-    return E.InternalError(f"The browser rejected the action: {text.splitlines()[0][:200]}")
