@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,8 +20,9 @@ pytestmark = pytest.mark.browser
 
 def test_tiny_run_writes_results_and_table(tmp_path: Path) -> None:
     """One round of B1 (raw Playwright, SDK steps, SDK batch), B2, B4 and B5 (no MCP
-    servers): each arm ran, each page saw every click as trusted, and the README has the
-    tables, the run counts and the hand-written analysis section."""
+    servers): each arm ran, each page saw every click as trusted, ratios and verdicts
+    agree with the medians and limits reported beside them, and the README's tables show
+    those numbers, the run counts and the hand-written analysis section."""
     (tmp_path / "README.md").write_text(
         "old\n<!-- analysis:start -->\nkept by hand\n<!-- analysis:end -->\n")
     env = dict(os.environ, TRUSTBRIDGE_HOME=str(tmp_path / "home"))
@@ -40,12 +42,22 @@ def test_tiny_run_writes_results_and_table(tmp_path: Path) -> None:
     assert list(res["b1"]["arms"]["c"]["steps"]) == ["snapshot", "batch", "wait"]
     calls = res["b1"]["arms"]["b"]["bridge_calls"]
     assert calls["driver.act"]["calls_per_run"] == 4  # fill, select, check, click
-    assert res["b1"]["ratios"]["to_a"]["a"] == 1.0
+    _check_ratios(res["b1"]["ratios"]["to_a"], _medians(res["b1"]["arms"]), "a")
 
     b2 = res["b2"]
     assert b2["clicks_seen"] == b2["clicks_sent"] > 0
     assert {"trusted_click", "locator_click", "mouse_click", "driver_act"} <= set(b2["ops"])
-    assert b2["targets"][0]["met"] in (True, False)
+    _check_ratios(b2["ratio_to_locator_click"],
+                  {k: v["median"] for k, v in b2["ops"].items()}, "locator_click")
+    ops = b2["ops"]
+    assert abs(b2["overhead_ms"] - (ops["trusted_click"]["median"]
+                                    - ops["locator_click"]["median"])) <= 0.011
+    assert b2["targets"][0]["value"] == b2["overhead_ms"]
+    targets = res["b1"]["targets"] + b2["targets"]
+    for t in targets:
+        _check_met(t)
+    # Without MCP servers the (d)/(e) comparisons have no value and are not judged.
+    assert [t["met"] for t in res["b1"]["targets"]][1:] == [None, None]
 
     b4 = res["b4"]
     assert b4["focus_changes_seen"] == b4["actions_sent"] > 0
@@ -65,4 +77,69 @@ def test_tiny_run_writes_results_and_table(tmp_path: Path) -> None:
                     "## B2 per-action overhead", "## B4 ", "## B5 "):
         assert heading in readme
     assert "(a) raw Playwright | 1 |" in readme
+    _check_readme_shows(readme, res, targets)
     assert "kept by hand" in readme and "old" not in readme.splitlines()[0]
+
+
+def _medians(arms: dict[str, Any]) -> dict[str, float]:
+    return {k: a["median"] for k, a in arms.items() if "median" in a}
+
+
+def _check_ratios(ratios: dict[str, float | None], medians: dict[str, float], base: str) -> None:
+    """Each reported ratio is that arm's median over the base's median (to the report's
+    0.001), so it is 1.0 exactly when the medians agree to that precision."""
+    assert set(ratios) == set(medians)
+    for name, median in medians.items():
+        value = ratios[name]
+        assert value is not None, name
+        exact = median / medians[base]
+        assert abs(value - exact) <= 0.0005 + 1e-9, (name, value, median, medians[base])
+        if abs(exact - 1) > 0.0005:
+            assert value != 1.0, (name, median, medians[base])
+        if median == medians[base]:
+            assert value == 1.0, name
+
+
+def _check_met(t: dict[str, Any]) -> None:
+    """``met`` follows from the reported value and limit; no value is not judged."""
+    if t["value"] is None:
+        assert t["met"] is None, t
+    else:
+        assert t["met"] is (t["value"] <= t["limit"]), t
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _section(readme: str, heading: str) -> list[str]:
+    lines = readme.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith(heading))
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return lines[start:end]
+
+
+def _check_readme_shows(readme: str, res: dict[str, Any], targets: list[dict[str, Any]]) -> None:
+    """The README's tables show the numbers of results.json: each target's value and
+    verdict, each B1 arm's runs and median, each B2 operation's median/min/p95."""
+    verdict = {True: "met", False: "**missed**", None: "not measured"}
+    rows = {_cells(ln)[0]: _cells(ln) for ln in _section(readme, "## Targets") if ln.startswith("| ")}
+    for t in targets:
+        row = rows[t["target"]]
+        assert row[3] == verdict[t["met"]], row
+        if t["value"] is None:
+            assert row[1] == "–", row
+        else:
+            assert abs(float(row[1].removesuffix(" ms")) - t["value"]) <= 0.051, (row, t)
+    b1_rows: dict[str, list[str]] = {}  # the arms table comes first; later tables repeat labels
+    for ln in _section(readme, "## B1 "):
+        if ln.startswith("| ("):
+            b1_rows.setdefault(_cells(ln)[0], _cells(ln))
+    for arm in res["b1"]["arms"].values():
+        row = b1_rows[arm["label"]]
+        assert int(row[1]) == arm["runs"]
+        assert float(row[2].replace(",", "")) == pytest.approx(arm["median"], abs=0.051), row
+    shown = {tuple(_cells(ln)[1:4]) for ln in _section(readme, "## B2 ") if ln.startswith("| ")}
+    for name, op in res["b2"]["ops"].items():
+        want = tuple(f"{op[k]:,.1f}" for k in ("median", "min", "p95"))
+        assert want in shown, (name, want, shown)
