@@ -46,7 +46,8 @@ async def test_drop_zone_that_needs_dragover_takes_the_ticket(
     delivers dragover and a trusted drop, and the ticket moves lanes."""
     if not driver_capabilities(stack.browser)["html5DragDrop"]:  # docs/browsers.md
         pytest.skip(f"{stack.browser} cannot end an HTML5 drag in a drop (docs/browsers.md); "
-                    "the refusal is pinned by test_browsers.py::test_html5_drag_is_dropped_or_refused")
+                    "the refusal is pinned by "
+                    "test_browsers.py::test_html5_drag_is_dropped_or_refused")
     tab, snap = await _open(stack, origins, "lanes.html")
     await tab.drag(_named(snap, "Ticket 7"), ref_of(snap, "region", "Shipped lane"))
     assert await _text(stack, "#result") == "shipped t-7"

@@ -102,6 +102,7 @@ async def test_shadow_buttons_with_identical_markup_in_a_frame_resolve_to_one(
     await tab.click(frame_ref(snap, "button", "Team", "Plan picker"))
     frame = stack.page.frame_locator("#picker")
     assert await frame.locator("#chosen").text_content() == "team"
-    counts = [await frame.locator(f"#n-{p}").text_content() for p in ("basic", "team", "enterprise")]
+    counts = [await frame.locator(f"#n-{plan}").text_content()
+              for plan in ("basic", "team", "enterprise")]
     assert counts == ["0", "1", "0"]
     assert await frame.locator("body").evaluate("() => window.__events") == [["team", True]]

@@ -123,7 +123,8 @@ def _check_readme_shows(readme: str, res: dict[str, Any], targets: list[dict[str
     """The README's tables show the numbers of results.json: each target's value and
     verdict, each B1 arm's runs and median, each B2 operation's median/min/p95."""
     verdict = {True: "met", False: "**missed**", None: "not measured"}
-    rows = {_cells(ln)[0]: _cells(ln) for ln in _section(readme, "## Targets") if ln.startswith("| ")}
+    rows = {_cells(ln)[0]: _cells(ln)
+            for ln in _section(readme, "## Targets") if ln.startswith("| ")}
     for t in targets:
         row = rows[t["target"]]
         assert row[3] == verdict[t["met"]], row
