@@ -66,12 +66,14 @@ DEFAULT_TIMEOUT_MS = 30_000
 POPUP_SETTLE_S = 0.3
 """How long to wait for the extension to announce a tab the driver saw open, s."""
 LATE_TAB_S = 0.03
-"""How long after a click or key press that opened no known tab to wait for the acted-on
-tab to open one, s: a page may open it a little after the input returned (a popup from a
-handler that awaited something first). Ended early by the tab's ``tab.opened``; the price
-of an action that opens nothing. 0 turns the wait off."""
-OPENS_TABS = (ClickAction, PressAction)
-"""Actions after which the bridge waits LATE_TAB_S for a tab the page opens late."""
+"""How long after a click or an activating key press (:func:`may_open_tab`) that opened
+no known tab to wait for the acted-on tab to open one, s: a page may open it a little
+after the input returned (a popup from a handler that awaited something first). Ended
+early by the tab's ``tab.opened``; the price of an action that opens nothing. 0 turns the
+wait off."""
+ACTIVATING_KEYS = frozenset({"Enter", "Space", " "})
+"""Keys that activate the focused link or button (and so may open a tab), with or without
+modifiers (``Control+Enter``)."""
 RECEIPT_PUSH_WAIT_S = 0.1
 """How long after the driver's answer to wait for a pushed delivery receipt before asking
 the extension for it (the push is sent from the page's click listener, so it is usually
@@ -214,7 +216,7 @@ class Executor:
         if route.synthetic:
             result["inputPath"] = "synthetic"
             result.update(await self._new_tabs(route.extension, result.get("tabId"), started, 0,
-                                               late=isinstance(parsed.action, OPENS_TABS)))
+                                               late=may_open_tab(parsed.action)))
         result["device"] = route.device
         return result
 
@@ -286,7 +288,7 @@ class Executor:
                 self.events.forget_receipt(route.extension, receipt_id)
         popups = len(result.get("popups") or [])
         out.update(await self._new_tabs(route.extension, out.get("tabId"), started, popups,
-                                        late=isinstance(params.action, OPENS_TABS)
+                                        late=may_open_tab(params.action)
                                         and not result.get("dialog")))
         return out
 
@@ -378,6 +380,14 @@ class Executor:
                 }
             completed.append({"index": index, **result})
         return {"completedActions": completed, "interruptedAction": None, "device": route.device}
+
+
+def may_open_tab(action: Any) -> bool:
+    """Whether the bridge waits LATE_TAB_S after ``action`` for a tab opened late: a click,
+    or a press of a key that activates a link or button (ACTIVATING_KEYS)."""
+    if isinstance(action, ClickAction):
+        return True
+    return isinstance(action, PressAction) and action.key.rsplit("+", 1)[-1] in ACTIVATING_KEYS
 
 
 def driver_timeout_s(params: ActParams) -> float:

@@ -1,0 +1,375 @@
+"""The executor's handlers (bridge/executor.py) through a real BridgeServer over loopback
+WebSockets: receipts, new tabs, driver methods and batches, with fake peers whose answers
+the test holds until it has pushed the events it wants the bridge to see."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable
+from typing import Any, TypeVar
+
+import pytest
+from websockets.asyncio.client import ClientConnection
+
+from bridge import executor as executor_module
+from bridge.client import BridgeClient
+from bridge.executor import may_open_tab
+from bridge.protocol import errors as E
+from bridge.protocol.models import (
+    ClickAction,
+    FillAction,
+    HoverAction,
+    PressAction,
+    Request,
+)
+from bridge.server import BridgeServer
+
+from .fakes import FakeDriver, FakeExtension, wait_until
+
+pytestmark = pytest.mark.timeout(30)
+
+TOKEN = "test-token-0123456789abcdef"
+D = "dev1"
+STEP_S = 5.0
+"""Upper bound, seconds, on any single await in these tests."""
+
+T = TypeVar("T")
+
+
+async def bounded(aw: Awaitable[T]) -> T:
+    return await asyncio.wait_for(aw, STEP_S)
+
+
+class HeldExtension(FakeExtension):
+    """Answers ``hold[method]`` only once that event is set; ``page.resolveTarget`` arms a
+    receipt ``r1`` when asked for one."""
+
+    def __init__(self, url: str, device: str = D) -> None:
+        super().__init__(url, TOKEN, device)
+        self.hold: dict[str, asyncio.Event] = {}
+        self.tabs = [{"tabId": 1, "url": "http://127.0.0.1/", "title": "home", "active": True}]
+
+    async def _answer(self, ws: ClientConnection, req: Request) -> None:  # type: ignore[override]
+        if (gate := self.hold.get(req.method)) is not None:
+            await gate.wait()
+        if req.method == "page.resolveTarget":
+            target = {"frameToken": "tok", "css": "#x", "tabId": req.params.get("tabId", 1)}
+            if req.params.get("receipt"):
+                target["receiptId"] = "r1"
+            self.results["page.resolveTarget"] = target
+        self.results["tabs.list"] = {"tabs": self.tabs}
+        await super()._answer(ws, req)
+
+
+class HeldDriver(FakeDriver):
+    """Answers ``driver.act`` only once ``release`` is set; ``answered`` is set after."""
+
+    def __init__(self, url: str, device: str = D) -> None:
+        super().__init__(url, TOKEN, device)
+        self.release = asyncio.Event()
+        self.release.set()
+        self.answered = asyncio.Event()
+        self.results.update({
+            "driver.screenshot": {"png": "iVBOR", "width": 2, "height": 2, "scale": 1.0,
+                                  "clip": {"x": 0, "y": 0, "width": 2, "height": 2}},
+            "driver.dialog": {"type": "alert", "message": "Saved!", "accepted": True}})
+
+    async def _answer(self, ws: ClientConnection, req: Request) -> None:  # type: ignore[override]
+        if req.method == "driver.act":
+            await self.release.wait()
+        await super()._answer(ws, req)
+        if req.method == "driver.act":
+            self.answered.set()
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[BridgeServer]:
+    srv = BridgeServer(TOKEN, host="127.0.0.1", port=0)
+    await bounded(srv.start())
+    yield srv
+    await srv.stop()
+
+
+@pytest.fixture
+async def ext(server: BridgeServer) -> AsyncIterator[HeldExtension]:
+    fake = HeldExtension(server.url)
+    await bounded(fake.connect())
+    yield fake
+    for gate in fake.hold.values():
+        gate.set()
+    await fake.close()
+    assert fake.malformed == []
+
+
+@pytest.fixture
+async def drv(server: BridgeServer, ext: HeldExtension) -> AsyncIterator[HeldDriver]:
+    fake = HeldDriver(server.url)
+    await bounded(fake.connect())
+    yield fake
+    fake.release.set()
+    await fake.close()
+    assert fake.malformed == []
+
+
+@pytest.fixture
+async def client(server: BridgeServer) -> AsyncIterator[BridgeClient]:
+    c = await bounded(BridgeClient.connect(server.url, TOKEN))
+    yield c
+    await c.close()
+
+
+@pytest.fixture
+def no_late_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Clicks do not wait for a tab opened late (the tests that are not about it)."""
+    monkeypatch.setattr(executor_module, "LATE_TAB_S", 0.0)
+
+
+def click(tab: int = 1, **extra: Any) -> dict[str, Any]:
+    return {"device": D, "tabId": tab, "ref": "e1", "action": {"kind": "click"}, **extra}
+
+
+def new_tab(tab: int, opener: int) -> dict[str, Any]:
+    return {"tabId": tab, "url": "http://127.0.0.1/new.html", "title": "new", "active": False,
+            "openerTabId": opener}
+
+
+async def during_the_action(drv: HeldDriver, *events: tuple[FakeExtension, str, dict[str, Any]]) -> None:
+    """Once driver.act arrived (held), push ``events``, then let the driver answer."""
+    await drv.wait_for_request("driver.act")
+    for peer, name, params in events:
+        await peer.send_event(name, params)
+    await asyncio.sleep(0.05)  # the bridge has read the events before the answer
+    drv.release.set()
+
+
+# -- receipts ----------------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("no_late_wait")
+async def test_a_pushed_receipt_says_delivered_without_asking_the_extension(
+    client: BridgeClient, ext: HeldExtension, drv: HeldDriver
+) -> None:
+    """The receipt pushed while the driver clicks is the result's delivered/deliveredEvents;
+    the bridge never sends page.receipt."""
+    drv.release.clear()
+    pushed = {"tabId": 1, "receiptId": "r1", "delivered": True, "events": ["click", "pointerdown"]}
+    act = asyncio.create_task(client.call("page.act", click()))
+    await bounded(during_the_action(drv, (ext, "page.receipt", pushed)))
+    result = await bounded(act)
+    assert result["delivered"] is True and result["deliveredEvents"] == ["click", "pointerdown"]
+    assert result["inputPath"] == "trusted" and "page.receipt" not in ext.methods()
+
+
+@pytest.mark.usefixtures("no_late_wait")
+async def test_no_push_means_the_receipt_is_read_and_a_miss_is_reported(
+    client: BridgeClient, ext: HeldExtension, drv: HeldDriver
+) -> None:
+    """Without a push the bridge reads the receipt once; delivered: false is reported, not
+    success. A receipt of another id pushed meanwhile does not count."""
+    drv.release.clear()
+    ext.results["page.receipt"] = {"delivered": False, "events": ["pointerdown"]}
+    other = {"tabId": 1, "receiptId": "r9", "delivered": True, "events": ["click"]}
+    act = asyncio.create_task(client.call("page.act", click()))
+    await bounded(during_the_action(drv, (ext, "page.receipt", other)))
+    result = await bounded(act)
+    assert result["delivered"] is False and result["deliveredEvents"] == ["pointerdown"]
+    [read] = [r for r in ext.requests if r.method == "page.receipt"]
+    assert read.params == {"tabId": 1, "ref": "e1", "receiptId": "r1"}
+
+
+@pytest.mark.usefixtures("no_late_wait")
+async def test_a_receipt_that_cannot_be_read_leaves_delivered_unknown(
+    client: BridgeClient, ext: HeldExtension, drv: HeldDriver
+) -> None:
+    """The page went away (the extension cannot read the receipt): delivered is None,
+    never true."""
+    ext.errors["page.receipt"] = E.BrowserDocumentChanged("the page navigated")
+    result = await bounded(client.call("page.act", click()))
+    assert result["delivered"] is None and result["inputPath"] == "trusted"
+
+
+# -- new tabs ----------------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("no_late_wait")
+async def test_a_tab_the_acted_on_tab_opened_is_reported_as_tabs_list_shows_it(
+    client: BridgeClient, ext: HeldExtension, drv: HeldDriver
+) -> None:
+    """tab.opened with the acted-on tab as opener during the click → newTabs, described by
+    tabs.list (url, title, opener)."""
+    drv.release.clear()
+    ext.tabs.append(new_tab(2, opener=1))
+    act = asyncio.create_task(client.call("page.act", click()))
+    await bounded(during_the_action(drv, (ext, "tab.opened", {"tabId": 2, "openerTabId": 1})))
+    result = await bounded(act)
+    assert result["newTabs"] == [new_tab(2, opener=1)]
+
+
+@pytest.mark.usefixtures("no_late_wait")
+async def test_a_tab_gone_before_it_is_listed_is_described_by_its_announcement(
+    client: BridgeClient, ext: HeldExtension, drv: HeldDriver
+) -> None:
+    """A new tab already closed again (not in tabs.list) is still named, with the opener
+    and URL the extension announced."""
+    drv.release.clear()
+    announced = {"tabId": 2, "openerTabId": 1, "url": "http://127.0.0.1/gone.html"}
+    act = asyncio.create_task(client.call("page.act", click()))
+    await bounded(during_the_action(drv, (ext, "tab.opened", announced)))
+    assert (await bounded(act))["newTabs"] == [announced]
+
+
+@pytest.mark.usefixtures("no_late_wait")
+async def test_another_tab_s_new_tab_is_not_claimed_without_a_popup(
+    client: BridgeClient, ext: HeldExtension, drv: HeldDriver
+) -> None:
+    """A tab opened by another tab during the click, and a tab announced before the click
+    started, are not the click's: no newTabs, no tabs.list."""
+    await ext.send_event("tab.opened", {"tabId": 5, "openerTabId": 1})
+    await bounded(client.call("devices.list"))
+    await asyncio.sleep(0.05)
+    drv.release.clear()
+    act = asyncio.create_task(client.call("page.act", click()))
+    await bounded(during_the_action(drv, (ext, "tab.opened", {"tabId": 6, "openerTabId": 3})))
+    result = await bounded(act)
+    assert "newTabs" not in result and "tabs.list" not in ext.methods()
+
+
+@pytest.mark.usefixtures("no_late_wait")
+async def test_a_popup_the_driver_saw_from_a_background_tab_is_the_one_announced(
+    client: BridgeClient, ext: HeldExtension, drv: HeldDriver
+) -> None:
+    """The driver saw a popup; Chromium named the active tab (3) as its opener, not the
+    acted-on tab (1): the tab announced during the click is reported."""
+    drv.results["driver.act"] = {"done": True, "popups": [{"url": "http://127.0.0.1/p.html"}]}
+    drv.release.clear()
+    ext.tabs.append(new_tab(7, opener=3))
+    act = asyncio.create_task(client.call("page.act", click()))
+    await bounded(during_the_action(drv, (ext, "tab.opened", {"tabId": 7, "openerTabId": 3})))
+    assert (await bounded(act))["newTabs"] == [new_tab(7, opener=3)]
+
+
+@pytest.mark.usefixtures("no_late_wait")
+async def test_a_popup_announced_after_the_driver_answered_is_waited_for(
+    client: BridgeClient, ext: HeldExtension, drv: HeldDriver
+) -> None:
+    """The driver saw a popup the extension announces only after the driver's answer:
+    the bridge waits for it (POPUP_SETTLE_S) and reports it."""
+    drv.results["driver.act"] = {"done": True, "popups": [{"url": "http://127.0.0.1/p.html"}]}
+    ext.tabs.append(new_tab(8, opener=1))
+    act = asyncio.create_task(client.call("page.act", click()))
+    await bounded(drv.answered.wait())
+    await ext.send_event("tab.opened", {"tabId": 8, "openerTabId": 1})
+    assert (await bounded(act))["newTabs"] == [new_tab(8, opener=1)]
+
+
+async def test_a_tab_the_acted_on_tab_opens_just_after_the_click_returned_is_reported(
+    client: BridgeClient, ext: HeldExtension, drv: HeldDriver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Neither the driver nor the extension saw a tab by the driver's answer; the acted-on
+    tab opens one a moment later: the click's result names it, and the wait for it ends
+    when it comes, not at the end of LATE_TAB_S."""
+    monkeypatch.setattr(executor_module, "LATE_TAB_S", 4.0)
+    ext.tabs.append(new_tab(9, opener=1))
+    drv.release.clear()
+    started = time.monotonic()
+    act = asyncio.create_task(client.call("page.act", click()))
+    pushed = {"tabId": 1, "receiptId": "r1", "delivered": True, "events": ["click"]}
+    await bounded(during_the_action(drv, (ext, "page.receipt", pushed)))  # no receipt wait
+    await bounded(drv.answered.wait())
+    await asyncio.sleep(0.05)
+    await ext.send_event("tab.opened", {"tabId": 9, "openerTabId": 1})
+    assert (await bounded(act))["newTabs"] == [new_tab(9, opener=1)]
+    assert time.monotonic() - started < 3.0
+
+
+async def test_only_clicks_and_activating_keys_wait_for_a_late_tab(
+    client: BridgeClient, ext: HeldExtension, drv: HeldDriver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fill or a press of "a" does not wait for a tab at all; a click that opens nothing
+    waits LATE_TAB_S and reports no newTabs."""
+    monkeypatch.setattr(executor_module, "LATE_TAB_S", 0.5)
+    for action in ({"kind": "fill", "value": "x"}, {"kind": "press", "key": "a"}):
+        started = time.monotonic()
+        result = await bounded(client.call("page.act", {"device": D, "tabId": 1, "ref": "e1",
+                                                        "action": action}))
+        assert time.monotonic() - started < 0.45 and "newTabs" not in result
+    ext.errors["page.receipt"] = E.BrowserDocumentChanged("gone")
+    started = time.monotonic()
+    result = await bounded(client.call("page.act", click()))
+    assert time.monotonic() - started >= 0.5 and "newTabs" not in result
+
+
+@pytest.mark.parametrize(("action", "waits"), [
+    (ClickAction(), True), (PressAction(key="Enter"), True), (PressAction(key="Control+Enter"), True),
+    (PressAction(key="Space"), True), (PressAction(key="a"), False), (PressAction(key="Control++"), False),
+    (FillAction(value="x"), False), (HoverAction(), False),
+])
+def test_which_actions_may_open_a_tab(action: Any, waits: bool) -> None:
+    """Clicks and keys that activate a link or button may open a tab; typing keys, fills
+    and hovers do not."""
+    assert may_open_tab(action) is waits
+
+
+async def test_synthetic_input_reports_the_tab_it_opened(server: BridgeServer, client: BridgeClient) -> None:
+    """On a device without a driver, a tab the acted-on tab opened during page.act is in
+    the synthetic result's newTabs too."""
+    ext = HeldExtension(server.url)
+    ext.hold["page.act"] = asyncio.Event()
+    ext.tabs.append(new_tab(4, opener=1))
+    await bounded(ext.connect())
+    try:
+        act = asyncio.create_task(client.call("page.act", click()))
+        await bounded(ext.wait_for_request("page.act"))
+        await ext.send_event("tab.opened", {"tabId": 4, "openerTabId": 1})
+        await asyncio.sleep(0.05)
+        ext.hold["page.act"].set()
+        result = await bounded(act)
+    finally:
+        await ext.close()
+    assert result["inputPath"] == "synthetic" and result["newTabs"] == [new_tab(4, opener=1)]
+
+
+# -- driver methods and batches ----------------------------------------------------------------
+
+
+async def test_driver_methods_go_to_the_driver_s_own_method(
+    client: BridgeClient, ext: HeldExtension, drv: HeldDriver
+) -> None:
+    """page.screenshot resolves the tab's frame then calls driver.screenshot with it;
+    page.dialog goes straight to driver.dialog (a blocked page cannot resolve)."""
+    shot = await bounded(client.call("page.screenshot", {"device": D, "tabId": 1}))
+    assert shot["png"] == "iVBOR" and shot["tabId"] == 1 and shot["device"] == D
+    sent = await drv.wait_for_request("driver.screenshot")
+    assert sent.params["frameToken"] == "tok"
+    resolves = ext.methods().count("page.resolveTarget")
+    answered = await bounded(client.call("page.dialog", {"device": D, "accept": True}))
+    assert answered["type"] == "alert" and answered["device"] == D
+    assert drv.methods()[-1] == "driver.dialog"
+    assert ext.methods().count("page.resolveTarget") == resolves
+
+
+@pytest.mark.usefixtures("no_late_wait")
+async def test_a_batch_stops_when_the_driver_leaves_and_sends_nothing_synthetic(
+    server: BridgeServer, client: BridgeClient, ext: HeldExtension, drv: HeldDriver
+) -> None:
+    """The driver leaves between two batch actions: the next one is
+    TRUSTED_INPUT_UNAVAILABLE (rule 4), the extension gets no page.act (no synthetic
+    fallback), and the done action is reported."""
+    drv.release.clear()
+    batch = asyncio.create_task(client.call("page.batch", {"device": D, "tabId": 1, "actions": [
+        {"ref": "e1", "action": {"kind": "fill", "value": "a"}},
+        {"ref": "e2", "action": {"kind": "fill", "value": "b"}}]}))
+    await drv.wait_for_request("driver.act")
+    ext.hold["page.resolveTarget"] = asyncio.Event()  # the second action waits here
+    drv.release.set()
+    await wait_until(lambda: ext.methods().count("page.resolveTarget") == 2)
+    await drv.close()
+    await wait_until(lambda: D not in server.policy.drivers)
+    ext.hold["page.resolveTarget"].set()
+    result = await bounded(batch)
+    assert [a["index"] for a in result["completedActions"]] == [0]
+    assert result["completedActions"][0]["inputPath"] == "trusted"
+    interrupted = result["interruptedAction"]
+    assert interrupted["index"] == 1 and interrupted["error"]["code"] == "TRUSTED_INPUT_UNAVAILABLE"
+    assert "page.act" not in ext.methods() and drv.methods() == ["driver.act"]
