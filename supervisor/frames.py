@@ -85,10 +85,6 @@ class FrameRegistry:
             )
         return frame
 
-    def token_of(self, frame: Frame) -> str | None:
-        """The token currently stamped into ``frame``, if any."""
-        return self._by_frame.get(frame)
-
     async def stamp(self, frame: Frame) -> str | None:
         """Stamp ``frame`` unless its current document already holds its token.
 

@@ -103,12 +103,14 @@ def extension_source() -> Path:
     """The built extension folder (``$TRUSTBRIDGE_EXTENSION_DIR`` or ``extension/dist``).
 
     Raises:
-        InternalError: it is missing (run ``python scripts/build_extension.py``).
+        InternalError: it is missing (build it with ``node extension/build.mjs`` in a
+            clone of the repository).
     """
     path = Path(os.environ.get("TRUSTBRIDGE_EXTENSION_DIR") or EXTENSION_BUILD)
     if not (path / "manifest.json").is_file():
         raise E.InternalError(
-            f"No built extension at {path}; run `python scripts/build_extension.py`."
+            f"No built extension at {path}. Build it with `node extension/build.mjs` in a "
+            "clone of the repository, or point TRUSTBRIDGE_EXTENSION_DIR at a built one."
         )
     return path
 

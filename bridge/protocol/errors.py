@@ -1,35 +1,49 @@
-"""Errors of the trustbridge protocol: one class per wire code.
+"""Errors of the trustbridge protocol: one class per wire code (docs/design.md §6).
 
-Hierarchy::
+Hierarchy (each class: its wire code; its typed facts, read from ``details``)::
 
-    TrustbridgeError                      base; carries code, message, details
-     ├── TrustedInputUnavailable          TRUSTED_INPUT_UNAVAILABLE
-     ├── FrameTokenUnknown                FRAME_TOKEN_UNKNOWN
-     ├── LocatorNotUnique                 LOCATOR_NOT_UNIQUE
-     ├── ClosedShadowRoot                 CLOSED_SHADOW_ROOT
-     ├── RefNotFound                      REF_NOT_FOUND
-     ├── ElementTargetDetached            ELEMENT_TARGET_DETACHED
-     ├── ElementTargetAmbiguous           ELEMENT_TARGET_AMBIGUOUS
-     ├── ElementTargetDisabled            ELEMENT_TARGET_DISABLED
-     ├── ElementNotEditable               ELEMENT_NOT_EDITABLE
-     ├── ElementObscured                  ELEMENT_OBSCURED
-     ├── BrowserTabClosed                 BROWSER_TAB_CLOSED
-     ├── BrowserDocumentChanged           BROWSER_DOCUMENT_CHANGED
-     ├── BrowserOperationUncertain        BROWSER_OPERATION_UNCERTAIN
-     ├── DeviceNotConnected               DEVICE_NOT_CONNECTED
+    TrustbridgeError                      base: code, message, details, next_step
+     ├── TrustedInputUnavailable          TRUSTED_INPUT_UNAVAILABLE     device
+     ├── FrameTokenUnknown                FRAME_TOKEN_UNKNOWN           frameToken
+     ├── LocatorNotUnique                 LOCATOR_NOT_UNIQUE            count
+     ├── ClosedShadowRoot                 CLOSED_SHADOW_ROOT            ref
+     ├── RefNotFound                      REF_NOT_FOUND                 ref, tabId
+     ├── ElementTargetDetached            ELEMENT_TARGET_DETACHED       ref
+     ├── ElementTargetAmbiguous           ELEMENT_TARGET_AMBIGUOUS      ref, candidates
+     ├── ElementTargetDisabled            ELEMENT_TARGET_DISABLED       timeoutMs
+     ├── ElementNotEditable               ELEMENT_NOT_EDITABLE          timeoutMs
+     ├── ElementObscured                  ELEMENT_OBSCURED              coveredBy, timeoutMs
+     ├── BrowserTabClosed                 BROWSER_TAB_CLOSED            tabId
+     ├── BrowserDocumentChanged           BROWSER_DOCUMENT_CHANGED      ref, reason
+     ├── BrowserOperationUncertain        BROWSER_OPERATION_UNCERTAIN   device, method, timeoutS
+     ├── DeviceNotConnected               DEVICE_NOT_CONNECTED          device, method
      ├── Unauthorized                     UNAUTHORIZED
-     ├── BadRequest                       BAD_REQUEST
-     ├── ProtocolMismatch                 PROTOCOL_MISMATCH
-     ├── DialogOpen                       DIALOG_OPEN
-     ├── Timeout                          TIMEOUT
+     ├── BadRequest                       BAD_REQUEST                   method, errors
+     ├── ProtocolMismatch                 PROTOCOL_MISMATCH             peer, bridge
+     ├── DialogOpen                       DIALOG_OPEN                   dialog
+     ├── Timeout                          TIMEOUT                       method, timeoutMs, timeoutS
      ├── Cancelled                        CANCELLED
-     └── InternalError                    INTERNAL_ERROR
+     └── InternalError                    INTERNAL_ERROR                method
 
-On the wire an error is ``{"code", "message", "details"}`` (:class:`ErrorPayload`);
-:func:`error_from_payload` turns it back into the same class, so a caller of the SDK
-catches ``RefNotFound`` whether the extension, the bridge or the driver raised it.
-Details must hold only safe values (ids, roles, counts), never page content or secrets
-(design.md §6).
+On the wire an error is ``{"code", "message", "details", "nextStep"}``
+(:class:`ErrorPayload`); :func:`error_from_payload` turns it back into the same class,
+so a caller of the SDK catches ``RefNotFound`` (and reads ``err.ref``) whether the
+extension, the bridge or the driver raised it.
+
+Facts: every class names its facts as typed attributes. They live in ``details`` (the
+wire form) and are read from there, so both constructor forms give the same error::
+
+    RefNotFound("Ref e9 is unknown.", {"ref": "e9", "tabId": 3})
+    RefNotFound("Ref e9 is unknown.", ref="e9", tabId=3)
+
+A fact the raiser did not give is None. Details must hold only safe values (ids, roles,
+counts), never page content or secrets.
+
+Next step: each class has a ``DEFAULT_NEXT_STEP`` (what the agent should do about an
+error of that code); a raiser that knows better passes ``next_step=``. The wire always
+carries one (``nextStep``); ``err.next_step`` holds only a step given for this error
+(None when it is the class default, so a surface such as the MCP server may phrase the
+general advice in its own terms), and :attr:`TrustbridgeError.advice` is the one to show.
 """
 
 from __future__ import annotations
@@ -38,7 +52,6 @@ from enum import StrEnum
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
-
 
 class ErrorCode(StrEnum):
     """Wire names of every error (design.md §6)."""
@@ -75,145 +88,253 @@ class ErrorPayload(BaseModel):
         default_factory=dict,
         description="Safe structured facts (ids, roles, counts); never page content or secrets.",
     )
+    nextStep: str | None = Field(
+        default=None, max_length=1000,
+        description="What the agent should do now (absent from older peers: then the "
+        "default of the code).",
+    )
 
 
 class TrustbridgeError(Exception):
     """Base of every project error.
 
+    Args:
+        message: human text: what went wrong.
+        details: safe structured facts, JSON-serialisable (the wire form of the facts).
+        next_step: what the agent should do, when the raiser knows better than the
+            class's ``DEFAULT_NEXT_STEP``.
+        **facts: the class's typed facts by name (merged into ``details``; None skipped).
+
     Attributes:
         code: the wire code (:class:`ErrorCode`).
-        message: human text that says what to do next.
-        details: safe structured facts, JSON-serialisable.
+        message, details, next_step: as given.
+
+    Raises:
+        TypeError: a keyword that is not one of the class's facts.
     """
 
     code: ClassVar[ErrorCode] = ErrorCode.INTERNAL_ERROR
+    DEFAULT_NEXT_STEP: ClassVar[str] = "Take a new snapshot to see the page's current state."
+    FACTS: ClassVar[tuple[str, ...]] = ()
+    """The names of the class's typed facts (from its annotations)."""
 
-    def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = [n for n, t in cls.__dict__.get("__annotations__", {}).items()
+               if "ClassVar" not in str(t)]
+        cls.FACTS = tuple(dict.fromkeys([*cls.FACTS, *own]))
+
+    def __init__(self, message: str, details: dict[str, Any] | None = None, *,
+                 next_step: str | None = None, **facts: Any) -> None:
+        unknown = set(facts) - set(self.FACTS)
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no facts {sorted(unknown)}")
         super().__init__(message)
         self.message = message
-        self.details = dict(details or {})
+        self.details = {**(details or {}), **{k: v for k, v in facts.items() if v is not None}}
+        self.next_step = next_step if next_step != self.DEFAULT_NEXT_STEP else None
+        for name in self.FACTS:
+            setattr(self, name, self.details.get(name))
+
+    @property
+    def advice(self) -> str:
+        """The next step to show: the one given for this error, else the class's."""
+        return self.next_step or self.DEFAULT_NEXT_STEP
 
     def __str__(self) -> str:
         return f"{self.code.value}: {self.message}"
 
     def to_payload(self) -> ErrorPayload:
-        """Return the wire form ``{code, message, details}``."""
-        return ErrorPayload(code=self.code, message=self.message, details=self.details)
+        """Return the wire form ``{code, message, details, nextStep}``."""
+        return ErrorPayload(code=self.code, message=self.message, details=self.details,
+                            nextStep=self.advice)
 
 
-def _error_class(name: str, code: ErrorCode, doc: str) -> type[TrustbridgeError]:
-    return type(name, (TrustbridgeError,), {"code": code, "__doc__": doc})
+class TrustedInputUnavailable(TrustbridgeError):
+    """The device requires trusted input and its driver is offline; nothing was sent."""
+
+    code = ErrorCode.TRUSTED_INPUT_UNAVAILABLE
+    DEFAULT_NEXT_STEP = ("Nothing was sent. Wait for the device's input driver to come back "
+                         "(check `trustbridge doctor`); do not retry before.")
+    device: str | None
 
 
-TrustedInputUnavailable = _error_class(
-    "TrustedInputUnavailable",
-    ErrorCode.TRUSTED_INPUT_UNAVAILABLE,
-    "The device requires trusted input and its driver is offline; nothing was sent.",
-)
-FrameTokenUnknown = _error_class(
-    "FrameTokenUnknown",
-    ErrorCode.FRAME_TOKEN_UNKNOWN,
-    "The frame has no token yet, or the driver does not hold it; take a new snapshot.",
-)
-LocatorNotUnique = _error_class(
-    "LocatorNotUnique",
-    ErrorCode.LOCATOR_NOT_UNIQUE,
-    "The CSS locator matched zero or several elements at action time (design.md §4).",
-)
-ClosedShadowRoot = _error_class(
-    "ClosedShadowRoot",
-    ErrorCode.CLOSED_SHADOW_ROOT,
-    "The target lives in a closed shadow root; no locator path is allowed there.",
-)
-RefNotFound = _error_class(
-    "RefNotFound", ErrorCode.REF_NOT_FOUND, "The ref is unknown in this tab; take a new snapshot."
-)
-ElementTargetDetached = _error_class(
-    "ElementTargetDetached",
-    ErrorCode.ELEMENT_TARGET_DETACHED,
-    "The element behind the ref left the document.",
-)
-ElementTargetAmbiguous = _error_class(
-    "ElementTargetAmbiguous",
-    ErrorCode.ELEMENT_TARGET_AMBIGUOUS,
-    "The ref's element was replaced and several equivalent candidates exist.",
-)
-ElementTargetDisabled = _error_class(
-    "ElementTargetDisabled", ErrorCode.ELEMENT_TARGET_DISABLED, "The target is disabled."
-)
-ElementNotEditable = _error_class(
-    "ElementNotEditable", ErrorCode.ELEMENT_NOT_EDITABLE, "The target cannot take text."
-)
-ElementObscured = _error_class(
-    "ElementObscured",
-    ErrorCode.ELEMENT_OBSCURED,
-    "Another element covers the target's action point.",
-)
-BrowserTabClosed = _error_class(
-    "BrowserTabClosed", ErrorCode.BROWSER_TAB_CLOSED, "The tab is gone."
-)
-BrowserDocumentChanged = _error_class(
-    "BrowserDocumentChanged",
-    ErrorCode.BROWSER_DOCUMENT_CHANGED,
-    "The ref belongs to an earlier document of the frame; take a new snapshot.",
-)
-BrowserOperationUncertain = _error_class(
-    "BrowserOperationUncertain",
-    ErrorCode.BROWSER_OPERATION_UNCERTAIN,
-    "The action may have reached the page; it is never replayed (design.md §2 rule 7).",
-)
-DeviceNotConnected = _error_class(
-    "DeviceNotConnected",
-    ErrorCode.DEVICE_NOT_CONNECTED,
-    "No extension (or no such device) is connected to the bridge.",
-)
-Unauthorized = _error_class(
-    "Unauthorized", ErrorCode.UNAUTHORIZED, "Missing or wrong bridge token."
-)
-BadRequest = _error_class(
-    "BadRequest", ErrorCode.BAD_REQUEST, "The message does not fit the protocol models."
-)
-ProtocolMismatch = _error_class(
-    "ProtocolMismatch",
-    ErrorCode.PROTOCOL_MISMATCH,
-    "Peer and bridge speak different protocol versions.",
-)
-DialogOpen = _error_class(
-    "DialogOpen",
-    ErrorCode.DIALOG_OPEN,
-    "A JavaScript dialog blocks the page; answer it (page.dialog) before anything else.",
-)
-Timeout = _error_class("Timeout", ErrorCode.TIMEOUT, "The operation did not finish in time.")
-Cancelled = _error_class("Cancelled", ErrorCode.CANCELLED, "The caller cancelled the request.")
-InternalError = _error_class(
-    "InternalError", ErrorCode.INTERNAL_ERROR, "A bug: the bridge failed unexpectedly."
-)
+class FrameTokenUnknown(TrustbridgeError):
+    """The frame has no token yet, or the driver does not hold it; take a new snapshot."""
+
+    code = ErrorCode.FRAME_TOKEN_UNKNOWN
+    DEFAULT_NEXT_STEP = "Take a new snapshot and retry with a ref from it."
+    frameToken: str | None
+
+
+class LocatorNotUnique(TrustbridgeError):
+    """The CSS locator matched zero or several elements at action time (design.md §4)."""
+
+    code = ErrorCode.LOCATOR_NOT_UNIQUE
+    DEFAULT_NEXT_STEP = "The page changed since the snapshot: take a new one and use its refs."
+    count: int | None
+
+
+class ClosedShadowRoot(TrustbridgeError):
+    """The target lives in a closed shadow root; no locator path is allowed there."""
+
+    code = ErrorCode.CLOSED_SHADOW_ROOT
+    DEFAULT_NEXT_STEP = ("Act on a control outside the closed root, use the keyboard, or, "
+                         "for a click, retry with allowCoordinates: true.")
+    ref: str | None
+
+
+class RefNotFound(TrustbridgeError):
+    """The ref is unknown in this tab; take a new snapshot."""
+
+    code = ErrorCode.REF_NOT_FOUND
+    DEFAULT_NEXT_STEP = ("Take a new snapshot of the tab and use a ref from it (a ref from "
+                         "another tab needs that tab's id).")
+    ref: str | None
+    tabId: int | None
+
+
+class ElementTargetDetached(TrustbridgeError):
+    """The element behind the ref left the document."""
+
+    code = ErrorCode.ELEMENT_TARGET_DETACHED
+    DEFAULT_NEXT_STEP = "The element left the page: take a new snapshot."
+    ref: str | None
+
+
+class ElementTargetAmbiguous(TrustbridgeError):
+    """The ref's element was replaced and several equivalent candidates exist."""
+
+    code = ErrorCode.ELEMENT_TARGET_AMBIGUOUS
+    DEFAULT_NEXT_STEP = "Take a new snapshot and pick the exact element's new ref."
+    ref: str | None
+    candidates: int | None
+
+
+class ElementTargetDisabled(TrustbridgeError):
+    """The target is disabled."""
+
+    code = ErrorCode.ELEMENT_TARGET_DISABLED
+    DEFAULT_NEXT_STEP = "Wait until it is enabled (page.wait), or choose another element."
+    timeoutMs: int | None
+
+
+class ElementNotEditable(TrustbridgeError):
+    """The target cannot take text."""
+
+    code = ErrorCode.ELEMENT_NOT_EDITABLE
+    DEFAULT_NEXT_STEP = "Choose an editable element (a textbox) from a snapshot."
+    timeoutMs: int | None
+
+
+class ElementObscured(TrustbridgeError):
+    """Another element covers the target's action point."""
+
+    code = ErrorCode.ELEMENT_OBSCURED
+    DEFAULT_NEXT_STEP = "Close or scroll away what covers the target, then retry."
+    coveredBy: str | None
+    timeoutMs: int | None
+
+
+class BrowserTabClosed(TrustbridgeError):
+    """The tab is gone."""
+
+    code = ErrorCode.BROWSER_TAB_CLOSED
+    DEFAULT_NEXT_STEP = "List the tabs (tabs.list) and pick one that is open."
+    tabId: int | None
+
+
+class BrowserDocumentChanged(TrustbridgeError):
+    """The ref belongs to an earlier document of the frame; take a new snapshot."""
+
+    code = ErrorCode.BROWSER_DOCUMENT_CHANGED
+    DEFAULT_NEXT_STEP = "The page changed: wait for it to load, then take a new snapshot."
+    ref: str | None
+    reason: str | None
+
+
+class BrowserOperationUncertain(TrustbridgeError):
+    """The action may have reached the page; it is never replayed (design.md §2 rule 7)."""
+
+    code = ErrorCode.BROWSER_OPERATION_UNCERTAIN
+    DEFAULT_NEXT_STEP = ("It may or may not have happened and was not repeated: take a new "
+                         "snapshot to check before doing anything again.")
+    device: str | None
+    method: str | None
+    timeoutS: float | None
+
+
+class DeviceNotConnected(TrustbridgeError):
+    """No extension (or no such device) is connected to the bridge."""
+
+    code = ErrorCode.DEVICE_NOT_CONNECTED
+    DEFAULT_NEXT_STEP = ("Start the bridge and the browser (`trustbridge up`), or run "
+                         "`trustbridge doctor` to see what is missing.")
+    device: str | None
+    method: str | None
+
+
+class Unauthorized(TrustbridgeError):
+    """Missing or wrong bridge token."""
+
+    code = ErrorCode.UNAUTHORIZED
+    DEFAULT_NEXT_STEP = "Use the token from the bridge's state directory (docs/security.md)."
+
+
+class BadRequest(TrustbridgeError):
+    """The message does not fit the protocol models."""
+
+    code = ErrorCode.BAD_REQUEST
+    DEFAULT_NEXT_STEP = "Check the request against the method's params (docs/protocol.schema.json)."
+    method: str | None
+    errors: list[str] | None
+
+
+class ProtocolMismatch(TrustbridgeError):
+    """Peer and bridge speak different protocol versions."""
+
+    code = ErrorCode.PROTOCOL_MISMATCH
+    DEFAULT_NEXT_STEP = "Update the older side so both speak the same protocol version."
+    peer: int | None
+    bridge: int | None
+
+
+class DialogOpen(TrustbridgeError):
+    """A JavaScript dialog blocks the page; answer it (page.dialog) before anything else."""
+
+    code = ErrorCode.DIALOG_OPEN
+    DEFAULT_NEXT_STEP = "Answer the dialog with page.dialog (accept true or false) first."
+    dialog: dict[str, Any] | None
+
+
+class Timeout(TrustbridgeError):
+    """The operation did not finish in time."""
+
+    code = ErrorCode.TIMEOUT
+    DEFAULT_NEXT_STEP = "Take a new snapshot to see the page; retry, or wait longer if it is loading."
+    method: str | None
+    timeoutMs: int | None
+    timeoutS: float | None
+
+
+class Cancelled(TrustbridgeError):
+    """The caller cancelled the request."""
+
+    code = ErrorCode.CANCELLED
+    DEFAULT_NEXT_STEP = "Nothing was sent; send the request again if it is still wanted."
+
+
+class InternalError(TrustbridgeError):
+    """A bug: the bridge failed unexpectedly."""
+
+    code = ErrorCode.INTERNAL_ERROR
+    DEFAULT_NEXT_STEP = ("A bug: take a new snapshot to see the page's state, and report the "
+                         "bridge's log.")
+    method: str | None
+
 
 _BY_CODE: dict[ErrorCode, type[TrustbridgeError]] = {
-    cls.code: cls
-    for cls in (
-        TrustedInputUnavailable,
-        FrameTokenUnknown,
-        LocatorNotUnique,
-        ClosedShadowRoot,
-        RefNotFound,
-        ElementTargetDetached,
-        ElementTargetAmbiguous,
-        ElementTargetDisabled,
-        ElementNotEditable,
-        ElementObscured,
-        BrowserTabClosed,
-        BrowserDocumentChanged,
-        BrowserOperationUncertain,
-        DeviceNotConnected,
-        Unauthorized,
-        BadRequest,
-        ProtocolMismatch,
-        DialogOpen,
-        Timeout,
-        Cancelled,
-        InternalError,
-    )
+    cls.code: cls for cls in TrustbridgeError.__subclasses__()
 }
 
 
@@ -226,5 +347,7 @@ def error_class(code: ErrorCode | str) -> type[TrustbridgeError]:
 
 
 def error_from_payload(payload: ErrorPayload) -> TrustbridgeError:
-    """Turn a wire error back into the exception class of its code."""
-    return error_class(payload.code)(payload.message, payload.details)
+    """Turn a wire error back into the exception class of its code, facts and next
+    step included."""
+    return error_class(payload.code)(payload.message, payload.details,
+                                     next_step=payload.nextStep)

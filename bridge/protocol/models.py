@@ -212,9 +212,6 @@ Action = Annotated[
     ],
     Field(discriminator="kind"),
 ]
-INPUT_KINDS_NEEDING_REF = frozenset(
-    {"click", "hover", "type", "fill", "select", "check", "drag", "scroll", "upload", "focus"}
-)
 
 
 # --------------------------------------------------------------------------- client methods

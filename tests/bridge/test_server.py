@@ -588,3 +588,46 @@ async def test_file_urls_load_when_the_bridge_allows_them(
     res = await call(client, "page.navigate", {"device": D, "url": "file:///tmp/x.html"})
     assert res["url"] == "file:///tmp/x.html"
     assert ext.methods() == ["page.navigate"]
+
+
+# -- results are checked against their models ------------------------------------------------
+
+
+async def test_malformed_peer_result_is_refused_as_internal_error(
+    server: BridgeServer, client: BridgeClient, peer: Callable[..., Awaitable[Any]]
+) -> None:
+    """A driver answer that does not fit DriverActResult never reaches the client as a
+    success: the client gets INTERNAL_ERROR naming the driver's method."""
+    await peer(FakeExtension(server.url, TOKEN, D))
+    drv = await peer(FakeDriver(server.url, TOKEN, D))
+    dict.__setitem__(drv.results, "driver.act", {"done": "maybe"})  # past the fake's check
+
+    with pytest.raises(E.InternalError) as info:
+        await call(client, "page.act", {"device": D, "ref": "e7", "action": CLICK})
+    assert info.value.method == "driver.act"
+    assert "answered driver.act with a malformed result" in info.value.message
+
+
+async def test_client_answer_that_misfits_its_model_is_internal_error_and_logged(
+    server: BridgeServer, client: BridgeClient, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The server checks its own answer against the method's result model before sending:
+    one that does not fit is INTERNAL_ERROR naming the method, and logged."""
+    async def bogus(method: str, params: dict[str, Any], on_start: Any = None) -> dict[str, Any]:
+        return {"waited": True}
+
+    monkeypatch.setattr(server.executor, "dispatch", bogus)
+    with caplog.at_level("ERROR", logger="trustbridge.bridge"):
+        with pytest.raises(E.InternalError) as info:
+            await call(client, "page.wait", {"ms": 1})
+    assert info.value.method == "page.wait"
+    assert info.value.message.startswith("The bridge answered page.wait with a malformed result")
+    assert any("page.wait" in r.getMessage() for r in caplog.records)
+
+
+def test_fake_refuses_a_result_the_real_peer_never_sends() -> None:
+    """The fakes' scripted results are checked against the result models when set."""
+    ext = FakeExtension("ws://127.0.0.1:9", TOKEN, D)
+    with pytest.raises(E.InternalError, match="page.wait"):
+        ext.results["page.wait"] = {"waited": True, "tabId": 1}
