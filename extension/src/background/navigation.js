@@ -3,7 +3,8 @@
 // A ref whose frame (or an ancestor frame) is navigating to another document is fenced
 // with BROWSER_DOCUMENT_CHANGED (design.md §5), even before the new document commits: an
 // action aimed at it could otherwise land on the next page, whose elements may sit at the
-// same place with the same CSS path (shared/cases/02). The content script marks the
+// same place with the same CSS path (tests/e2e/test_observation.py
+// ::test_pending_navigation_fences_refs). The content script marks the
 // navigations its own document starts (page/identity.js); this record covers the rest
 // (browser-initiated loads, a parent frame navigating) and the time after the old
 // document stopped answering.

@@ -6,7 +6,8 @@
 //                   "css:light=#unique-id > span:nth-of-type(1)"
 //   per open shadow root crossed: " >> :scope > div:nth-of-type(1) > button"
 // `css:light=` keeps the document part to standard CSS over the light DOM, so an id
-// that a shadow tree repeats (shared/cases/08) cannot match twice. Inside a shadow
+// that a shadow tree repeats cannot match twice (pinned by tests/e2e/test_regressions_frames.py
+// ::test_shadow_buttons_with_identical_markup_in_a_frame_resolve_to_one). Inside a shadow
 // root, ":scope >" anchors the path at the host (Playwright treats shadow-root
 // children as the host's children). Elements in a closed shadow root are refused.
 
