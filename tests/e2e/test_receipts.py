@@ -25,7 +25,27 @@ async def test_click_receipt_says_delivered(stack: Stack, origins: Origins) -> N
     snap = await _open(stack, origins)
     res = await stack.act(ref_of(snap, "button", "Plain button"), kind="click")
     assert res["delivered"] is True and "click" in res["deliveredEvents"]
+    assert "newTabs" not in res  # it opened none
     assert await _clicks(stack) == [{"trusted": True, "target": "plain"}]
+
+
+async def test_a_tab_the_page_opens_just_after_the_click_is_in_new_tabs(
+    stack: Stack, origins: Origins
+) -> None:
+    """A button whose click opens a tab a moment later (window.open in a timer) has that
+    tab in the click's newTabs, with the acted-on tab as its opener."""
+    await _open(stack, origins)
+    await stack.page.evaluate("""() => {
+        const b = document.createElement('button');
+        b.textContent = 'Late opener';
+        b.onclick = () => setTimeout(() => window.open('receipts.html'), 10);
+        document.body.append(b);
+    }""")
+    res = await stack.act(ref_of(await stack.snapshot(), "button", "Late opener"), kind="click")
+    assert res["delivered"] is True
+    assert [t["openerTabId"] for t in res["newTabs"]] == [res["tabId"]]
+    tabs = (await stack.client.call("tabs.list", {}))["tabs"]
+    assert res["newTabs"][0]["tabId"] in [t["tabId"] for t in tabs]
 
 
 async def test_click_that_misses_its_target_is_reported(stack: Stack, origins: Origins) -> None:
