@@ -4,7 +4,7 @@ The extension pushes two kinds of events while an input action runs (docs/design
 rule 3 is the action's route; §10 "each room once" is why they are pushed, not asked):
 
 - ``page.receipt``: a trusted click reached the target of receipt ``receiptId``
-  (extension/src/page/receipt.js);
+  (§2.3, extension/src/page/receipt.js);
 - ``tab.opened``: a page opened tab ``tabId`` whose opener is ``openerTabId``
   (``tabs.onCreated`` in extension/src/background/main.js).
 

@@ -1,27 +1,33 @@
-"""Executes a routed client request: the peer calls each route needs (docs/design.md §2).
+"""Executes a routed client request: the peer calls each route needs (docs/design.md §2
+rules 1-7, §10 "The executor's routes").
 
 The server hands every client request to :meth:`Executor.dispatch`, which validates it,
-asks :class:`~bridge.routing.RoutingPolicy` (no I/O) where it goes, waits for the
-request's turn on its tab when the method queues (:class:`~bridge.tabqueue.TabQueue`,
-``SERIALIZED_METHODS``), and hands it to one handler per route:
+refuses a URL it may not load (bridge/urls.py: ``file:`` unless allowed, ``data:``), asks
+:class:`~bridge.routing.RoutingPolicy` (no I/O) where it goes, waits for the request's
+turn on its tab when the method is ``serialized`` (:class:`~bridge.tabqueue.TabQueue`,
+§2.1), and hands it to one handler per route (a ``match`` in :meth:`Executor._run`):
 
 - ``Local``: answered here (``devices.list``);
 - ``ToExtension``: one call to the extension; input on a device that never had a driver
-  says ``inputPath: "synthetic"`` (rule 5), and a load a JavaScript dialog blocks
-  answers early with the dialog;
+  says ``inputPath: "synthetic"`` (rule 5); a load a JavaScript dialog blocks answers
+  early with the dialog (§2.1);
 - ``TrustedInput`` (rule 3): ``page.resolveTarget`` on the extension (a drag resolves its
   drop target too), then ``driver.act`` on the driver; a driver gone meanwhile is
   TRUSTED_INPUT_UNAVAILABLE (rule 4), an answer that never comes is
   BROWSER_OPERATION_UNCERTAIN (rule 7, raised by the peer's ``call``);
-- ``ToDriver``: the extension names the tab's frame, the driver's own method
-  (``METHODS[m].driver_method``) captures / evaluates / answers the dialog;
-- ``page.batch``: its actions in order, each routed again (the driver may leave between
-  two), stopping at the first failure (``completedActions``, ``interruptedAction``);
-  nothing is replayed (rule 7).
+- ``ToDriver``: the extension names the tab's frame and the driver's own method
+  (``METHODS[m].driver_method``) captures or evaluates; ``page.dialog`` (``under_dialog``:
+  the page is blocked) goes to the driver alone;
+- ``page.batch`` (§2.2): its actions in order, each routed again (the driver may leave or
+  a dialog open between two), stopping at the first failure (``completedActions``,
+  ``interruptedAction``); nothing is replayed (rule 7).
 
-What the extension pushes during an action (click receipts, opened tabs) is kept by
-:class:`~bridge.events.ActionEvents`; the handlers here only wait for it, briefly, and
-turn it into the result's ``delivered`` and ``newTabs``.
+After an input action, what the extension pushed meanwhile (§10 "each room once": the
+click's receipt, §2.3, and ``tab.opened`` events) is read from
+:class:`~bridge.events.ActionEvents`, which decides which tabs the action opened; the
+handlers here only wait for it, briefly (RECEIPT_PUSH_WAIT_S, POPUP_SETTLE_S,
+LATE_TAB_S), and put it in the result as ``delivered`` and ``newTabs``. This is the only
+place that reports new tabs: the MCP server and the SDK read ``newTabs``.
 """
 
 from __future__ import annotations
@@ -393,7 +399,8 @@ def may_open_tab(action: Any) -> bool:
 def driver_timeout_s(params: ActParams) -> float:
     """How long the bridge waits for ``driver.act``, s: the action's ``timeoutMs``, the
     margin, and KEY_ALLOWANCE_S per character of typed or filled text. Past it the answer
-    is BROWSER_OPERATION_UNCERTAIN (the input may have reached the page; design.md §2 rule 7)."""
+    is BROWSER_OPERATION_UNCERTAIN (the input may have reached the page; docs/design.md §2
+    rule 7)."""
     text = getattr(params.action, "text", None) or getattr(params.action, "value", None)
     typed = len(text) if isinstance(text, str) else 0
     return params.timeoutMs / 1000 + DRIVER_MARGIN_S + typed * KEY_ALLOWANCE_S

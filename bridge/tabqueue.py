@@ -1,6 +1,5 @@
-"""One request at a time per (device, tab), in arrival order (docs/bridge.md "Order and
-concurrency"; the methods that queue are ``SERIALIZED_METHODS`` in
-bridge/protocol/methods.py).
+"""One request at a time per (device, tab), in arrival order (docs/design.md §2.1; the
+methods that queue are ``SERIALIZED_METHODS`` in bridge/protocol/methods.py).
 
 A request that names no tab acts on the device's active tab, so it must queue with the
 requests that name that tab. The bridge does not ask the browser which tab is active
