@@ -77,7 +77,7 @@ class Target:
 
         Raises:
             PlaywrightError: carrying the match count when not exactly one element matches
-                (:func:`supervisor.locator_engine.not_unique_count`).
+                (:data:`supervisor.locator_engine.NOT_UNIQUE_COUNT`).
         """
         handle = await self.frame.query_selector(self.selector)
         if handle is None:  # the unique selector throws instead; kept for the type checker

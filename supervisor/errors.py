@@ -27,6 +27,8 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from bridge.protocol import errors as E
 
+from .locator_engine import NOT_UNIQUE_COUNT
+
 Applies = Literal["any", "timeout", "error"]
 Make = Callable[[re.Match[str], str, dict[str, Any]], E.TrustbridgeError]
 
@@ -132,7 +134,7 @@ def _bad_selector(_m: re.Match[str], _text: str, _facts: dict[str, Any]) -> E.Tr
 
 RULES: tuple[Rule, ...] = (
     # supervisor/locator_engine.py: the unique selector throws `tbloc-count=N;`.
-    Rule("locator-count", re.compile(r"tbloc-count=(\d+);"), "any", _locator_not_unique),
+    Rule("locator-count", NOT_UNIQUE_COUNT, "any", _locator_not_unique),
     # Playwright's call log: `<div id="overlay"></div> intercepts pointer events`, or
     # `<span>…</span> from <div …>…</div> subtree intercepts pointer events`.
     Rule("obscured", re.compile(r"- <([a-z0-9-]+)[^\n]*? intercepts pointer events"),

@@ -87,17 +87,12 @@ def unique_selector(locator: str) -> str:
 
     Every evaluation of it (each actionability retry of a locator action included) throws
     in the page when the locator matches 0 or ≥2 elements, so the action fails at once
-    instead of waiting for its timeout; :func:`not_unique_count` reads the count from the
+    instead of waiting for its timeout; :data:`NOT_UNIQUE_COUNT` reads the count from the
     error.
     """
     return f"{ENGINE}=unique:{json.dumps(locator)}"
 
 
-_COUNT = re.compile(r"tbloc-count=(\d+);")
-
-
-def not_unique_count(error: BaseException) -> int | None:
-    """The match count of a :func:`unique_selector` that did not match exactly one element,
-    from the Playwright error it raised; ``None`` for any other error."""
-    m = _COUNT.search(str(error))
-    return int(m.group(1)) if m else None
+NOT_UNIQUE_COUNT = re.compile(r"tbloc-count=(\d+);")
+"""What the unique selector throws when it does not match exactly one element; group 1 is
+the count (read by supervisor/errors.py, which maps it to LOCATOR_NOT_UNIQUE)."""

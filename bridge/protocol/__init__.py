@@ -3,6 +3,7 @@
 from .errors import *  # noqa: F401,F403
 from .errors import ErrorCode, ErrorPayload, TrustbridgeError, error_from_payload
 from .models import *  # noqa: F401,F403
+from .results import *  # noqa: F401,F403
 from .methods import METHOD_PARAMS, METHOD_RESULTS, METHODS, MethodFacts
 from .models import (
     MESSAGE_ADAPTER,

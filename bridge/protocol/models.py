@@ -239,8 +239,8 @@ SNAPSHOT_DEFAULT_MAX_CHARS = 50_000
 class SnapshotParams(TabParams):
     """An accessibility-style outline of the tab (all frames), or its text, or a diff.
 
-    The result is ``{snapshot, url, title, tabId, mode, frames, refs, chars, truncated,
-    cursor, diff?}``: ``snapshot`` is the text; ``truncated`` is true and ``cursor`` names
+    The result (bridge/protocol/results.py ``SnapshotResult``) is ``{snapshot, url, title,
+    tabId, mode, frames, refs, chars, truncated, cursor, diff?}``: ``snapshot`` is the text; ``truncated`` is true and ``cursor`` names
     the next page when the budget cut it (the text then ends with a ``# truncated`` line);
     ``diff`` is ``{baseline, added, removed}`` in diff mode.
     Errors: BAD_REQUEST (unknown or expired cursor, diff with a ref), REF_NOT_FOUND,
