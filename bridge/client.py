@@ -17,6 +17,7 @@ from .protocol import errors as E
 from .protocol.models import PROTOCOL_VERSION, Hello, Request, Welcome
 from .protocol.peer import Connection, handshake
 
+
 def resolve_endpoint(url: str | None = None, token: str | None = None) -> tuple[str, str]:
     """Return ``(url, token)``: the arguments, else the state directory's files.
 
@@ -101,11 +102,12 @@ class BridgeClient:
 
         Raises:
             TrustbridgeError: the error the bridge returned, as its own class.
-            DeviceNotConnected: the connection closed before the request was sent, or
-                before the answer to a request that is not input.
-            BrowserOperationUncertain: the connection closed after input
-                (:data:`~bridge.protocol.methods.INPUT_METHODS`) was sent and before its
-                answer: it may have reached the page.
+            DeviceNotConnected: the connection was already closed (nothing was sent), or
+                it closed before the answer to a request that is not input.
+            BrowserOperationUncertain: the connection closed while input
+                (:data:`~bridge.protocol.methods.INPUT_METHODS`) was being sent or awaited:
+                it may have reached the page.
+            InternalError: the bridge's answer does not fit the method's result model.
         """
         req_id = self._conn.next_id()
         clean = {k: v for k, v in (params or {}).items() if v is not None}

@@ -23,6 +23,7 @@ from .protocol.methods import (
     CLIENT_INPUT_METHODS as INPUT_METHODS,
     CLIENT_METHODS,
     DRIVER_METHODS,
+    METHODS,
 )
 from .protocol.models import DeviceInfo
 
@@ -205,7 +206,7 @@ class RoutingPolicy:
         """
         if method not in CLIENT_METHODS:
             raise BadRequest(f"Unknown method {method!r}.", {"method": method})
-        if method == "devices.list":
+        if METHODS[method].served_by == "bridge":  # devices.list
             return Local()
         dev = self.pick_device(device)
         dialog = self.open_dialogs.get(dev)
