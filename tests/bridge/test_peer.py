@@ -108,21 +108,30 @@ async def test_answers_reach_their_own_calls_in_any_order() -> None:
     assert conn.pending == {}
 
 
-async def test_error_answer_is_raised_as_its_class_with_facts_and_next_step() -> None:
-    """An error response becomes its class, typed facts and next step restored."""
-    async def fail(ws: ServerConnection) -> None:
+async def _answered(method: str, response: Callable[[Request], Response],
+                    name: str = "bridge") -> dict[str, Any]:
+    """Call ``method`` on a far side that answers it with ``response(request)``."""
+    async def reply(ws: ServerConnection) -> None:
         req = await anext(requests_of(ws))
-        err = E.RefNotFound("Ref e9 is unknown.", ref="e9", tabId=4, next_step="List tabs.")
-        await ws.send(encode(Response(id=req.id, ok=False, error=err.to_payload())))
+        await ws.send(encode(response(req)))
         await ws.wait_closed()
 
-    async with far_side(lambda ws: welcome_then(ws, fail)) as ws:
+    async with far_side(lambda ws: welcome_then(ws, reply)) as ws:
         await handshake(ws, HELLO, STEP_S)
-        conn = Connection(ws, "bridge")
+        conn = Connection(ws, name)
         reader = asyncio.create_task(conn.serve())
-        with pytest.raises(E.RefNotFound) as info:
-            await asyncio.wait_for(conn.call("page.snapshot", {}), STEP_S)
-        reader.cancel()
+        try:
+            return await asyncio.wait_for(conn.call(method, {}), STEP_S)
+        finally:
+            reader.cancel()
+
+
+async def test_error_answer_is_raised_as_its_class_with_facts_and_next_step() -> None:
+    """An error response becomes its class, typed facts and next step restored."""
+    err = E.RefNotFound("Ref e9 is unknown.", ref="e9", tabId=4, next_step="List tabs.")
+    with pytest.raises(E.RefNotFound) as info:
+        await _answered("page.snapshot",
+                        lambda req: Response(id=req.id, ok=False, error=err.to_payload()))
     assert (info.value.ref, info.value.tabId, info.value.next_step) == ("e9", 4, "List tabs.")
 
 
@@ -202,20 +211,19 @@ async def test_no_answer_in_time(method: str, cls: type[E.TrustbridgeError]) -> 
 
 async def test_malformed_answer_is_internal_error_naming_the_method() -> None:
     """An answer that does not fit its method's result model is INTERNAL_ERROR naming it."""
-    async def bad(ws: ServerConnection) -> None:
-        req = await anext(requests_of(ws))
-        await ws.send(encode(Response(id=req.id, ok=True, result={"waited": True})))
-        await ws.wait_closed()
-
-    async with far_side(lambda ws: welcome_then(ws, bad)) as ws:
-        await handshake(ws, HELLO, STEP_S)
-        conn = Connection(ws, "extension")
-        reader = asyncio.create_task(conn.serve())
-        with pytest.raises(E.InternalError) as info:
-            await asyncio.wait_for(conn.call("page.wait", {}), STEP_S)
-        reader.cancel()
+    with pytest.raises(E.InternalError) as info:
+        await _answered("page.wait", lambda req: Response(id=req.id, ok=True,
+                                                          result={"waited": True}),
+                        name="extension")
     assert info.value.method == "page.wait"
     assert "The extension answered page.wait with a malformed result" in info.value.message
+
+
+async def test_fitting_answer_is_returned_unchanged() -> None:
+    """A result that fits its model comes back as sent, fields the model does not name kept."""
+    sent = {**WAIT_RESULT, "extraField": [1, 2]}
+    assert await _answered("page.wait",
+                           lambda req: Response(id=req.id, ok=True, result=sent)) == sent
 
 
 async def test_serve_hands_requests_events_and_malformed_frames_to_their_handlers() -> None:
