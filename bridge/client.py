@@ -76,7 +76,11 @@ class BridgeClient:
                 f"Cannot reach the bridge at {url}: {exc}. Is `trustbridge up` running?"
             ) from exc
         hello = Hello(role="client", protocolVersion=PROTOCOL_VERSION, token=token)
-        return cls(ws, await handshake(ws, hello))
+        try:
+            welcome = await handshake(ws, hello)
+        except ConnectionClosed as exc:
+            raise E.Unauthorized("The bridge closed the connection during hello.") from exc
+        return cls(ws, welcome)
 
     @property
     def closed(self) -> bool:

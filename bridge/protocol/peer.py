@@ -65,16 +65,16 @@ async def handshake(ws: WebSocket, hello: Hello, timeout_s: float | None = None)
     Raises:
         TrustbridgeError: the bridge refused the hello (UNAUTHORIZED, PROTOCOL_MISMATCH,
             BAD_REQUEST), raised as the class of its code with its details.
-        Unauthorized: the bridge closed the connection without an answer.
         BadRequest: the first frame was not a welcome (or did not fit the models).
+        ConnectionClosed: the bridge closed the connection without an answer (the caller
+            says what that means to it: the client calls it UNAUTHORIZED, the driver
+            reconnects).
         TimeoutError: no answer within ``timeout_s``.
     """
     try:
         await ws.send(encode(hello))
         raw = await asyncio.wait_for(ws.recv(), timeout_s)
         first = MESSAGE_ADAPTER.validate_json(raw)
-    except ConnectionClosed as exc:
-        raise E.Unauthorized("The bridge closed the connection during hello.") from exc
     except pydantic.ValidationError as exc:
         await ws.close()
         raise E.BadRequest("The bridge's answer to hello is malformed: " + summarise(exc),
