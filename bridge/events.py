@@ -11,7 +11,8 @@ rule 3 is the action's route; §10 "each room once" is why they are pushed, not 
 :class:`ActionEvents` keeps them; the executor feeds it (with the arrival time, monotonic
 seconds, passed in: nothing here reads a clock) and queries it after the driver's answer:
 the receipt of one click, and the tabs the action opened. It is the one place where the
-bridge decides which new tabs an action opened; the MCP server and the SDK only read the
+bridge decides which new tabs an action opened (and, :func:`may_open_tab`, after which
+actions a tab may still come a little later); the MCP server and the SDK only read the
 ``newTabs`` the bridge puts in input results. Nothing here waits: the async waiting (the
 short wait for a pushed receipt, the settle polling for a tab) stays in the executor.
 
@@ -25,7 +26,14 @@ from __future__ import annotations
 from collections import OrderedDict, deque
 from dataclasses import dataclass
 
-from .protocol.models import ReceiptEvent, TabOpenedEvent
+from .protocol.models import (
+    Action,
+    ClickAction,
+    PressAction,
+    ReceiptEvent,
+    TabOpenedEvent,
+    TypeAction,
+)
 
 OPENED_KEEP = 32
 """``tab.opened`` events remembered per extension connection."""
@@ -35,6 +43,21 @@ heard from is forgotten first: a reconnecting extension gets a new peer id)."""
 RECEIPTS_KEEP = 256
 """Receipts expected at once, across all extensions (one per click in progress); past it
 the oldest expectation is dropped and that click reads its receipt from the extension."""
+ACTIVATING_KEYS = frozenset({"Enter", "Space", " "})
+"""Keys that activate the focused link or button (and so may open a tab), with or without
+modifiers (``Control+Enter``)."""
+
+
+def may_open_tab(action: Action) -> bool:
+    """Whether ``action`` may open a tab a little after it returned (the executor then
+    waits briefly for one, ``executor.LATE_TAB_S``): a click, a press of a key that
+    activates a link or button (ACTIVATING_KEYS), or typing that presses Enter
+    (``submit``, or a line break in the text: it may submit a form)."""
+    if isinstance(action, ClickAction):
+        return True
+    if isinstance(action, TypeAction):
+        return action.submit or "\n" in action.text or "\r" in action.text
+    return isinstance(action, PressAction) and action.key.rsplit("+", 1)[-1] in ACTIVATING_KEYS
 
 
 @dataclass(frozen=True)

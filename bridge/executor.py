@@ -39,7 +39,7 @@ from typing import Any, Protocol, TypeVar
 
 import pydantic
 
-from .events import ActionEvents, Opened
+from .events import ActionEvents, Opened, may_open_tab
 from .protocol import errors as E
 from .protocol.methods import METHODS, SERIALIZED_METHODS
 from .protocol.models import (
@@ -47,7 +47,6 @@ from .protocol.models import (
     BatchParams,
     ClickAction,
     DragAction,
-    PressAction,
     ReceiptEvent,
     TabOpenedEvent,
 )
@@ -72,14 +71,11 @@ DEFAULT_TIMEOUT_MS = 30_000
 POPUP_SETTLE_S = 0.3
 """How long to wait for the extension to announce a tab the driver saw open, s."""
 LATE_TAB_S = 0.03
-"""How long after a click or an activating key press (:func:`may_open_tab`) that opened
+"""How long after an action that may open a tab (events.may_open_tab) and opened
 no known tab to wait for the acted-on tab to open one, s: a page may open it a little
 after the input returned (a popup from a handler that awaited something first). Ended
 early by the tab's ``tab.opened``; the price of an action that opens nothing. 0 turns the
 wait off."""
-ACTIVATING_KEYS = frozenset({"Enter", "Space", " "})
-"""Keys that activate the focused link or button (and so may open a tab), with or without
-modifiers (``Control+Enter``)."""
 RECEIPT_PUSH_WAIT_S = 0.1
 """How long after the driver's answer to wait for a pushed delivery receipt before asking
 the extension for it (the push is sent from the page's click listener, so it is usually
@@ -386,14 +382,6 @@ class Executor:
                 }
             completed.append({"index": index, **result})
         return {"completedActions": completed, "interruptedAction": None, "device": route.device}
-
-
-def may_open_tab(action: Any) -> bool:
-    """Whether the bridge waits LATE_TAB_S after ``action`` for a tab opened late: a click,
-    or a press of a key that activates a link or button (ACTIVATING_KEYS)."""
-    if isinstance(action, ClickAction):
-        return True
-    return isinstance(action, PressAction) and action.key.rsplit("+", 1)[-1] in ACTIVATING_KEYS
 
 
 def driver_timeout_s(params: ActParams) -> float:

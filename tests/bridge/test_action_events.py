@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from bridge import events
-from bridge.events import ActionEvents
-from bridge.protocol.models import ReceiptEvent, TabOpenedEvent
+from bridge.events import ActionEvents, may_open_tab
+from bridge.protocol.models import (
+    ClickAction,
+    FillAction,
+    HoverAction,
+    PressAction,
+    ReceiptEvent,
+    TabOpenedEvent,
+    TypeAction,
+)
 
 EXT = "p1"
 OTHER = "p2"
@@ -136,3 +148,18 @@ def test_opened_tabs_memory_is_bounded_per_extension_and_in_extensions() -> None
         ev.tab_opened(f"x{n}", opened(1, opener=1), at=0.0)
     assert ev.opened_since(EXT, 0.0, None) == []  # EXT was the least recently heard from
     assert ids(ev.opened_since("x0", 0.0, None)) == [1]
+
+
+# -- which actions may open a tab --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("action", "waits"), [
+    (ClickAction(), True), (PressAction(key="Enter"), True), (PressAction(key="Control+Enter"), True),
+    (PressAction(key="Space"), True), (PressAction(key="a"), False), (PressAction(key="Control++"), False),
+    (TypeAction(text="abc", submit=True), True), (TypeAction(text="a\nb"), True),
+    (TypeAction(text="abc"), False), (FillAction(value="x\n"), False), (HoverAction(), False),
+])
+def test_which_actions_may_open_a_tab(action: Any, waits: bool) -> None:
+    """Clicks, keys that activate a link or button and typing that presses Enter may open
+    a tab; other keys and text, fills and hovers do not."""
+    assert may_open_tab(action) is waits

@@ -14,15 +14,8 @@ from websockets.asyncio.client import ClientConnection
 
 from bridge import executor as executor_module
 from bridge.client import BridgeClient
-from bridge.executor import may_open_tab
 from bridge.protocol import errors as E
-from bridge.protocol.models import (
-    ClickAction,
-    FillAction,
-    HoverAction,
-    PressAction,
-    Request,
-)
+from bridge.protocol.models import Request
 from bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension, wait_until
@@ -298,17 +291,6 @@ async def test_only_clicks_and_activating_keys_wait_for_a_late_tab(
     started = time.monotonic()
     result = await bounded(client.call("page.act", click()))
     assert time.monotonic() - started >= 0.5 and "newTabs" not in result
-
-
-@pytest.mark.parametrize(("action", "waits"), [
-    (ClickAction(), True), (PressAction(key="Enter"), True), (PressAction(key="Control+Enter"), True),
-    (PressAction(key="Space"), True), (PressAction(key="a"), False), (PressAction(key="Control++"), False),
-    (FillAction(value="x"), False), (HoverAction(), False),
-])
-def test_which_actions_may_open_a_tab(action: Any, waits: bool) -> None:
-    """Clicks and keys that activate a link or button may open a tab; typing keys, fills
-    and hovers do not."""
-    assert may_open_tab(action) is waits
 
 
 async def test_synthetic_input_reports_the_tab_it_opened(server: BridgeServer, client: BridgeClient) -> None:
