@@ -2,7 +2,11 @@
 
 Peers (extension, driver, client) connect to ``ws://127.0.0.1:PORT``; the first frame is
 a :class:`~bridge.protocol.Hello` with the bridge token. Client requests are routed by
-:class:`~bridge.routing.RoutingPolicy`; this module only executes the route it returns.
+:class:`~bridge.routing.RoutingPolicy` and executed by :class:`~bridge.executor.Executor`.
+The frame loop, the correlation of the bridge's own calls to its peers and what a lost
+peer means for them are the shared peer layer (bridge/protocol/peer.py); this module adds
+the hello checks, the client requests' lifecycle (queued, running, withdrawn) and the
+result check of every answer it sends a client.
 
 Close codes (docs/bridge.md): 1008 policy violation after a bad first frame (wrong
 token, other protocol version, malformed or binary hello, no hello in time; the error

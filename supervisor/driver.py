@@ -16,6 +16,9 @@ common paths: the first one in a document makes Playwright set up its injected s
 there (~40 ms).
 
 The driver never retries an action after it was dispatched (design.md §2 rule 7).
+Playwright's errors become the project's at this boundary, through the one ordered table
+of supervisor/errors.py (``map_playwright_errors``); the connection, its hello and its
+request loop are the shared peer layer (bridge/protocol/peer.py).
 """
 
 from __future__ import annotations
