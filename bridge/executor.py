@@ -71,11 +71,11 @@ DEFAULT_TIMEOUT_MS = 30_000
 POPUP_SETTLE_S = 0.3
 """How long to wait for the extension to announce a tab the driver saw open, s."""
 LATE_TAB_S = 0.03
-"""How long after an action that may open a tab (events.may_open_tab) and opened
-no known tab to wait for the acted-on tab to open one, s: a page may open it a little
-after the input returned (a popup from a handler that awaited something first). Ended
-early by the tab's ``tab.opened``; the price of an action that opens nothing. 0 turns the
-wait off."""
+"""How long after the answer to an action that may open a tab (events.may_open_tab) and
+opened no known tab to wait for the acted-on tab to open one, s: a page may open it a
+little after the input returned (a popup from a handler that awaited something first).
+The receipt wait runs inside it; a ``tab.opened`` ends it early; an action that opens
+nothing pays it. 0 turns the wait off."""
 RECEIPT_PUSH_WAIT_S = 0.1
 """How long after the driver's answer to wait for a pushed delivery receipt before asking
 the extension for it (the push is sent from the page's click listener, so it is usually
@@ -217,8 +217,9 @@ class Executor:
             result = await call
         if route.synthetic:
             result["inputPath"] = "synthetic"
+            late_until = time.monotonic() + LATE_TAB_S if may_open_tab(parsed.action) else None
             result.update(await self._new_tabs(route.extension, result.get("tabId"), started, 0,
-                                               late=may_open_tab(parsed.action)))
+                                               late_until))
         result["device"] = route.device
         return result
 
@@ -277,6 +278,7 @@ class Executor:
             driver = self.peer(self._driver_now(route.device))
             result = validate_result(
                 "driver.act", await driver.call("driver.act", act, driver_timeout_s(params)))
+            answered = time.monotonic()
             out: dict[str, Any] = {k: v for k, v in target.items()
                                    if k not in ("frameToken", "css", "receiptId", "point")}
             out.update(result)
@@ -289,9 +291,9 @@ class Executor:
             if receipt_id:
                 self.events.forget_receipt(route.extension, receipt_id)
         popups = len(result.get("popups") or [])
+        late = may_open_tab(params.action) and not result.get("dialog")
         out.update(await self._new_tabs(route.extension, out.get("tabId"), started, popups,
-                                        late=may_open_tab(params.action)
-                                        and not result.get("dialog")))
+                                        answered + LATE_TAB_S if late else None))
         return out
 
     async def _delivery(self, extension: str, tab_id: int | None, ref: str | None,
@@ -316,24 +318,27 @@ class Executor:
         }
 
     async def _new_tabs(self, extension: str, acted_on: int | None, started: float,
-                        popups: int, late: bool) -> dict[str, Any]:
+                        popups: int, late_until: float | None) -> dict[str, Any]:
         """``{newTabs}`` for an input action that started at ``started`` (monotonic s) on
         tab ``acted_on``, or ``{}`` when it opened none the bridge knows of.
 
         The tabs are the ones the extension announced (ActionEvents.new_tabs); when the
         driver saw ``popups`` the extension has not announced yet, it waits up to
-        POPUP_SETTLE_S for them; when ``late`` and nothing opened, up to LATE_TAB_S for
-        the acted-on tab to open one. Each is described as ``tabs.list`` lists it (url, title,
-        active, openerTabId), or by its announcement if it is already gone.
+        POPUP_SETTLE_S for them; when nothing opened, until ``late_until`` (monotonic s;
+        None: not at all) for the acted-on tab to open one. Each is described as
+        ``tabs.list`` lists it (url, title, active, openerTabId), or by its announcement if
+        it is already gone.
         """
         def enough() -> list[Opened]:
             found = self.events.new_tabs(extension, started, acted_on, popups)
             return found if len(found) >= min(popups, 1) else []
 
         opened = enough()
-        if not opened and (popups or late):
-            opened = await self._arrivals.until(enough, POPUP_SETTLE_S if popups else LATE_TAB_S)
-            opened = opened or self.events.new_tabs(extension, started, acted_on, popups)
+        if not opened and popups:
+            opened = await self._arrivals.until(enough, POPUP_SETTLE_S) or \
+                self.events.new_tabs(extension, started, acted_on, popups)
+        elif not opened and late_until is not None:
+            opened = await self._arrivals.until(enough, late_until - time.monotonic())
         if not opened and not popups:
             return {}
         tabs = (await self.peer(extension).call("tabs.list", {}, RESOLVE_TIMEOUT_S))["tabs"]
