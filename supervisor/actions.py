@@ -177,7 +177,8 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
       in the page locale's order.
 
     The field is never emptied as a separate edit: masked inputs parse every intermediate
-    value and an empty one can corrupt them (shared/cases/14). A page that needs a key
+    value and an empty one can corrupt them (tests/e2e/test_regressions_input.py
+    ::test_fill_never_empties_a_masked_field_and_types_a_native_date). A page that needs a key
     event per character (autocomplete, key-driven masks) wants the ``type`` verb.
 
     Raises:

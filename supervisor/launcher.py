@@ -48,7 +48,8 @@ CHROMIUM_ARGS = (
 )
 
 VIEWPORT = {"width": 1280, "height": 800}
-"""CSS px; the cases in shared/cases need at least 1280x800."""
+"""CSS px of the top-level viewport: a desktop size, which the regression pages under
+tests/e2e/pages/ assume (sticky headers, hover menus and padded frames lay out for it)."""
 
 PrefValue = bool | int | str
 

@@ -3,8 +3,8 @@
 The extension's locators (design.md §4, extension/src/page/locator.js) are a small subset of
 CSS: ``css:light=<standard CSS over the document>`` then, per open shadow root crossed,
 `` >> :scope > <child path>``. Playwright's own CSS engine evaluates such paths in
-JavaScript element by element; on a 60,000-row table one ``:nth-of-type`` path took 146 s
-(shared/cases/27). This engine evaluates the same grammar with the browser's native
+JavaScript element by element; on a 60,000-row table (480,000 elements) one
+``:nth-of-type`` path took 146 s. This engine evaluates the same grammar with the browser's native
 ``querySelectorAll`` (milliseconds), and Playwright runs it in an isolated world
 (``content_script=True``), so page script that patches DOM methods cannot redirect it.
 
