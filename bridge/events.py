@@ -13,8 +13,8 @@ seconds, passed in: nothing here reads a clock) and queries it after the driver'
 the receipt of one click, and the tabs the action opened. It is the one place where the
 bridge decides which new tabs an action opened (and, :func:`may_open_tab`, after which
 actions a tab may still come a little later); the MCP server and the SDK only read the
-``newTabs`` the bridge puts in input results. Nothing here waits: the async waiting (the
-short wait for a pushed receipt, the settle polling for a tab) stays in the executor.
+``newTabs`` the bridge puts in input results. Nothing here waits: the short waits for a
+pushed receipt or tab are in bridge/after_input.py.
 
 Memory is bounded: receipts are kept only while an action expects them, and the last
 :data:`OPENED_KEEP` ``tab.opened`` events of the last :data:`EXTENSIONS_KEEP` extension
@@ -50,7 +50,7 @@ modifiers (``Control+Enter``)."""
 
 def may_open_tab(action: Action) -> bool:
     """Whether ``action`` may open a tab a little after it returned (the executor then
-    waits briefly for one, ``executor.LATE_TAB_S``): a click, a press of a key that
+    waits briefly for one, ``after_input.LATE_TAB_S``): a click, a press of a key that
     activates a link or button (ACTIVATING_KEYS), or typing that presses Enter
     (``submit``, or a line break in the text: it may submit a form)."""
     if isinstance(action, ClickAction):

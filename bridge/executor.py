@@ -23,11 +23,9 @@ turn on its tab when the method is ``serialized`` (:class:`~bridge.tabqueue.TabQ
   ``interruptedAction``); nothing is replayed (rule 7).
 
 After an input action, what the extension pushed meanwhile (§10 "each room once": the
-click's receipt, §2.3, and ``tab.opened`` events) is read from
-:class:`~bridge.events.ActionEvents`, which decides which tabs the action opened; the
-handlers here only wait for it, briefly (RECEIPT_PUSH_WAIT_S, POPUP_SETTLE_S,
-LATE_TAB_S), and put it in the result as ``delivered`` and ``newTabs``. This is the only
-place that reports new tabs: the MCP server and the SDK read ``newTabs``.
+click's receipt, §2.3, and ``tab.opened`` events) becomes the result's ``delivered`` and
+``newTabs`` through :class:`~bridge.after_input.AfterInput` (the short waits) and
+:class:`~bridge.events.ActionEvents` (which receipt and tabs are the action's, no I/O).
 """
 
 from __future__ import annotations
@@ -35,21 +33,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
-import pydantic
-
-from .events import ActionEvents, Opened, may_open_tab
+from .after_input import AfterInput, PeerCall
+from .events import may_open_tab
 from .protocol import errors as E
 from .protocol.methods import METHODS, SERIALIZED_METHODS
-from .protocol.models import (
-    ActParams,
-    BatchParams,
-    ClickAction,
-    DragAction,
-    ReceiptEvent,
-    TabOpenedEvent,
-)
+from .protocol.models import ActParams, BatchParams, ClickAction, DragAction
 from .protocol.validate import validate_params, validate_result
 from .routing import Local, RoutingPolicy, ToDriver, ToExtension, TrustedInput
 from .tabqueue import TabQueue
@@ -58,8 +48,7 @@ from .urls import check_navigation_url
 DRIVER_MARGIN_S = 5.0
 """Extra seconds the bridge waits for a peer beyond the action's own ``timeoutMs``."""
 RESOLVE_TIMEOUT_S = 10.0
-"""How long the bridge waits for ``page.resolveTarget``, ``page.receipt``, ``tabs.list``
-and ``driver.dialog``, s."""
+"""How long the bridge waits for ``page.resolveTarget`` and ``driver.dialog``, s."""
 DRIVER_CALL_TIMEOUT_S = 60.0
 """How long the bridge waits for ``driver.screenshot`` / ``driver.evaluate``, s."""
 KEY_ALLOWANCE_S = 0.025
@@ -68,52 +57,10 @@ focusing the target, not typing a long text key by key (the driver types without
 deadline once it started, so a long text is never cut in the middle)."""
 DEFAULT_TIMEOUT_MS = 30_000
 """The timeout of an extension call whose params have no ``timeoutMs``, ms."""
-POPUP_SETTLE_S = 0.3
-"""How long to wait for the extension to announce a tab the driver saw open, s."""
-LATE_TAB_S = 0.03
-"""How long after the answer to an action that may open a tab (events.may_open_tab) and
-opened no known tab to wait for the acted-on tab to open one, s: a page may open it a
-little after the input returned (a popup from a handler that awaited something first).
-The receipt wait runs inside it; a ``tab.opened`` ends it early; an action that opens
-nothing pays it. 0 turns the wait off."""
-RECEIPT_PUSH_WAIT_S = 0.1
-"""How long after the driver's answer to wait for a pushed delivery receipt before asking
-the extension for it (the push is sent from the page's click listener, so it is usually
-already here), s."""
 BATCH_ITEM_METHOD = "page.act"
 """Each action of a ``page.batch`` is routed and run as this method."""
 WAITS_FOR_LOAD = frozenset({"page.navigate", "page.history"})
 """Methods whose answer waits for a page load, which a JavaScript dialog can block."""
-
-T = TypeVar("T")
-
-
-class PeerCall(Protocol):
-    async def call(self, method: str, params: dict[str, Any], timeout_s: float) -> dict[str, Any]: ...
-
-
-class _Arrivals:
-    """Wakes handlers waiting for something an extension pushes (receipt, opened tab)."""
-
-    def __init__(self) -> None:
-        self._event = asyncio.Event()
-
-    def notify(self) -> None:
-        self._event.set()
-        self._event = asyncio.Event()
-
-    async def until(self, ready: Callable[[], T], timeout_s: float) -> T:
-        """``ready()`` once it is truthy, or its value after ``timeout_s`` s."""
-        deadline = time.monotonic() + timeout_s
-        while not (got := ready()):
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return got
-            try:
-                await asyncio.wait_for(self._event.wait(), left)
-            except TimeoutError:
-                return ready()
-        return got
 
 
 class Executor:
@@ -132,30 +79,20 @@ class Executor:
         self.peer = peer
         self.allow_file_urls = allow_file_urls
         self.queue = TabQueue()
-        self.events = ActionEvents()
-        self._arrivals = _Arrivals()
+        # self.peer is looked up at each call: scripts/benchlib wraps it after construction
+        self.after = AfterInput(lambda peer_id: self.peer(peer_id))
         self._dialog_waiters: dict[str, set[asyncio.Event]] = {}
 
     # -- events from peers ------------------------------------------------------------
 
     def tab_opened(self, extension: str, params: dict[str, Any]) -> None:
         """The extension's ``tab.opened`` event (a malformed one is dropped)."""
-        try:
-            event = TabOpenedEvent.model_validate(params)
-        except pydantic.ValidationError:
-            return
-        self.events.tab_opened(extension, event, time.monotonic())
-        self._arrivals.notify()
+        self.after.tab_opened(extension, params)
 
     def receipt_pushed(self, extension: str, params: dict[str, Any]) -> None:
         """The extension's ``page.receipt`` event: a click in progress reached its target.
         Receipts nobody waits for (late, unknown, from another peer) are dropped."""
-        try:
-            receipt = ReceiptEvent.model_validate(params)
-        except pydantic.ValidationError:
-            return
-        if self.events.receipt_pushed(extension, receipt):
-            self._arrivals.notify()
+        self.after.receipt_pushed(extension, params)
 
     def dialog_opened(self, device: str) -> None:
         """Wake loads of ``device`` waiting for a page that a dialog now blocks."""
@@ -217,9 +154,9 @@ class Executor:
             result = await call
         if route.synthetic:
             result["inputPath"] = "synthetic"
-            late_until = time.monotonic() + LATE_TAB_S if may_open_tab(parsed.action) else None
-            result.update(await self._new_tabs(route.extension, result.get("tabId"), started, 0,
-                                               late_until))
+            late = time.monotonic() if may_open_tab(parsed.action) else None
+            result.update(await self.after.new_tabs(route.extension, result.get("tabId"),
+                                                    started, 0, late))
         result["device"] = route.device
         return result
 
@@ -273,7 +210,7 @@ class Executor:
             act.update(toFrameToken=drop["frameToken"], toCss=drop.get("css"))
         receipt_id = target.get("receiptId")
         if receipt_id:
-            self.events.expect_receipt(route.extension, receipt_id)
+            self.after.events.expect_receipt(route.extension, receipt_id)
         try:
             driver = self.peer(self._driver_now(route.device))
             result = validate_result(
@@ -285,72 +222,16 @@ class Executor:
             out.update(inputPath="trusted-coordinates" if target.get("point") else "trusted",
                        device=route.device, ref=params.ref)
             if receipt_id and not result.get("dialog"):
-                out.update(await self._delivery(route.extension, out.get("tabId"),
+                out.update(await self.after.delivery(route.extension, out.get("tabId"),
                                                 params.ref, receipt_id))
         finally:
             if receipt_id:
-                self.events.forget_receipt(route.extension, receipt_id)
+                self.after.events.forget_receipt(route.extension, receipt_id)
         popups = len(result.get("popups") or [])
         late = may_open_tab(params.action) and not result.get("dialog")
-        out.update(await self._new_tabs(route.extension, out.get("tabId"), started, popups,
-                                        answered + LATE_TAB_S if late else None))
+        out.update(await self.after.new_tabs(route.extension, out.get("tabId"), started, popups,
+                                             answered if late else None))
         return out
-
-    async def _delivery(self, extension: str, tab_id: int | None, ref: str | None,
-                        receipt_id: str) -> dict[str, Any]:
-        """``{delivered, deliveredEvents}``: the receipt the extension pushed when the click
-        reached the target, or, when none came within RECEIPT_PUSH_WAIT_S, the one read from
-        the extension (``delivered: false``: the target never got the click). A page that
-        went away meanwhile (the click navigated) leaves ``delivered`` unknown (None)."""
-        got = await self._arrivals.until(
-            lambda: self.events.receipt(extension, receipt_id), RECEIPT_PUSH_WAIT_S)
-        if got is not None:
-            return {"delivered": got.delivered, "deliveredEvents": got.events}
-        try:
-            receipt = await self.peer(extension).call(
-                "page.receipt", {"tabId": tab_id, "ref": ref, "receiptId": receipt_id},
-                RESOLVE_TIMEOUT_S)
-        except E.TrustbridgeError:
-            return {"delivered": None}
-        return {
-            "delivered": None if receipt.get("delivered") is None else bool(receipt["delivered"]),
-            "deliveredEvents": receipt.get("events", []),
-        }
-
-    async def _new_tabs(self, extension: str, acted_on: int | None, started: float,
-                        popups: int, late_until: float | None) -> dict[str, Any]:
-        """``{newTabs}`` for an input action that started at ``started`` (monotonic s) on
-        tab ``acted_on``, or ``{}`` when it opened none the bridge knows of.
-
-        The tabs are the ones the extension announced (ActionEvents.new_tabs); when the
-        driver saw ``popups`` the extension has not announced yet, it waits up to
-        POPUP_SETTLE_S for them; when nothing opened, until ``late_until`` (monotonic s;
-        None: not at all) for the acted-on tab to open one. Each is described as
-        ``tabs.list`` lists it (url, title, active, openerTabId), or by its announcement if
-        it is already gone.
-        """
-        def enough() -> list[Opened]:
-            found = self.events.new_tabs(extension, started, acted_on, popups)
-            return found if len(found) >= min(popups, 1) else []
-
-        opened = enough()
-        if not opened and popups:
-            opened = await self._arrivals.until(enough, POPUP_SETTLE_S) or \
-                self.events.new_tabs(extension, started, acted_on, popups)
-        elif not opened and late_until is not None:
-            opened = await self._arrivals.until(enough, late_until - time.monotonic())
-        if not opened and not popups:
-            return {}
-        tabs = (await self.peer(extension).call("tabs.list", {}, RESOLVE_TIMEOUT_S))["tabs"]
-        if not opened:
-            # The driver saw a page open that the extension never announced (it announces
-            # tabs with an opener only): the tabs the browser says opened since the action
-            # started (its clock, ms since the epoch; 50 ms of slack between the clocks).
-            since_ms = (time.time() - (time.monotonic() - started) - 0.05) * 1000
-            return {"newTabs": [t for t in tabs if (t.get("openedAt") or 0) >= since_ms]}
-        listed = {t.get("tabId"): t for t in tabs}
-        return {"newTabs": [listed.get(o.tab_id) or {"tabId": o.tab_id, "openerTabId": o.opener,
-                                                        "url": o.url} for o in opened]}
 
     async def _to_driver(self, method: str, parsed: Any, route: ToDriver) -> dict[str, Any]:
         """A method only the driver serves, as its own method (``driver_method``)."""

@@ -1,6 +1,7 @@
-"""The executor's handlers (bridge/executor.py) through a real BridgeServer over loopback
-WebSockets: receipts, new tabs, driver methods and batches, with fake peers whose answers
-the test holds until it has pushed the events it wants the bridge to see."""
+"""The executor's handlers (bridge/executor.py, with bridge/after_input.py) through a real
+BridgeServer over loopback WebSockets: receipts, new tabs, driver methods and batches,
+with fake peers whose answers the test holds until it has pushed the events it wants the
+bridge to see."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any, TypeVar
 import pytest
 from websockets.asyncio.client import ClientConnection
 
-from bridge import executor as executor_module
+from bridge import after_input
 from bridge.client import BridgeClient
 from bridge.protocol import errors as E
 from bridge.protocol.models import Request
@@ -115,7 +116,7 @@ async def client(server: BridgeServer) -> AsyncIterator[BridgeClient]:
 @pytest.fixture
 def no_late_wait(monkeypatch: pytest.MonkeyPatch) -> None:
     """Clicks do not wait for a tab opened late (the tests that are not about it)."""
-    monkeypatch.setattr(executor_module, "LATE_TAB_S", 0.0)
+    monkeypatch.setattr(after_input, "LATE_TAB_S", 0.0)
 
 
 def click(tab: int = 1, **extra: Any) -> dict[str, Any]:
@@ -262,7 +263,7 @@ async def test_a_tab_the_acted_on_tab_opens_just_after_the_click_returned_is_rep
     """Neither the driver nor the extension saw a tab by the driver's answer; the acted-on
     tab opens one a moment later: the click's result names it, and the wait for it ends
     when it comes, not at the end of LATE_TAB_S."""
-    monkeypatch.setattr(executor_module, "LATE_TAB_S", 4.0)
+    monkeypatch.setattr(after_input, "LATE_TAB_S", 4.0)
     ext.tabs.append(new_tab(9, opener=1))
     drv.release.clear()
     started = time.monotonic()
@@ -281,7 +282,7 @@ async def test_only_clicks_and_activating_keys_wait_for_a_late_tab(
 ) -> None:
     """A fill or a press of "a" does not wait for a tab at all; a click that opens nothing
     waits LATE_TAB_S and reports no newTabs."""
-    monkeypatch.setattr(executor_module, "LATE_TAB_S", 0.5)
+    monkeypatch.setattr(after_input, "LATE_TAB_S", 0.5)
     for action in ({"kind": "fill", "value": "x"}, {"kind": "press", "key": "a"}):
         started = time.monotonic()
         result = await bounded(client.call("page.act", {"device": D, "tabId": 1, "ref": "e1",

@@ -1,0 +1,170 @@
+"""What an input action led to: its click receipt and the tabs it opened (docs/design.md
+§2.3 delivery receipts; §10 "each room once": both are pushed by the extension alongside
+the action instead of asked for).
+
+The executor (bridge/executor.py) runs the action; right after the driver's (or, on the
+synthetic path, the extension's) answer it asks :class:`AfterInput` for
+
+- :meth:`AfterInput.delivery`: the receipt pushed while the click ran, or, when none came
+  within RECEIPT_PUSH_WAIT_S, the one read from the extension (``page.receipt``);
+- :meth:`AfterInput.new_tabs`: the tabs :class:`~bridge.events.ActionEvents` says the
+  action opened, waiting briefly for an announcement still on its way (POPUP_SETTLE_S when
+  the driver saw a popup, LATE_TAB_S after an action that may open one late), described
+  as ``tabs.list`` lists them.
+
+This module only waits and asks; which receipt and which tabs belong to an action is
+decided in bridge/events.py, without I/O. It is the one place the bridge reports new tabs
+from: the MCP server and the SDK read ``newTabs``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
+
+import pydantic
+
+from .events import ActionEvents, Opened
+from .protocol import errors as E
+from .protocol.models import ReceiptEvent, TabOpenedEvent
+
+POPUP_SETTLE_S = 0.3
+"""How long to wait for the extension to announce a tab the driver saw open, s."""
+LATE_TAB_S = 0.03
+"""How long after the answer to an action that may open a tab (events.may_open_tab) and
+opened no known tab to wait for the acted-on tab to open one, s: a page may open it a
+little after the input returned (a popup from a handler that awaited something first).
+The receipt wait runs inside it; a ``tab.opened`` ends it early; an action that opens
+nothing pays it. 0 turns the wait off."""
+RECEIPT_PUSH_WAIT_S = 0.1
+"""How long after the driver's answer to wait for a pushed delivery receipt before asking
+the extension for it (the push is sent from the page's click listener, so it is usually
+already here), s."""
+READ_TIMEOUT_S = 10.0
+"""How long to wait for the extension's ``page.receipt`` and ``tabs.list`` answers, s."""
+CLOCK_SLACK_S = 0.05
+"""Slack between the browser's clock and the bridge's when only ``openedAt`` (the
+browser's ms since the epoch) can tell which tabs opened during an action, s."""
+
+T = TypeVar("T")
+
+
+class PeerCall(Protocol):
+    async def call(self, method: str, params: dict[str, Any], timeout_s: float) -> dict[str, Any]: ...
+
+
+class _Arrivals:
+    """Wakes waiters when an extension pushed something (a receipt, an opened tab)."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+
+    def notify(self) -> None:
+        self._event.set()
+        self._event = asyncio.Event()
+
+    async def until(self, ready: Callable[[], T], timeout_s: float) -> T:
+        """``ready()`` once it is truthy, or its value after ``timeout_s`` s."""
+        deadline = time.monotonic() + timeout_s
+        while not (got := ready()):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return got
+            try:
+                await asyncio.wait_for(self._event.wait(), left)
+            except TimeoutError:
+                return ready()
+        return got
+
+
+class AfterInput:
+    """Receipts and opened tabs: fed by the extension's events, read after each action.
+
+    Args:
+        peer: returns the live peer with that id (looked up at each call).
+    """
+
+    def __init__(self, peer: Callable[[str], PeerCall]) -> None:
+        self.peer = peer
+        self.events = ActionEvents()
+        self._arrivals = _Arrivals()
+
+    def tab_opened(self, extension: str, params: dict[str, Any]) -> None:
+        """The extension's ``tab.opened`` event (a malformed one is dropped)."""
+        try:
+            event = TabOpenedEvent.model_validate(params)
+        except pydantic.ValidationError:
+            return
+        self.events.tab_opened(extension, event, time.monotonic())
+        self._arrivals.notify()
+
+    def receipt_pushed(self, extension: str, params: dict[str, Any]) -> None:
+        """The extension's ``page.receipt`` event; one nobody expects is dropped."""
+        try:
+            receipt = ReceiptEvent.model_validate(params)
+        except pydantic.ValidationError:
+            return
+        if self.events.receipt_pushed(extension, receipt):
+            self._arrivals.notify()
+
+    async def delivery(self, extension: str, tab_id: int | None, ref: str | None,
+                       receipt_id: str) -> dict[str, Any]:
+        """``{delivered, deliveredEvents}``: the receipt the extension pushed when the click
+        reached the target, or, when none came within RECEIPT_PUSH_WAIT_S, the one read from
+        the extension (``delivered: false``: the target never got the click). A page that
+        went away meanwhile (the click navigated) leaves ``delivered`` unknown (None)."""
+        got = await self._arrivals.until(
+            lambda: self.events.receipt(extension, receipt_id), RECEIPT_PUSH_WAIT_S)
+        if got is not None:
+            return {"delivered": got.delivered, "deliveredEvents": got.events}
+        try:
+            receipt = await self.peer(extension).call(
+                "page.receipt", {"tabId": tab_id, "ref": ref, "receiptId": receipt_id},
+                READ_TIMEOUT_S)
+        except E.TrustbridgeError:
+            return {"delivered": None}
+        return {
+            "delivered": None if receipt.get("delivered") is None else bool(receipt["delivered"]),
+            "deliveredEvents": receipt.get("events", []),
+        }
+
+    async def new_tabs(self, extension: str, acted_on: int | None, started: float,
+                       popups: int, late_from: float | None) -> dict[str, Any]:
+        """``{newTabs}`` for an input action, or ``{}`` when it opened none the bridge knows of.
+
+        Args:
+            acted_on: the tab the action ran on.
+            started: when the action started (monotonic s); tabs announced before it are
+                not its tabs.
+            popups: how many new pages the driver saw it open (0 on the synthetic path).
+            late_from: when the action answered (monotonic s), if it may open a tab a
+                little later (events.may_open_tab); None: no late wait.
+
+        Returns:
+            ``{"newTabs": [...]}``, each tab as ``tabs.list`` lists it (url, title, active,
+            openerTabId), or by its announcement (tabId, openerTabId, url) when it is
+            already gone; ``{}`` when none opened.
+        """
+        def enough() -> list[Opened]:
+            found = self.events.new_tabs(extension, started, acted_on, popups)
+            return found if len(found) >= min(popups, 1) else []
+
+        opened = enough()
+        if not opened and popups:
+            opened = await self._arrivals.until(enough, POPUP_SETTLE_S)
+        elif not opened and late_from is not None:
+            opened = await self._arrivals.until(enough, late_from + LATE_TAB_S - time.monotonic())
+        if not opened and not popups:
+            return {}
+        tabs = (await self.peer(extension).call("tabs.list", {}, READ_TIMEOUT_S))["tabs"]
+        if not opened:
+            # The driver saw a page open that the extension never announced (it announces
+            # tabs with an opener only): the tabs the browser says opened since the action
+            # started, by its own clock.
+            since_ms = (time.time() - (time.monotonic() - started) - CLOCK_SLACK_S) * 1000
+            return {"newTabs": [t for t in tabs if (t.get("openedAt") or 0) >= since_ms]}
+        listed = {t.get("tabId"): t for t in tabs}
+        return {"newTabs": [listed.get(o.tab_id) or {"tabId": o.tab_id, "openerTabId": o.opener,
+                                                        "url": o.url} for o in opened]}
