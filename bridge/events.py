@@ -10,7 +10,9 @@ rule 3 is the action's route; §10 "each room once" is why they are pushed, not 
 
 :class:`ActionEvents` keeps them; the executor feeds it (with the arrival time, monotonic
 seconds, passed in: nothing here reads a clock) and queries it after the driver's answer:
-the receipt of one click, and the tabs the action opened. It is the one place where the
+the receipt of one click, and the tabs the action opened. A tab the acted-on tab opens
+after the result went out is reported once, with the next snapshot or wait on that tab
+(:meth:`ActionEvents.late_tabs`). It is the one place where the
 bridge decides which new tabs an action opened (and, :func:`may_open_tab`, after which
 actions a tab may still come a little later); the MCP server and the SDK only read the
 ``newTabs`` the bridge puts in input results. Nothing here waits: the short waits for a
@@ -82,6 +84,10 @@ class ActionEvents:
         # (extension, receiptId) → the pushed receipt, or None while still expected
         self._receipts: OrderedDict[tuple[str, str], ReceiptEvent | None] = OrderedDict()
         self._opened: OrderedDict[str, deque[Opened]] = OrderedDict()
+        # (extension, tabId) → when the last input action on that tab started (monotonic s)
+        self._inputs: OrderedDict[tuple[str, int], float] = OrderedDict()
+        # (extension, tabId of a new tab) already reported in some result
+        self._reported: OrderedDict[tuple[str, int], None] = OrderedDict()
 
     # -- receipts ---------------------------------------------------------------------
 
@@ -149,3 +155,38 @@ class ActionEvents:
         if mine or not popups:
             return mine
         return self.opened_since(extension, since, None)
+
+    # -- tabs opened after the action's result -----------------------------------------
+
+    def input_ran(self, extension: str, tab_id: int | None, started: float,
+                  reported: list[int]) -> None:
+        """An input action that started at ``started`` (monotonic s) ran on ``tab_id`` and
+        its result reported the new tabs ``reported``: a tab that tab opens later is
+        reported once by :meth:`late_tabs`."""
+        self.mark_reported(extension, reported)
+        if tab_id is None:
+            return
+        self._inputs.pop((extension, tab_id), None)
+        self._inputs[(extension, tab_id)] = started
+        while len(self._inputs) > OPENED_KEEP * EXTENSIONS_KEEP:
+            self._inputs.popitem(last=False)
+
+    def mark_reported(self, extension: str, tab_ids: list[int]) -> None:
+        """These new tabs were reported in a result: never report them again."""
+        for tab_id in tab_ids:
+            self._reported[(extension, tab_id)] = None
+        while len(self._reported) > OPENED_KEEP * EXTENSIONS_KEEP:
+            self._reported.popitem(last=False)
+
+    def late_tabs(self, extension: str, tab_id: int | None) -> list[Opened]:
+        """Tabs that ``tab_id`` opened after its last input action started and that no
+        result has reported yet (a page that opens a popup a while after the click, e.g.
+        from a timer or after a fetch), marked reported now. Empty when no input ran on
+        that tab."""
+        since = self._inputs.get((extension, tab_id)) if tab_id is not None else None
+        if since is None:
+            return []
+        late = [o for o in self.opened_since(extension, since, tab_id)
+                if (extension, o.tab_id) not in self._reported]
+        self.mark_reported(extension, [o.tab_id for o in late])
+        return late

@@ -31,6 +31,7 @@ click's receipt, §2.3, and ``tab.opened`` events) becomes the result's ``delive
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -38,7 +39,7 @@ from typing import Any
 from .after_input import AfterInput, PeerCall
 from .events import may_open_tab
 from .protocol import errors as E
-from .protocol.methods import METHODS, SERIALIZED_METHODS
+from .protocol.methods import METHODS, REPORTS_LATE_TABS, SERIALIZED_METHODS, WAITS_FOR_LOAD
 from .protocol.models import ActParams, BatchParams, ClickAction, DragAction
 from .protocol.validate import validate_params, validate_result
 from .routing import Local, RoutingPolicy, ToDriver, ToExtension, TrustedInput
@@ -59,8 +60,6 @@ DEFAULT_TIMEOUT_MS = 30_000
 """The timeout of an extension call whose params have no ``timeoutMs``, ms."""
 BATCH_ITEM_METHOD = "page.act"
 """Each action of a ``page.batch`` is routed and run as this method."""
-WAITS_FOR_LOAD = frozenset({"page.navigate", "page.history"})
-"""Methods whose answer waits for a page load, which a JavaScript dialog can block."""
 
 
 class Executor:
@@ -157,6 +156,9 @@ class Executor:
             late = time.monotonic() if may_open_tab(parsed.action) else None
             result.update(await self.after.new_tabs(route.extension, result.get("tabId"),
                                                     started, 0, late))
+        elif method in REPORTS_LATE_TABS:
+            with contextlib.suppress(E.TrustbridgeError):  # the page's answer stands
+                result.update(await self.after.late_tabs(route.extension, result.get("tabId")))
         result["device"] = route.device
         return result
 

@@ -19,13 +19,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+from .protocol.methods import CLOSES_TAB, SELECTS_TAB
+
 Key = tuple[str, int | None]
 """(device, tab id); tab None: a request without ``tabId`` before any active tab is known."""
-
-SELECTS_TAB = frozenset({"tabs.select", "tabs.new"})
-"""Methods whose result's ``tabId`` is the device's active tab afterwards."""
-CLOSES_TAB = frozenset({"tabs.close"})
-"""Methods whose result's ``tabId`` is a tab that no longer exists."""
 
 
 class TabQueue:

@@ -59,6 +59,8 @@ class Response:
         self._tabs: TabList | None = None
         self._page_tab: Tab | None = None
         self._want_page_state = False
+        self._late: Result = {}
+        """The page-state snapshot's ``newTabs`` (tabs opened after the action's result)."""
         self._state = ""
         self._new_tabs = ""
         self._images: list[types.ImageContent] = []
@@ -95,8 +97,9 @@ class Response:
 
     def set_snapshot(self, snap: Mapping[str, Any]) -> None:
         """Show this snapshot result (``page.snapshot``) as the page state; nothing more
-        is asked for it."""
+        is asked for it; tabs it reports opened late go to ``### New tabs``."""
         self._state = page_state_section(snap)
+        self._late = {"newTabs": snap.get("newTabs") or []}
 
     def set_tabs(self, tabs: TabList) -> None:
         """Show the tab list (``### Open tabs``); its dialog counts as the one open."""
@@ -118,7 +121,9 @@ class Response:
             self._state = modal_section(dialog)
         elif self._want_page_state and self.conn.snapshot_after_action:
             self._state = await self._page_state()
-        reported = new_tabs_of(self._results)
+        # The snapshot's result reports tabs the page opened after the action's result
+        # went out (a popup from a timer); the bridge reports each new tab once.
+        reported = new_tabs_of([*self._results, self._late])
         if reported:
             self._new_tabs = await self._new_tabs_section(reported)
 
@@ -136,6 +141,7 @@ class Response:
         except E.TrustbridgeError as err:
             return ("### Page state\n"
                     f"(snapshot unavailable: {err.code.value}; call browser_snapshot)")
+        self._late = {"newTabs": snap.get("newTabs") or []}
         return page_state_section(snap)
 
     async def _new_tabs_section(self, reported: list[dict[str, Any]]) -> str:

@@ -49,6 +49,12 @@ class MethodFacts:
         serialized: it runs one at a time per device and tab, in arrival order.
         under_dialog: it may still run while a JavaScript dialog blocks the device.
         driver_method: for a client method the driver serves, the driver's own method.
+        waits_for_load: its answer waits for a page load, which a JavaScript dialog can
+            block (the executor then answers early with the dialog).
+        tab_effect: what its result's ``tabId`` is afterwards: ``"select"`` the device's
+            active tab, ``"close"`` a tab that no longer exists.
+        reports_late_tabs: its result carries ``newTabs`` for tabs the addressed tab
+            opened after its last input action's result went out (bridge/events.py).
     """
 
     params: type[BaseModel]
@@ -59,6 +65,9 @@ class MethodFacts:
     serialized: bool = False
     under_dialog: bool = False
     driver_method: str | None = None
+    waits_for_load: bool = False
+    tab_effect: Literal["select", "close"] | None = None
+    reports_late_tabs: bool = False
 
 
 METHODS: dict[str, MethodFacts] = {
@@ -66,15 +75,18 @@ METHODS: dict[str, MethodFacts] = {
     "devices.list": MethodFacts(M.EmptyParams, R.DevicesResult, served_by="bridge",
                                 client=True, under_dialog=True),
     "tabs.list": MethodFacts(M.DeviceParams, R.TabsListResult, client=True, under_dialog=True),
-    "tabs.new": MethodFacts(M.TabNewParams, R.TabResult, client=True),
-    "tabs.select": MethodFacts(M.TabIdParams, R.TabResult, client=True),
-    "tabs.close": MethodFacts(M.TabIdParams, R.TabClosedResult, client=True),
+    "tabs.new": MethodFacts(M.TabNewParams, R.TabResult, client=True, tab_effect="select"),
+    "tabs.select": MethodFacts(M.TabIdParams, R.TabResult, client=True, tab_effect="select"),
+    "tabs.close": MethodFacts(M.TabIdParams, R.TabClosedResult, client=True,
+                              tab_effect="close"),
     "page.navigate": MethodFacts(M.NavigateParams, R.NavigateResult, client=True,
-                                 serialized=True),
+                                 serialized=True, waits_for_load=True),
     "page.history": MethodFacts(M.HistoryParams, R.NavigateResult, client=True,
-                                serialized=True),
-    "page.snapshot": MethodFacts(M.SnapshotParams, R.SnapshotResult, client=True),
-    "page.wait": MethodFacts(M.WaitParams, R.WaitResult, client=True),  # not input (rule 6)
+                                serialized=True, waits_for_load=True),
+    "page.snapshot": MethodFacts(M.SnapshotParams, R.SnapshotResult, client=True,
+                                 reports_late_tabs=True),
+    "page.wait": MethodFacts(M.WaitParams, R.WaitResult, client=True,  # not input (rule 6)
+                             reports_late_tabs=True),
     "page.act": MethodFacts(M.ActParams, R.ActResult, served_by="route", client=True,
                             input=True, serialized=True),
     "page.batch": MethodFacts(M.BatchParams, R.BatchResult, served_by="route", client=True,
@@ -117,5 +129,13 @@ DRIVER_METHODS = frozenset(m for m, f in METHODS.items() if f.client and f.serve
 """Client methods only the device's driver can serve."""
 SERIALIZED_METHODS = frozenset(m for m, f in METHODS.items() if f.serialized)
 """Client methods that queue per device and tab."""
+WAITS_FOR_LOAD = frozenset(m for m, f in METHODS.items() if f.waits_for_load)
+"""Client methods whose answer waits for a page load."""
+SELECTS_TAB = frozenset(m for m, f in METHODS.items() if f.tab_effect == "select")
+"""Methods whose result's ``tabId`` is the device's active tab afterwards."""
+CLOSES_TAB = frozenset(m for m, f in METHODS.items() if f.tab_effect == "close")
+"""Methods whose result's ``tabId`` is a tab that no longer exists."""
+REPORTS_LATE_TABS = frozenset(m for m, f in METHODS.items() if f.reports_late_tabs)
+"""Client methods whose result reports tabs opened after the last input's result."""
 ALLOWED_UNDER_DIALOG = frozenset(m for m, f in METHODS.items() if f.under_dialog)
 """Methods that may run while a JavaScript dialog blocks the device's page."""

@@ -163,3 +163,20 @@ def test_which_actions_may_open_a_tab(action: Any, waits: bool) -> None:
     """Clicks, keys that activate a link or button and typing that presses Enter may open
     a tab; other keys and text, fills and hovers do not."""
     assert may_open_tab(action) is waits
+
+
+def test_a_late_tab_is_the_acted_on_tab_s_after_its_last_input_and_reported_once() -> None:
+    """late_tabs: tabs the tab opened since its last input started, not reported by the
+    action's result, each once; nothing for a tab no input ran on."""
+    ev = ActionEvents()
+    ev.tab_opened(EXT, opened(50, opener=1), at=1.0)  # before the input: not its tab
+    ev.input_ran(EXT, 1, started=2.0, reported=[])
+    ev.tab_opened(EXT, opened(51, opener=1), at=2.5)
+    ev.tab_opened(EXT, opened(52, opener=9), at=2.6)  # another tab's
+    assert ev.late_tabs(EXT, 9) == []
+    assert ids(ev.late_tabs(EXT, 1)) == [51]
+    assert ev.late_tabs(EXT, 1) == []
+    ev.input_ran(EXT, 1, started=3.0, reported=[53])
+    ev.tab_opened(EXT, opened(53, opener=1), at=3.1)  # the result already named it
+    assert ev.late_tabs(EXT, 1) == []
+    assert ev.late_tabs(OTHER, 1) == []

@@ -277,6 +277,39 @@ async def test_a_tab_the_acted_on_tab_opens_just_after_the_click_returned_is_rep
     assert time.monotonic() - started < 3.0
 
 
+@pytest.mark.usefixtures("no_late_wait")
+async def test_a_tab_opened_after_the_click_s_result_is_reported_once_by_the_next_snapshot(
+    client: BridgeClient, ext: HeldExtension, drv: HeldDriver
+) -> None:
+    """The click answers without newTabs; the clicked tab then opens tab 12: the next
+    page.snapshot of that tab reports it, the one after does not, and a snapshot of
+    another tab never does."""
+    ext.tabs.append(new_tab(12, opener=1))
+    result = await bounded(client.call("page.act", click()))
+    assert "newTabs" not in result
+    await ext.send_event("tab.opened", {"tabId": 12, "openerTabId": 1})
+    await asyncio.sleep(0.05)  # the bridge has read the event
+    ext.results["page.snapshot"] = {**ext.results["page.snapshot"], "tabId": 2}
+    assert "newTabs" not in await bounded(client.call("page.snapshot", {"device": D, "tabId": 2}))
+    ext.results["page.snapshot"] = {**ext.results["page.snapshot"], "tabId": 1}
+    snap = await bounded(client.call("page.snapshot", {"device": D, "tabId": 1}))
+    assert snap["newTabs"] == [new_tab(12, opener=1)]
+    assert "newTabs" not in await bounded(client.call("page.snapshot", {"device": D, "tabId": 1}))
+
+
+@pytest.mark.usefixtures("no_late_wait")
+async def test_a_tab_the_click_s_result_reported_is_not_reported_again_by_a_snapshot(
+    client: BridgeClient, ext: HeldExtension, drv: HeldDriver
+) -> None:
+    """A tab announced during the click is in the click's newTabs, and only there."""
+    drv.release.clear()
+    ext.tabs.append(new_tab(13, opener=1))
+    act = asyncio.create_task(client.call("page.act", click()))
+    await bounded(during_the_action(drv, (ext, "tab.opened", {"tabId": 13, "openerTabId": 1})))
+    assert (await bounded(act))["newTabs"] == [new_tab(13, opener=1)]
+    assert "newTabs" not in await bounded(client.call("page.snapshot", {"device": D, "tabId": 1}))
+
+
 async def test_only_clicks_and_activating_keys_wait_for_a_late_tab(
     client: BridgeClient, ext: HeldExtension, drv: HeldDriver, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -177,6 +177,25 @@ async def test_reported_new_tabs_are_listed_with_their_index(
     assert sections[2].startswith("### Page state")
 
 
+async def test_a_tab_the_snapshot_reports_opened_late_is_in_new_tabs(
+        bridge: BridgeServer, peers: Callable[..., Awaitable[FakePeer]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page-state snapshot reports a tab opened after the click's result (the bridge's
+    newTabs on page.snapshot): it is shown under ### New tabs like a reported one."""
+    ext = await peers(FakeExtension)
+    await peers(FakeDriver)
+    ext.results["tabs.list"] = {"tabs": [
+        {"tabId": 1, "url": "http://127.0.0.1/", "title": "Main", "active": True},
+        {"tabId": 3, "url": "http://127.0.0.1/late", "title": "Late", "active": False,
+         "openerTabId": 1}]}
+    ext.results["page.snapshot"] = {**ext.results["page.snapshot"], "newTabs": [
+        {"tabId": 3, "url": "http://127.0.0.1/late", "title": "Late", "active": False,
+         "openerTabId": 1}]}
+    shown, calls = await click(bridge, monkeypatch)
+    assert calls == ["page.act", "page.snapshot", "devices.list", "tabs.list"]
+    assert "### New tabs\n- 1: [Late](http://127.0.0.1/late) tab 3" in shown
+
+
 def test_browser_type_says_it_replaces_unless_slowly_which_types_key_by_key() -> None:
     """browser_type's description keeps Playwright MCP's contract: it replaces the
     content, and only slowly types key by key."""
