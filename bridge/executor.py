@@ -207,6 +207,8 @@ class Executor:
                                "timeoutMs": params.timeoutMs}
         if target.get("point"):
             act["point"] = target["point"]
+        if params.allowScript:
+            act["allowScript"] = True
         if isinstance(params.action, DragAction):
             drop = await self._resolve(route.extension, target.get("tabId"), params.action.to)
             act.update(toFrameToken=drop["frameToken"], toCss=drop.get("css"))
@@ -221,8 +223,11 @@ class Executor:
             out: dict[str, Any] = {k: v for k, v in target.items()
                                    if k not in ("frameToken", "css", "receiptId", "point")}
             out.update(result)
-            out.update(inputPath="trusted-coordinates" if target.get("point") else "trusted",
-                       device=route.device, ref=params.ref)
+            # The driver names the path itself only for the opt-in script route
+            # (allowScript); otherwise the route taken decides it.
+            path = result.get("inputPath") or (
+                "trusted-coordinates" if target.get("point") else "trusted")
+            out.update(inputPath=path, device=route.device, ref=params.ref)
             if receipt_id and not result.get("dialog"):
                 out.update(await self.after.delivery(route.extension, out.get("tabId"),
                                                 params.ref, receipt_id))

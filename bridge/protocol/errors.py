@@ -23,7 +23,9 @@ Hierarchy (each class: its wire code; its typed facts, read from ``details``)::
      ├── DialogOpen                       DIALOG_OPEN                   dialog
      ├── Timeout                          TIMEOUT                       method, timeoutMs, timeoutS
      ├── Cancelled                        CANCELLED
-     └── InternalError                    INTERNAL_ERROR                method
+     ├── InternalError                    INTERNAL_ERROR                method
+     ├── BrowserCrashed                   BROWSER_CRASHED               tabId, what
+     └── ElementValueNotSet               ELEMENT_VALUE_NOT_SET         expected, actual, cause
 
 On the wire an error is ``{"code", "message", "details", "nextStep"}``
 (:class:`ErrorPayload`); :func:`error_from_payload` turns it back into the same class,
@@ -77,6 +79,8 @@ class ErrorCode(StrEnum):
     TIMEOUT = "TIMEOUT"
     CANCELLED = "CANCELLED"
     INTERNAL_ERROR = "INTERNAL_ERROR"
+    BROWSER_CRASHED = "BROWSER_CRASHED"
+    ELEMENT_VALUE_NOT_SET = "ELEMENT_VALUE_NOT_SET"
 
 
 class ErrorPayload(BaseModel):
@@ -331,6 +335,30 @@ class InternalError(TrustbridgeError):
     DEFAULT_NEXT_STEP = ("A bug: take a new snapshot to see the page's state, and report the "
                          "bridge's log.")
     method: str | None
+
+
+class BrowserCrashed(TrustbridgeError):
+    """The tab's renderer or the whole browser crashed; what was in flight did not finish."""
+
+    code = ErrorCode.BROWSER_CRASHED
+    DEFAULT_NEXT_STEP = ("Reload or navigate the tab (a crashed renderer recovers on its next "
+                         "load), then take a new snapshot: every ref of the crashed page is gone.")
+    tabId: int | None
+    what: str | None
+    """``"renderer"`` (one page) or ``"browser"`` (the whole process)."""
+
+
+class ElementValueNotSet(TrustbridgeError):
+    """The input was delivered but the control's value is not the one the action promised
+    (a field that rejects, reformats or ignores what was typed). Secrets are never echoed:
+    ``expected`` and ``actual`` are lengths or kinds for masked fields."""
+
+    code = ErrorCode.ELEMENT_VALUE_NOT_SET
+    DEFAULT_NEXT_STEP = ("Take a snapshot to see the control's value; the page changed or "
+                         "refused it. Try another verb (type key by key, select_option).")
+    expected: Any
+    actual: Any
+    cause: str | None
 
 
 _BY_CODE: dict[ErrorCode, type[TrustbridgeError]] = {

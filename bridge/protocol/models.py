@@ -287,6 +287,13 @@ class ActParams(TabParams):
         "extension proves by hit test that the element is topmost at its centre and the "
         "driver clicks that point (inputPath \"trusted-coordinates\"). Never taken without it.",
     )
+    allowScript: bool = Field(
+        default=False,
+        description="Opt-in for a control no trusted input can set (e.g. <input type=color>, "
+        "which opens an OS picker): the value is set by script and the result says "
+        "inputPath \"script\". Never taken without it; without it such a control is refused "
+        "with TRUSTED_INPUT_UNAVAILABLE.",
+    )
 
 
 class WaitParams(TabParams):
@@ -427,6 +434,9 @@ class DriverActParams(_Model):
         description="Coordinate route: click here, CSS px from the top-left of the element "
         "``css`` names (the frame's document element), hit-tested by the extension.",
     )
+    allowScript: bool = Field(
+        default=False, description="The agent's opt-in (ActParams.allowScript): a control no "
+        "trusted input can set may be set by script; the result then says inputPath \"script\".")
 
 
 class DriverDialogParams(_Model):

@@ -136,7 +136,7 @@ class ActResult(_Routed):
     done: Literal[True]
     action: str | None = Field(default=None, description="The action's kind.")
     tabId: int | None = None
-    inputPath: Literal["trusted", "trusted-coordinates", "synthetic"] | None = Field(
+    inputPath: Literal["trusted", "trusted-coordinates", "synthetic", "script"] | None = Field(
         default=None, description="How the input reached the page (added by the bridge).")
     ref: str | None = None
     frameUrl: str | None = Field(default=None, description="URL of the target's frame (driver).")
