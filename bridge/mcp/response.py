@@ -40,8 +40,9 @@ from .session import Connection, TabList
 Content = types.TextContent | types.ImageContent
 
 MCP_SNAPSHOT_SESSION = "mcp"
-"""Diff baseline of every snapshot this server shows the model (browser_snapshot and the
-page state after each action), so ``mode: diff`` means "since what you last saw"."""
+"""Kept for callers that still pass it: the snapshots of a :class:`Connection`'s tabs use
+the connection's own :attr:`~Connection.snapshot_session` instead (one baseline per MCP
+client)."""
 SELECT_HINT = "(select one with browser_tabs action select and its index)"
 
 
@@ -132,7 +133,7 @@ class Response:
         ``### Modal state`` instead (one ``devices.list``, only then)."""
         try:
             tab = self._page_tab or await self.conn.tab()
-            snap = await tab.snapshot_result(session=MCP_SNAPSHOT_SESSION)
+            snap = await tab.snapshot_result(session=self.conn.snapshot_session)
         except E.DialogOpen:
             dialog = await self.conn.open_dialog()
             if dialog is not None:

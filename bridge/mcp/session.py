@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,10 +25,30 @@ from ..client import BridgeClient
 from ..embedded import Embedded
 from ..protocol import errors as E
 from ..protocol.models import DeviceInfo
-from ..sdk import Browser, Tab
+from ..sdk import Browser, SnapshotResult, Tab
 from .report import TabRow
 
 log = logging.getLogger("trustbridge.mcp")
+
+
+class ConnectionTab(Tab):
+    """An SDK Tab whose snapshots always use its Connection's own diff baseline.
+
+    Two MCP servers on one bridge must not share "what you last saw" (issue 13 item 11),
+    so every snapshot a tool takes through the connection names the connection's session,
+    whatever session the tool passed.
+    """
+
+    def __init__(self, client: BridgeClient, device: str | None, tab_id: int | None,
+                 session: str) -> None:
+        super().__init__(client, device, tab_id)
+        self.session = session
+
+    async def snapshot_result(self, *, session: str | None = None,
+                              **kwargs: Any) -> SnapshotResult:
+        """:meth:`Tab.snapshot_result` in this connection's session (``session`` is
+        ignored: a tool cannot pick another client's baseline)."""
+        return await super().snapshot_result(session=self.session, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -77,6 +98,10 @@ class Connection:
         """Device of the current tab (None: the only device connected)."""
         self.tab_id: int | None = None
         """The current tab, chosen with browser_tabs select (None: the active tab)."""
+        self.snapshot_session = f"mcp-{secrets.token_hex(8)}"
+        """Diff baseline of every snapshot this server shows the model (browser_snapshot
+        and the page state after each action), so ``mode: diff`` means "since what you
+        last saw" for this client alone (random: unique per server on a shared bridge)."""
         self._client: BridgeClient | None = None
         self._emb: Embedded | None = None
         self._lock = asyncio.Lock()
@@ -143,8 +168,10 @@ class Connection:
         return Browser(await self.client(), self.device)
 
     async def tab(self) -> Tab:
-        """The current tab as an SDK Tab (not checked; a closed tab fails at its next use)."""
-        return Tab(await self.client(), self.device, self.tab_id)
+        """The current tab as an SDK Tab (not checked; a closed tab fails at its next use);
+        its snapshots use :attr:`snapshot_session`."""
+        return ConnectionTab(await self.client(), self.device, self.tab_id,
+                             self.snapshot_session)
 
     def select(self, device: str | None, tab_id: int | None) -> None:
         """Make ``tab_id`` of ``device`` the current tab of every later tool call."""

@@ -1,0 +1,62 @@
+"""Per-client state of the MCP server's Connection (bridge/mcp/session.py): two MCP
+servers on one bridge keep their own diff baselines, counted on the wire with the fakes."""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+from collections.abc import AsyncIterator
+
+import pytest
+from mcp import Client
+
+from bridge.mcp import Connection, build_server
+from bridge.routing import RoutingPolicy
+from bridge.server import BridgeServer
+
+from .fakes import FakeDriver, FakeExtension, wait_until
+
+DEVICE = "dev1"
+
+
+@pytest.fixture
+async def bridge() -> AsyncIterator[BridgeServer]:
+    server = BridgeServer(secrets.token_hex(16), port=0, policy=RoutingPolicy())
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+async def test_two_mcp_servers_on_one_bridge_keep_their_own_diff_baselines(
+        bridge: BridgeServer) -> None:
+    """Each Connection's snapshots (browser_snapshot and page state) name its own session."""
+    async with contextlib.AsyncExitStack() as stack:
+        ext = await stack.enter_async_context(FakeExtension(bridge.url, bridge.token, DEVICE))
+        await stack.enter_async_context(FakeDriver(bridge.url, bridge.token, DEVICE))
+        await wait_until(lambda: DEVICE in bridge.policy.extensions
+                         and DEVICE in bridge.policy.drivers)
+        sessions: list[set[str | None]] = []
+        for _ in range(2):
+            conn = Connection(url=bridge.url, token=bridge.token, embedded=False)
+            stack.push_async_callback(conn.close)
+            before = len(ext.requests)
+            async with Client(build_server(conn)) as mcp:
+                await mcp.call_tool("browser_snapshot", {"mode": "diff"})
+                await mcp.call_tool("browser_click", {"ref": "e7", "element": "Save"})
+                await mcp.call_tool("browser_snapshot", {})
+            seen = {r.params.get("session") for r in ext.requests[before:]
+                    if r.method == "page.snapshot"}
+            sessions.append(seen)
+    first, second = sessions
+    assert len(first) == 1 and len(second) == 1, sessions
+    assert first != second, "two MCP servers share one diff baseline"
+    assert None not in first | second, "an MCP snapshot used the bridge's shared default"
+
+
+def test_each_connection_names_a_fresh_snapshot_session() -> None:
+    """The session name is random per Connection, not one constant for every server."""
+    names = {Connection(embedded=False).snapshot_session for _ in range(5)}
+    assert len(names) == 5
+    assert all(n.startswith("mcp-") for n in names)
