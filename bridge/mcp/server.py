@@ -4,19 +4,28 @@
 On stdio nothing but MCP messages may reach stdout: ``mcp.server.stdio.stdio_server``
 points fd 1 at stderr while it serves, so the browser started by the embedded default
 (a child process) cannot write into the protocol stream either; progress goes to stderr.
+A line that is not a JSON-RPC message gets a JSON-RPC error (:func:`answer_malformed`):
+the ``mcp`` transport hands it over as an exception that its server only logs, and the
+client would wait for its own timeout.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
-from collections.abc import Sequence
+import json
+import logging
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import mcp_types as types
+import pydantic
+from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
 
 from . import batch, dialogs, evaluate, form, navigate, screenshot, snapshot, tabs, wait
 from .input import TOOLS as INPUT_TOOLS
@@ -36,6 +45,8 @@ TOOLS: list[Tool] = [
     *evaluate.TOOLS,
 ]
 """Every tool, in the order tools/list shows them."""
+
+log = logging.getLogger(__name__)
 
 INSTRUCTIONS = (
     "Drives a real browser with trusted input. Start with browser_snapshot; act on elements "
@@ -83,6 +94,86 @@ def build_server(conn: Connection, tools: Sequence[Tool] = TOOLS) -> Server[Any]
     )
 
 
+def _request_id(value: Any) -> types.RequestId | None:
+    """The id of a JSON object that looks like a request, if it is a valid id."""
+    if isinstance(value, dict):
+        rid = value.get("id")
+        if isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool)):
+            return rid
+    return None
+
+
+def malformed_reply(exc: Exception) -> types.JSONRPCError | None:
+    """The JSON-RPC error that answers a line the ``mcp`` stdio transport could not read.
+
+    The transport validates each line with ``jsonrpc_message_adapter.validate_json`` and
+    hands over the ``pydantic.ValidationError``; its errors carry what was read (the
+    whole line for broken JSON, the offending object for a missing field). Rules
+    (JSON-RPC 2.0 §5.1): a line that is not JSON gets -32700 with ``id: null``; JSON that
+    is not a JSON-RPC message gets -32600 with the request's id when one can be read (so
+    the client's pending call ends), else ``null``. A lone surrogate escape (``"\\ud800"``)
+    is valid JSON syntax but not Unicode text, which the package's parser refuses: it is
+    an invalid request, answered with its id. Messages never quote the input (it may
+    hold a secret).
+
+    Returns:
+        The error to send, or None for an exception that says nothing about a line.
+    """
+    if not isinstance(exc, pydantic.ValidationError):
+        return None
+    details = exc.errors(include_url=False)
+    if details and details[0]["type"] == "json_invalid":
+        try:
+            # The stdlib parser accepts lone surrogates: tells them apart from broken JSON.
+            value = json.loads(str(details[0].get("input", "")))
+        except ValueError:
+            return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(
+                code=types.PARSE_ERROR, message=f"Parse error: the line is not JSON "
+                f"({details[0]['msg']}); send one JSON-RPC message per line."))
+        return types.JSONRPCError(jsonrpc="2.0", id=_request_id(value), error=types.ErrorData(
+            code=types.INVALID_REQUEST, message="Invalid Request: a string holds a lone "
+            "surrogate escape (e.g. \\ud800), which is not Unicode text; send UTF-8 text."))
+    rid = next((r for d in details if (r := _request_id(d.get("input"))) is not None), None)
+    return types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(
+        code=types.INVALID_REQUEST, message="Invalid Request: not a JSON-RPC 2.0 request, "
+        "notification or response (one object per line; batches are not supported)."))
+
+
+@asynccontextmanager
+async def answer_malformed(
+    read_stream: ObjectReceiveStream[SessionMessage | Exception],
+    write_stream: ObjectSendStream[SessionMessage],
+) -> AsyncIterator[ObjectReceiveStream[SessionMessage | Exception]]:
+    """``read_stream`` with every exception it yields answered on ``write_stream``
+    (:func:`malformed_reply`) instead of passed on; messages pass through in order.
+
+    Yields:
+        The stream to give ``Server.run``; it ends when ``read_stream`` does.
+    """
+    send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+    async def pump() -> None:
+        try:
+            async with send:
+                async for item in read_stream:
+                    reply = malformed_reply(item) if isinstance(item, Exception) else None
+                    if reply is None:
+                        await send.send(item)
+                        continue
+                    log.warning("answered an unreadable stdin line with JSON-RPC error %d",
+                                reply.error.code)
+                    await write_stream.send(SessionMessage(reply))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass  # the server stopped reading or writing: nothing left to answer
+
+    async with receive, anyio.create_task_group() as tg:
+        tg.start_soon(pump)
+        try:
+            yield receive
+        finally:
+            tg.cancel_scope.cancel()
+
+
 async def run_stdio(conn: Connection) -> None:
     """Serve MCP on stdin/stdout until the client closes stdin; then close ``conn``.
 
@@ -91,9 +182,10 @@ async def run_stdio(conn: Connection) -> None:
     stdin is still open closes the connection itself and exits (see ``trustbridge mcp``).
     """
     server = build_server(conn)
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_server() as (read_stream, write_stream), \
+            answer_malformed(read_stream, write_stream) as messages:
         try:
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            await server.run(messages, write_stream, server.create_initialization_options())
         finally:
             with anyio.CancelScope(shield=True):
                 await conn.close()
