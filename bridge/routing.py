@@ -17,7 +17,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from .protocol.errors import BadRequest, DeviceNotConnected, DialogOpen, TrustedInputUnavailable
+from .protocol.errors import (
+    BadRequest,
+    DeviceNotConnected,
+    DialogOpen,
+    TrustedInputUnavailable,
+    Unauthorized,
+)
 from .protocol.methods import (
     ALLOWED_UNDER_DIALOG,
     CLIENT_INPUT_METHODS as INPUT_METHODS,
@@ -102,15 +108,27 @@ class RoutingPolicy:
 
     def join(self, peer: str, role: str, device: str | None, browser: str | None = None,
              capabilities: Mapping[str, bool] | None = None) -> None:
-        """Record a peer after a good hello. A newer peer for the same device and role
-        replaces the older one. ``capabilities`` (from hello) are reported by
-        :meth:`devices` while the peer is connected.
+        """Record a peer after a good hello. A newer extension for the same device
+        replaces the older one (a restarted service worker may leave a half-closed
+        socket behind). A driver never displaces a live one: whoever holds the token could
+        otherwise take the real driver's place, receive the typed text and answer
+        "done" (issue 13, item 5); replacing a driver needs the old one gone.
+        ``capabilities`` (from hello) are reported by :meth:`devices` while the peer is
+        connected.
 
         Raises:
             BadRequest: an extension or driver without a device id.
+            Unauthorized: a driver for a device whose driver is online
+                (``details.reason``: ``driverAlreadyConnected``).
         """
         if role in ("extension", "driver") and not device:
             raise BadRequest(f"A {role} must name its device in hello.", {"role": role})
+        if role == "driver" and device in self.drivers:
+            raise Unauthorized(
+                f"Device {device!r} already has an input driver online; a second one is "
+                "refused. Stop the supervisor that owns it first.",
+                {"device": device, "reason": "driverAlreadyConnected"},
+            )
         self._peers[peer] = _Peer(role, device, browser, dict(capabilities or {}))
         if role == "driver":
             assert device is not None

@@ -10,7 +10,8 @@ result check of every answer it sends a client.
 
 Close codes (docs/bridge.md): 1008 policy violation after a bad first frame (wrong
 token, other protocol version, malformed or binary hello, no hello in time; the error
-response comes first), 1009 message too big (over ``max_message_bytes``), 1007 text frame
+response comes first), 4409 a second driver for a device whose driver is online (after
+the UNAUTHORIZED response), 1009 message too big (over ``max_message_bytes``), 1007 text frame
 that is not UTF-8, 1001 bridge stopping. Web-page origins get HTTP 403 at the handshake.
 """
 
@@ -54,6 +55,8 @@ log = logging.getLogger("trustbridge.bridge")
 action_log = logging.getLogger("trustbridge.actions")
 
 HELLO_TIMEOUT_S = 10.0
+CLOSE_DRIVER_CONFLICT = 4409
+"""Close code for a driver hello refused because the device's driver is online."""
 DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 """32 MiB: a full-page PNG screenshot in base64 fits."""
 
@@ -222,9 +225,13 @@ class BridgeServer:
             self.policy.join(peer.id, hello.role, hello.device, hello.browser,
                              hello.capabilities)
         except E.TrustbridgeError as err:
+            code, reason = 1008, err.code.value
+            if (err.details or {}).get("reason") == "driverAlreadyConnected":
+                code, reason = CLOSE_DRIVER_CONFLICT, f"{reason}: driver already connected"
+                log.warning("refused a second driver for device %r", hello.device)
             with contextlib.suppress(ConnectionClosed):
                 await ws.send(encode(Response(id=None, ok=False, error=err.to_payload())))
-                await ws.close(1008, err.code.value)
+                await ws.close(code, reason)
             return
         except ConnectionClosed:
             return

@@ -139,19 +139,31 @@ def test_pick_device_named_unknown_raises_device_not_connected() -> None:
 # -- membership ----------------------------------------------------------------------------
 
 
-def test_newer_peer_replaces_older_and_older_leave_does_not_remove_it() -> None:
-    """A second driver/extension for the same device replaces the first; the first one's
-    leave keeps the newer in place."""
-    policy = policy_with(("ext-old", "extension", D), ("drv-old", "driver", D))
+def test_newer_extension_replaces_older_and_older_leave_does_not_remove_it() -> None:
+    """A second extension for the same device replaces the first (a restarted service
+    worker); the first one's leave keeps the newer in place."""
+    policy = policy_with(("ext-old", "extension", D), ("drv", "driver", D))
     policy.join("ext-new", "extension", D)
-    policy.join("drv-new", "driver", D)
-    assert policy.route("page.act", D) == TrustedInput(D, "ext-new", "drv-new")
+    assert policy.route("page.act", D) == TrustedInput(D, "ext-new", "drv")
 
-    policy.leave("drv-old")
     policy.leave("ext-old")
-    assert policy.drivers == {D: "drv-new"}
     assert policy.extensions == {D: "ext-new"}
-    assert policy.route("page.act", D) == TrustedInput(D, "ext-new", "drv-new")
+    assert policy.route("page.act", D) == TrustedInput(D, "ext-new", "drv")
+
+
+def test_second_driver_is_refused_while_the_first_is_online() -> None:
+    """join() of a driver for a device with a live driver raises Unauthorized and changes
+    nothing; after the first leaves, a new driver joins."""
+    policy = policy_with(("ext", "extension", D), ("drv-1", "driver", D))
+    with pytest.raises(E.Unauthorized) as refused:
+        policy.join("drv-2", "driver", D, capabilities={"trustedInput": True})
+    assert refused.value.details == {"device": D, "reason": "driverAlreadyConnected"}
+    assert policy.role_of("drv-2") is None
+    assert policy.route("page.act", D) == TrustedInput(D, "ext", "drv-1")
+
+    policy.leave("drv-1")
+    policy.join("drv-2", "driver", D)
+    assert policy.route("page.act", D) == TrustedInput(D, "ext", "drv-2")
 
 
 def test_extension_or_driver_without_device_is_refused() -> None:
@@ -260,13 +272,11 @@ def test_extension_of_a_supervised_browser_carries_the_promise() -> None:
 
 
 def test_older_live_peer_takes_over_when_the_newer_leaves() -> None:
-    """A second driver (or extension) for a device that connects and leaves does not
-    strand the device: the older connection, still open, is routed to again."""
+    """A second extension for a device that connects and leaves does not strand the
+    device: the older connection, still open, is routed to again."""
     policy = RoutingPolicy()
     policy.join("drv1", "driver", "dev")
     policy.join("ext1", "extension", "dev")
-    policy.join("drv2", "driver", "dev")
     policy.join("ext2", "extension", "dev")
-    policy.leave("drv2")
     policy.leave("ext2")
     assert policy.route("page.act", "dev") == TrustedInput("dev", "ext1", "drv1")

@@ -324,20 +324,48 @@ async def test_driver_gone_while_ref_resolves_fails_before_anything_is_sent_to_i
     assert ext.methods() == ["page.resolveTarget"]
 
 
-async def test_newer_driver_replaces_older_and_older_disconnect_keeps_it(
+async def test_second_driver_for_a_live_device_is_refused_until_the_first_leaves(
     server: BridgeServer, client: BridgeClient, peer: Callable[..., Awaitable[Any]]
 ) -> None:
-    """A second driver for the same device takes over; the first one's disconnect does
-    not take the device's driver offline."""
+    """A second driver hello for d1 is refused (UNAUTHORIZED, close 4409) while the first is
+    online; the first keeps getting driver.act; once it left, a new one is accepted."""
     await peer(FakeExtension(server.url, TOKEN, D))
-    old = await peer(FakeDriver(server.url, TOKEN, D))
-    new = await peer(FakeDriver(server.url, TOKEN, D))
-    await old.close()
-    await wait_until(lambda: old.peer_id not in server.peers)
+    first = await peer(FakeDriver(server.url, TOKEN, D))
+    intruder = FakeDriver(server.url, TOKEN, D)
+    with pytest.raises(E.Unauthorized) as refused:
+        await bounded(intruder.connect())
+    assert refused.value.details == {"device": D, "reason": "driverAlreadyConnected"}
+    assert intruder.closed and intruder.peer_id is None
+    assert (await devices(client))[D].driver is True
 
     result = await call(client, "page.act", {"ref": "e7", "action": CLICK})
     assert result["inputPath"] == "trusted"
-    assert (old.requests, new.methods()) == ([], ["driver.act"])
+    assert (first.methods(), intruder.requests) == (["driver.act"], [])
+
+    await first.close()
+    await wait_until(lambda: first.peer_id not in server.peers)
+    assert (await devices(client))[D].driver is False
+    second = await peer(FakeDriver(server.url, TOKEN, D))
+    assert (await devices(client))[D].driver is True
+    await call(client, "page.act", {"ref": "e7", "action": CLICK})
+    assert second.methods() == ["driver.act"]
+
+
+async def test_refused_driver_gets_close_code_4409_with_the_reason(server: BridgeServer) -> None:
+    """The refusal is an UNAUTHORIZED response, then close 4409 "driver already connected"."""
+    async with connect(server.url, open_timeout=STEP_S, proxy=None) as first:
+        await first.send(Hello(role="driver", device=D, protocolVersion=PROTOCOL_VERSION,
+                               token=TOKEN).model_dump_json())
+        assert isinstance(MESSAGE_ADAPTER.validate_json(await bounded(first.recv())), Welcome)
+        async with connect(server.url, open_timeout=STEP_S, proxy=None) as second:
+            await second.send(Hello(role="driver", device=D, protocolVersion=PROTOCOL_VERSION,
+                                    token=TOKEN).model_dump_json())
+            refusal = await recv_response(second)
+            assert refusal.error is not None and refusal.error.code == E.ErrorCode.UNAUTHORIZED
+            with pytest.raises(ConnectionClosed):
+                await bounded(second.recv())
+            assert second.close_code == 4409
+            assert second.close_reason == "UNAUTHORIZED: driver already connected"
 
 
 # -- errors from peers -----------------------------------------------------------------------------
