@@ -17,9 +17,12 @@ Every difference between the browsers is written down in docs/browsers.md.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
+import re
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -45,7 +48,16 @@ CHROMIUM_ARGS = (
     "--disable-quic",
     "--no-first-run",
     "--no-default-browser-check",
+    # Page-visible trace (issue 13 item 12, docs/security.md): without it Blink sets
+    # navigator.webdriver to true for a browser under automation.
+    "--disable-blink-features=AutomationControlled",
 )
+
+CHROME_USER_AGENT = ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+                     "Chrome/{major}.0.0.0 Safari/537.36")
+"""The reduced user agent Chromium sends on Linux (every Linux build reports
+``X11; Linux x86_64`` and ``<major>.0.0.0`` since UA reduction), with ``Chrome`` where
+headless mode says ``HeadlessChrome``."""
 
 VIEWPORT = {"width": 1280, "height": 800}
 """CSS px of the top-level viewport: a desktop size, which the regression pages under
@@ -169,6 +181,44 @@ def find_chromium() -> str:
     )
 
 
+@functools.cache
+def chromium_user_agent(executable: str) -> str | None:
+    """The user agent of the Chromium at ``executable`` as a headed window sends it.
+
+    Headless Chromium says ``HeadlessChrome/<major>.0.0.0``, which any page reads in
+    ``navigator.userAgent`` (issue 13 item 12); this is the same string with ``Chrome``,
+    the major version read from ``<executable> --version`` (e.g. "Chromium 156.0.8078.114
+    built on Debian"; about 50 ms, once per binary).
+
+    Returns:
+        The user agent, or None when the version cannot be read (the browser's own is
+        kept then).
+    """
+    try:
+        out = subprocess.run([executable, "--version"], capture_output=True, text=True,
+                             timeout=10, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r"\b(\d+)\.\d+\.\d+\.\d+\b", out)
+    return CHROME_USER_AGENT.format(major=found.group(1)) if found else None
+
+
+def chromium_args(extension: Path, user_agent: str | None) -> list[str]:
+    """Command-line flags of a trustbridge Chromium (pure).
+
+    ``--user-agent`` is a browser flag rather than Playwright's per-page override, so
+    frames, workers and the extension's own requests all send the same user agent.
+    """
+    args = [
+        f"--disable-extensions-except={extension}",
+        f"--load-extension={extension}",
+        *CHROMIUM_ARGS,
+    ]
+    if user_agent:
+        args.append(f"--user-agent={user_agent}")
+    return args
+
+
 async def launch_chromium(playwright: Playwright, extension: Path, *, headless: bool = True,
                           user_data_dir: str | None = None) -> BrowserContext:
     """Start Chromium with the extension loaded; returns its persistent context.
@@ -177,16 +227,14 @@ async def launch_chromium(playwright: Playwright, extension: Path, *, headless: 
     with ``--disable-extensions-except`` in headless mode (design.md §9).
     """
     data_dir = user_data_dir or tempfile.mkdtemp(prefix="trustbridge-profile-")
-    args = [
-        f"--disable-extensions-except={extension}",
-        f"--load-extension={extension}",
-        *CHROMIUM_ARGS,
-    ]
+    executable = find_chromium()
+    user_agent = await asyncio.get_running_loop().run_in_executor(
+        None, chromium_user_agent, executable)
     return await playwright.chromium.launch_persistent_context(
         data_dir,
-        executable_path=find_chromium(),
+        executable_path=executable,
         headless=headless,
-        args=args,
+        args=chromium_args(extension, user_agent),
         viewport=VIEWPORT,
     )
 
