@@ -105,10 +105,19 @@ def _detached(_m: re.Match[str], _text: str, _facts: dict[str, Any]) -> E.Trustb
         "The element left the document before the action; take a new snapshot.")
 
 
+KEY_NAMES_URL = "https://playwright.dev/python/docs/api/class-keyboard#keyboard-press"
+"""The list of key names ``press`` takes (Playwright's, which the driver passes on)."""
+
+
 def _unknown_key(_m: re.Match[str], _text: str, facts: dict[str, Any]) -> E.TrustbridgeError:
+    # The key name is never echoed: an agent may have sent a secret as a key (issue 13
+    # item 7); its length is enough to find the mistake. Playwright's own message
+    # ("Unknown key: \"...\"") stays behind as the __cause__, never on the wire.
     key = facts.get("key")
-    where = f" in {key!r}" if key is not None else ""
-    return E.BadRequest(f"Unknown key{where}; use names like Enter, Control+A.")
+    size = f" ({len(key)} characters)" if isinstance(key, str) else ""
+    return E.BadRequest(
+        f"Unknown key name{size}; see the key names list ({KEY_NAMES_URL}): Enter, "
+        "ArrowDown, a, Control+A ...", next_step="Use a key name from that list.")
 
 
 def _not_checkable(_m: re.Match[str], _text: str, _facts: dict[str, Any]) -> E.TrustbridgeError:
@@ -116,10 +125,12 @@ def _not_checkable(_m: re.Match[str], _text: str, _facts: dict[str, Any]) -> E.T
 
 
 def _state_unchanged(_m: re.Match[str], _text: str, facts: dict[str, Any]) -> E.TrustbridgeError:
-    details = {"wanted": facts["wanted"]} if "wanted" in facts else {}
-    return E.BrowserOperationUncertain(
-        "The trusted click landed but the control did not change state; the page may "
-        "have refused it. Take a new snapshot.", details)
+    # Playwright read the state back after its click: the page kept the old one.
+    wanted = facts.get("wanted")
+    actual = None if wanted is None else not wanted
+    return E.ElementValueNotSet(
+        "The trusted click landed but the control did not change state; the page "
+        "refused it.", expected=wanted, actual=actual, cause="page-refused")
 
 
 def _gone(_m: re.Match[str], _text: str, _facts: dict[str, Any]) -> E.TrustbridgeError:

@@ -86,7 +86,7 @@ def test_context_manager_raises_from_the_playwright_error() -> None:
         with map_playwright_errors(key="Control+Foo"):
             raise original
     assert info.value.__cause__ is original
-    assert "'Control+Foo'" in info.value.message
+    assert "(11 characters)" in info.value.message
 
 
 def test_context_manager_lets_project_errors_through() -> None:
@@ -99,9 +99,19 @@ def test_context_manager_lets_project_errors_through() -> None:
     assert info.value is mine
 
 
-def test_state_unchanged_carries_the_wanted_state() -> None:
-    """set_checked's "did not change its state" is uncertain and names the state asked for."""
-    with pytest.raises(E.BrowserOperationUncertain) as info:
+def test_state_unchanged_is_value_not_set_with_the_wanted_state() -> None:
+    """set_checked's "did not change its state" is ELEMENT_VALUE_NOT_SET: expected the
+    state asked for, actual the other one, cause page-refused."""
+    with pytest.raises(E.ElementValueNotSet) as info:
         with map_playwright_errors(wanted=False):
             raise PlaywrightError("Clicking the checkbox did not change its state")
-    assert info.value.details == {"wanted": False}
+    assert info.value.details == {"expected": False, "actual": True, "cause": "page-refused"}
+
+
+def test_unknown_key_is_never_echoed() -> None:
+    """An unknown key name (maybe a secret) is not in the message, details or next step."""
+    with pytest.raises(E.BadRequest) as info:
+        with map_playwright_errors(key="Shift+hunter2"):
+            raise PlaywrightError('Unknown key: "hunter2"')
+    assert "hunter2" not in info.value.to_payload().model_dump_json()
+    assert "(13 characters)" in info.value.message
