@@ -828,34 +828,148 @@
     "passcode",
     "passphrase",
     "pin",
+    "pincode",
     "token",
     "secret",
     "otp",
     "totp",
     "hotp",
     "cvv",
-    "cvv2",
     "cvc",
-    "cvc2",
     "csc",
     "cvn",
     "ccv",
     "ssn",
     "iban",
     "mfa",
-    "2fa"
+    "2fa",
+    "card",
+    "cardno",
+    "ccno",
+    "apikey",
+    "privatekey",
+    "passwort",
+    "kennwort",
+    "geheimzahl",
+    "motdepasse",
+    "mdp",
+    "contrasena",
+    "senha",
+    "cartao",
+    "tarjeta",
+    "wachtwoord",
+    "haslo",
+    "has\u0142o",
+    "losenord",
+    "passord",
+    "adgangskode",
+    "salasana",
+    "sifre",
+    "heslo",
+    "jelszo",
+    "karta",
+    "karty",
+    "\u043F\u0430\u0440\u043E\u043B\u044C",
+    "\u043A\u0430\u0440\u0442\u0430",
+    "\u043A\u0430\u0440\u0442\u044B",
+    "\u043F\u0438\u043D"
   ]);
-  var SECRET_PAIRS = [
+  var SECRET_PREFIXES = [
+    "password",
+    "passwort",
+    "passwd",
+    "kennwort",
+    "passcode",
+    "passphrase",
+    "\u043F\u0430\u0440\u043E\u043B",
+    "has\u0142",
+    "contrasen",
+    "senha",
+    "wachtwoord",
+    "losenord",
+    "salasan",
+    "ccnum",
+    "cardnum",
+    "cvv",
+    "cvc",
+    "iban"
+  ];
+  var SECRET_INFIXES = [
+    "password",
+    "passwort",
+    "kennwort",
+    "passcode",
+    "cardnumber",
+    "ccnumber",
+    "creditcard",
+    "debitcard",
+    "kreditkart",
+    "kartennummer",
+    "apikey",
+    "apitoken",
+    "accesstoken",
+    "accesskey",
+    "authtoken",
+    "secretkey",
+    "privatekey",
+    "clientsecret",
+    "securitycode",
+    "sicherheitscode",
+    "sozialversicherung",
+    "motdepasse",
+    "onetimecode"
+  ];
+  var SECRET_SUFFIXES = ["token", "secret"];
+  var SECRET_PHRASES = [
     ["one", "time"],
     ["security", "code"],
+    ["verification", "code"],
+    ["auth", "code"],
     ["card", "number"],
     ["card", "num"],
+    ["card", "no"],
     ["cc", "number"],
     ["cc", "num"],
+    ["cc", "no"],
     ["credit", "card"],
-    ["verification", "code"],
-    ["auth", "code"]
+    ["debit", "card"],
+    ["social", "security"],
+    ["api", "key"],
+    ["api", "token"],
+    ["access", "key"],
+    ["access", "token"],
+    ["secret", "key"],
+    ["private", "key"],
+    ["auth", "token"],
+    ["mot", "de", "passe"],
+    ["numero", "de", "carte"],
+    ["carte", "bancaire"],
+    ["carte", "de", "credit"],
+    ["code", "de", "securite"],
+    ["securite", "sociale"],
+    ["codigo", "de", "seguridad"],
+    ["seguro", "social"],
+    ["numer", "karty"],
+    ["\u043D\u043E\u043C\u0435\u0440", "\u043A\u0430\u0440\u0442\u044B"]
   ];
+  var SECRET_SUBSTRINGS = [
+    "\u5BC6\u7801",
+    "\u5BC6\u78BC",
+    "\u53E3\u4EE4",
+    "\u9A8C\u8BC1\u7801",
+    "\u5361\u53F7",
+    "\u4FE1\u7528\u5361",
+    "\u94F6\u884C\u5361",
+    "\u5B89\u5168\u7801",
+    "\u30D1\u30B9\u30EF\u30FC\u30C9",
+    "\u6697\u8A3C\u756A\u53F7",
+    "\u30AB\u30FC\u30C9\u756A\u53F7",
+    "\u30BB\u30AD\u30E5\u30EA\u30C6\u30A3\u30B3\u30FC\u30C9",
+    "\uBE44\uBC00\uBC88\uD638",
+    "\uCE74\uB4DC\uBC88\uD638",
+    "\uBCF4\uC548\uCF54\uB4DC"
+  ];
+  var AUTOCOMPLETE_SECRET = /(^|\s)(one-time-code|current-password|new-password|cc-[a-z-]+)(\s|$)/;
   var NOT_TEXT_TYPES = /* @__PURE__ */ new Set([
     "checkbox",
     "radio",
@@ -868,53 +982,97 @@
     "range",
     "color"
   ]);
+  var NAME_ATTRIBUTES = ["name", "id", "title", "aria-label", "placeholder", "data-testid"];
+  var EDITABLE_NAME_ATTRIBUTES = ["id", "title", "aria-label", "data-placeholder", "data-testid"];
   var MIN_SCRUB_LENGTH = 3;
-  function words(text) {
-    return text.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+  function normalise(text) {
+    return text.replace(new RegExp("(\\p{Ll})(\\p{Lu})", "gu"), "$1 $2").normalize("NFKD").replace(/[\u0300-\u036f]/g, "").normalize("NFC").toLowerCase();
+  }
+  function wordIsSecret(word) {
+    const bare = word.replace(/\d+$/, "") || word;
+    if (SECRET_WORDS.has(word) || SECRET_WORDS.has(bare)) return true;
+    for (const p of SECRET_PREFIXES) if (word.startsWith(p)) return true;
+    for (const s of SECRET_SUFFIXES) if (bare.length > s.length && bare.endsWith(s)) return true;
+    for (const i of SECRET_INFIXES) if (word.includes(i)) return true;
+    return false;
   }
   function saysSecret(text) {
     if (!text) return false;
-    const w = words(text);
-    for (const word of w) if (SECRET_WORDS.has(word)) return true;
-    for (let i = 0; i + 1 < w.length; i++) {
-      for (const [a, b] of SECRET_PAIRS) if (w[i] === a && w[i + 1] === b) return true;
-    }
-    return false;
-  }
-  function isSensitive(el) {
-    if (!(el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement)) return false;
-    if (el instanceof HTMLInputElement) {
-      if (el.type === "password") return true;
-      if (NOT_TEXT_TYPES.has(el.type)) return false;
-    }
-    const ac = ` ${(el.getAttribute("autocomplete") || "").toLowerCase()} `;
-    if (/\s(one-time-code|current-password|new-password|cc-[a-z-]+)\s/.test(ac)) return true;
-    for (const attr of ["name", "id", "aria-label", "placeholder", "data-testid"]) {
-      if (saysSecret(el.getAttribute(attr))) return true;
-    }
-    if (el.labels) {
-      for (const label of el.labels) if (saysSecret(label.textContent)) return true;
-    }
-    const labelledby = el.getAttribute("aria-labelledby");
-    if (labelledby) {
-      const root = el.getRootNode();
-      for (const id of labelledby.split(/\s+/)) {
-        const ref = root.getElementById ? root.getElementById(id) : null;
-        if (ref && saysSecret(ref.textContent)) return true;
+    const norm = normalise(text);
+    for (const s of SECRET_SUBSTRINGS) if (norm.includes(s)) return true;
+    const w = norm.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+    for (const word of w) if (wordIsSecret(word)) return true;
+    for (let i = 0; i < w.length; i++) {
+      for (const phrase of SECRET_PHRASES) {
+        if (phrase.every((p, k) => w[i + k] === p)) return true;
       }
     }
     return false;
   }
+  function autocompleteSecret(value) {
+    return !!value && AUTOCOMPLETE_SECRET.test(value.toLowerCase());
+  }
+  function labelledBySecret(el) {
+    const labelledby = el.getAttribute("aria-labelledby");
+    if (!labelledby) return false;
+    const root = el.getRootNode();
+    for (const id of labelledby.split(/\s+/)) {
+      const ref = root.getElementById ? root.getElementById(id) : null;
+      if (ref && saysSecret(ref.textContent)) return true;
+    }
+    return false;
+  }
+  function isEditingHost(el) {
+    return el instanceof HTMLElement && el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable);
+  }
+  function isSensitive(el) {
+    if (el instanceof HTMLSelectElement) return autocompleteSecret(el.getAttribute("autocomplete"));
+    if (!(el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement)) {
+      if (!isEditingHost(el)) return false;
+      for (const attr of EDITABLE_NAME_ATTRIBUTES) if (saysSecret(el.getAttribute(attr))) return true;
+      return labelledBySecret(el);
+    }
+    if (el instanceof HTMLInputElement) {
+      if (el.type === "password") return true;
+      if (NOT_TEXT_TYPES.has(el.type)) return false;
+    }
+    if (autocompleteSecret(el.getAttribute("autocomplete"))) return true;
+    for (const attr of NAME_ATTRIBUTES) if (saysSecret(el.getAttribute(attr))) return true;
+    if (el.labels) {
+      for (const label of el.labels) if (saysSecret(label.textContent)) return true;
+    }
+    return labelledBySecret(el);
+  }
+  function addValue(out, text) {
+    const v = text.replace(/\s+/g, " ").trim();
+    if (v.length < MIN_SCRUB_LENGTH) return;
+    out.add(v);
+    const encoded = encodeURIComponent(v);
+    if (encoded !== v) out.add(encoded);
+  }
   function collectSensitiveValues(root, out) {
-    for (const el of root.querySelectorAll("input, textarea")) {
-      if (el.value.length >= MIN_SCRUB_LENGTH && isSensitive(el)) out.add(el.value);
+    for (const el of root.querySelectorAll("input, textarea, select")) {
+      if (!isSensitive(el)) continue;
+      if (el instanceof HTMLSelectElement) {
+        for (const o of el.selectedOptions) addValue(out, o.label);
+      } else if (el.value.length >= MIN_SCRUB_LENGTH) {
+        out.add(el.value);
+        addValue(out, el.value);
+      }
+    }
+    for (const el of root.querySelectorAll("[contenteditable]")) {
+      if (!isSensitive(el)) continue;
+      addValue(out, el.textContent);
+      const walker = el.ownerDocument.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) addValue(out, n.data);
     }
     return out;
   }
   function scrub(text, values) {
     if (!values || !values.size || !text) return text;
     let out = text;
-    for (const v of values) if (out.includes(v)) out = out.split(v).join("\u2022\u2022\u2022\u2022\u2022\u2022");
+    const longestFirst = Array.from(values).sort((a, b) => b.length - a.length);
+    for (const v of longestFirst) if (out.includes(v)) out = out.split(v).join("\u2022\u2022\u2022\u2022\u2022\u2022");
     return out;
   }
 
@@ -1241,13 +1399,16 @@
   function valueOf(el, role) {
     if (!VALUE_ROLES.has(role)) return null;
     if (el instanceof HTMLSelectElement) {
-      return Array.from(el.selectedOptions, (o) => collapse(o.label)).join(", ");
+      const chosen = Array.from(el.selectedOptions, (o) => collapse(o.label)).join(", ");
+      return chosen && isSensitive(el) ? MASK : chosen;
     }
     if (role === "slider" || role === "spinbutton") {
       const text = el.getAttribute("aria-valuetext") || el.getAttribute("aria-valuenow");
       if (text) return text;
     }
-    if (!(el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement)) return null;
+    if (!(el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement)) {
+      return el.isContentEditable && collapse(el.textContent) && isSensitive(el) ? MASK : null;
+    }
     if (el.value === "") return null;
     return isSensitive(el) ? MASK : el.value;
   }
@@ -1644,8 +1805,8 @@
   // src/page/format.js
   var MAX_NAME = 200;
   var MAX_URL = 500;
-  function implicitName(el) {
-    return clip(collapse(el.getAttribute("aria-label") || el.getAttribute("title") || el.textContent || ""), 100);
+  function implicitName(el, max = 100) {
+    return clip(collapse(el.getAttribute("aria-label") || el.getAttribute("title") || el.textContent || ""), max);
   }
   function clip(text, max) {
     return text.length > max ? text.slice(0, max - 1) + "\u2026" : text;
@@ -1854,7 +2015,7 @@
           this.descend(el, depth, ctx);
           return;
         }
-        const name2 = this.safe(implicitName(el));
+        const name2 = clip(this.safe(implicitName(el, Infinity)), 100);
         this.push(this.line(el, "generic", name2, depth, ctx, { clickable: false }));
         this.descend(el, depth + 1, { ...ctx, text: !name2 && ctx.text, inControl: true });
         return;
@@ -1901,7 +2062,7 @@
       }
       if (role === "link") {
         const url = urlOf(el);
-        if (url) s += ` [url=${url}]`;
+        if (url) s += ` [url=${this.safe(url)}]`;
       }
       const options = optionsOf(el, el === this.rootEl);
       if (options) {
@@ -2040,7 +2201,7 @@
       }
       if (el instanceof HTMLSelectElement && !invisible) {
         const chosen = Array.from(el.selectedOptions, (o) => collapse(o.label)).join(", ");
-        if (chosen) this.appendRead(`[${this.safe(chosen)}]`);
+        if (chosen) this.appendRead(`[${isSensitive(el) ? MASK : this.safe(chosen)}]`);
       }
       if (el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement) {
         if (block) this.flushRead();

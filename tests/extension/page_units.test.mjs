@@ -152,3 +152,100 @@ test('diff: changed lines with their ancestors as context', () => {
   ]);
   assert.match(diffOutline(after, after).lines[0], /^# no changes/);
 });
+
+// -- sensitive fields (extension/src/page/sensitive.js) -----------------------------------
+// isSensitive() asks `instanceof HTMLInputElement` etc.; these stand-ins give it just the
+// attributes, type, labels and editing state it reads.
+class FakeElement {
+  constructor(attrs = {}, { labels = [], editable = false, parentEditable = false } = {}) {
+    this.attrs = attrs;
+    this.labels = labels.map((textContent) => ({ textContent }));
+    this.isContentEditable = editable;
+    this.parentElement = { isContentEditable: parentEditable };
+    this.textContent = '';
+  }
+  getAttribute(name) { return Object.hasOwn(this.attrs, name) ? this.attrs[name] : null; }
+  getRootNode() { return { getElementById: () => null }; }
+}
+class FakeInput extends FakeElement {
+  get type() { return (this.attrs.type || 'text').toLowerCase(); }
+}
+class FakeTextArea extends FakeElement {}
+class FakeSelect extends FakeElement {}
+Object.assign(globalThis, {
+  HTMLElement: FakeElement, HTMLInputElement: FakeInput, HTMLTextAreaElement: FakeTextArea,
+  HTMLSelectElement: FakeSelect,
+});
+const sensitive = await import('../../extension/src/page/sensitive.js');
+
+const SECRET_LABELS = [
+  'ccnum', 'cc-num', 'ccNumber', 'CCNumber', 'cardnumber', 'card_number', 'Card number', 'Card', 'Credit card',
+  'creditCardNo', 'cvc', 'CVV2', 'cvv', 'Security code', 'iban', 'IBAN', 'ssn', 'SSN', 'Social Security Number',
+  'social-security', 'api key', 'API key', 'api-key', 'apiKey', 'API_KEY', 'x-api-key', 'secret', 'Client secret',
+  'client_secret', 'clientSecret', 'token', 'Access token', 'authToken', 'password', 'Password', 'newPassword',
+  'confirm_password', 'password2', 'userpassword', 'passcode', 'PIN', 'pin', 'PIN-Code', 'Passwort',
+  'Passwort wiederholen', 'Neues Passwort', 'Kennwort', 'mot de passe', 'Mot de passe', 'motdepasse',
+  'contraseña', 'Contraseña', 'contrasena', 'senha', 'Senha', 'пароль', 'Пароль', 'Введите пароль', 'паролем',
+  '密码', '请输入密码', '密碼', 'パスワード', 'パスワードを入力', '비밀번호', 'karta', 'Kartennummer',
+  'Kreditkartennummer', 'numéro de carte', 'Numéro de carte', 'número de tarjeta', 'Número de tarjeta',
+  'wachtwoord', 'hasło', 'One-time code', 'otp', '2FA code', 'Verification code', 'カード番号',
+];
+const PLAIN_LABELS = [
+  'Name', 'Full name', 'name', 'fullname', 'Email', 'Username', 'pinned', 'Pinned items', 'Spinner', 'tokenizer',
+  'Tokenizer docs', 'tokens', 'Secretary', 'Passenger', 'passage', 'Shipping address', 'Discard', 'Scorecard',
+  'Cards', 'cardigan', 'Postcode', 'Promo code', 'Search', 'Keyword', 'Key', 'Monkey', 'Description', 'Comment',
+  'Carte du restaurant', 'Opinion', 'Ticket', 'Company', 'Nombre', 'Vorname', 'Nachname', 'Kommentar', 'Имя',
+  '名前', '姓名', 'City', 'Phone', 'Spin', 'Pinterest handle', 'Account name', 'Topic', '',
+];
+
+test('sensitive: labels and names that say card, CVC, IBAN, SSN, API key, secret, token, password, PIN (several languages)', () => {
+  const missed = SECRET_LABELS.filter((t) => !sensitive.saysSecret(t));
+  assert.deepEqual(missed, []);
+});
+
+test('sensitive: ordinary labels, and words that only contain a secret word, are not secret', () => {
+  const flagged = PLAIN_LABELS.filter((t) => sensitive.saysSecret(t));
+  assert.deepEqual(flagged, []);
+});
+
+test('sensitive: autocomplete tokens cc-*, one-time-code, current-password and new-password', () => {
+  for (const ac of ['cc-number', 'cc-csc', 'cc-exp', 'cc-exp-month', 'cc-name', 'cc-type', 'billing cc-number',
+    'section-a shipping cc-csc', 'one-time-code', 'current-password', 'new-password', 'CC-Number']) {
+    assert.ok(sensitive.autocompleteSecret(ac), ac);
+  }
+  for (const ac of ['name', 'email', 'username', 'off', 'on', 'street-address', 'tel', 'cc', 'webauthn', '', null]) {
+    assert.ok(!sensitive.autocompleteSecret(ac), String(ac));
+  }
+});
+
+test('sensitive: which fields are masked (inputs, text areas, selects, editable regions)', () => {
+  const { isSensitive } = sensitive;
+  assert.ok(isSensitive(new FakeInput({ type: 'password' })));
+  assert.ok(isSensitive(new FakeInput({ name: 'ccnum' })));
+  assert.ok(isSensitive(new FakeInput({ id: 'f1' }, { labels: ['Passwort'] })));
+  assert.ok(isSensitive(new FakeInput({ placeholder: 'Social Security Number' })));
+  assert.ok(isSensitive(new FakeInput({ title: 'API key' })));
+  assert.ok(isSensitive(new FakeInput({ type: 'number', autocomplete: 'cc-csc' })));
+  assert.ok(isSensitive(new FakeTextArea({ 'aria-label': 'Private key' })));
+  assert.ok(!isSensitive(new FakeInput({ name: 'fullname' }, { labels: ['Name'] })));
+  assert.ok(!isSensitive(new FakeInput({ name: 'q' }, { labels: ['Search tokenizer docs'] })));
+  assert.ok(!isSensitive(new FakeInput({ type: 'checkbox', name: 'remember_password' })));
+  assert.ok(!isSensitive(new FakeInput({ type: 'hidden', name: 'csrf_token' })));
+  // A select shows its choice unless autocomplete says it is card data (its label alone
+  // does not: "Card type" lists public choices).
+  assert.ok(isSensitive(new FakeSelect({ autocomplete: 'cc-exp-month' })));
+  assert.ok(!isSensitive(new FakeSelect({ name: 'card_type' }, { labels: ['Card type'] })));
+  // An editing host (contenteditable) labelled as a secret is masked; its inner nodes are
+  // not hosts themselves; an unlabelled editable region is ordinary text.
+  assert.ok(isSensitive(new FakeElement({ 'aria-label': 'API key', contenteditable: '' }, { editable: true })));
+  assert.ok(!isSensitive(new FakeElement({ 'aria-label': 'API key' }, { editable: true, parentEditable: true })));
+  assert.ok(!isSensitive(new FakeElement({ 'aria-label': 'Notes', contenteditable: '' }, { editable: true })));
+  assert.ok(!isSensitive(new FakeElement({ 'aria-label': 'API key' })));
+});
+
+test('sensitive: scrub masks every occurrence of a collected value and leaves other text alone', () => {
+  const values = new Set(['sk_live_abc']);
+  assert.equal(sensitive.scrub('key sk_live_abc saved; again sk_live_abc', values), 'key •••••• saved; again ••••••');
+  assert.equal(sensitive.scrub('key sk_live_ab saved', values), 'key sk_live_ab saved');
+  assert.equal(sensitive.scrub('key sk_live_abc', new Set()), 'key sk_live_abc');
+});

@@ -290,13 +290,18 @@ export function statesOf(el, role, focusedEl) {
 export function valueOf(el, role) {
   if (!VALUE_ROLES.has(role)) return null;
   if (el instanceof HTMLSelectElement) {
-    return Array.from(el.selectedOptions, (o) => collapse(o.label)).join(', ');
+    const chosen = Array.from(el.selectedOptions, (o) => collapse(o.label)).join(', ');
+    return chosen && isSensitive(el) ? MASK : chosen;
   }
   if (role === 'slider' || role === 'spinbutton') {
     const text = el.getAttribute('aria-valuetext') || el.getAttribute('aria-valuenow');
     if (text) return text;
   }
-  if (!(el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement)) return null;
+  if (!(el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement)) {
+    // A secret editable region (role=textbox on a contenteditable host) shows the mask on
+    // its line; its text below is scrubbed (sensitive.js).
+    return el.isContentEditable && collapse(el.textContent) && isSensitive(el) ? MASK : null;
+  }
   if (el.value === '') return null;
   return isSensitive(el) ? MASK : el.value;
 }

@@ -5,9 +5,10 @@ import { collapse } from './aria.js';
 export const MAX_NAME = 200;
 const MAX_URL = 500;
 
-/** Name of an element that acts as a control without a role: its label or text. */
-export function implicitName(el) {
-  return clip(collapse(el.getAttribute('aria-label') || el.getAttribute('title') || el.textContent || ''), 100);
+/** Name of an element that acts as a control without a role: its label or text, cut at
+ *  `max` characters (100 by default; a caller that scrubs secrets cuts after scrubbing). */
+export function implicitName(el, max = 100) {
+  return clip(collapse(el.getAttribute('aria-label') || el.getAttribute('title') || el.textContent || ''), max);
 }
 
 /** `text` cut to `max` characters, with an ellipsis when cut. */

@@ -238,7 +238,7 @@ export class Walker {
         this.descend(el, depth, ctx);
         return;
       }
-      const name = this.safe(implicitName(el));
+      const name = clip(this.safe(implicitName(el, Infinity)), 100); // scrubbed before it is cut
       this.push(this.line(el, 'generic', name, depth, ctx, { clickable: false }));
       this.descend(el, depth + 1, { ...ctx, text: !name && ctx.text, inControl: true });
       return;
@@ -294,7 +294,7 @@ export class Walker {
     }
     if (role === 'link') {
       const url = urlOf(el);
-      if (url) s += ` [url=${url}]`;
+      if (url) s += ` [url=${this.safe(url)}]`; // a page may put a typed secret in a link
     }
     const options = optionsOf(el, el === this.rootEl); // a select's own subtree lists all
     if (options) {
@@ -428,7 +428,7 @@ export class Walker {
     }
     if (el instanceof HTMLSelectElement && !invisible) {
       const chosen = Array.from(el.selectedOptions, (o) => collapse(o.label)).join(', ');
-      if (chosen) this.appendRead(`[${this.safe(chosen)}]`);
+      if (chosen) this.appendRead(`[${isSensitive(el) ? MASK : this.safe(chosen)}]`);
     }
     if (el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement) {
       if (block) this.flushRead();
