@@ -365,11 +365,23 @@ class Tab:
         return await self._client.call(
             "page.screenshot", self._params(ref=ref, fullPage=full_page))
 
-    async def evaluate(self, expression: str, ref: str | None = None) -> Any:
-        """Run ``expression`` in the page's main world (the ref's frame, with the element
-        as argument). Explicit only: no other verb uses it."""
+    async def evaluate(self, expression: str, ref: str | None = None, *,
+                       world: Literal["isolated", "main"] = "isolated") -> Any:
+        """Run ``expression`` in the page (the ref's frame, with the element as argument)
+        and return its JSON value. Explicit only: no other verb uses it.
+
+        Args:
+            expression: a JavaScript function or expression; a promise is awaited.
+            ref: element passed to the function; it runs in that element's frame.
+            world: ``"isolated"`` (default): the page's DOM without its JavaScript, so
+                page script can neither see the call nor forge its result; ``"main"``:
+                the page's own world, to read page state (its globals).
+
+        Raises:
+            BadRequest: the script threw or returned something not JSON-serialisable.
+        """
         result = await self._client.call(
-            "page.evaluate", self._params(ref=ref, expression=expression))
+            "page.evaluate", self._params(ref=ref, expression=expression, world=world))
         return result.get("value")
 
     async def back(self, timeout_ms: int = 30_000) -> dict[str, Any]:

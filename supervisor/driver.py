@@ -56,11 +56,15 @@ from .browser_limits import refuse_undeliverable
 from .dialogs import DialogTracker
 from .errors import locator_not_unique, map_playwright_errors
 from .frames import FrameRegistry
+from .isolated_eval import evaluate_isolated
 from .navwatch import NavigationWatch
 
 log = logging.getLogger("trustbridge.driver")
 
 RECONNECT_MAX_S = 5.0
+EVALUATE_TIMEOUT_S = 25.0
+"""How long an isolated script's promise may take, s: under the bridge's wait for
+``driver.evaluate`` (bridge/executor.py DRIVER_CALL_TIMEOUT_S)."""
 
 
 class InputDriver:
@@ -302,9 +306,26 @@ class InputDriver:
                 "scale": scale, "clip": clip}
 
     async def evaluate(self, params: DriverEvaluateParams) -> dict[str, Any]:
-        """Run ``expression`` in the frame's main world (with the ref's element as argument
-        when given); returns ``{"value": JSON-serialisable result}``."""
+        """Run ``expression`` in the frame (with the ref's element as argument when given).
+
+        ``world="isolated"`` (the default): the page's DOM without its JavaScript, so page
+        script cannot see the call nor forge its result (supervisor/isolated_eval.py);
+        ``"main"``: the page's own world, where page globals are visible.
+
+        Returns:
+            ``{"value": JSON-serialisable result, "world": "isolated" | "main"}``.
+
+        Raises:
+            BadRequest: the script threw or returned something not serialisable.
+            LocatorNotUnique: the element's locator matched 0 or ≥2 elements.
+        """
         frame = self.frames.frame_for(params.frameToken)
+        if params.world == "isolated":
+            scope = locator_engine.unique_selector(params.css) if params.css else None
+            with map_playwright_errors():
+                value = await evaluate_isolated(frame, scope, params.expression,
+                                                EVALUATE_TIMEOUT_S)
+            return {"value": value, "world": "isolated"}
         try:
             if params.css:
                 handle = await self._unique(frame, params.css)
@@ -317,7 +338,7 @@ class InputDriver:
         except PlaywrightError as exc:
             text = str(exc).splitlines()[0][:300]
             raise E.BadRequest(f"The script failed in the page: {text}") from exc
-        return {"value": value}
+        return {"value": value, "world": "main"}
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)

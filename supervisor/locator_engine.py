@@ -69,12 +69,16 @@ _SCRIPT = r"""
 
 
 async def register(playwright: Playwright) -> None:
-    """Register the engine (idempotent per Playwright instance)."""
-    try:
-        await playwright.selectors.register(ENGINE, script=_SCRIPT, content_script=True)
-    except Exception as exc:  # already registered on this instance
-        if "already registered" not in str(exc):
-            raise
+    """Register the driver's engines: this one and the isolated-world evaluation of
+    supervisor/isolated_eval.py (idempotent per Playwright instance)."""
+    from .isolated_eval import ENGINE as EVAL_ENGINE, ENGINE_SCRIPT as EVAL_SCRIPT
+
+    for name, script in ((ENGINE, _SCRIPT), (EVAL_ENGINE, EVAL_SCRIPT)):
+        try:
+            await playwright.selectors.register(name, script=script, content_script=True)
+        except Exception as exc:  # already registered on this instance
+            if "already registered" not in str(exc):
+                raise
 
 
 def selector(locator: str) -> str:

@@ -1,9 +1,11 @@
 """browser_evaluate: run JavaScript in the page, explicitly.
 
 The script runs through the input driver's Playwright frame (``page.evaluate``): in the
-frame of ``ref`` with its element as the argument, or in the main frame. It runs in the
-page's own world, so the page can see and interfere with it. No other tool uses it: every
-other tool acts through real input and the extension's snapshot, never through a script.
+frame of ``ref`` with its element as the argument, or in the main frame. By default it runs
+in an isolated world (the page's DOM, none of its JavaScript: page script can neither see
+it nor forge its result, supervisor/isolated_eval.py); ``world: "main"`` runs it in the
+page's own world to read page state. No other tool uses it: every other tool acts through
+real input and the extension's snapshot, never through a script.
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ MAX_RESULT_CHARS = 20_000
 
 EvaluateArgs = derive(
     "EvaluateArgs", "What to run, and where.",
-    take={EvaluateParams: ["expression", "ref"]}, rename={"expression": "function"},
+    take={EvaluateParams: ["expression", "ref", "world"]}, rename={"expression": "function"},
     describe={"expression": "() => { /* code */ }, or (element) => { /* code */ } with ref.",
-              "ref": "Element passed to the function; it runs in that element's frame."},
+              "ref": "Element passed to the function; it runs in that element's frame.",
+              "world": "isolated (default): the DOM without the page's JavaScript, which "
+              "cannot see or forge the result; main: the page's own world, for its globals."},
     element=(str | None, Field(default=None, max_length=300,
                                description="Description of that element.")),
     order=["function", "element"],
@@ -34,13 +38,15 @@ EvaluateArgs = derive(
 
 async def _evaluate(conn: Connection, args: Any, response: Response) -> None:
     tab = await conn.tab()
-    value = await tab.evaluate(args.function, args.ref)
+    value = await tab.evaluate(args.function, args.ref, world=args.world)
     text = json.dumps(value, indent=2, ensure_ascii=False, default=str) \
         if value is not None else "null (or undefined)"
     if len(text) > MAX_RESULT_CHARS:
         text = text[:MAX_RESULT_CHARS] + f"\n… (cut: {len(text)} characters in all)"
     where = f" on {args.element or 'ref'} {args.ref}" if args.ref else ""
-    response.add_result(f"Evaluated in the page{where}; it returned:\n{text}")
+    world = "the page's isolated world" if args.world == "isolated" else \
+        "the page's main world"
+    response.add_result(f"Evaluated in {world}{where}; it returned:\n{text}")
 
 
 TOOLS = [
@@ -48,7 +54,8 @@ TOOLS = [
         name="browser_evaluate",
         title="Evaluate JavaScript",
         description="Run a JavaScript function in the page, or on an element, and return its "
-        "JSON result. The page can see it; prefer the other tools for acting.",
+        "JSON result. Isolated from the page's scripts unless world is main; prefer the "
+        "other tools for acting.",
         args=EvaluateArgs,
         run=_evaluate,
     ),

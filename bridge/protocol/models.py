@@ -334,7 +334,11 @@ class ScreenshotParams(TabParams):
 class EvaluateParams(TabParams):
     ref: Ref | None = Field(default=None, description="Runs in this ref's frame, with the element as argument.")
     expression: str = Field(min_length=1, max_length=100_000,
-                            description="A JavaScript function or expression, run in the page's main world.")
+                            description="A JavaScript function or expression, run in the world ``world`` names.")
+    world: Literal["isolated", "main"] = Field(
+        default="isolated", description="isolated: the page's DOM without its JavaScript "
+        "(page script cannot see or forge the result); main: the page's own world, with "
+        "its globals (supervisor/isolated_eval.py).")
 
 
 class TabNewParams(DeviceParams):
@@ -455,11 +459,12 @@ class DriverScreenshotParams(_Model):
 
 
 class DriverEvaluateParams(_Model):
-    """Bridge → driver: run a script in a frame's main world (explicit tool only)."""
+    """Bridge → driver: run a script in a frame's isolated or main world (explicit tool only)."""
 
     frameToken: str = Field(min_length=1, max_length=128)
     css: str | None = Field(default=None, max_length=20_000)
     expression: str = Field(min_length=1, max_length=100_000)
+    world: Literal["isolated", "main"] = "isolated"
 
 
 class DriverActResult(_Model):

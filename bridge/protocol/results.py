@@ -203,6 +203,8 @@ class EvaluateResult(_Routed):
     """``page.evaluate`` / ``driver.evaluate``: the script's JSON-serialisable value."""
 
     value: Any = Field(description="JSON null when the script returned nothing.")
+    world: Literal["isolated", "main"] | None = Field(
+        default=None, description="Where the script ran (driver).")
     tabId: int | None = None
 
 
