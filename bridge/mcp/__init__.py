@@ -11,13 +11,14 @@ derived from the protocol models, errors as tool results), :mod:`.session` the
 :class:`Connection` (bridge connection, embedded launch, current tab), :mod:`.response`
 the :class:`Response` each tool call fills and renders, :mod:`.report` how its sections
 read (input path, delivery, dialogs, tabs, page state), :mod:`.server` the ``mcp`` server
-and its transports.
+and its stdio transport, :mod:`.http` streamable HTTP behind a bearer token.
 
 Run it with ``trustbridge mcp`` (stdio) or ``trustbridge mcp --http PORT``; see docs/mcp.md.
 """
 
 from .response import Response
-from .server import TOOLS, build_server, run_http, run_stdio
+from .http import run_http
+from .server import TOOLS, build_server, run_stdio
 from .session import Connection, Session
 from .tool import Tool
 

@@ -1,5 +1,6 @@
 """The MCP server: the tools of every capability file on the ``mcp`` package's low-level
-``Server``, served over stdio or streamable HTTP on 127.0.0.1.
+``Server``, served over stdio here, or over streamable HTTP on 127.0.0.1 behind a bearer
+token (:mod:`.http`).
 
 On stdio nothing but MCP messages may reach stdout: ``mcp.server.stdio.stdio_server``
 points fd 1 at stderr while it serves, so the browser started by the embedded default
@@ -189,21 +190,3 @@ async def run_stdio(conn: Connection) -> None:
         finally:
             with anyio.CancelScope(shield=True):
                 await conn.close()
-
-
-async def run_http(conn: Connection, port: int, host: str = "127.0.0.1") -> None:
-    """Serve MCP over streamable HTTP at ``http://host:port/mcp`` until cancelled.
-
-    Binds 127.0.0.1 (design.md §8); the SDK's DNS-rebinding protection accepts only
-    loopback Host and Origin headers.
-    """
-    import uvicorn
-
-    server = build_server(conn)
-    app = server.streamable_http_app(host=host)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    try:
-        await uvicorn.Server(config).serve()
-    finally:
-        with anyio.CancelScope(shield=True):
-            await conn.close()
