@@ -3,8 +3,10 @@
 Commands:
     up        run the embedded default (bridge + supervisor + headless Chromium) until Ctrl-C
     demo      the main job in one go: bring everything up, act on a local page, print it all
-    mcp       serve the browser_* MCP tools on stdio (--http PORT: streamable HTTP); starts
-              the embedded default when no bridge is running (docs/mcp.md)
+    mcp       serve the browser_* MCP tools on stdio (--http PORT: streamable HTTP behind a
+              bearer token); starts the embedded default when no bridge is running
+              (docs/mcp.md)
+    token     where the tokens are; --rotate writes a new one (restart the bridge after)
     doctor    what is connected: devices, extension, driver, trusted-input promise
     tabs      list tabs
     open URL  load URL in the active tab (or --tab)
@@ -16,7 +18,9 @@ Commands:
 
 Every client command takes ``--json`` (print the raw result) and ``--device``/``--tab``;
 each runs one call of the Python SDK (``bridge.sdk.Browser`` / ``Tab``), so a verb means
-the same here as there.
+the same here as there. ``--bridge URL`` gets the token only when URL is loopback, or
+``wss://`` with the token named by ``--token-file`` (refused otherwise, exit 2, before
+connecting).
 
 Exit codes: 0 success; 1 the bridge answered with an error (its code is printed);
 2 bad usage; 3 no bridge reachable (start one with ``trustbridge up``).
@@ -32,6 +36,7 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from . import config
@@ -53,6 +58,54 @@ def bind_warning(host: str) -> str | None:
             "plain ws:// (the token and everything else travel unencrypted). Every peer "
             "still needs the token. Prefer the default 127.0.0.1 behind a TLS reverse "
             "proxy (docs/security.md).")
+
+
+class _Refused(Exception):
+    """A command line that must not run: the reason is printed, the exit code is 2."""
+
+
+def _bridge_token(args: argparse.Namespace) -> str | None:
+    """The token to present to ``args.bridge``: the one ``--token-file`` names, else None
+    (the state directory's, which only a loopback URL gets).
+
+    Raises:
+        _Refused: the token file cannot be read, or the token may not go to that URL
+            (:func:`bridge.config.token_refusal`); nothing was sent.
+    """
+    token = None
+    if args.token_file is not None:
+        try:
+            token = config.read_token_file(Path(args.token_file))
+        except ValueError as exc:
+            raise _Refused(str(exc)) from exc
+    if args.bridge is not None:
+        reason = config.token_refusal(args.bridge, token_named=token is not None)
+        if reason is not None:
+            raise _Refused(f"not connecting to {args.bridge}: {reason}")
+    return token
+
+
+def _http_token(args: argparse.Namespace) -> tuple[str, Path, bool]:
+    """``(token, file, own)`` of ``mcp --http``: the file ``--http-token-file`` names
+    (``own`` False), else the server's own token file, created 0600 on first use.
+
+    Raises:
+        _Refused: the named file cannot be read or is empty.
+    """
+    if args.http_token_file is not None:
+        path = Path(args.http_token_file)
+        try:
+            return config.read_token_file(path), path, False
+        except ValueError as exc:
+            raise _Refused(str(exc)) from exc
+    path = config.mcp_http_token_path()
+    return config.load_or_create_token(path), path, True
+
+
+def http_client_config(url: str, authorization: str) -> str:
+    """The client config snippet ``mcp --http`` prints (Cursor / Claude Desktop style)."""
+    return json.dumps({"mcpServers": {"trustbridge": {
+        "url": url, "headers": {"Authorization": authorization}}}}, indent=2)
 
 
 async def _cmd_up(args: argparse.Namespace) -> int:
@@ -102,12 +155,26 @@ async def _cmd_up(args: argparse.Namespace) -> int:
 async def _cmd_mcp(args: argparse.Namespace) -> int:
     from .mcp import Session, run_http, run_stdio
 
-    session = Session(url=args.bridge, embedded=not args.no_embedded,
+    try:
+        token = _bridge_token(args)
+        http_token = _http_token(args) if args.http is not None else None
+    except _Refused as err:
+        _progress(f"error: {err}")
+        return EXIT_USAGE
+    session = Session(url=args.bridge, token=token, embedded=not args.no_embedded,
                       bridge_port=args.bridge_port, headless=not args.headed,
                       snapshot_after_action=not args.no_page_state, progress=_progress)
-    if args.http is not None:  # uvicorn handles SIGINT/SIGTERM itself
-        _progress(f"MCP over streamable HTTP at http://127.0.0.1:{args.http}/mcp")
-        await run_http(session, args.http)
+    if http_token is not None:  # uvicorn handles SIGINT/SIGTERM itself
+        secret, path, own = http_token
+        url = f"http://127.0.0.1:{args.http}/mcp"
+        _progress(f"MCP over streamable HTTP at {url}; every request needs the header "
+                  f"'Authorization: Bearer <token>' with the token in {path}")
+        if own:  # the server's own token: shown once here, for the client's config
+            _progress(f"bearer token: {secret}")
+        _progress("client config (Cursor, Claude Desktop; docs/mcp.md for others):")
+        print(http_client_config(url, f"Bearer {secret}" if own else f"Bearer <token in {path}>"),
+              file=sys.stderr, flush=True)
+        await run_http(session, args.http, secret)
         return EXIT_OK
     # stdio: stdout carries MCP only, so progress goes to stderr (as _progress does).
     # The client ends us by closing stdin (run_stdio returns) or by a signal; then the
@@ -183,9 +250,38 @@ def _human(cmd: str, result: dict[str, Any]) -> str:
     return json.dumps(result)
 
 
+def _cmd_token(args: argparse.Namespace) -> int:
+    """``trustbridge token``: where the tokens are; ``--rotate`` replaces one."""
+    path = config.mcp_http_token_path() if args.mcp_http else config.state_dir() / "token"
+    if not args.rotate:
+        print(f"bridge token: {config.state_dir() / 'token'}")
+        print(f"mcp --http token: {config.mcp_http_token_path()}")
+        return EXIT_OK
+    config.write_new_token(path)
+    print(f"wrote a new token to {path} (mode 0600)")
+    if args.mcp_http:
+        print("a running `trustbridge mcp --http` keeps the old token until it is restarted; "
+              "restart it and put the new token in your MCP clients' Authorization header")
+        return EXIT_OK
+    running = config.live_endpoint()
+    print("a running bridge keeps the old token until it is restarted (it reads the token "
+          "once, at start, and hands it to its browser's extension and input driver); "
+          "until then CLI, SDK and MCP clients, which read the new one, are refused")
+    if running:
+        print(f"restart the bridge running now (pid {running['pid']}, {running['url']}): "
+              "stop `trustbridge up` (or the `trustbridge mcp` that started it) and start it "
+              "again")
+    return EXIT_OK
+
+
 async def _cmd_client(args: argparse.Namespace) -> int:
     try:
-        browser = await Browser.connect(args.bridge, device=args.device)
+        token = _bridge_token(args)
+    except _Refused as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        browser = await Browser.connect(args.bridge, token, device=args.device)
     except E.DeviceNotConnected as err:
         print(f"error: {err.message}", file=sys.stderr)
         return EXIT_NO_BRIDGE
@@ -204,6 +300,10 @@ async def _cmd_client(args: argparse.Namespace) -> int:
             return EXIT_ERROR
     print(json.dumps({"ok": True, "result": result}) if args.json else _human(args.command, result))
     return EXIT_OK
+
+
+TOKEN_FILE_HELP = ("file holding the bridge's token (default: the state directory's, sent "
+                   "only to a loopback --bridge); needed for a wss:// bridge elsewhere")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -234,8 +334,12 @@ def build_parser() -> argparse.ArgumentParser:
     mcp = sub.add_parser("mcp", help="serve the MCP tools (stdio, or --http PORT)")
     mcp.add_argument("--http", type=int, metavar="PORT",
                      help="serve streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio")
+    mcp.add_argument("--http-token-file", metavar="PATH",
+                     help="with --http: the bearer token clients must send is the one in "
+                     "PATH (e.g. the bridge token) instead of the server's own")
     mcp.add_argument("--bridge", help="bridge URL (default: the running bridge's endpoint "
                      "file); never starts a browser of its own when given")
+    mcp.add_argument("--token-file", metavar="PATH", help=TOKEN_FILE_HELP)
     mcp.add_argument("--no-embedded", action="store_true",
                      help="fail instead of starting bridge + browser when none is running")
     mcp.add_argument("--bridge-port", type=int, default=config.DEFAULT_PORT,
@@ -250,9 +354,18 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help="print the raw JSON result")
         p.add_argument("--device", help="device id (default: the only one)")
         p.add_argument("--tab", type=int, help="tab id (default: the active tab)")
-        p.add_argument("--bridge", help="bridge URL (default: the running bridge's endpoint file)")
+        p.add_argument("--bridge", help="bridge URL (default: the running bridge's endpoint "
+                       "file); the token goes only to loopback, or to wss:// with --token-file")
+        p.add_argument("--token-file", metavar="PATH", help=TOKEN_FILE_HELP)
         p.set_defaults(run=run)
         return p
+
+    tok = sub.add_parser("token", help="where the tokens are; --rotate writes a new one")
+    tok.add_argument("--rotate", action="store_true",
+                     help="replace the token with a new random one (mode 0600); a running "
+                     "bridge keeps the old one until restarted")
+    tok.add_argument("--mcp-http", action="store_true",
+                     help="the token of `trustbridge mcp --http` instead of the bridge's")
 
     client("doctor", "show devices and their input path", _doctor)
     client("tabs", "list tabs", lambda a, browser, t: browser.tabs_result())
@@ -307,6 +420,8 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(_cmd_demo(args))
     if args.command == "mcp":
         return asyncio.run(_cmd_mcp(args))
+    if args.command == "token":
+        return _cmd_token(args)
     try:
         return asyncio.run(_cmd_client(args))
     except BrokenPipeError:

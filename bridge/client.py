@@ -21,9 +21,20 @@ from .protocol.peer import Connection, handshake
 def resolve_endpoint(url: str | None = None, token: str | None = None) -> tuple[str, str]:
     """Return ``(url, token)``: the arguments, else the state directory's files.
 
+    The state directory's token goes only to the endpoint the local bridge recorded or
+    to a loopback ``url`` (:func:`bridge.config.token_refusal`); for any other ``url``
+    the caller passes that bridge's ``token`` itself.
+
     Raises:
         DeviceNotConnected: no URL given and no bridge has recorded its endpoint.
+        Unauthorized: ``url`` is given, is not loopback and no ``token`` was passed;
+            nothing was sent.
     """
+    if url is not None and token is None \
+            and (reason := config.token_refusal(url, token_named=False)) is not None:
+        raise E.Unauthorized(f"Not sending the token: {reason}.", next_step=(
+            "Pass that bridge's token explicitly (over wss://), or use a bridge on this "
+            "machine."))
     if url is None:
         info = config.read_endpoint()
         if not info:

@@ -7,6 +7,10 @@ Files live in the state directory: ``$TRUSTBRIDGE_HOME`` if set, else
   (design.md §8). Every hello must present it.
 - ``endpoint.json``: ``{"url": "ws://127.0.0.1:PORT", "pid": N}`` of the running bridge,
   so the CLI, SDK and MCP server find it without flags.
+- ``mcp-http-token``: the bearer token of ``trustbridge mcp --http`` (its own, 32 random
+  bytes as hex, mode 0600), created on its first start.
+
+The token leaves this machine only on purpose (:func:`token_refusal`).
 """
 
 from __future__ import annotations
@@ -75,6 +79,70 @@ def load_or_create_token(path: Path | None = None) -> str:
     with os.fdopen(fd, "w") as fh:
         fh.write(token + "\n")
     return token
+
+
+def mcp_http_token_path() -> Path:
+    """The file of ``trustbridge mcp --http``'s own bearer token."""
+    return state_dir() / "mcp-http-token"
+
+
+def read_token_file(path: Path) -> str:
+    """The token a file holds (its content, surrounding whitespace removed).
+
+    Raises:
+        ValueError: the file cannot be read or is empty; the message names it.
+    """
+    try:
+        token = path.read_text().strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read the token file {path}: {exc}") from exc
+    if not token:
+        raise ValueError(f"the token file {path} is empty")
+    return token
+
+
+def write_new_token(path: Path | None = None) -> str:
+    """Replace the token in ``path`` (default: the bridge token) with a new random one,
+    mode 0600, and return it. A reader sees the old file or the new one, never a part
+    (written beside it, then renamed over it)."""
+    path = path or state_dir() / "token"
+    tmp = path.with_name(path.name + ".new")
+    tmp.unlink(missing_ok=True)  # a leftover keeps its mode under O_TRUNC; start afresh
+    token = secrets.token_hex(32)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(token + "\n")
+    os.replace(tmp, path)
+    return token
+
+
+def token_refusal(url: str, token_named: bool) -> str | None:
+    """Why the token may not be sent to the bridge at ``url``, or None when it may.
+
+    The rule (issue 13, item 9; design.md §8): the token goes to a loopback host
+    (127.0.0.0/8, ::1, ``localhost``) over ``ws://`` or ``wss://``; beyond this machine
+    only over ``wss://`` (TLS) and only when the user named the token (``--token-file``),
+    since the state directory's token is the local bridge's; never over ``ws://``
+    beyond this machine (it would travel in plain text).
+
+    Args:
+        url: the bridge URL, e.g. ``ws://127.0.0.1:17831``.
+        token_named: the user gave the token explicitly (a ``--token-file``).
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("ws", "wss"):
+        return f"{url} is not a ws:// or wss:// URL"
+    host = parts.hostname or ""
+    if is_loopback_host(host):
+        return None
+    if parts.scheme == "ws":
+        return (f"{host} is not this machine and ws:// is not encrypted: the token would "
+                "travel in plain text. Reach a remote bridge over wss:// (TLS, "
+                "docs/security.md) and name its token with --token-file")
+    if not token_named:
+        return (f"{host} is not this machine: the token of this machine's state directory "
+                "is not sent there. Name the remote bridge's token with --token-file")
+    return None
 
 
 def write_endpoint(url: str, path: Path | None = None) -> None:
