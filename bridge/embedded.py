@@ -81,16 +81,25 @@ class Embedded:
         await self.server.start()
         config.write_endpoint(self.url)
         self.progress(f"bridge listening on {self.url}")
-        env = dict(os.environ, TRUSTBRIDGE_TOKEN=self.token)
+        # The token goes down a pipe, not the environment: a child's environment is
+        # inherited by Playwright's driver, the browser and its crash handlers, and is
+        # readable in /proc/<pid>/environ (issue 13 item 9).
+        env = {k: v for k, v in os.environ.items() if k != "TRUSTBRIDGE_TOKEN"}
         args = [sys.executable, "-m", "supervisor", "--bridge-url", self.url,
-                "--device", self.device, "--browser", self.browser, "--exit-with-parent"]
+                "--device", self.device, "--browser", self.browser, "--exit-with-parent",
+                "--token-file", "-"]
         if not self.headless:
             args.append("--headed")
         if not self.trusted_input:
             args.append("--no-driver")
         self.progress(f"starting {self.browser} ({'headless' if self.headless else 'headed'})")
         self.child = await asyncio.create_subprocess_exec(
-            *args, env=env, stdin=asyncio.subprocess.DEVNULL, start_new_session=True)
+            *args, env=env, stdin=asyncio.subprocess.PIPE, start_new_session=True)
+        assert self.child.stdin is not None
+        self.child.stdin.write(self.token.encode() + b"\n")
+        with contextlib.suppress(ConnectionError):
+            await self.child.stdin.drain()
+        self.child.stdin.close()
         await self._wait_ready()
 
     async def _wait_ready(self) -> None:
@@ -116,7 +125,8 @@ class Embedded:
         raise E.DeviceNotConnected(f"The browser was not ready within {READY_TIMEOUT_S:.0f} s.")
 
     async def stop(self) -> None:
-        """Stop the supervisor (SIGTERM, then SIGKILL after 10 s) and the bridge."""
+        """Stop the supervisor (SIGTERM, then SIGKILL after 10 s) and the bridge, and
+        remove what a killed supervisor left in the temp dir."""
         if self.child is not None and self.child.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 self.child.send_signal(signal.SIGTERM)
@@ -126,6 +136,12 @@ class Embedded:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(self.child.pid, signal.SIGKILL)
                 await self.child.wait()
+        if self.child is not None:
+            # A supervisor killed before its own cleanup leaves its extension copy (with
+            # the token) and profile in the temp dir; its owner is dead now.
+            from supervisor.launcher import sweep_stale_copies
+
+            sweep_stale_copies()
         await self.server.stop()
         config.clear_endpoint()
 

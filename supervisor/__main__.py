@@ -1,7 +1,10 @@
 """``python -m supervisor``: run one supervised browser against a running bridge.
 
-The bridge token is read from ``$TRUSTBRIDGE_TOKEN`` or from ``--token-file``; it is
-never taken from the command line, where other local users could read it.
+The bridge token is read from ``--token-file`` (``-``: the first line of stdin, which is
+how ``bridge/embedded.py`` hands it over) or ``$TRUSTBRIDGE_TOKEN``; it is never taken
+from the command line, where other local users could read it. Once read, it is removed
+from this process's environment, so neither Playwright's driver nor the browser and its
+crash handlers inherit it: the extension gets it from its private config file only.
 """
 
 from __future__ import annotations
@@ -18,12 +21,16 @@ from .runner import BROWSERS, Supervisor
 
 
 def _token(path: str | None) -> str:
-    if path:
+    env_token = os.environ.pop("TRUSTBRIDGE_TOKEN", None)
+    if path == "-":
+        token = sys.stdin.readline().strip()
+    elif path:
         with open(path) as fh:
-            return fh.read().strip()
-    token = os.environ.get("TRUSTBRIDGE_TOKEN")
+            token = fh.read().strip()
+    else:
+        token = env_token or ""
     if not token:
-        raise SystemExit("supervisor: set TRUSTBRIDGE_TOKEN or pass --token-file")
+        raise SystemExit("supervisor: pass --token-file (or set TRUSTBRIDGE_TOKEN)")
     return token
 
 
@@ -81,7 +88,7 @@ def _humanize(value: str) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m supervisor", description=__doc__)
     parser.add_argument("--bridge-url", required=True, help="ws://127.0.0.1:PORT")
-    parser.add_argument("--token-file", help="file holding the bridge token")
+    parser.add_argument("--token-file", help="file holding the bridge token (-: read it from stdin)")
     parser.add_argument("--device", default="chromium", help="device id (default: chromium)")
     parser.add_argument("--browser", default="chromium", choices=BROWSERS,
                         help="chromium, firefox (Debian firefox-esr) or camoufox")
