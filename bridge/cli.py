@@ -263,14 +263,17 @@ def _cmd_token(args: argparse.Namespace) -> int:
         print("a running `trustbridge mcp --http` keeps the old token until it is restarted; "
               "restart it and put the new token in your MCP clients' Authorization header")
         return EXIT_OK
-    running = config.live_endpoint()
     print("a running bridge keeps the old token until it is restarted (it reads the token "
           "once, at start, and hands it to its browser's extension and input driver); "
           "until then CLI, SDK and MCP clients, which read the new one, are refused")
+    running = config.live_endpoint()
     if running:
         print(f"restart the bridge running now (pid {running['pid']}, {running['url']}): "
               "stop `trustbridge up` (or the `trustbridge mcp` that started it) and start it "
               "again")
+    else:
+        print("no bridge is running from this state directory: the next one started uses "
+              "the new token")
     return EXIT_OK
 
 

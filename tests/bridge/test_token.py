@@ -5,6 +5,7 @@ wss://; ``trustbridge token --rotate`` writes a new one and says what must resta
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -153,6 +154,7 @@ def test_rotate_writes_a_new_private_token_and_says_to_restart(
     assert config.read_token_file(config.mcp_http_token_path()) == http_old
     out = capsys.readouterr().out
     assert "keeps the old token until it is restarted" in out
+    assert "no bridge is running" in out
     assert new not in out and old not in out
 
     assert cli.main(["token", "--rotate", "--mcp-http"]) == cli.EXIT_OK
@@ -161,19 +163,31 @@ def test_rotate_writes_a_new_private_token_and_says_to_restart(
     assert "restart it" in capsys.readouterr().out
 
 
-async def test_a_running_bridge_keeps_the_old_token_until_restarted(state_dir: Path) -> None:
-    """What ``--rotate`` says is true: the running bridge still takes the old token and
-    refuses the new one, which a bridge started afterwards takes."""
+async def test_a_running_bridge_keeps_the_old_token_until_restarted(
+        state_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--rotate`` names the running bridge to restart, and what it says is true: that
+    bridge still takes the old token and refuses the new one, which a bridge started
+    afterwards takes."""
     old = config.load_or_create_token()
     server = BridgeServer(old, host="127.0.0.1", port=0)
     await server.start()
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        new = config.write_new_token()
+        # The endpoint file as `trustbridge up` (another process) leaves it.
+        (state_dir / "endpoint.json").write_text(
+            json.dumps({"url": server.url, "pid": sleeper.pid}))
+        assert cli.main(["token", "--rotate"]) == cli.EXIT_OK
+        said = capsys.readouterr().out
+        assert f"pid {sleeper.pid}, {server.url}" in said and "restart" in said
+        new = config.read_token_file(state_dir / "token")
+        assert new != old
         with pytest.raises(E.Unauthorized):
             await asyncio.wait_for(BridgeClient.connect(server.url, new), STEP_S)
         async with await asyncio.wait_for(BridgeClient.connect(server.url, old), STEP_S):
             pass
     finally:
+        sleeper.kill()
+        sleeper.wait()
         await server.stop()
     restarted = BridgeServer(config.load_or_create_token(), host="127.0.0.1", port=0)
     await restarted.start()
