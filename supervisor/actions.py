@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import os
+import random
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Any
@@ -49,6 +51,61 @@ from .errors import NOT_A_FIELD, map_playwright_errors
 
 
 @dataclass(frozen=True)
+class PointerPath:
+    """How a trusted click reaches and presses its target (issue 13, item 12).
+
+    A bare Playwright click is one ``mousemove`` jump to the target then ``mousedown`` and
+    ``mouseup`` ~1 ms apart, a pattern pages can tell from a person. ``steps`` > 1 moves
+    the pointer there along that many points (Playwright's click ``steps``: evenly spaced
+    from where the pointer is); ``hold_ms`` holds the button for a time drawn uniformly
+    from that range (Playwright's click ``delay``).
+
+    Cost, measured on headless Chromium (docs/browsers.md, "Pointer path"): Chromium
+    dispatches mouse moves aligned to animation frames, so every extra step costs one
+    frame (~16 ms at 60 Hz), and any hold costs ~16 ms more than the hold itself. The
+    default therefore keeps a bare click's cost (``steps`` 1, no hold: today's input);
+    ``TRUSTBRIDGE_CLICK_STEPS`` and ``TRUSTBRIDGE_CLICK_HOLD_MS`` (``"40"`` or ``"30-90"``)
+    set it for a driver (:meth:`from_env`).
+
+    Attributes:
+        steps: pointer moves to the target, 1 or more.
+        hold_ms: (low, high) ms between mousedown and mouseup; (0, 0) for none.
+    """
+
+    steps: int = 1
+    hold_ms: tuple[float, float] = (0.0, 0.0)
+
+    def hold(self) -> float | None:
+        """A hold to use now, ms, or None for none."""
+        low, high = self.hold_ms
+        return random.uniform(low, high) if high > 0 else None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] = os.environ) -> PointerPath:
+        """The path ``TRUSTBRIDGE_CLICK_STEPS`` / ``TRUSTBRIDGE_CLICK_HOLD_MS`` ask for.
+
+        Raises:
+            ValueError: a value that is not a number or range of numbers ≥ 0.
+        """
+        steps = int(env.get("TRUSTBRIDGE_CLICK_STEPS") or 1)
+        low, _, high = (env.get("TRUSTBRIDGE_CLICK_HOLD_MS") or "0").partition("-")
+        hold = (float(low), float(high or low))
+        if steps < 1 or hold[0] < 0 or hold[1] < hold[0]:
+            raise ValueError("TRUSTBRIDGE_CLICK_STEPS ≥ 1 and TRUSTBRIDGE_CLICK_HOLD_MS "
+                             "'N' or 'LOW-HIGH' ms ≥ 0 expected")
+        return cls(steps=steps, hold_ms=hold)
+
+    def click_options(self) -> dict[str, Any]:
+        """Keyword arguments of Playwright's click for this path (none for a bare click)."""
+        options: dict[str, Any] = {}
+        if self.steps > 1:
+            options["steps"] = self.steps
+        if (hold := self.hold()) is not None:
+            options["delay"] = hold
+        return options
+
+
+@dataclass(frozen=True)
 class Target:
     """The one element an action acts on.
 
@@ -60,12 +117,14 @@ class Target:
             input: Chromium (CDP ``Input.insertText``) and Camoufox (Juggler
             ``Page.insertText``); not Firefox over WebDriver BiDi, where Playwright inserts
             the text from script (``window.__pw_bidiInsertText``).
+        pointer: how a click moves and presses (:class:`PointerPath`).
     """
 
     locator: Locator
     frame: Frame
     selector: str
     trusted_insert_text: bool
+    pointer: PointerPath = PointerPath()
 
     @property
     def page(self) -> Page:
@@ -102,6 +161,7 @@ async def click(t: Target, a: ClickAction, timeout_ms: int) -> dict[str, Any]:
         modifiers=a.modifiers or None,
         position={"x": a.position.x, "y": a.position.y} if a.position else None,
         timeout=timeout_ms,
+        **t.pointer.click_options(),
     )
     return {}
 

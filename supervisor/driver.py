@@ -79,17 +79,21 @@ class InputDriver:
         capabilities: what this browser's driver can do, sent in hello and shown by
             ``doctor`` (``trustedInput`` is always true; see
             :func:`supervisor.runner.driver_capabilities`).
+        pointer: how clicks move and press (:class:`supervisor.actions.PointerPath`);
+            default from the environment (:meth:`~supervisor.actions.PointerPath.from_env`).
     """
 
     def __init__(self, url: str, token: str, device: str, frames: FrameRegistry,
                  browser: str | None = None,
-                 capabilities: dict[str, bool] | None = None) -> None:
+                 capabilities: dict[str, bool] | None = None,
+                 pointer: A.PointerPath | None = None) -> None:
         self.url = url
         self.token = token
         self.device = device
         self.frames = frames
         self.browser = browser
         self.capabilities = {**(capabilities or {}), "trustedInput": True}
+        self.pointer = pointer or A.PointerPath.from_env()
         self.connected = asyncio.Event()
         self._conn: Connection | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
@@ -206,7 +210,8 @@ class InputDriver:
                     work = lambda: locator.click(position=pos, button=action.button,
                                                  click_count=action.clickCount,
                                                  modifiers=action.modifiers or None,
-                                                 force=True, timeout=params.timeoutMs)
+                                                 force=True, timeout=params.timeoutMs,
+                                                 **self.pointer.click_options())
                 else:
                     verb = A.VERBS.get(action.kind)
                     if verb is None:
@@ -224,7 +229,8 @@ class InputDriver:
     def _target(self, frame: Frame, css: str) -> A.Target:
         selector = locator_engine.unique_selector(css)
         return A.Target(locator=frame.locator(selector), frame=frame, selector=selector,
-                        trusted_insert_text=bool(self.capabilities.get("unicodeText")))
+                        trusted_insert_text=bool(self.capabilities.get("unicodeText")),
+                        pointer=self.pointer)
 
     async def _run_watching(self, page: Page, work: Any) -> dict[str, Any]:
         """Run ``work``; answer early if a dialog opens (the page is blocked until it is
@@ -236,7 +242,7 @@ class InputDriver:
 
         page.context.on("page", on_popup)
         task = asyncio.ensure_future(work())
-        opened = self.dialogs.opened_event()
+        opened = self.dialogs.opened_event(page)  # issue 13 item 6: this page's dialogs only
         waiter = asyncio.ensure_future(opened.wait())
         try:
             await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
@@ -247,8 +253,8 @@ class InputDriver:
                 # A dialog blocks the page: the input was delivered, the verb finishes
                 # once the dialog is answered. Never re-sent.
                 task.add_done_callback(_quiet)
-            if self.dialogs.pending:
-                extra["dialog"] = self.dialogs.pending[0].info
+            if (dialog := self.dialogs.first_for(page)) is not None:
+                extra["dialog"] = dialog
             if popups:
                 await asyncio.sleep(0)  # let the popup's first navigation register
                 extra["popups"] = [{"url": p.url} for p in popups]
@@ -264,11 +270,10 @@ class InputDriver:
         Raises:
             BadRequest: no dialog is open.
         """
-        result = await self.dialogs.answer(params.accept, params.promptText)
-        if not self.dialogs.pending:
-            # Sent before the answer, on the same socket: when the client reads the
-            # answer, the bridge already knows the page is free.
-            await self.send_event("dialog.closed", {})
+        result = await self.dialogs.answer(params.accept, params.promptText, params.dialogId)
+        # Sent before the answer, on the same socket: when the client reads the answer,
+        # the bridge already knows this dialog is gone.
+        await self.send_event("dialog.closed", {"dialogId": result["dialogId"]})
         return result
 
     async def screenshot(self, params: DriverScreenshotParams) -> dict[str, Any]:
