@@ -16,8 +16,8 @@ and its stdio transport, :mod:`.http` streamable HTTP behind a bearer token.
 Run it with ``trustbridge mcp`` (stdio) or ``trustbridge mcp --http PORT``; see docs/mcp.md.
 """
 
-from .response import Response
 from .http import run_http
+from .response import Response
 from .server import TOOLS, build_server, run_stdio
 from .session import Connection, Session
 from .tool import Tool

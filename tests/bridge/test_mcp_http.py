@@ -18,7 +18,6 @@ from pathlib import Path
 
 import httpx
 import httpx2
-import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 

@@ -28,16 +28,21 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {
     "clientInfo": {"name": "test", "version": "0"}}}
 
 
-@pytest.fixture
-async def server(tmp_path: Path) -> AsyncIterator[asyncio.subprocess.Process]:
-    """``python -m bridge.cli mcp --no-embedded`` with its own state directory."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bridge.cli", "mcp", "--no-embedded",
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL, cwd=str(REPO),
-        env=dict(os.environ, TRUSTBRIDGE_HOME=str(tmp_path)))
+@pytest.fixture(params=[["--no-embedded"], []], ids=["no-embedded", "default"])
+async def server(tmp_path: Path,
+                 request: pytest.FixtureRequest) -> AsyncIterator[asyncio.subprocess.Process]:
+    """``python -m bridge.cli mcp`` with its own state directory (no bridge running), with
+    ``--no-embedded`` or as configured by default (it may start a browser on first use,
+    never to answer these lines: its stderr must not say it started a bridge)."""
+    errlog = tmp_path / "stderr.log"
+    with errlog.open("w") as err:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bridge.cli", "mcp", *request.param,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=err, cwd=str(REPO), env=dict(os.environ, TRUSTBRIDGE_HOME=str(tmp_path)))
     try:
         yield proc
+        assert "bridge listening" not in errlog.read_text()
     finally:
         if proc.returncode is None:
             assert proc.stdin is not None

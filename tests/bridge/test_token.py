@@ -135,7 +135,7 @@ def test_mcp_refuses_a_remote_bridge_before_serving(state_dir: Path) -> None:
     serves anything on stdout."""
     proc = subprocess.run(
         [sys.executable, "-m", "bridge.cli", "mcp", "--bridge", "ws://192.0.2.7:17831"],
-        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=STEP_S,
+        check=False, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=STEP_S,
         cwd=str(REPO), env=dict(os.environ, TRUSTBRIDGE_HOME=str(state_dir)))
     assert proc.returncode == cli.EXIT_USAGE, proc.stderr
     assert "plain text" in proc.stderr and proc.stdout == ""
@@ -171,7 +171,8 @@ async def test_a_running_bridge_keeps_the_old_token_until_restarted(
     old = config.load_or_create_token()
     server = BridgeServer(old, host="127.0.0.1", port=0)
     await server.start()
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    sleeper = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", "import time; time.sleep(60)")
     try:
         # The endpoint file as `trustbridge up` (another process) leaves it.
         (state_dir / "endpoint.json").write_text(
@@ -187,7 +188,7 @@ async def test_a_running_bridge_keeps_the_old_token_until_restarted(
             pass
     finally:
         sleeper.kill()
-        sleeper.wait()
+        await sleeper.wait()
         await server.stop()
     restarted = BridgeServer(config.load_or_create_token(), host="127.0.0.1", port=0)
     await restarted.start()
