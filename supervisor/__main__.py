@@ -49,10 +49,11 @@ async def _run(args: argparse.Namespace) -> int:
         await sup.stop()
         return 1
     print(f"supervisor: {args.browser} up for device {args.device}", file=sys.stderr, flush=True)
-    closed = asyncio.Event()
-    if sup.context is not None:
-        sup.context.on("close", lambda _ctx: closed.set())
-    waiters = [asyncio.create_task(stop.wait()), asyncio.create_task(closed.wait())]
+    sup.on_restart = lambda n: print(f"{RESTARTED_LINE} {args.browser} for device {args.device} "
+                                     f"(restart {n}); its tabs and refs are gone",
+                                     file=sys.stderr, flush=True)
+    # A browser that dies is started again by the Supervisor; `gone` means it gave up.
+    waiters = [asyncio.create_task(stop.wait()), asyncio.create_task(sup.gone.wait())]
     if args.exit_with_parent:
         waiters.append(asyncio.create_task(_parent_gone(PARENT_PID)))
     await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
@@ -62,6 +63,9 @@ async def _run(args: argparse.Namespace) -> int:
         await sup.stop()
     return 0 if stop.is_set() else 2
 
+
+RESTARTED_LINE = "supervisor: browser restarted:"
+"""Start of the stderr line said after each browser restart; bridge/embedded.py counts it."""
 
 PARENT_PID = os.getppid()
 PARENT_POLL_S = 1.0

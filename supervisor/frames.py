@@ -4,8 +4,10 @@ The supervisor writes a fresh random token into ``document.documentElement`` as
 ``data-mcjug="<token>"`` when a page appears, a frame attaches, a frame navigates to a new
 document, and on ``domcontentloaded`` (for documents that had no root element at commit).
 The extension reads the attribute in the frame that owns a ref; the driver turns it back
-into the ``Frame`` here. A re-stamped frame's old token is dropped; a closed or crashed
-page's tokens are all forgotten.
+into the ``Frame`` here. A re-stamped frame's old token is dropped; a closed page's tokens
+are all forgotten. A crashed page's tokens (or, after the browser died, every token) are
+remembered as crashed, so a ref taken before the crash fails BROWSER_CRASHED (issue 13
+item 3) rather than FRAME_TOKEN_UNKNOWN.
 
 Stamping, navigation and an action request are not one transaction: this gives detection
 (an unknown token is an error, never a guess), not a proof that no race exists.
@@ -16,16 +18,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from typing import Any
+from collections import OrderedDict
+from typing import Any, Literal
 
 from playwright.async_api import BrowserContext, Error as PlaywrightError, Frame, Page
 
-from bridge.protocol.errors import FrameTokenUnknown
+from bridge.protocol.errors import BrowserCrashed, FrameTokenUnknown
 from bridge.protocol.models import FRAME_TOKEN_ATTRIBUTE
 
 log = logging.getLogger("trustbridge.frames")
 
 ATTRIBUTE = FRAME_TOKEN_ATTRIBUTE
+CRASHED_KEPT = 1024
+"""How many tokens of crashed pages are remembered (oldest dropped first)."""
+Crash = Literal["renderer", "browser"]
 
 # Keeps the token when the document is the one stamped before (same-document navigation,
 # a repeated event); otherwise writes the fresh one. Returns the token in force, or null
@@ -48,6 +54,7 @@ class FrameRegistry:
         self._by_frame: dict[Frame, str] = {}
         self._locks: dict[Frame, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._crashed: OrderedDict[str, Crash] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._by_token)
@@ -65,7 +72,7 @@ class FrameRegistry:
         page.on("framedetached", self.forget_frame)
         page.on("domcontentloaded", lambda p: [self._spawn_stamp(f) for f in p.frames])
         page.on("close", self.forget_page)
-        page.on("crash", self.forget_page)
+        page.on("crash", self.page_crashed)
         for frame in page.frames:
             self._spawn_stamp(frame)
 
@@ -73,9 +80,17 @@ class FrameRegistry:
         """Return the Frame holding ``token``.
 
         Raises:
+            BrowserCrashed: it was stamped in a page whose renderer crashed, or in a
+                browser that died (``details.what``: ``renderer`` / ``browser``).
             FrameTokenUnknown: no live frame holds it (never stamped here, re-stamped
                 since, or its page closed).
         """
+        what = self._crashed.get(token)
+        if what is not None:
+            raise BrowserCrashed(
+                "The page of this ref crashed (its renderer died)." if what == "renderer"
+                else "The browser of this ref died and was started again.",
+                {"what": what, "tabId": None})
         frame = self._by_token.get(token)
         if frame is None or frame.is_detached():
             raise FrameTokenUnknown(
@@ -122,9 +137,28 @@ class FrameRegistry:
         self._locks.pop(frame, None)
 
     def forget_page(self, page: Page) -> None:
-        """Drop every token of a closed or crashed page."""
+        """Drop every token of a closed page."""
         for frame in [f for f, _ in self._by_frame.items() if f.page is page]:
             self.forget_frame(frame)
+
+    def page_crashed(self, page: Page) -> None:
+        """Remember ``page``'s tokens as crashed (renderer), then drop them."""
+        self._mark_crashed([t for f, t in self._by_frame.items() if f.page is page], "renderer")
+        self.forget_page(page)
+
+    def browser_gone(self) -> None:
+        """The browser died: remember every token as crashed (browser) and drop them all
+        (the pages' own close events may come later, or never)."""
+        self._mark_crashed(list(self._by_frame.values()), "browser")
+        for frame in list(self._by_frame):
+            self.forget_frame(frame)
+        self._by_token.clear()
+
+    def _mark_crashed(self, tokens: list[str], what: Crash) -> None:
+        for token in tokens:
+            self._crashed[token] = what
+        while len(self._crashed) > CRASHED_KEPT:
+            self._crashed.popitem(last=False)
 
     def _spawn_stamp(self, frame: Frame) -> None:
         task = asyncio.ensure_future(self.stamp(frame))

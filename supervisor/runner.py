@@ -2,6 +2,11 @@
 
 It meets the bridge only on the wire: the extension and the driver each connect to
 ``bridge_url`` with the token, for the same ``device``.
+
+A browser that dies under it (killed, crashed) is started again, with a fresh extension
+copy and profile, for the same device: the extension says hello again, the driver's
+connection is kept (issue 13 item 3). More than :data:`RESTART_LIMIT` deaths within
+:data:`RESTART_WINDOW_S` end it: :attr:`Supervisor.gone` is set.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from playwright.async_api import BrowserContext, Playwright, async_playwright
@@ -33,6 +39,10 @@ log = logging.getLogger("trustbridge.supervisor")
 
 __all__ = ["BROWSERS", "Supervisor", "driver_capabilities"]
 
+RESTART_LIMIT = 3
+"""Browser restarts allowed within :data:`RESTART_WINDOW_S`; one more death gives up."""
+RESTART_WINDOW_S = 60.0
+
 
 class Supervisor:
     """Launches and watches one browser for one device.
@@ -55,6 +65,9 @@ class Supervisor:
 
     Attributes:
         launch_ms: how long the browser launch took, in ms (set by :meth:`start`).
+        restarts: how many times the browser died and was started again.
+        on_restart: called with :attr:`restarts` after each restart.
+        gone: set when the browser died and was not (or could not be) started again.
     """
 
     def __init__(self, bridge_url: str, token: str, device: str = "chromium", *,
@@ -75,6 +88,12 @@ class Supervisor:
         self.firefox_prefs = firefox_prefs
         self.keep_alive_ms = keep_alive_ms
         self.launch_ms: float | None = None
+        self.restarts = 0
+        self.on_restart: Callable[[int], None] | None = None
+        self.gone = asyncio.Event()
+        self._stopping = False
+        self._deaths: list[float] = []
+        self._restart_task: asyncio.Task[None] | None = None
         self.frames = FrameRegistry()
         self.context: BrowserContext | None = None
         self.driver: InputDriver | None = None
@@ -82,24 +101,68 @@ class Supervisor:
         self._ext: ExtensionCopy | None = None
         self._driver_task: asyncio.Task[None] | None = None
         self._profile: Path | None = None
+        self._pw: Playwright | None = None
 
     async def start(self) -> None:
         """Launch the browser with the extension and start the driver."""
+        self._stopping = False
+        self._pw_cm = async_playwright()
+        pw = await self._pw_cm.__aenter__()
+        await locator_engine.register(pw)
+        self._pw = pw
+        await self._open_browser()
+        if self.trusted_input:
+            await self.start_driver()
+        log.info("%s started for device %s", self.browser_name, self.device)
+
+    async def _open_browser(self) -> None:
+        """A fresh extension copy and profile, the browser on them, frames watched."""
         self._ext = prepare_extension(
             self.bridge_url, self.token, self.device, trusted_input=self.trusted_input,
             keep_alive_ms=self.keep_alive_ms,
             startup_marker=FIREFOX_STARTUP_MARKER if self.browser_name == "firefox" else None)
-        self._pw_cm = async_playwright()
-        pw = await self._pw_cm.__aenter__()
-        await locator_engine.register(pw)
         self._profile = self._ext.path.parent / "profile"
         started = time.perf_counter()
-        self.context = await self._launch(pw, self._ext.path, str(self._profile))
+        context = await self._launch(self._pw, self._ext.path, str(self._profile))
         self.launch_ms = (time.perf_counter() - started) * 1000
-        self.frames.attach(self.context)
-        if self.trusted_input:
-            await self.start_driver()
-        log.info("%s started for device %s", self.browser_name, self.device)
+        self.context = context
+        context.on("close", lambda _ctx: self._browser_closed(context))
+        self.frames.attach(context)
+
+    def _browser_closed(self, context: BrowserContext) -> None:
+        """The context closed: by :meth:`stop`, or because the browser died."""
+        if self._stopping or context is not self.context:
+            return
+        self.frames.browser_gone()
+        self._restart_task = asyncio.ensure_future(self._restart())
+
+    async def _restart(self) -> None:
+        now = time.monotonic()
+        self._deaths = [t for t in self._deaths if now - t < RESTART_WINDOW_S] + [now]
+        self.context = None
+        if self._ext is not None:
+            self._ext.cleanup()  # the dead browser's config (with the token) and profile
+            self._ext = None
+        if len(self._deaths) > RESTART_LIMIT:
+            log.error("%s died %d times within %.0f s; not starting it again",
+                      self.browser_name, len(self._deaths), RESTART_WINDOW_S)
+            self.gone.set()
+            return
+        log.warning("%s exited unexpectedly; starting it again for device %s",
+                    self.browser_name, self.device)
+        try:
+            await self._open_browser()
+        except Exception as exc:  # any launch failure ends this supervisor, said once
+            log.error("%s could not be started again: %s", self.browser_name, exc)
+            self.gone.set()
+            return
+        if self.driver is not None and self.context is not None:
+            self.driver.dialogs.attach(self.context)
+        self.restarts += 1
+        log.warning("%s restarted for device %s (restart %d); its tabs and refs are gone",
+                    self.browser_name, self.device, self.restarts)
+        if self.on_restart is not None:
+            self.on_restart(self.restarts)
 
     async def start_driver(self) -> None:
         """Start the input driver, or restart it after :meth:`stop_driver`: it connects to
@@ -122,7 +185,9 @@ class Supervisor:
         self.driver.connected.clear()
         self._driver_task = asyncio.create_task(self.driver.run())
 
-    async def _launch(self, pw: Playwright, extension: Path, profile: str) -> BrowserContext:
+    async def _launch(self, pw: Playwright | None, extension: Path,
+                      profile: str) -> BrowserContext:
+        assert pw is not None, "start() opens Playwright first"
         if self.browser_name == "firefox":
             return await launch_firefox(pw, extension, headless=self.headless,
                                         user_data_dir=profile, prefs=self.firefox_prefs)
@@ -145,6 +210,11 @@ class Supervisor:
 
     async def stop(self) -> None:
         """Stop the driver, close the browser and remove the temp extension and profile."""
+        self._stopping = True
+        if self._restart_task is not None and not self._restart_task.done():
+            self._restart_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._restart_task
         await self.stop_driver()
         if self.context is not None:
             with contextlib.suppress(Exception):
