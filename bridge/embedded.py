@@ -24,6 +24,9 @@ from .server import BridgeServer
 log = logging.getLogger("trustbridge.embedded")
 
 READY_TIMEOUT_S = 60.0
+RESTARTED_LINE = b"supervisor: browser restarted:"
+"""The stderr line the supervisor says after starting a dead browser again
+(``RESTARTED_LINE`` of supervisor/__main__.py; counted in :attr:`Embedded.restarts`)."""
 
 
 class Embedded:
@@ -57,6 +60,9 @@ class Embedded:
         self.server = BridgeServer(self.token, host=host, port=port, policy=RoutingPolicy(seeded),
                                    allow_file_urls=allow_file_urls)
         self.child: asyncio.subprocess.Process | None = None
+        self.restarts = 0
+        """How many times the supervisor said it started its dead browser again."""
+        self._stderr_task: asyncio.Task[None] | None = None
 
     @property
     def url(self) -> str:
@@ -94,13 +100,27 @@ class Embedded:
             args.append("--no-driver")
         self.progress(f"starting {self.browser} ({'headless' if self.headless else 'headed'})")
         self.child = await asyncio.create_subprocess_exec(
-            *args, env=env, stdin=asyncio.subprocess.PIPE, start_new_session=True)
-        assert self.child.stdin is not None
+            *args, env=env, stdin=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            start_new_session=True)
+        assert self.child.stdin is not None and self.child.stderr is not None
+        self._stderr_task = asyncio.create_task(self._relay_stderr(self.child.stderr))
         self.child.stdin.write(self.token.encode() + b"\n")
         with contextlib.suppress(ConnectionError):
             await self.child.stdin.drain()
         self.child.stdin.close()
         await self._wait_ready()
+
+    async def _relay_stderr(self, stream: asyncio.StreamReader) -> None:
+        """Pass the supervisor's stderr through to ours, counting its restart lines."""
+        out = getattr(sys.stderr, "buffer", None)
+        while line := await stream.readline():
+            if line.startswith(RESTARTED_LINE):
+                self.restarts += 1
+                self.progress("the browser died and was started again; its tabs are gone")
+            if out is not None:
+                with contextlib.suppress(Exception):
+                    out.write(line)
+                    out.flush()
 
     async def _wait_ready(self) -> None:
         deadline = time.monotonic() + READY_TIMEOUT_S
@@ -142,6 +162,9 @@ class Embedded:
             from supervisor.launcher import sweep_stale_copies
 
             sweep_stale_copies()
+        if self._stderr_task is not None:
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(self._stderr_task, 2)
         await self.server.stop()
         config.clear_endpoint()
 

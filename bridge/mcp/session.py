@@ -104,6 +104,7 @@ class Connection:
         last saw" for this client alone (random: unique per server on a shared bridge)."""
         self._client: BridgeClient | None = None
         self._emb: Embedded | None = None
+        self._restarts_seen = 0
         self._lock = asyncio.Lock()
 
     async def client(self) -> BridgeClient:
@@ -112,15 +113,27 @@ class Connection:
         exited is started again.
 
         Raises:
+            BrowserCrashed: (``what: "browser"``, once per restart) the embedded browser
+                died and was started again (by its supervisor, or here); the agent's tabs
+                and refs are gone. The next call proceeds.
             DeviceNotConnected: no bridge is reachable and none may or could be started.
             Unauthorized / ProtocolMismatch: the bridge refused this client.
         """
         async with self._lock:
+            restarted = False
             if self._emb is not None and self._emb.child is not None \
                     and self._emb.child.returncode is not None:
                 self.progress("the browser this server started has exited; starting it again")
                 await self._close_client()
                 await self._stop_embedded()
+                restarted = True
+            elif self._emb is not None and self._emb.restarts > self._restarts_seen:
+                restarted = True  # the supervisor started its dead browser again
+            if restarted:
+                if self._emb is None:
+                    self._emb = await self._start_embedded()
+                self._restarts_seen = self._emb.restarts
+                raise self._restarted()
             if self._client is not None and not self._client.closed:
                 return self._client
             self._client = None
@@ -135,6 +148,17 @@ class Connection:
             self._emb = await self._start_embedded()
             self._client = await BridgeClient.connect(self._emb.url, self._emb.token)
             return self._client
+
+    def _restarted(self) -> E.BrowserCrashed:
+        """The answer of the first call after the embedded browser came back: what the
+        agent knew (tabs, refs, the current tab) is gone, and this call did nothing."""
+        self.select(None, None)
+        return E.BrowserCrashed(
+            "The browser this MCP server started died and was started again. Every tab "
+            "and ref from before is gone; this call was not performed.",
+            {"what": "browser", "tabId": None},
+            next_step="Open a page with browser_navigate (or call browser_snapshot on the "
+            "new tab) and use only the refs of that new snapshot.")
 
     @property
     def launched(self) -> Embedded | None:

@@ -566,7 +566,9 @@ def test_clean_schema_drops_titles_and_null_unions_only() -> None:
 async def test_session_starts_the_embedded_default_on_a_free_port_and_restarts_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No bridge running and the default port taken: the session starts bridge + Chromium
-    on a free port; when that browser exits, the next call starts it again."""
+    on a free port; when that browser exits, the next call starts it again and says so
+    (BROWSER_CRASHED, what: browser: the agent's tabs and refs are gone); the one after
+    works."""
     monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -584,6 +586,9 @@ async def test_session_starts_the_embedded_default_on_a_free_port_and_restarts_i
                 assert emb.child is not None
                 emb.child.send_signal(signal.SIGTERM)
                 await asyncio.wait_for(emb.child.wait(), 30)
+                told = await mcp.call_tool("browser_snapshot", {})
+                assert told.is_error and "BROWSER_CRASHED" in text(told), text(told)
+                assert "started again" in text(told) and "tab" in text(told)
                 again = await mcp.call_tool("browser_snapshot", {})
                 assert not again.is_error, text(again)
                 assert session.launched is not None and session.launched is not emb
