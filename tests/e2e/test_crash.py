@@ -1,0 +1,140 @@
+"""Crashes are reported, and recovered from (issue 13 item 3), in a real Chromium: a
+crashed renderer (CDP ``Page.crash``, the renderer's real crash path) fails the next
+action with BROWSER_CRASHED naming the tab, and the tab works again after a navigation;
+a SIGKILLed browser is restarted by its supervisor and the device comes back."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from bridge.protocol import errors as E
+
+from .conftest import Origins, Stack, ref_of, wait_until
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
+
+
+async def crash_renderer(stack: Stack) -> None:
+    """Crash the renderer of the driven page (Chromium only: CDP Page.crash)."""
+    page = stack.page
+    crashed = asyncio.Event()
+    page.once("crash", lambda _p: crashed.set())
+    cdp = await page.context.new_cdp_session(page)
+    with contextlib.suppress(Exception):  # the renderer never answers: it is gone
+        await asyncio.wait_for(cdp.send("Page.crash"), 2)
+    await asyncio.wait_for(crashed.wait(), 10)
+
+
+async def trusted_click(stack: Stack, origins: Origins) -> None:
+    """Navigate to the test page and click "Main button": the page records one trusted
+    click."""
+    await stack.tab.goto(f"{origins.main}/index.html")
+    result = await stack.act(ref_of(await stack.snapshot(), "button", "Main button"),
+                             kind="click")
+    assert result["inputPath"] == "trusted"
+    clicks = [e for e in await stack.page.evaluate("window.__events") if e["type"] == "click"]
+    assert clicks == [{"where": "main", "type": "click", "trusted": True,
+                       "target": "main-btn", "key": None}]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "needs the extension and the bridge: the extension answers a crashed tab's resolve "
+    "with BROWSER_DOCUMENT_CHANGED (its content script is gone), and Playwright never "
+    "drives a crashed Page again (its lifecycle stays 'crashed' across reloads), so the "
+    "tab must be discarded (chrome.tabs.discard: a new target, a new tab id) before it "
+    "is navigated; see the issue 13 item 3 report"))
+async def test_a_crashed_renderer_is_reported_and_the_tab_recovers_on_navigate(
+        stack: Stack, origins: Origins, browser: str) -> None:
+    """After Page.crash the click on an old ref fails BROWSER_CRASHED (what: renderer,
+    with the tab id), never FRAME_TOKEN_UNKNOWN; navigating the tab again makes a trusted
+    click work and the page record it."""
+    if browser != "chromium":
+        pytest.skip("CDP Page.crash is Chromium's; Firefox has no page-crash command here")
+    nav = await stack.tab.goto(f"{origins.main}/index.html")
+    tab_id = nav["tabId"]
+    ref = ref_of(await stack.snapshot(), "button", "Main button")
+    await crash_renderer(stack)
+    with pytest.raises(E.BrowserCrashed) as caught:
+        await stack.act(ref, kind="click")
+    assert caught.value.details.get("what") == "renderer"
+    assert caught.value.details.get("tabId") == tab_id
+    await trusted_click(stack, origins)
+
+
+def _browser_pid(stack: Stack) -> int:
+    """Pid of the Chromium browser process (the child of Playwright's driver)."""
+    from .test_orphans import _descendants
+
+    for pid in _descendants(os.getpid()):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"chrom" in cmd and b"--type=" not in cmd and stack.supervisor._ext is not None \
+                and str(stack.supervisor._ext.path).encode() in cmd:
+            return pid
+    raise AssertionError("no browser process found")
+
+
+async def test_a_killed_browser_is_restarted_and_the_device_comes_back(
+        stack: Stack, origins: Origins, browser: str) -> None:
+    """kill -9 of the browser: the supervisor starts it again by itself, the extension
+    and the driver reconnect for the same device, and a trusted click works."""
+    if browser != "chromium":
+        pytest.skip("the browser process is found by its Chromium command line")
+    await trusted_click(stack, origins)
+    old_ext = stack.server.policy.extensions[stack.device]
+    os.kill(_browser_pid(stack), signal.SIGKILL)
+
+    def back() -> bool:
+        current = stack.server.policy.extensions.get(stack.device)
+        return current is not None and current != old_ext \
+            and stack.device in stack.server.policy.drivers
+
+    await wait_until(back, 45)
+    assert stack.supervisor.restarts == 1
+    await trusted_click(stack, origins)
+
+
+async def test_the_mcp_server_says_its_browser_was_restarted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Embedded MCP: after kill -9 of its Chromium, the supervisor starts it again; the
+    next tool result says the browser restarted and its tabs and refs are gone (nothing
+    done), and the call after it works on the new browser."""
+    from mcp import Client
+
+    from bridge.mcp import Connection, build_server
+
+    from .test_orphans import _descendants
+
+    monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
+    conn = Connection(bridge_port=0)
+    try:
+        async with Client(build_server(conn)) as mcp:
+            first = await mcp.call_tool("browser_snapshot", {})
+            assert not first.is_error
+            emb = conn.launched
+            assert emb is not None and emb.child is not None
+            main = [p for p in _descendants(emb.child.pid)
+                    if (cmd := Path(f"/proc/{p}/cmdline").read_bytes()).startswith(b"/")
+                    and b"chrom" in cmd and b"--type=" not in cmd]
+            assert len(main) == 1, main
+            os.kill(main[0], signal.SIGKILL)
+            await wait_until(lambda: emb.restarts == 1, 45)
+            await wait_until(lambda: emb.device in emb.server.policy.extensions
+                             and emb.device in emb.server.policy.drivers, 30)
+            told = await mcp.call_tool("browser_snapshot", {})
+            shown = "\n".join(c.text for c in told.content if c.type == "text")
+            assert told.is_error and "BROWSER_CRASHED" in shown, shown
+            assert "started again" in shown and "ref" in shown
+            again = await mcp.call_tool("browser_snapshot", {})
+            assert not again.is_error
+            assert emb.child.returncode is None, "the supervisor itself must live on"
+    finally:
+        await conn.close()
