@@ -194,7 +194,8 @@ class Tab:
         return (await self.snapshot_result(**options))["snapshot"]
 
     async def act(self, action: ActionLike, ref: str | None = None,
-                  timeout_ms: int = 10_000, *, allow_coordinates: bool = False) -> ActResult:
+                  timeout_ms: int = 10_000, *, allow_coordinates: bool = False,
+                  allow_script: bool = False) -> ActResult:
         """Perform one input action on ``ref`` (``page.act``).
 
         Args:
@@ -206,6 +207,9 @@ class Tab:
             allow_coordinates: a click on an element in a closed shadow root goes to its
                 hit-tested centre (``inputPath: "trusted-coordinates"``) instead of
                 failing with ClosedShadowRoot.
+            allow_script: a control no trusted input can set (``<input type=color>``) is
+                set by script (``inputPath: "script"``) instead of failing with
+                TrustedInputUnavailable.
 
         Returns:
             The result; ``inputPath`` is ``"trusted"``, ``"trusted-coordinates"`` or
@@ -223,7 +227,8 @@ class Tab:
             BrowserOperationUncertain: the connection broke mid-action; never replayed.
         """
         params = wire_params("page.act", self._params(
-            ref=ref, action=action, timeoutMs=timeout_ms, allowCoordinates=allow_coordinates))
+            ref=ref, action=action, timeoutMs=timeout_ms, allowCoordinates=allow_coordinates,
+            allowScript=allow_script))
         return cast(ActResult, await self._client.call("page.act", params))
 
     async def click(self, ref: str, *, button: MouseButton = "left", click_count: int = 1,
@@ -250,16 +255,20 @@ class Tab:
         return await self.act(HoverAction(), ref, timeout_ms)
 
     async def type(self, ref: str, text: str, *, submit: bool = False,
-                   timeout_ms: int = 10_000) -> ActResult:
+                   timeout_ms: int = 10_000, allow_script: bool = False) -> ActResult:
         """Focus ``ref`` and type ``text`` key by key (trusted key events per character,
         see :class:`bridge.protocol.models.TypeAction`); it does not clear the field (use
         :meth:`fill` to replace the value). ``submit`` presses Enter after.
+        ``allow_script``: as in :meth:`fill` (a colour input).
 
         Raises:
-            Same as :meth:`act`.
+            BrowserOperationUncertain: the document changed before the last key
+                (``details.sent`` of ``details.total`` characters were sent).
+            ElementValueNotSet: the field kept its value (``cause: "unchanged"``).
+            Same as :meth:`act` otherwise.
         """
         return await self.act(build_action(TypeAction, text=text, submit=submit), ref,
-                              timeout_ms)
+                              timeout_ms, allow_script=allow_script)
 
     async def press(self, key: str, ref: str | None = None,
                     timeout_ms: int = 10_000) -> ActResult:
@@ -299,11 +308,24 @@ class Tab:
         action = build_action(ClickAction, position={"x": x, "y": y})
         return await self.act(action, ref, timeout_ms)
 
-    async def fill(self, ref: str, value: str, timeout_ms: int = 10_000) -> ActResult:
+    async def fill(self, ref: str, value: str, timeout_ms: int = 10_000, *,
+                   allow_script: bool = False) -> ActResult:
         """Replace the field's value with ``value``: select all, then the value over it as
         one edit (Firefox types it key by key; :class:`bridge.protocol.models.FillAction`
-        lists the events each browser sends). Use :meth:`type` for a key event per character."""
-        return await self.act(build_action(FillAction, value=value), ref, timeout_ms)
+        lists the events each browser sends). Use :meth:`type` for a key event per character.
+        A range input is set with keys; the value is read back and checked.
+
+        Args:
+            allow_script: a control no trusted input can set (``<input type=color>``) is
+                set by script; the result says ``inputPath: "script"``.
+
+        Raises:
+            ElementValueNotSet: the field holds another value afterwards (``cause``).
+            TrustedInputUnavailable: a colour input without ``allow_script``.
+            Same as :meth:`act` otherwise.
+        """
+        return await self.act(build_action(FillAction, value=value), ref, timeout_ms,
+                              allow_script=allow_script)
 
     async def select(self, ref: str, values: list[str], timeout_ms: int = 10_000) -> ActResult:
         """Choose options of a native ``<select>`` by value (or label)."""

@@ -47,7 +47,9 @@ from bridge.protocol.models import (
     UploadAction,
 )
 
+from . import values as V
 from .errors import NOT_A_FIELD, map_playwright_errors
+from .navwatch import NavigationWatch
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,8 @@ class Target:
             ``Page.insertText``); not Firefox over WebDriver BiDi, where Playwright inserts
             the text from script (``window.__pw_bidiInsertText``).
         pointer: how a click moves and presses (:class:`PointerPath`).
+        allow_script: the agent's ``allowScript`` opt-in: a control no trusted input can
+            set is set by script (supervisor/values.py ``set_by_script``).
     """
 
     locator: Locator
@@ -125,6 +129,7 @@ class Target:
     selector: str
     trusted_insert_text: bool
     pointer: PointerPath = PointerPath()
+    allow_script: bool = False
 
     @property
     def page(self) -> Page:
@@ -193,19 +198,78 @@ async def _is_editable(t: Target, timeout_ms: int) -> bool:
         return False
 
 
+async def _readable_value(t: Target, timeout_ms: int) -> str | None:
+    """The field's value (``<input>``, ``<textarea>``, ``<select>``), or None when the
+    element has none to read (contenteditable); a built-in read, in the utility world."""
+    try:
+        return await t.locator.input_value(timeout=timeout_ms)
+    except PlaywrightError as exc:
+        if not NOT_A_FIELD.search(str(exc)):
+            raise
+        return None
+
+
+async def _field(t: Target, timeout_ms: int) -> tuple[str | None, str | None]:
+    """``(input type lower-cased or None, value or None)`` of an editable target.
+
+    Raises:
+        ElementNotEditable: readonly, disabled or not a text field.
+    """
+    editable, kind, before = await asyncio.gather(
+        _is_editable(t, timeout_ms), t.locator.get_attribute("type", timeout=timeout_ms),
+        _readable_value(t, timeout_ms))
+    if not editable:
+        raise _not_editable()
+    return (kind.strip().lower() if kind is not None else None), before
+
+
 async def type_text(t: Target, a: TypeAction, timeout_ms: int) -> dict[str, Any]:
     """Focus, then one trusted key event sequence per character; Enter if ``submit``.
 
     ``timeout_ms`` bounds reaching and focusing the target; the typing itself has no
     deadline once started, so a long text is never cut in the middle and reported as a
     timeout (the bridge allows time per character: bridge/executor.py driver_timeout_s).
+    Keys stop at a document change (supervisor/values.py ``type_keys``). A range or
+    colour input takes the text as its value, as :func:`fill` sets it.
+
+    Raises:
+        ElementNotEditable: readonly, disabled or not a text field; nothing was typed.
+        BrowserOperationUncertain: the document changed before the last key
+            (``details.sent``, ``details.total``).
+        ElementValueNotSet: a readable field kept its value although the text had
+            characters to insert (``cause: "unchanged"``; lengths only).
     """
-    if not await _is_editable(t, timeout_ms):
-        raise _not_editable()
-    await t.locator.focus(timeout=timeout_ms)
-    await t.page.keyboard.type(a.text)
+    kind, before = await _field(t, timeout_ms)
+    if kind == "range" or kind in V.SCRIPT_ONLY_TYPES:
+        extra = await _set_value(t, kind, a.text, timeout_ms)
+    else:
+        await t.locator.focus(timeout=timeout_ms)
+        await V.type_keys(t, a.text)
+        extra = {}
+        if before is not None and any(ch not in "\n\r\t" for ch in a.text):
+            after = await _readable_value(t, timeout_ms)
+            if after == before:
+                raise V.not_set(a.text, after, "unchanged", secret=True)
     if a.submit:
         await t.page.keyboard.press("Enter")
+    return extra
+
+
+async def _set_value(t: Target, kind: str, value: str, timeout_ms: int) -> dict[str, Any]:
+    """A range input by keys, a colour input by script if allowed."""
+    if kind in V.SCRIPT_ONLY_TYPES:
+        return await V.set_by_script(t, value, kind, t.allow_script, timeout_ms)
+    lo, hi, step, current = await asyncio.gather(
+        *(t.locator.get_attribute(n, timeout=timeout_ms) for n in ("min", "max", "step")),
+        t.locator.input_value(timeout=timeout_ms))
+    keys = V.range_keys(value, current, lo, hi, step)
+    if keys:
+        await t.locator.press(keys[0], timeout=timeout_ms)  # focus, then the first key
+    for key in keys[1:]:
+        await t.page.keyboard.press(key)
+    after = await t.locator.input_value(timeout=timeout_ms)
+    if cause := V.value_cause(value, after, current, "range"):
+        raise V.not_set(value, after, cause, secret=False)
     return {}
 
 
@@ -241,19 +305,29 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
     ::test_fill_never_empties_a_masked_field_and_types_a_native_date). A page that needs a key
     event per character (autocomplete, key-driven masks) wants the ``type`` verb.
 
+    - ``<input type=range>``: keys (Home / End / arrows by ``step``) from its value to
+      ``a.value``; ``<input type=color>``: no trusted route, refused unless the agent
+      allowed script (supervisor/values.py).
+
+    The value is read back wherever the field has one (not contenteditable) and compared
+    with ``a.value`` after the browser's own sanitisation.
+
     Raises:
         ElementNotEditable: readonly, disabled or not a text field; nothing was typed.
-        BadRequest: a date field given something other than ``YYYY-MM-DD``, or a number
-            field given something that is not a number (nothing typed).
+        BadRequest: a date field given something other than ``YYYY-MM-DD``, a number
+            field given something that is not a number, a range value off its steps
+            (nothing typed).
+        ElementValueNotSet: the field holds something else afterwards (``cause``
+            unchanged / truncated / rewritten; lengths only, never the text).
+        TrustedInputUnavailable: a colour input without ``allowScript``.
+        BrowserOperationUncertain: the document changed before the value was all in.
     """
     # Built-in reads run in Playwright's utility world; a script on the element would make
     # Playwright set up its injected script in the page's main world too (~40 ms once per
     # document).
-    editable, kind = await asyncio.gather(_is_editable(t, timeout_ms),
-                                          t.locator.get_attribute("type", timeout=timeout_ms))
-    if not editable:
-        raise _not_editable()
-    kind = kind.strip().lower() if kind is not None else None
+    kind, before = await _field(t, timeout_ms)
+    if kind == "range" or kind in V.SCRIPT_ONLY_TYPES:
+        return await _set_value(t, kind, a.value, timeout_ms)
     if kind == "number" and a.value.strip() and not _is_number(a.value):
         # The browser would drop the text and leave the field empty while the fill
         # reported success (Playwright's fill refuses the same way).
@@ -267,9 +341,16 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
     if not a.value:
         await keyboard.press("Delete")
     elif t.trusted_insert_text and kind in _INSERT_TEXT_TYPES:
-        await keyboard.insert_text(a.value)
+        with NavigationWatch(t.frame) as nav:  # one edit: it landed whole or not at all
+            await keyboard.insert_text(a.value)
+        if nav.changed or t.frame.is_detached():
+            raise V.cut(len(a.value), len(a.value))
     else:
-        await keyboard.type(a.value)
+        await V.type_keys(t, a.value)
+    if before is not None:
+        after = await _readable_value(t, timeout_ms)
+        if after is not None and (cause := V.value_cause(a.value, after, before, kind)):
+            raise V.not_set(a.value, after, cause, secret=True)
     return {}
 
 
@@ -303,9 +384,7 @@ async def _fill_date(handle: ElementHandle, page: Page, value: str) -> dict[str,
             await page.keyboard.type(parts[segment])
     got = await handle.evaluate("el => el.value")
     if got != value:
-        raise E.BrowserOperationUncertain(
-            f"Typed the date segments but the field holds {got!r}; take a new snapshot.",
-            {"order": order})
+        raise V.not_set(value, got, "unchanged" if not got else "rewritten", secret=False)
     return {}
 
 
@@ -561,6 +640,8 @@ async def select(t: Target, a: SelectAction, timeout_ms: int) -> dict[str, Any]:
 
     Raises:
         BadRequest: not a select, or an option that does not exist or is disabled.
+        ElementValueNotSet: the select holds other options afterwards (the page changed
+            them back); ``expected`` / ``actual``: option values.
     """
     loc = t.locator
     single, inner, value = await asyncio.gather(
@@ -591,8 +672,19 @@ async def select(t: Target, a: SelectAction, timeout_ms: int) -> dict[str, Any]:
     for n, idx in enumerate(targets):
         await options.nth(idx).click(modifiers=["ControlOrMeta"] if n else None,
                                      timeout=timeout_ms)
-    return {"selected": await loc.evaluate(
-        "el => Array.from(el.selectedOptions).map(o => o.value)", timeout=timeout_ms)}
+    selected = await loc.evaluate(
+        "el => Array.from(el.selectedOptions).map(o => o.value)", timeout=timeout_ms)
+    wanted = [o.value for i, o in enumerate(_enabled_options(inner, True)) if i in targets]
+    if sorted(selected) != sorted(wanted):
+        raise _select_not_set(wanted, selected)
+    return {"selected": selected}
+
+
+def _select_not_set(wanted: list[str], selected: list[str]) -> E.ElementValueNotSet:
+    return E.ElementValueNotSet(
+        "The options were chosen with trusted input but the select holds others; the "
+        "page changed them back or refused them.", expected=wanted, actual=selected,
+        cause="rewritten")
 
 
 async def _select_single(t: Target, inner: str, current: int, target: int, count: int,
@@ -615,6 +707,8 @@ async def _select_single(t: Target, inner: str, current: int, target: int, count
         if changes == 1:
             return {"selected": [enabled[target].value], "changeEvents": 1}
         return {"changeEvents": changes}
+    if after is not _NOT_SELECT and after != enabled[target].value:
+        raise _select_not_set([enabled[target].value], [after])
     return {"selected": [] if after is _NOT_SELECT else [after], "changeEvents": changes}
 
 

@@ -195,7 +195,7 @@ class InputDriver:
                     raise E.BadRequest(f"A {action.kind} needs a target element.")
                 work = lambda: A.press_key(page, action.key)
             else:
-                target = self._target(frame, params.css)
+                target = self._target(frame, params.css, allow_script=params.allowScript)
                 if isinstance(action, DragAction):
                     if not params.toFrameToken or not params.toCss:
                         raise E.BadRequest("A drag needs the drop target's frame token and CSS.")
@@ -226,11 +226,11 @@ class InputDriver:
             extra["postActionDocumentChanged"] = nav.changed
         return {"done": True, "action": action.kind, "frameUrl": frame.url, **extra}
 
-    def _target(self, frame: Frame, css: str) -> A.Target:
+    def _target(self, frame: Frame, css: str, *, allow_script: bool = False) -> A.Target:
         selector = locator_engine.unique_selector(css)
         return A.Target(locator=frame.locator(selector), frame=frame, selector=selector,
                         trusted_insert_text=bool(self.capabilities.get("unicodeText")),
-                        pointer=self.pointer)
+                        pointer=self.pointer, allow_script=allow_script)
 
     async def _run_watching(self, page: Page, work: Any) -> dict[str, Any]:
         """Run ``work``; answer early if a dialog opens (the page is blocked until it is

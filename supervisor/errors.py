@@ -130,7 +130,7 @@ def _state_unchanged(_m: re.Match[str], _text: str, facts: dict[str, Any]) -> E.
     actual = None if wanted is None else not wanted
     return E.ElementValueNotSet(
         "The trusted click landed but the control did not change state; the page "
-        "refused it.", expected=wanted, actual=actual, cause="page-refused")
+        "refused it.", expected=wanted, actual=actual, cause="unchanged")
 
 
 def _gone(_m: re.Match[str], _text: str, _facts: dict[str, Any]) -> E.TrustbridgeError:

@@ -101,11 +101,11 @@ def test_context_manager_lets_project_errors_through() -> None:
 
 def test_state_unchanged_is_value_not_set_with_the_wanted_state() -> None:
     """set_checked's "did not change its state" is ELEMENT_VALUE_NOT_SET: expected the
-    state asked for, actual the other one, cause page-refused."""
+    state asked for, actual the other one, cause unchanged."""
     with pytest.raises(E.ElementValueNotSet) as info:
         with map_playwright_errors(wanted=False):
             raise PlaywrightError("Clicking the checkbox did not change its state")
-    assert info.value.details == {"expected": False, "actual": True, "cause": "page-refused"}
+    assert info.value.details == {"expected": False, "actual": True, "cause": "unchanged"}
 
 
 def test_unknown_key_is_never_echoed() -> None:

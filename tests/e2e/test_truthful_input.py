@@ -1,0 +1,224 @@
+"""Every input answer is true (issue 13, items 1, 2, 7, 8, 12): typing cut by a navigation
+is never "done" and no key lands on the next page; value-setting verbs verify the value
+they promised; a control with no trusted route is refused unless the agent opts in to
+script; an unknown key name is not echoed; evaluate runs in an isolated world unless
+``world="main"``; a click is a short pointer path with the button held.
+
+Pages: tests/e2e/pages/truth_*.html. Each test checks what the page recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import string
+
+import pytest
+
+from bridge.protocol import errors as E
+from bridge.sdk import Tab
+from supervisor.actions import PointerPath
+
+from .conftest import Origins, Stack, ref_of
+
+pytestmark = pytest.mark.browser
+
+
+async def _form(stack: Stack, origins: Origins) -> tuple[Tab, str]:
+    tab = stack.tab
+    await tab.goto(f"{origins.main}/truth_form.html")
+    return tab, await tab.snapshot()
+
+
+async def _events(stack: Stack, target: str, type_: str) -> list[dict]:
+    return [e for e in await stack.page.evaluate("window.__events")
+            if e["target"] == target and e["type"] == type_]
+
+
+# -- item 1: typing cut by a navigation ------------------------------------------------
+
+
+async def _nav_log(stack: Stack) -> list[dict]:
+    for _ in range(50):  # the page may be between two documents
+        try:
+            return json.loads(await stack.page.evaluate("sessionStorage.getItem('log') || '[]'"))
+        except Exception:
+            await asyncio.sleep(0.05)
+    raise AssertionError("the page never settled")
+
+
+async def test_typing_cut_by_navigation_is_uncertain_and_no_key_lands_on_the_next_page(
+        stack: Stack, origins: Origins) -> None:
+    """A page that navigates every 200 ms: each type is done with the whole text in one
+    document, or BROWSER_OPERATION_UNCERTAIN with sent < total (the text not echoed), or
+    refused before any key; no document but the first that got a key gets one."""
+    tab = stack.tab
+    await tab.goto(f"{origins.main}/truth_nav.html")
+    outcomes: dict[str, list[str]] = {}
+    for letter in string.ascii_lowercase[:24]:
+        text = letter * 40
+        try:
+            ref = ref_of(await tab.snapshot(), "textbox", "Query")
+            result = await tab.type(ref, text)
+        except E.BrowserOperationUncertain as err:
+            assert text not in str(err.to_payload().model_dump())
+            assert err.details["total"] == 40 and 0 <= err.details["sent"] < 40, err.details
+            outcomes.setdefault("uncertain", []).append(letter)
+        except (E.TrustbridgeError, AssertionError) as err:
+            outcomes.setdefault("refused", []).append(letter)
+            assert not isinstance(err, E.InternalError), err
+        else:
+            assert result["done"] is True
+            outcomes.setdefault("done", []).append(letter)
+    await tab.goto(f"{origins.main}/truth_nav.html?still")
+    log = await _nav_log(stack)
+    for letter in string.ascii_lowercase[:24]:
+        mine = [e for e in log if letter in e["value"]]
+        docs = {e["doc"] for e in mine}
+        assert len(docs) <= 1, f"keys of {letter!r} reached {len(docs)} documents: {mine}"
+        if letter in outcomes.get("done", []):
+            assert any(letter * 40 in e["value"] for e in mine), f"done, the page got {mine}"
+        if letter in outcomes.get("refused", []):
+            assert not mine, f"refused but the page got {mine}"
+    assert outcomes.get("uncertain"), f"no typing was cut: {outcomes}"
+    assert outcomes.get("done"), f"no typing finished: {outcomes}"
+
+
+# -- item 2: value-setting verbs verify the value ----------------------------------------
+
+
+async def test_fill_that_does_not_take_fails_with_a_named_cause(
+        stack: Stack, origins: Origins) -> None:
+    """A maxlength cuts the value ("truncated"); a page that refuses every edit leaves it
+    ("unchanged", for fill and for type); a password's value is never in the error."""
+    tab, snap = await _form(stack, origins)
+    with pytest.raises(E.ElementValueNotSet) as info:
+        await tab.fill(ref_of(snap, "textbox", "Short"), "abcdefgh")
+    assert info.value.cause == "truncated"
+    assert await stack.page.input_value("#short") == "abcd"
+    with pytest.raises(E.ElementValueNotSet) as info:
+        await tab.fill(ref_of(snap, "textbox", "Stubborn"), "new")
+    assert info.value.cause == "unchanged"
+    with pytest.raises(E.ElementValueNotSet) as info:
+        await tab.type(ref_of(snap, "textbox", "Stubborn"), "xy")
+    assert info.value.cause == "unchanged"
+    assert await stack.page.input_value("#stubborn") == "keep"
+    with pytest.raises(E.ElementValueNotSet) as info:
+        await tab.fill(ref_of(snap, "textbox", "Secret"), "hunter2")
+    assert "hunter" not in json.dumps(info.value.to_payload().model_dump())
+    assert await stack.page.input_value("#secret") == "hun"
+
+
+async def test_range_is_set_by_trusted_keys_and_off_step_values_are_refused(
+        stack: Stack, origins: Origins) -> None:
+    """fill on a range input presses keys (trusted input events) to reach the value, in
+    steps of its step attribute; a value off the step grid is refused before any key."""
+    tab, snap = await _form(stack, origins)
+    result = await tab.fill(ref_of(snap, "slider", "Volume"), "35")
+    assert result["inputPath"] == "trusted"
+    assert await stack.page.input_value("#volume") == "35"
+    inputs = await _events(stack, "volume", "input")
+    assert inputs and all(e["trusted"] for e in inputs)
+    assert [e for e in await _events(stack, "volume", "keydown")], "keys reached the page"
+    await tab.fill(ref_of(snap, "slider", "Plain range"), "73")
+    assert await stack.page.input_value("#plain") == "73"
+    with pytest.raises(E.BadRequest):
+        await tab.fill(ref_of(snap, "slider", "Volume"), "7")
+    assert await stack.page.input_value("#volume") == "35"
+
+
+async def test_color_input_is_refused_unless_script_is_allowed(
+        stack: Stack, origins: Origins) -> None:
+    """A colour input has no trusted route (an OS picker): TRUSTED_INPUT_UNAVAILABLE naming
+    allowScript and nothing changes; with allowScript the value is set by script, the page
+    sees input and change, and the result says inputPath "script"."""
+    tab, snap = await _form(stack, origins)
+    ref = next(line.split("[ref=")[1].split("]")[0] for line in snap.splitlines()
+               if "Colour" in line and "[ref=" in line)
+    for verb in (tab.fill, tab.type):
+        with pytest.raises(E.TrustedInputUnavailable) as info:
+            await verb(ref, "#ff0000")
+        assert "allowScript" in info.value.advice
+    assert await stack.page.input_value("#colour") == "#000000"
+    result = await tab.fill(ref, "#ff0000", allow_script=True)
+    assert result["inputPath"] == "script"
+    assert await stack.page.input_value("#colour") == "#ff0000"
+    assert [e["trusted"] for e in await _events(stack, "colour", "change")] == [False]
+
+
+async def test_select_and_check_that_the_page_reverts_are_not_done(
+        stack: Stack, origins: Origins) -> None:
+    """A select that snaps back after change and a checkbox that refuses its click fail
+    with ELEMENT_VALUE_NOT_SET instead of reporting the value asked for."""
+    tab, snap = await _form(stack, origins)
+    with pytest.raises(E.ElementValueNotSet) as info:
+        await tab.select(ref_of(snap, "combobox", "Sticky"), ["b"])
+    assert info.value.expected == ["b"] and info.value.actual == ["a"]
+    with pytest.raises(E.ElementValueNotSet) as info:
+        await tab.check(ref_of(snap, "checkbox", "Locked box"))
+    assert info.value.expected is True and info.value.actual is False
+
+
+# -- item 7: unknown key names are not echoed ---------------------------------------------
+
+
+async def test_unknown_key_name_is_not_echoed(stack: Stack, origins: Origins) -> None:
+    """press with a made-up key name fails BAD_REQUEST giving only its length."""
+    tab, snap = await _form(stack, origins)
+    with pytest.raises(E.BadRequest) as info:
+        await tab.press("Control+sk-live-12345", ref_of(snap, "textbox", "Short"))
+    payload = json.dumps(info.value.to_payload().model_dump())
+    assert "sk-live" not in payload
+    assert "characters" in info.value.message
+
+
+# -- item 8: evaluate in an isolated world ---------------------------------------------
+
+_PROBE = """() => [Object.keys({a: 1}), Array.isArray(1), JSON.stringify({a: 1}),
+  ({}).forgedGetter ?? null, typeof window.pageSecret,
+  document.getElementById('fact').textContent]"""
+
+
+async def test_evaluate_is_isolated_by_default_and_main_on_request(
+        stack: Stack, origins: Origins) -> None:
+    """A page that overrides Object.keys, Array.isArray, JSON.stringify, a getter on
+    Object.prototype and Node.textContent cannot forge the isolated result, which sees no
+    page global; world "main" sees the page's globals; a ref passes its element; promises
+    are awaited; the function runs once per call."""
+    tab = stack.tab
+    await tab.goto(f"{origins.main}/truth_eval.html")
+    assert await tab.evaluate(_PROBE) == [["a"], False, '{"a":1}', None, "undefined",
+                                          "real text"]
+    assert await tab.evaluate("() => window.pageSecret", world="main") == "page-global"
+    ref = ref_of(await tab.snapshot(), "button", "Probe")
+    assert await tab.evaluate("el => [el.id, el.textContent]", ref) == ["probe", "Probe"]
+    assert await tab.evaluate(
+        "async () => { await new Promise(r => setTimeout(r, 50)); return 5; }") == 5
+    counter = "() => (globalThis.__n = (globalThis.__n || 0) + 1)"
+    assert [await tab.evaluate(counter), await tab.evaluate(counter)] == [1, 2]
+    with pytest.raises(E.BadRequest) as info:
+        await tab.evaluate("() => { throw new Error('boom'); }")
+    assert "boom" in info.value.message
+
+
+# -- item 12: a click is a pointer path -----------------------------------------------------
+
+
+async def test_click_moves_along_a_path_and_holds_the_button(
+        stack: Stack, origins: Origins) -> None:
+    """With a pointer path set (4 steps, 30-90 ms hold), the page records at least two
+    mousemoves at different points before mousedown and a mousedown → mouseup gap of
+    about the hold."""
+    assert stack.supervisor.driver is not None
+    stack.supervisor.driver.pointer = PointerPath(steps=4, hold_ms=(30, 90))
+    tab = stack.tab
+    await tab.goto(f"{origins.main}/truth_click.html")
+    await tab.click(ref_of(await tab.snapshot(), "button", "Target"))
+    ptr = await stack.page.evaluate("window.__ptr")
+    types = [e["type"] for e in ptr]
+    down = types.index("mousedown")
+    moves = [e for e in ptr[:down] if e["type"] == "mousemove"]
+    assert len({(e["x"], e["y"]) for e in moves}) >= 2, ptr
+    up = types.index("mouseup")
+    assert 25 <= ptr[up]["t"] - ptr[down]["t"] < 400, ptr
+    assert all(e["trusted"] for e in ptr)
