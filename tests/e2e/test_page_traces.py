@@ -1,0 +1,208 @@
+"""What a page can see of us (issue 13 item 12): each fact docs/security.md states in "What
+a page can see of us" is asserted here from the page's own side, so the document cannot
+drift from the code. When a trace is removed, its test here changes with the row.
+
+Page: tests/e2e/pages/traces.html (its first script hooks setAttribute, a MutationObserver,
+pointer, key, input and message listeners) and traces_frame.html (a child frame).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from bridge.protocol.models import FRAME_TOKEN_ATTRIBUTE
+from supervisor.actions import PointerPath
+
+from .conftest import Origins, Stack, ref_of
+
+pytestmark = pytest.mark.browser
+
+MANIFEST = Path(__file__).resolve().parents[2] / "extension" / "manifest.json"
+FRAME_KEY_FIELD = "__trustbridgeFrameKey"  # extension/src/page/frames.js FRAME_KEY_FIELD
+TARGET_CENTRE = (160, 140)  # traces.html #target: left 100 + 120/2, top 120 + 40/2 (CSS px)
+
+
+async def _open(stack: Stack, origins: Origins) -> str:
+    await stack.client.call("page.navigate", {"url": f"{origins.main}/traces.html"})
+    for _ in range(200):
+        snap = (await stack.client.call("page.snapshot", {}))["snapshot"]
+        if "Child button" in snap:
+            return snap
+        await asyncio.sleep(0.05)
+    raise AssertionError("the child frame never appeared:\n" + snap)
+
+
+async def _traces(stack: Stack) -> dict:
+    return await stack.page.evaluate("JSON.parse(JSON.stringify(window.__traces))")
+
+
+async def _reset(stack: Stack, *lists: str) -> None:
+    await stack.page.evaluate(f"for (const k of {json.dumps(list(lists))}) window.__traces[k] = []")
+
+
+async def _child(stack: Stack):
+    """The child frame's Playwright Frame (its URL may be reported a moment after the
+    extension already shows the frame's content)."""
+    for _ in range(100):
+        for f in stack.page.frames:
+            if "traces_frame.html" in f.url:
+                return f
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no child frame among {[f.url for f in stack.page.frames]}")
+
+
+async def test_frame_token_is_on_every_frame_root_and_set_with_the_pages_own_setattribute(
+        stack: Stack, origins: Origins) -> None:
+    """Every frame's root carries data-mcjug; when the page removes it, the next navigation
+    event (here a pushState) writes it again through the page's own, patched
+    Element.prototype.setAttribute, and the page's MutationObserver sees it arrive."""
+    await _open(stack, origins)
+    main_token = await stack.page.evaluate(f"document.documentElement.getAttribute('{FRAME_TOKEN_ATTRIBUTE}')")
+    child_token = await (await _child(stack)).evaluate(
+        f"document.documentElement.getAttribute('{FRAME_TOKEN_ATTRIBUTE}')")
+    assert main_token and child_token and main_token != child_token
+    await _reset(stack, "setAttributeCalls", "mutations")
+    await stack.page.evaluate(f"document.documentElement.removeAttribute('{FRAME_TOKEN_ATTRIBUTE}');"
+                              "history.pushState({}, '', '?again=1')")
+    for _ in range(100):
+        if (await _traces(stack))["setAttributeCalls"]:
+            break
+        await asyncio.sleep(0.05)
+    t = await _traces(stack)
+    calls = [c for c in t["setAttributeCalls"] if c["name"] == FRAME_TOKEN_ATTRIBUTE]
+    assert calls and calls[0]["el"] == "html", t["setAttributeCalls"]
+    if stack.browser == "chromium":
+        # The stack the page's hook records names Playwright's main-world evaluator.
+        assert "UtilityScript" in calls[0]["stack"], calls[0]["stack"]
+    assert {"type": "attributes", "attr": FRAME_TOKEN_ATTRIBUTE, "target": "HTML", "added": 0,
+            "removed": 0} in t["mutations"]
+    assert await stack.page.evaluate(f"document.documentElement.getAttribute('{FRAME_TOKEN_ATTRIBUTE}')")
+
+
+async def test_child_frames_receive_the_frame_key_message(stack: Stack, origins: Origins) -> None:
+    """A snapshot that lists a child frame posts {__trustbridgeFrameKey: <string>} from the
+    parent into it; the child page's own message listener receives it."""
+    await _open(stack, origins)
+    child = await _child(stack)
+    await child.evaluate("window.__traces.messages = []")
+    await stack.client.call("page.snapshot", {})
+    expected = {"keys": [FRAME_KEY_FIELD], "fromParent": True, "values": ["string"]}
+    for _ in range(40):  # a posted message is delivered asynchronously
+        messages = await child.evaluate("window.__traces.messages")
+        if expected in messages:
+            break
+        await asyncio.sleep(0.05)
+    assert expected in messages
+
+
+async def test_navigator_webdriver_and_user_agent(stack: Stack, origins: Origins) -> None:
+    """Chromium: navigator.webdriver is false and neither the user agent nor its client
+    hints say Headless. Firefox (WebDriver BiDi): navigator.webdriver is true (kept)."""
+    await _open(stack, origins)
+    nav = (await _traces(stack))["navigator"]
+    assert "Headless" not in nav["userAgent"]
+    if stack.browser == "chromium":
+        assert nav["webdriver"] is False
+        assert nav["brands"] and not [b for b in nav["brands"] if "Headless" in b]
+    else:
+        assert nav["webdriver"] is True
+
+
+async def test_console_serialisation_probe_sees_nothing(stack: Stack, origins: Origins) -> None:
+    """A console.debug argument whose `stack` getter a protocol client would run while
+    reporting the call is not read, at the page's first script nor at load."""
+    await _open(stack, origins)
+    assert (await _traces(stack))["console"] == [
+        {"when": "first-script", "serialised": False}, {"when": "load", "serialised": False}]
+
+
+async def test_default_click_is_one_move_then_press_at_the_exact_centre(
+        stack: Stack, origins: Origins) -> None:
+    """A default trusted click reaches the page as one pointermove to the target's exact
+    centre, then pointerdown/mousedown and pointerup/mouseup/click at that same point."""
+    snap = await _open(stack, origins)
+    await _reset(stack, "pointer")
+    await stack.act(ref_of(snap, "button", "Target"), kind="click")
+    events = (await _traces(stack))["pointer"]
+    down = next(i for i, e in enumerate(events) if e["type"] == "pointerdown")
+    assert [e["type"] for e in events[:down]] == ["pointermove", "mousemove"]
+    assert {(e["x"], e["y"]) for e in events} == {TARGET_CENTRE}
+    assert all(e["trusted"] for e in events)
+    assert [e["type"] for e in events[down:]] == ["pointerdown", "mousedown", "pointerup", "mouseup", "click"]
+
+
+async def test_a_configured_pointer_path_moves_in_steps_and_holds_the_button(
+        stack: Stack, origins: Origins) -> None:
+    """With PointerPath(steps=6, hold 150 ms) (TRUSTBRIDGE_CLICK_STEPS / _HOLD_MS), the page
+    sees several moves on the way to the target and the button held ≥ 150 ms."""
+    snap = await _open(stack, origins)
+    stack.supervisor.driver.pointer = PointerPath(steps=6, hold_ms=(150.0, 150.0))
+    await _reset(stack, "pointer")
+    await stack.act(ref_of(snap, "button", "Target"), kind="click")
+    events = (await _traces(stack))["pointer"]
+    down = next(e for e in events if e["type"] == "pointerdown")
+    up = next(e for e in events if e["type"] == "pointerup")
+    moves = [e for e in events if e["type"] == "pointermove" and e["t"] <= down["t"]]
+    assert len({(e["x"], e["y"]) for e in moves}) >= 3, events
+    assert up["t"] - down["t"] >= 150 - 1, events  # timeStamp resolution (Firefox: 1 ms)
+
+
+async def test_typing_is_one_trusted_key_sequence_per_character(stack: Stack, origins: Origins) -> None:
+    """`type` focuses the field by script (a focus with no pointer event before it), then
+    sends a trusted keydown/keyup per character; Chromium's `fill` inserts the value as
+    one insertText input event, with no key events for its characters."""
+    snap = await _open(stack, origins)
+    field = ref_of(snap, "textbox", "Field")
+    await _reset(stack, "keys", "inputs", "focus", "pointer")
+    await stack.act(field, kind="type", text="abcdef")
+    t = await _traces(stack)
+    assert [k["key"] for k in t["keys"] if k["type"] == "keydown"] == list("abcdef")
+    assert all(k["trusted"] for k in t["keys"])
+    assert t["focus"] == [{"type": "focusin", "target": "field"}] and t["pointer"] == []
+    await _reset(stack, "keys", "inputs")
+    await stack.act(field, kind="fill", value="hello world")
+    t = await _traces(stack)
+    if stack.browser == "chromium":
+        # The select-all chord only (ControlOrMeta+A), none for the value's characters.
+        keydowns = [k["key"].lower() for k in t["keys"] if k["type"] == "keydown"]
+        assert keydowns in (["control", "a"], ["meta", "a"]), keydowns
+        assert [i for i in t["inputs"] if i["data"]] == [
+            {"inputType": "insertText", "data": "hello world", "trusted": True}]
+    assert await stack.page.locator("#field").input_value() == "hello world"
+
+
+async def test_the_extension_writes_nothing_else_into_the_page(stack: Stack, origins: Origins) -> None:
+    """Snapshots (outline and read), a click and typing cause no DOM mutation, no
+    setAttribute call and (on Chromium) no new window global the page can see, and the
+    page's own prototypes are untouched (the content script's `labels` getter lives in
+    its world)."""
+    snap = await _open(stack, origins)
+    await _reset(stack, "setAttributeCalls", "mutations")
+    await stack.client.call("page.snapshot", {})
+    await stack.client.call("page.snapshot", {"mode": "read"})
+    await stack.act(ref_of(snap, "button", "Target"), kind="click")
+    await stack.act(ref_of(snap, "textbox", "Field"), kind="type", text="xyz")
+    t = await _traces(stack)
+    assert t["mutations"] == [] and t["setAttributeCalls"] == []
+    new_globals = await stack.page.evaluate(
+        "Object.getOwnPropertyNames(window).filter(k => !window.__traces.globalsAtLoad.includes(k))")
+    # Firefox over WebDriver BiDi: Playwright's main-world injected script defines one
+    # global of its own once it acts in the document (kept: docs/security.md).
+    assert new_globals == ([] if stack.browser == "chromium" else ["__pw_bidiInsertText"])
+    getter = await stack.page.evaluate(
+        "Function.prototype.toString.call(Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'labels').get)")
+    assert "[native code]" in getter
+
+
+def test_manifest_exposes_nothing_to_pages() -> None:
+    """The extension declares no web_accessible_resources and no externally_connectable:
+    a page can neither load the extension's files by URL nor message it."""
+    manifest = json.loads(MANIFEST.read_text())
+    assert "web_accessible_resources" not in manifest
+    assert "externally_connectable" not in manifest
+    assert [cs["run_at"] for cs in manifest["content_scripts"]] == ["document_start"]
+    assert manifest["content_scripts"][0]["all_frames"] is True
