@@ -68,16 +68,19 @@ async def test_a_crashed_renderer_is_reported_and_the_tab_recovers_on_navigate(
 
 
 def _browser_pid(stack: Stack) -> int:
-    """Pid of the Chromium browser process (the child of Playwright's driver)."""
+    """Pid of the browser's main process: the one started on the supervisor's profile
+    that is not one of its child processes (Chromium ``--type=``, Firefox
+    ``-contentproc``)."""
     from .test_orphans import _descendants
 
+    profile = str(stack.supervisor._profile).encode()
     for pid in _descendants(os.getpid()):
         try:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        if b"chrom" in cmd and b"--type=" not in cmd and stack.supervisor._ext is not None \
-                and str(stack.supervisor._ext.path).encode() in cmd:
+        if profile in cmd and b"--type=" not in cmd and b"-contentproc" not in cmd \
+                and b"playwright" not in cmd:
             return pid
     raise AssertionError("no browser process found")
 
@@ -86,8 +89,6 @@ async def test_a_killed_browser_is_restarted_and_the_device_comes_back(
         stack: Stack, origins: Origins, browser: str) -> None:
     """kill -9 of the browser: the supervisor starts it again by itself, the extension
     and the driver reconnect for the same device, and a trusted click works."""
-    if browser != "chromium":
-        pytest.skip("the browser process is found by its Chromium command line")
     await trusted_click(stack, origins)
     old_ext = stack.server.policy.extensions[stack.device]
     os.kill(_browser_pid(stack), signal.SIGKILL)
