@@ -48,7 +48,8 @@ async def trusted_click(stack: Stack, origins: Origins) -> None:
     "with BROWSER_DOCUMENT_CHANGED (its content script is gone), and Playwright never "
     "drives a crashed Page again (its lifecycle stays 'crashed' across reloads), so the "
     "tab must be discarded (chrome.tabs.discard: a new target, a new tab id) before it "
-    "is navigated; see the issue 13 item 3 report"))
+    "is navigated (the supervisor's half of that works: "
+    "test_a_crashed_tab_discarded_then_navigated_is_driven_again)"))
 async def test_a_crashed_renderer_is_reported_and_the_tab_recovers_on_navigate(
         stack: Stack, origins: Origins, browser: str) -> None:
     """After Page.crash the click on an old ref fails BROWSER_CRASHED (what: renderer,
@@ -139,3 +140,32 @@ async def test_the_mcp_server_says_its_browser_was_restarted(
             assert emb.child.returncode is None, "the supervisor itself must live on"
     finally:
         await conn.close()
+
+
+async def test_a_crashed_tab_discarded_then_navigated_is_driven_again(
+        stack: Stack, origins: Origins, browser: str) -> None:
+    """The supervisor's half of a renderer-crash recovery: once the crashed tab is
+    discarded (chrome.tabs.discard, done here from the extension's own worker, as the
+    extension would) and navigated, its new page is stamped and a trusted click works."""
+    if browser != "chromium":
+        pytest.skip("CDP Page.crash and chrome.tabs.discard are Chromium's")
+    await stack.tab.goto(f"{origins.main}/index.html")
+    await crash_renderer(stack)
+    worker = stack.supervisor.context.service_workers[0]
+    crashed = await worker.evaluate(
+        "chrome.tabs.query({}).then((tabs) => tabs.filter("
+        "(t) => t.status === 'unloaded' && !t.discarded).map((t) => t.id))")
+    assert len(crashed) == 1, crashed
+    replaced = await worker.evaluate(f"chrome.tabs.discard({crashed[0]}).then((t) => t.id)")
+    assert replaced != crashed[0], "a discarded tab gets a new id (a new WebContents)"
+    await stack.client.call("page.navigate", {"tabId": replaced,
+                                              "url": f"{origins.main}/index.html"})
+    await wait_until(lambda: any(not p.is_closed() and p.url.endswith("/index.html")
+                                 for p in stack.supervisor.context.pages), 10)
+    result = await stack.act(ref_of(await stack.snapshot(), "button", "Main button"),
+                             kind="click")
+    assert result["inputPath"] == "trusted"
+    page = next(p for p in stack.supervisor.context.pages if p.url.endswith("/index.html"))
+    clicks = [e for e in await page.evaluate("window.__events") if e["type"] == "click"]
+    assert clicks == [{"where": "main", "type": "click", "trusted": True,
+                       "target": "main-btn", "key": None}]
