@@ -10,8 +10,8 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[2] / "extension" / "src"
 NAMESPACE = re.compile(
     r"\bglobalThis\.(?:chrome|browser)\b|(?<![\w.$])(?:chrome|browser)\s*(?:\.|\?\.|\[)")
-COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-STRING = re.compile(r"'(?:\\.|[^'\\\n])*'|\"(?:\\.|[^\"\\\n])*\"|`(?:\\.|[^`\\])*`", re.S)
+COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+STRING = re.compile(r"'(?:\\.|[^'\\\n])*'|\"(?:\\.|[^\"\\\n])*\"|`(?:\\.|[^`\\])*`", re.DOTALL)
 
 
 def _code(path: Path) -> str:
