@@ -3,9 +3,10 @@
 It meets the bridge only on the wire: the extension and the driver each connect to
 ``bridge_url`` with the token, for the same ``device``.
 
-A browser that dies under it (killed, crashed) is started again, with a fresh extension
-copy and profile, for the same device: the extension says hello again, the driver's
-connection is kept (issue 13 item 3). More than :data:`RESTART_LIMIT` deaths within
+A headless browser that dies under it (killed, crashed) is started again, with a fresh
+extension copy and profile, for the same device: the extension says hello again, the
+driver's connection is kept (issue 13 item 3). A headed browser is not: its user may
+have closed it on purpose, and Playwright does not say how it ended. More than :data:`RESTART_LIMIT` deaths within
 :data:`RESTART_WINDOW_S` end it: :attr:`Supervisor.gone` is set.
 """
 
@@ -62,6 +63,7 @@ class Supervisor:
             :data:`~supervisor.launcher.FIREFOX_PREFS`.
         keep_alive_ms: interval in ms of the extension background's keep-alive call
             (None: the extension's default, 20000).
+        restart: start the browser again when it dies (default: when headless).
 
     Attributes:
         launch_ms: how long the browser launch took, in ms (set by :meth:`start`).
@@ -74,7 +76,7 @@ class Supervisor:
                  browser: str = "chromium", headless: bool = True,
                  trusted_input: bool = True, humanize: bool | float | None = None,
                  keep_ublock: bool = False, firefox_prefs: dict[str, PrefValue] | None = None,
-                 keep_alive_ms: int | None = None) -> None:
+                 keep_alive_ms: int | None = None, restart: bool | None = None) -> None:
         if browser not in BROWSERS:
             raise ValueError(f"Unsupported browser {browser!r}; choose one of {BROWSERS}.")
         self.bridge_url = bridge_url
@@ -88,6 +90,7 @@ class Supervisor:
         self.firefox_prefs = firefox_prefs
         self.keep_alive_ms = keep_alive_ms
         self.launch_ms: float | None = None
+        self.restart = headless if restart is None else restart
         self.restarts = 0
         self.on_restart: Callable[[int], None] | None = None
         self.gone = asyncio.Event()
@@ -134,6 +137,11 @@ class Supervisor:
         if self._stopping or context is not self.context:
             return
         self.frames.browser_gone()
+        if not self.restart:
+            log.warning("%s closed; not starting it again (headed)", self.browser_name)
+            self.context = None
+            self.gone.set()
+            return
         self._restart_task = asyncio.ensure_future(self._restart())
 
     async def _restart(self) -> None:
