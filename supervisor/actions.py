@@ -244,12 +244,16 @@ async def type_text(t: Target, a: TypeAction, timeout_ms: int) -> dict[str, Any]
         extra = await _set_value(t, kind, a.text, timeout_ms)
     else:
         await t.locator.focus(timeout=timeout_ms)
-        await V.type_keys(t, a.text)
         extra = {}
-        if before is not None and any(ch not in "\n\r\t" for ch in a.text):
-            after = await _readable_value(t, timeout_ms)
-            if after == before:
-                raise V.not_set(a.text, after, "unchanged", secret=True)
+        with NavigationWatch(t.frame) as nav:
+            await V.type_keys(t, a.text, nav)
+            inserts = any(ch not in "\n\r\t" for ch in a.text)
+            if V.check_after_keys(nav, t.frame, a.text) and before is not None and inserts:
+                after = await _readable_value(t, timeout_ms)
+                # read from a document going away?
+                V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
+                if after == before:
+                    raise V.not_set(a.text, after, "unchanged", secret=True)
     if a.submit:
         await t.page.keyboard.press("Enter")
     return extra
@@ -338,19 +342,20 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
             return await _fill_date(handle, t.page, a.value)
     keyboard = t.page.keyboard
     await t.locator.press("ControlOrMeta+A", timeout=timeout_ms)  # focus, then the chord
-    if not a.value:
-        await keyboard.press("Delete")
-    elif t.trusted_insert_text and kind in _INSERT_TEXT_TYPES:
-        with NavigationWatch(t.frame) as nav:  # one edit: it landed whole or not at all
-            await keyboard.insert_text(a.value)
-        if nav.changed or t.frame.is_detached():
-            raise V.cut(len(a.value), len(a.value))
-    else:
-        await V.type_keys(t, a.value)
-    if before is not None:
-        after = await _readable_value(t, timeout_ms)
-        if after is not None and (cause := V.value_cause(a.value, after, before, kind)):
-            raise V.not_set(a.value, after, cause, secret=True)
+    with NavigationWatch(t.frame) as nav:
+        if not a.value:
+            await keyboard.press("Delete")
+        elif t.trusted_insert_text and kind in _INSERT_TEXT_TYPES:
+            await keyboard.insert_text(a.value)  # one edit: it landed whole
+        else:
+            await V.type_keys(t, a.value, nav)
+        keyed = not (t.trusted_insert_text and kind in _INSERT_TEXT_TYPES)
+        if V.check_after_keys(nav, t.frame, a.value, enter_ends=keyed) and before is not None:
+            after = await _readable_value(t, timeout_ms)
+            # read from a document going away?
+            V.check_after_keys(nav, t.frame, a.value, enter_ends=False)
+            if after is not None and (cause := V.value_cause(a.value, after, before, kind)):
+                raise V.not_set(a.value, after, cause, secret=True)
     return {}
 
 

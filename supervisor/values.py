@@ -58,28 +58,60 @@ def cut(sent: int, total: int) -> E.TrustbridgeError:
         next_step="Take a new snapshot and check the field before typing again.")
 
 
-async def type_keys(target: Any, text: str) -> None:
+async def type_keys(target: Any, text: str, nav: NavigationWatch) -> None:
     """Type ``text`` into the focused element one character per call; stop at a
     document change.
 
     Args:
         target: the verb's :class:`supervisor.actions.Target` (frame and page).
         text: the characters (Playwright's US layout; others are inserted as text).
+        nav: a watch on the target's frame, entered before the first key.
 
     Raises:
         BrowserOperationUncertain: the frame or an ancestor started a navigation, or the
-            frame detached, before the last key was answered (``details.sent``,
-            ``details.total``).
+            frame detached, before a key after the first (``details.sent``,
+            ``details.total``); the keys after it were not sent.
         BrowserDocumentChanged: that happened before the first key.
     """
     frame, keyboard = target.frame, target.page.keyboard
-    with NavigationWatch(frame) as nav:
-        for sent, ch in enumerate(text):
-            if nav.changed or frame.is_detached():
-                raise cut(sent, len(text))
-            await keyboard.type(ch)
-        if nav.changed or frame.is_detached():  # during the last key: may not have landed
-            raise cut(len(text), len(text))
+    for sent, ch in enumerate(text):
+        if changed(nav, frame):
+            raise cut(sent, len(text))
+        await keyboard.type(ch)
+
+
+def changed(nav: NavigationWatch, frame: Any) -> bool:
+    """The watched frame's document changed (a navigation started, or it detached)."""
+    return nav.changed or frame.is_detached()
+
+
+def check_after_keys(nav: NavigationWatch, frame: Any, text: str, *,
+                     enter_ends: bool = True) -> bool:
+    """After every key was answered: may the field be read back now?
+
+    Args:
+        nav, frame: the watch and its frame.
+        text: what was typed.
+        enter_ends: a text ending in Enter may navigate (false for a check after the
+            read-back, or for text inserted as one edit, which presses no key).
+
+    Returns:
+        True when the document did not change; False when it changed and the last key
+        was Enter (the navigation is that Enter's doing, as with ``submit``: done, with
+        ``postActionDocumentChanged``).
+
+    Raises:
+        BrowserOperationUncertain: it changed otherwise: every key was delivered to the
+            old document, whose field cannot be read back (``sent == total``).
+    """
+    if not changed(nav, frame):
+        return True
+    if enter_ends and text.endswith(("\n", "\r")):
+        return False
+    raise E.BrowserOperationUncertain(
+        f"The document changed just after all {len(text)} characters were sent; the "
+        "field cannot be read back. Not repeated.", {"sent": len(text), "total": len(text)},
+        next_step="Take a new snapshot and check the field before typing again.")
 
 
 def _candidates(expected: str, kind: str | None) -> set[str]:
