@@ -107,3 +107,31 @@ def test_a_sigkilled_supervisors_config_is_swept_by_the_next_start(
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
         shutil.rmtree(temp, ignore_errors=True)
+
+
+async def test_the_embedded_parent_removes_its_killed_supervisors_copy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGKILL of the embedded launch's supervisor: stopping the embedded default (what
+    ``trustbridge up`` does when its supervisor dies) removes the copy it left."""
+    temp = Path(tempfile.mkdtemp(prefix="tb-"))  # short: Chromium's sockets live here
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
+    emb = Embedded(port=0)
+    try:
+        await emb.start()
+        assert emb.child is not None
+        procs = _descendants(emb.child.pid)
+        assert len(_copies(temp)) == 1
+        emb.child.send_signal(signal.SIGKILL)
+        await emb.child.wait()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(_alive(p) for p in procs):
+            time.sleep(0.2)
+        assert len(_copies(temp)) == 1, "precondition: the killed supervisor left its copy"
+    finally:
+        await emb.stop()
+    try:
+        assert _copies(temp) == []
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
