@@ -12,6 +12,8 @@ Commands:
     open URL  load URL in the active tab (or --tab)
     snapshot  print the accessibility-style outline with refs
     click REF [--double] | hover REF | press KEY [--ref REF]
+    select REF VALUE... | check REF | uncheck REF
+    dialog accept|dismiss [--text T]   answer the JavaScript dialog that blocks the page
     type REF TEXT [--submit]   type TEXT key by key (it does not clear the field)
     fill REF VALUE             replace the field's value with VALUE (select all, one edit)
     wait      --ms N or --text TEXT
@@ -113,25 +115,33 @@ async def _cmd_up(args: argparse.Namespace) -> int:
 
     if (warning := bind_warning(args.host)) is not None:
         _progress(warning)
-    emb = Embedded(port=args.port, host=args.host,
-                   device=args.device or args.browser, browser=args.browser,
-                   headless=not args.headed,
-                   trusted_input=not args.no_driver, progress=_progress,
-                   allow_file_urls=True if args.allow_file_urls else None)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    try:
-        await emb.start()
-    except E.TrustbridgeError as err:
-        _progress(str(err))
-        await emb.stop()
-        return EXIT_ERROR
-    except OSError as exc:
-        _progress(f"cannot listen on port {args.port}: {exc} (another bridge running?)")
-        await emb.stop()
-        return EXIT_ERROR
+    # An explicit --port is that port or nothing; the default falls back to a free port
+    # (a second `up` with its own TRUSTBRIDGE_HOME must not need one picked by hand).
+    ports = [args.port] if args.port is not None else [config.DEFAULT_PORT, 0]
+    for port in ports:
+        emb = Embedded(port=port, host=args.host,
+                       device=args.device or args.browser, browser=args.browser,
+                       headless=not args.headed,
+                       trusted_input=not args.no_driver, progress=_progress,
+                       allow_file_urls=True if args.allow_file_urls else None)
+        try:
+            await emb.start()
+            break
+        except E.TrustbridgeError as err:
+            _progress(str(err))
+            await emb.stop()
+            return EXIT_ERROR
+        except OSError as exc:
+            await emb.stop()
+            if port != ports[-1]:
+                _progress(f"port {port} is taken ({exc.strerror or exc}); using a free port")
+                continue
+            _progress(f"cannot listen on port {port}: {exc} (another bridge running?)")
+            return EXIT_ERROR
     if args.open:
         async with await Browser.connect(emb.url, emb.token) as browser:
             res = await (await browser.tab()).goto(args.open)
@@ -243,11 +253,28 @@ def _human(cmd: str, result: dict[str, Any]) -> str:
     if cmd == "open":
         return f"opened {result.get('url')} (tab {result.get('tabId')}): {result.get('title', '')}"
     if "inputPath" in result:
-        return f"{cmd} ok — inputPath={result['inputPath']} tab={result.get('tabId')}"
+        return "\n".join([f"{cmd} ok — inputPath={result['inputPath']} tab={result.get('tabId')}",
+                          *_effects(result)])
     if cmd == "wait":
         return (f"text found after {result.get('waitedMs')} ms" if result.get("found")
                 else f"waited {result.get('waitedMs')} ms")
     return json.dumps(result)
+
+
+def _effects(result: dict[str, Any]) -> list[str]:
+    """What an input result says beyond "ok", one line each: a click that reached something
+    else, a dialog it opened, the tabs it opened (what ``--json`` shows in full)."""
+    lines = []
+    if result.get("delivered") is False:
+        lines.append("warning: the target never got the click (something else did); "
+                     "take a new snapshot")
+    if dialog := result.get("dialog"):
+        lines.append(f"dialog open: {dialog.get('type')} {str(dialog.get('message', ''))[:200]!r}"
+                     " — answer it with `trustbridge dialog accept|dismiss`")
+    for tab in result.get("newTabs") or []:
+        lines.append(f"new tab {tab.get('tabId')}: {tab.get('title', '')} — {tab.get('url', '')}"
+                     " (use --tab to act on it)")
+    return lines
 
 
 def _cmd_token(args: argparse.Namespace) -> int:
@@ -316,7 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     up = sub.add_parser("up", help="run bridge + supervisor + headless browser")
-    up.add_argument("--port", type=int, default=config.DEFAULT_PORT)
+    up.add_argument("--port", type=int, default=None,
+                    help=f"port on 127.0.0.1 (default {config.DEFAULT_PORT}, or any free "
+                    "port when that one is taken; clients find it in the state directory)")
     up.add_argument("--host", default=config.DEFAULT_HOST, metavar="ADDR",
                     help="address to bind (default 127.0.0.1). Anything else exposes the "
                     "bridge beyond this machine over plain ws://; every peer still needs the "
@@ -405,6 +434,19 @@ def build_parser() -> argparse.ArgumentParser:
                "or --ref", lambda a, b, tab: tab.press(a.key, a.ref))
     p.add_argument("key")
     p.add_argument("--ref")
+    s = client("select", "choose options of a native <select> by value or label",
+               lambda a, b, tab: tab.select(a.ref, a.values))
+    s.add_argument("ref")
+    s.add_argument("values", nargs="+")
+    for name, checked in (("check", True), ("uncheck", False)):
+        k = client(name, f"make a checkbox, radio or switch {name}ed (nothing happens if it "
+                   "already is)", (lambda a, b, tab: tab.check(a.ref)) if checked
+                   else (lambda a, b, tab: tab.uncheck(a.ref)))
+        k.add_argument("ref")
+    d = client("dialog", "answer the JavaScript dialog (alert, confirm, prompt) that blocks "
+               "the page", lambda a, b, tab: tab.handle_dialog(a.answer == "accept", a.text))
+    d.add_argument("answer", choices=("accept", "dismiss"))
+    d.add_argument("--text", help="the text to answer a prompt() with")
     w = client("wait", "wait for time or text",
                lambda a, b, tab: tab.wait(ms=a.ms, text=a.text))
     w.add_argument("--ms", type=int)

@@ -74,6 +74,9 @@ ACTS = [
     (["type", "e7", "hi", "--submit"], "e7", {"kind": "type", "text": "hi", "submit": True}),
     (["fill", "e7", "new value"], "e7", {"kind": "fill", "value": "new value"}),
     (["press", "Control+A", "--ref", "e7"], "e7", {"kind": "press", "key": "Control+A"}),
+    (["select", "e7", "red", "Blue"], "e7", {"kind": "select", "values": ["red", "Blue"]}),
+    (["check", "e7"], "e7", {"kind": "check", "checked": True}),
+    (["uncheck", "e7"], "e7", {"kind": "check", "checked": False}),
 ]
 
 
@@ -192,3 +195,25 @@ def test_help_says_what_type_and_fill_mean() -> None:
     sub = cli.build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     assert "key by key" in sub["type"].description and "not clear" in sub["type"].description
     assert "replace" in sub["fill"].description and "one edit" in sub["fill"].description
+
+
+async def test_dialog_command_answers_the_dialog(bridge: Bridge) -> None:
+    """`dialog accept --text T` and `dialog dismiss` send page.dialog to the driver."""
+    bridge.drv.results["driver.dialog"] = {"type": "prompt", "message": "Name?", "accepted": True}
+    assert await bridge.run("dialog", "accept", "--text", "Ada") == cli.EXIT_OK
+    assert await bridge.run("dialog", "dismiss") == cli.EXIT_OK
+    sent = bridge.received("driver.dialog")
+    assert [(p["accept"], p.get("promptText")) for p in sent] == [(True, "Ada"), (False, None)]
+
+
+async def test_human_output_names_what_the_action_led_to(
+        bridge: Bridge, capsys: pytest.CaptureFixture[str]) -> None:
+    """The one-line summary of an input result also says a missed click, an opened dialog
+    and new tabs (which --json carries), one line each."""
+    bridge.drv.results["driver.act"] = {
+        "done": True, "action": "click",
+        "dialog": {"type": "confirm", "message": "Really?"}}
+    assert await bridge.run("click", "e7") == cli.EXIT_OK
+    out = capsys.readouterr().out
+    assert out.startswith("click ok — inputPath=trusted")
+    assert "dialog open: confirm 'Really?'" in out and "trustbridge dialog" in out

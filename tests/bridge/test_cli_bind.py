@@ -124,3 +124,34 @@ async def test_second_bridge_on_the_same_state_dir_is_refused(state_dir: Path) -
         other.wait()
         listener.close()
     assert config.live_endpoint() is None  # the pid is gone: stale, does not block
+
+
+async def test_up_falls_back_to_a_free_port_only_when_none_was_named(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The default port taken: `up` says so and starts on a free one (port 0); an explicit
+    --port that is taken is an error, with no second try."""
+    tried: list[int] = []
+
+    class Stub:
+        def __init__(self, **kwargs: Any) -> None:
+            self.port = kwargs["port"]
+
+        async def start(self) -> None:
+            tried.append(self.port)
+            if self.port != 0:
+                raise OSError(98, "Address already in use")
+            raise DeviceNotConnected("stub: starts nothing after binding")
+
+        async def stop(self) -> None:
+            pass
+
+    monkeypatch.setattr("bridge.embedded.Embedded", Stub)
+    assert await cli._cmd_up(cli.build_parser().parse_args(["up"])) == cli.EXIT_ERROR
+    assert tried == [config.DEFAULT_PORT, 0]
+    assert f"port {config.DEFAULT_PORT} is taken" in capsys.readouterr().err
+    tried.clear()
+    args = cli.build_parser().parse_args(["up", "--port", "4321"])
+    assert await cli._cmd_up(args) == cli.EXIT_ERROR
+    assert tried == [4321]
+    assert "cannot listen on port 4321" in capsys.readouterr().err
