@@ -1,0 +1,60 @@
+"""browser_evaluate names the world: isolated by default, main on request, passed to
+driver.evaluate and said in the result."""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from bridge.mcp import Session, build_server
+from bridge.routing import RoutingPolicy
+from bridge.server import BridgeServer
+
+from .fakes import FakeDriver, FakeExtension, wait_until
+
+DEVICE = "dev1"
+
+
+@pytest.fixture
+async def bridge() -> AsyncIterator[BridgeServer]:
+    server = BridgeServer(secrets.token_hex(16), port=0, policy=RoutingPolicy())
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+def _text(result: Any) -> str:
+    return "\n".join(c.text for c in result.content if c.type == "text")
+
+
+async def test_evaluate_is_isolated_unless_main_is_asked(bridge: BridgeServer) -> None:
+    """No world: driver.evaluate gets world "isolated" and the text says so; world main is
+    passed on and said."""
+    session = Session(url=bridge.url, token=bridge.token, embedded=False)
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            await stack.enter_async_context(FakeExtension(bridge.url, bridge.token, DEVICE))
+            drv = await stack.enter_async_context(FakeDriver(bridge.url, bridge.token, DEVICE))
+            await wait_until(lambda: DEVICE in bridge.policy.drivers
+                             and DEVICE in bridge.policy.extensions)
+            drv.results["driver.evaluate"] = {"value": 1, "world": "isolated"}
+            async with Client(build_server(session)) as mcp:
+                result = await mcp.call_tool("browser_evaluate", {"function": "() => 1"})
+                assert not result.is_error, _text(result)
+                assert "isolated world" in _text(result)
+                sent = await drv.wait_for_request("driver.evaluate")
+                assert sent.params["world"] == "isolated"
+                drv.results["driver.evaluate"] = {"value": 2, "world": "main"}
+                result = await mcp.call_tool("browser_evaluate",
+                                             {"function": "() => 2", "world": "main"})
+                assert "main world" in _text(result), _text(result)
+                assert drv.requests[-1].params["world"] == "main"
+    finally:
+        await session.close()
