@@ -92,7 +92,8 @@ def _humanize(value: str) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m supervisor", description=__doc__)
     parser.add_argument("--bridge-url", required=True, help="ws://127.0.0.1:PORT")
-    parser.add_argument("--token-file", help="file holding the bridge token (-: read it from stdin)")
+    parser.add_argument("--token-file",
+                        help="file holding the bridge token (-: read it from stdin)")
     parser.add_argument("--device", default="chromium", help="device id (default: chromium)")
     parser.add_argument("--browser", default="chromium", choices=BROWSERS,
                         help="chromium, firefox (Debian firefox-esr) or camoufox")

@@ -6,8 +6,9 @@ It meets the bridge only on the wire: the extension and the driver each connect 
 A headless browser that dies under it (killed, crashed) is started again, with a fresh
 extension copy and profile, for the same device: the extension says hello again, the
 driver's connection is kept (issue 13 item 3). A headed browser is not: its user may
-have closed it on purpose, and Playwright does not say how it ended. More than :data:`RESTART_LIMIT` deaths within
-:data:`RESTART_WINDOW_S` end it: :attr:`Supervisor.gone` is set.
+have closed it on purpose, and Playwright does not say how it ended. More than
+:data:`RESTART_LIMIT` deaths within :data:`RESTART_WINDOW_S` end it:
+:attr:`Supervisor.gone` is set.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ __all__ = ["BROWSERS", "Supervisor", "driver_capabilities"]
 RESTART_LIMIT = 3
 """Browser restarts allowed within :data:`RESTART_WINDOW_S`; one more death gives up."""
 RESTART_WINDOW_S = 60.0
+"""Seconds over which browser deaths are counted against :data:`RESTART_LIMIT`."""
 
 
 class Supervisor:

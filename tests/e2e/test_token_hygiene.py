@@ -4,6 +4,7 @@ and a SIGKILLed supervisor's copy of that file does not outlive the next start."
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
@@ -127,7 +128,7 @@ async def test_the_embedded_parent_removes_its_killed_supervisors_copy(
         await emb.child.wait()
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and any(_alive(p) for p in procs):
-            time.sleep(0.2)
+            await asyncio.sleep(0.2)
         assert len(_copies(temp)) == 1, "precondition: the killed supervisor left its copy"
     finally:
         await emb.stop()

@@ -13,11 +13,10 @@ from supervisor.frames import FrameRegistry
 class _Page:
     def __init__(self) -> None:
         self.handlers: dict[str, list] = {}
+        self.frames: list = []
 
     def on(self, event: str, handler) -> None:
         self.handlers.setdefault(event, []).append(handler)
-
-    frames: list = []
 
 
 class _Frame:
