@@ -50,8 +50,11 @@ ClickArgs = derive(
 )
 TypeArgs = derive(
     "TypeArgs", "Where and what to type.", base=TargetArgs,
-    take={TypeAction: ["text", "submit"]},
-    describe={"text": "Text to type."},
+    take={TypeAction: ["text", "submit"], ActParams: ["allowScript"]},
+    describe={"text": "Text to type.",
+              "allowScript": "Only for a control no real input can set (error "
+              "TRUSTED_INPUT_UNAVAILABLE naming allowScript, e.g. a colour input): set its "
+              "value by script; the page sees untrusted events."},
     slowly=(bool, Field(default=False, description="Type after the current content instead "
                         "of replacing it.")),
 )
@@ -99,9 +102,15 @@ async def _type(conn: Connection, args: Any, response: Response) -> None:
     tab = await conn.tab()
     where = target(args.element, args.ref)
     # The text itself is never echoed: it may be a secret the page masks.
+    script = args.allowScript
     if args.slowly:  # key by key, after the current content
-        results = [await tab.type(args.ref, args.text, submit=args.submit)]
+        results = [await tab.type(args.ref, args.text, submit=args.submit,
+                                  allow_script=script)]
         line = f"Typed {len(args.text)} characters into {where} after its content"
+    elif args.submit and script:  # a batch item carries no allowScript
+        results = [await tab.fill(args.ref, args.text, allow_script=True),
+                   await tab.press("Enter", args.ref)]
+        line = f"Typed {len(args.text)} characters into {where} (replacing its content)"
     elif args.submit:  # one request: fill, then Enter in the same element
         results = await run_batch(
             tab, [BatchItem(ref=args.ref, action=FillAction(value=args.text)),
@@ -109,8 +118,13 @@ async def _type(conn: Connection, args: Any, response: Response) -> None:
             [f"fill {where}", f"press Enter in {where}"])
         line = f"Typed {len(args.text)} characters into {where} (replacing its content)"
     else:  # Playwright MCP's browser_type replaces the content unless slowly
-        results = [await tab.fill(args.ref, args.text)]
+        results = [await tab.fill(args.ref, args.text, allow_script=script)]
         line = f"Typed {len(args.text)} characters into {where} (replacing its content)"
+    if any(r.get("inputPath") == "script" for r in results):
+        # Never reported as trusted: the value was set from script, as allowScript allowed.
+        line = (f"Set the value of {where} BY SCRIPT (allowScript: the page saw untrusted "
+                "input and change events)")
+        results = [{k: v for k, v in r.items() if k != "inputPath"} for r in results]
     line += " and pressed Enter" if args.submit else ""
     response.add_action(line, results)
     response.include_page_state(tab)

@@ -1,5 +1,6 @@
-"""browser_evaluate names the world: isolated by default, main on request, passed to
-driver.evaluate and said in the result."""
+"""browser_evaluate names the world (isolated by default, main on request), passed to
+driver.evaluate and said in the result; browser_type's allowScript reaches the driver and
+a value set by script is never reported as trusted input."""
 
 from __future__ import annotations
 
@@ -56,5 +57,31 @@ async def test_evaluate_is_isolated_unless_main_is_asked(bridge: BridgeServer) -
                                              {"function": "() => 2", "world": "main"})
                 assert "main world" in _text(result), _text(result)
                 assert drv.requests[-1].params["world"] == "main"
+    finally:
+        await session.close()
+
+
+async def test_type_with_allow_script_says_by_script_not_trusted(bridge: BridgeServer) -> None:
+    """browser_type allowScript: driver.act gets allowScript; a driver answer with
+    inputPath "script" reads BY SCRIPT, never "with trusted input"; without it,
+    allowScript is not sent."""
+    session = Session(url=bridge.url, token=bridge.token, embedded=False)
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            await stack.enter_async_context(FakeExtension(bridge.url, bridge.token, DEVICE))
+            drv = await stack.enter_async_context(FakeDriver(bridge.url, bridge.token, DEVICE))
+            await wait_until(lambda: DEVICE in bridge.policy.drivers
+                             and DEVICE in bridge.policy.extensions)
+            async with Client(build_server(session)) as mcp:
+                plain = await mcp.call_tool("browser_type", {"ref": "e7", "text": "#ff0000"})
+                assert "with trusted input" in _text(plain), _text(plain)
+                assert "allowScript" not in drv.requests[-1].params
+                drv.results["driver.act"] = {"done": True, "action": "fill",
+                                             "inputPath": "script"}
+                result = await mcp.call_tool("browser_type", {
+                    "ref": "e7", "text": "#ff0000", "allowScript": True})
+                assert not result.is_error, _text(result)
+                assert "BY SCRIPT" in _text(result) and "with trusted input" not in _text(result)
+                assert drv.requests[-1].params["allowScript"] is True
     finally:
         await session.close()
