@@ -159,7 +159,7 @@ class Embedded:
         if self.child is not None:
             # A supervisor killed before its own cleanup leaves its extension copy (with
             # the token) and profile in the temp dir; its owner is dead now.
-            from supervisor.launcher import sweep_stale_copies
+            from supervisor.extension_copy import sweep_stale_copies
 
             sweep_stale_copies()
         if self._stderr_task is not None:

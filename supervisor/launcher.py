@@ -22,12 +22,9 @@ import json
 import os
 import re
 import shutil
-import stat
 import subprocess
 import tempfile
-import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -36,8 +33,24 @@ from playwright.async_api import BrowserContext, Playwright
 
 from bridge.protocol import errors as E
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-EXTENSION_BUILD = REPO_ROOT / "extension" / "dist"
+from .extension_copy import (  # re-exported: the launch paths' callers prepare copies here
+    EXTENSION_BUILD,
+    REPO_ROOT,
+    ExtensionCopy,
+    extension_source,
+    prepare_extension,
+    sweep_stale_copies,
+)
+
+__all__ = [
+    "BROWSERS", "CAMOUFOX_FETCH_COMMAND", "CHROME_USER_AGENT", "CHROMIUM_ARGS",
+    "EXTENSION_BUILD", "FIREFOX_PREFS", "FIREFOX_STARTUP_MARKER", "FIREFOX_STARTUP_PREFS",
+    "REPO_ROOT", "VIEWPORT", "ExtensionCopy", "PrefValue", "camoufox_kwargs",
+    "camoufox_options", "chromium_args", "chromium_user_agent", "extension_source",
+    "find_camoufox", "find_chromium", "find_firefox", "firefox_prefs", "gecko_id",
+    "launch_camoufox", "launch_chromium", "launch_firefox", "prepare_extension",
+    "prepare_firefox_profile", "sweep_stale_copies",
+]
 
 BROWSERS = ("chromium", "firefox", "camoufox")
 """Names accepted by ``--browser``."""
@@ -100,142 +113,6 @@ FIREFOX_STARTUP_PREFS: dict[str, PrefValue] = {
 CAMOUFOX_FETCH_COMMAND = "python -m camoufox fetch"
 # The camoufox package is imported inside the Camoufox functions only: importing it takes
 # about 1 s, which Chromium and Firefox launches should not pay.
-
-
-COPY_PREFIX = "trustbridge-ext-"
-"""Name prefix of the private temp dirs holding an extension copy and its profile."""
-OWNER_FILE = "owner.json"
-"""``{pid, started}`` of the process that made a copy, beside ``extension/`` in its dir."""
-UNOWNED_GRACE_S = 60.0
-"""Age in s after which a copy without an owner file (written by an older version, or
-its owner died between mkdtemp and the write) counts as stale."""
-
-
-def _process_started(pid: int) -> str | None:
-    """Start time of ``pid`` in clock ticks since boot (``/proc/<pid>/stat`` field 22),
-    so a recycled pid is not taken for the owner; None without /proc or the process."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return fields[19] if len(fields) > 19 else None
-
-
-def _owner_alive(owner: Mapping[str, Any]) -> bool:
-    pid = owner.get("pid")
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process holds the pid: not provably dead
-    started = owner.get("started")
-    return started is None or _process_started(pid) in (None, started)
-
-
-def sweep_stale_copies(root: Path | None = None) -> list[Path]:
-    """Remove extension copies (config.json with a token, and the profile beside it)
-    whose owner process is dead: what a SIGKILLed supervisor left behind.
-
-    Only this user's ``trustbridge-ext-*`` dirs in ``root`` (default: the temp dir) are
-    looked at; a copy without an owner file is removed once older than
-    :data:`UNOWNED_GRACE_S`.
-
-    Returns:
-        The dirs removed.
-    """
-    base = Path(root or tempfile.gettempdir())
-    removed = []
-    for path in base.glob(COPY_PREFIX + "*"):
-        try:
-            info = path.lstat()
-        except OSError:
-            continue
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-            continue
-        try:
-            owner = json.loads((path / OWNER_FILE).read_text())
-        except (OSError, ValueError):
-            owner = None
-        if isinstance(owner, dict):
-            stale = not _owner_alive(owner)
-        else:
-            stale = time.time() - info.st_mtime > UNOWNED_GRACE_S
-        if stale:
-            shutil.rmtree(path, ignore_errors=True)
-            removed.append(path)
-    return removed
-
-
-@dataclass
-class ExtensionCopy:
-    """A private copy of the built extension with this device's ``config.json``."""
-
-    path: Path
-    """``<private temp dir>/extension``; the temp dir also holds :data:`OWNER_FILE` and
-    the supervisor's browser profile."""
-
-    def cleanup(self) -> None:
-        """Remove the copy and its private temp directory."""
-        shutil.rmtree(self.path.parent, ignore_errors=True)
-
-
-def extension_source() -> Path:
-    """The built extension folder (``$TRUSTBRIDGE_EXTENSION_DIR`` or ``extension/dist``).
-
-    Raises:
-        InternalError: it is missing (build it with ``node extension/build.mjs`` in a
-            clone of the repository).
-    """
-    path = Path(os.environ.get("TRUSTBRIDGE_EXTENSION_DIR") or EXTENSION_BUILD)
-    if not (path / "manifest.json").is_file():
-        raise E.InternalError(
-            f"No built extension at {path}. Build it with `node extension/build.mjs` in a "
-            "clone of the repository, or point TRUSTBRIDGE_EXTENSION_DIR at a built one."
-        )
-    return path
-
-
-def prepare_extension(bridge_url: str, token: str, device: str, *,
-                      trusted_input: bool = False,
-                      keep_alive_ms: int | None = None,
-                      startup_marker: str | None = None) -> ExtensionCopy:
-    """Copy the extension and write its ``config.json`` ``{bridgeUrl, token, device}``.
-
-    The copy lives in a fresh 0700 temp dir, since it holds the bridge token; the dir
-    names its owner (this process) so that, if the owner is killed before it cleans up,
-    the next start removes it (:func:`sweep_stale_copies`, run here first). The file is
-    the token's only way into the browser: no environment variable or flag carries it.
-
-    Args:
-        keep_alive_ms: interval in ms of the background's keep-alive API call
-            (default in the extension: 20000); tests shorten it together with Firefox's
-            ``extensions.background.idle.timeout``.
-        startup_marker: the exact URL of a start-up tab the extension closes once
-            another window exists (Firefox: :data:`FIREFOX_STARTUP_MARKER`).
-        trusted_input: this device's input goes through a driver; the extension says so
-            in every hello (``capabilities.requiresTrustedInput``), so a restarted bridge
-            keeps the promise even before the driver reconnects.
-    """
-    sweep_stale_copies()
-    root = Path(tempfile.mkdtemp(prefix=COPY_PREFIX))
-    pid = os.getpid()
-    (root / OWNER_FILE).write_text(json.dumps({"pid": pid, "started": _process_started(pid)}))
-    dest = root / "extension"
-    shutil.copytree(extension_source(), dest)
-    config: dict[str, Any] = {"bridgeUrl": bridge_url, "token": token, "device": device}
-    if trusted_input:
-        config["requiresTrustedInput"] = True
-    if keep_alive_ms is not None:
-        config["keepAliveMs"] = keep_alive_ms
-    if startup_marker is not None:
-        config["startupMarker"] = startup_marker
-    fd = os.open(dest / "config.json", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        json.dump(config, fh)
-    return ExtensionCopy(dest)
 
 
 # ----------------------------------------------------------------------------- Chromium

@@ -1,4 +1,4 @@
-"""The private extension copy (supervisor/launcher.py): who owns it, and which copies
+"""The private extension copy (supervisor/extension_copy.py): who owns it, and which copies
 the next start sweeps; the supervisor's token intake (supervisor/__main__.py)."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from supervisor import __main__ as cli
-from supervisor import launcher
-from supervisor.launcher import OWNER_FILE, sweep_stale_copies
+from supervisor import extension_copy
+from supervisor.extension_copy import OWNER_FILE, sweep_stale_copies
 
 
 def _copy(root: Path, name: str, owner: dict | None, age_s: float = 0.0) -> Path:
@@ -39,7 +39,7 @@ def test_a_copy_whose_owner_is_dead_is_swept_and_a_live_ones_is_kept(tmp_path: P
     """Dead owner: removed with its config and profile; this process's copy stays."""
     dead = _copy(tmp_path, "dead", {"pid": _dead_pid(), "started": None})
     live = _copy(tmp_path, "live", {"pid": os.getpid(),
-                                    "started": launcher._process_started(os.getpid())})
+                                    "started": extension_copy._process_started(os.getpid())})
     assert sweep_stale_copies(tmp_path) == [dead]
     assert not dead.exists() and live.exists()
 
@@ -54,7 +54,7 @@ def test_an_unowned_copy_is_swept_only_after_the_grace_period(tmp_path: Path) ->
     """No owner file: kept while young (its owner may be writing it), removed when old;
     other temp dirs are never touched."""
     young = _copy(tmp_path, "young", None)
-    old = _copy(tmp_path, "old", None, age_s=launcher.UNOWNED_GRACE_S + 5)
+    old = _copy(tmp_path, "old", None, age_s=extension_copy.UNOWNED_GRACE_S + 5)
     other = tmp_path / "trustbridge-profile-x"
     other.mkdir()
     assert sweep_stale_copies(tmp_path) == [old]
@@ -64,8 +64,8 @@ def test_an_unowned_copy_is_swept_only_after_the_grace_period(tmp_path: Path) ->
 def test_prepare_extension_names_this_process_as_owner(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The new copy's owner file holds this pid, and a sweep keeps it."""
-    monkeypatch.setattr(launcher.tempfile, "tempdir", str(tmp_path))
-    copy = launcher.prepare_extension("ws://127.0.0.1:1", "tok", "dev")
+    monkeypatch.setattr(extension_copy.tempfile, "tempdir", str(tmp_path))
+    copy = extension_copy.prepare_extension("ws://127.0.0.1:1", "tok", "dev")
     try:
         owner = json.loads((copy.path.parent / OWNER_FILE).read_text())
         assert owner["pid"] == os.getpid()
