@@ -240,7 +240,7 @@ async def type_text(t: Target, a: TypeAction, timeout_ms: int) -> dict[str, Any]
             characters to insert (``cause: "unchanged"``; lengths only).
     """
     kind, before = await _field(t, timeout_ms)
-    if kind == "range" or kind in V.SCRIPT_ONLY_TYPES:
+    if kind == "range" or V.script_only(kind, _browser_name(t.page)):
         extra = await _set_value(t, kind, a.text, timeout_ms)
     else:
         await t.locator.focus(timeout=timeout_ms)
@@ -260,8 +260,8 @@ async def type_text(t: Target, a: TypeAction, timeout_ms: int) -> dict[str, Any]
 
 
 async def _set_value(t: Target, kind: str, value: str, timeout_ms: int) -> dict[str, Any]:
-    """A range input by keys, a colour input by script if allowed."""
-    if kind in V.SCRIPT_ONLY_TYPES:
+    """A range input by keys; a control with no trusted route by script if allowed."""
+    if kind != "range":
         return await V.set_by_script(t, value, kind, t.allow_script, timeout_ms)
     lo, hi, step, current = await asyncio.gather(
         *(t.locator.get_attribute(n, timeout=timeout_ms) for n in ("min", "max", "step")),
@@ -330,7 +330,7 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
     # Playwright set up its injected script in the page's main world too (~40 ms once per
     # document).
     kind, before = await _field(t, timeout_ms)
-    if kind == "range" or kind in V.SCRIPT_ONLY_TYPES:
+    if kind == "range" or V.script_only(kind, _browser_name(t.page)):
         return await _set_value(t, kind, a.value, timeout_ms)
     if kind == "number" and a.value.strip() and not _is_number(a.value):
         # The browser would drop the text and leave the field empty while the fill

@@ -30,8 +30,24 @@ from bridge.protocol import errors as E
 from .navwatch import NavigationWatch
 
 SCRIPT_ONLY_TYPES = frozenset({"color"})
-"""Input types with no trusted route: Chromium and Firefox open an OS colour picker that
-page input cannot reach."""
+"""Input types with no trusted route in any browser: Chromium and Firefox open an OS
+colour picker that page input cannot reach."""
+
+_UNTYPEABLE: dict[str, frozenset[str]] = {
+    "chromium": frozenset({"month", "week", "datetime-local"}),
+    "firefox": frozenset({"datetime-local"}),
+}
+"""Input types whose ISO value typed key by key does not become the value (measured with
+Playwright 1.62, Chromium 14x and Firefox ESR 153: Chromium's month field takes
+``2024-05`` as nothing, week ``2024-W05`` as ``2405-W20``, datetime-local
+``2024-05-06T13:45`` as ``40506-02-02T13:45``; Firefox's datetime-local as
+``4050-02-02T06:13``). ``time`` is typed right in both; ``date`` has its own per-segment
+route (supervisor/actions.py ``_fill_date``)."""
+
+
+def script_only(kind: str | None, browser: str) -> bool:
+    """Whether an ``<input type=kind>`` has no trusted route in ``browser``."""
+    return kind in SCRIPT_ONLY_TYPES or kind in _UNTYPEABLE.get(browser, frozenset())
 
 _SET_BY_SCRIPT_JS = """(el, v) => {
   const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
@@ -218,8 +234,9 @@ async def set_by_script(target: Any, value: str, kind: str, allowed: bool,
     """
     if not allowed:
         raise E.TrustedInputUnavailable(
-            f"An <input type={kind}> has no trusted route (the browser opens its own "
-            "picker); nothing was sent.", {"inputType": kind}, next_step=_SCRIPT_STEP)
+            f"An <input type={kind}> has no trusted route in this browser (its own picker, "
+            "or typed keys that do not become the value); nothing was sent.",
+            {"inputType": kind}, next_step=_SCRIPT_STEP)
     got = await target.locator.evaluate(_SET_BY_SCRIPT_JS, value, timeout=timeout_ms)
     if got != value and got != value.lower():
         raise not_set(value, got, "rewritten", secret=False)
