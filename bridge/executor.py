@@ -37,9 +37,18 @@ from collections.abc import Callable
 from typing import Any
 
 from .after_input import AfterInput, PeerCall
+from .dialog_waits import DialogWaits, on_tab
+from .dialogs import OpenDialog
 from .events import may_open_tab
 from .protocol import errors as E
-from .protocol.methods import METHODS, REPORTS_LATE_TABS, SERIALIZED_METHODS, WAITS_FOR_LOAD
+from .protocol.methods import (
+    ALLOWED_UNDER_DIALOG,
+    CLOSES_TAB,
+    METHODS,
+    REPORTS_LATE_TABS,
+    SERIALIZED_METHODS,
+    WAITS_FOR_LOAD,
+)
 from .protocol.models import ActParams, BatchParams, ClickAction, DragAction
 from .protocol.validate import validate_params, validate_result
 from .routing import Local, RoutingPolicy, ToDriver, ToExtension, TrustedInput
@@ -56,8 +65,14 @@ KEY_ALLOWANCE_S = 0.025
 """Extra seconds the bridge waits per typed character: ``timeoutMs`` bounds finding and
 focusing the target, not typing a long text key by key (the driver types without a
 deadline once it started, so a long text is never cut in the middle)."""
+PAGE_SETUP_S = 3.0
+"""How long ``tabs.new {url}`` waits for the driver to see its blank tab before loading
+the URL, s (Playwright sets a page up in ~0.1 s; past it the load goes ahead)."""
 DEFAULT_TIMEOUT_MS = 30_000
 """The timeout of an extension call whose params have no ``timeoutMs``, ms."""
+TABS_ONLY = frozenset({"tabs.select", "tabs.close"})
+"""Methods the extension's background serves with the tabs API alone, never asking the
+page (extension/src/background/main.js)."""
 BATCH_ITEM_METHOD = "page.act"
 """Each action of a ``page.batch`` is routed and run as this method."""
 
@@ -80,7 +95,7 @@ class Executor:
         self.queue = TabQueue()
         # self.peer is looked up at each call: scripts/benchlib wraps it after construction
         self.after = AfterInput(lambda peer_id: self.peer(peer_id))
-        self._dialog_waiters: dict[str, set[asyncio.Event]] = {}
+        self.dialog_waits = DialogWaits(policy, lambda peer_id: self.peer(peer_id))
 
     # -- events from peers ------------------------------------------------------------
 
@@ -93,10 +108,14 @@ class Executor:
         Receipts nobody waits for (late, unknown, from another peer) are dropped."""
         self.after.receipt_pushed(extension, params)
 
-    def dialog_opened(self, device: str) -> None:
-        """Wake loads of ``device`` waiting for a page that a dialog now blocks."""
-        for ev in self._dialog_waiters.pop(device, set()):
-            ev.set()
+    def page_opened(self, device: str) -> None:
+        """The driver's ``page.opened``: it can now see (and report dialogs of) a page."""
+        self.dialog_waits.page_opened(device)
+
+    def dialog_opened(self, device: str, dialog: OpenDialog) -> None:
+        """A dialog the policy just recorded: place it on its tab (bridge/dialog_waits.py),
+        then wake the calls on that tab it blocks."""
+        self.dialog_waits.opened(device, dialog)
 
     # -- requests ---------------------------------------------------------------------
 
@@ -114,7 +133,10 @@ class Executor:
         parsed = validate_params(method, params)
         if url := getattr(parsed, "url", None):
             check_navigation_url(url, self.allow_file_urls)
-        route = self.policy.route(method, getattr(parsed, "device", None))
+        # A dialog that just opened blocks every tab until it is placed on its own.
+        await self.dialog_waits.settled(getattr(parsed, "device", None))
+        route = self.policy.route(method, getattr(parsed, "device", None),
+                                  getattr(parsed, "tabId", None), self.queue.active_tab)
         start = on_start or (lambda: None)
         if isinstance(route, Local) or method not in SERIALIZED_METHODS:
             start()
@@ -146,11 +168,15 @@ class Executor:
         started = time.monotonic()
         forward = parsed.model_dump(exclude={"device"}, exclude_none=True)
         timeout_s = getattr(parsed, "timeoutMs", DEFAULT_TIMEOUT_MS) / 1000 + DRIVER_MARGIN_S
-        call = self.peer(route.extension).call(method, forward, timeout_s)
-        if method in WAITS_FOR_LOAD:
-            result = await self._unless_dialog(route.device, call)
+        if method in ALLOWED_UNDER_DIALOG or method in TABS_ONLY:
+            # The extension's background answers these alone; a blocked page cannot hold
+            # them up (closing the tab is the way out of an alert loop).
+            before = self.dialog_waits.known(route.device)
+            result = await self.peer(route.extension).call(method, forward, timeout_s)
+            if method in CLOSES_TAB:  # the driver's dialog.closed may come after this
+                self._forget_dialogs_of(route.device, result.get("tabId"), before)
         else:
-            result = await call
+            result = await self._unless_dialog(method, parsed, route, forward, timeout_s)
         if route.synthetic:
             result["inputPath"] = "synthetic"
             late = time.monotonic() if may_open_tab(parsed.action) else None
@@ -162,22 +188,93 @@ class Executor:
         result["device"] = route.device
         return result
 
-    async def _unless_dialog(self, device: str, call: Any) -> dict[str, Any]:
-        """Await a load, or answer early when a JavaScript dialog blocks it (e.g. an
-        ``alert()`` in the new page's head): ``{dialog, transitionPending: true}``."""
-        task = asyncio.ensure_future(call)
-        opened = asyncio.Event()
-        self._dialog_waiters.setdefault(device, set()).add(opened)
-        waiter = asyncio.ensure_future(opened.wait())
+    async def _unless_dialog(self, method: str, parsed: Any, route: ToExtension,
+                             forward: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        """Call the extension, or answer early when a JavaScript dialog blocks the tab the
+        call waits on (bridge/dialog_waits.py): a load (``WAITS_FOR_LOAD``, e.g. an
+        ``alert()`` in the new page's head) answers ``{tabId, transitionPending: true,
+        dialog}``; anything else raises DIALOG_OPEN (the page cannot answer it).
+
+        Raises:
+            DialogOpen: a dialog now blocks the tab of a call that is not a load.
+        """
+        device = route.device
+        if method == "tabs.new":
+            # Only a browser driver (trustedInput) reports pages and their dialogs.
+            if not forward.get("url") or not self.policy.driver_capabilities(
+                    device).get("trustedInput"):
+                return await self.peer(route.extension).call(method, forward, timeout_s)
+            return await self._new_tab_then_load(route, forward["url"])
+        before = self.dialog_waits.known(device)
+        tab = getattr(parsed, "tabId", None)
+        tab = tab if tab is not None else self.queue.active_tab(device)
+        call = self.peer(route.extension).call(method, forward, timeout_s)
+        # A dialog the old document raises while it is being navigated away from (an
+        # alert loop) also answers early: the load is then pending behind it, and
+        # tabs.close is the way out that always works.
+        result, dialog = await self.dialog_waits.race(device, call, before, on_tab(tab))
+        if dialog is None:
+            assert result is not None
+            if method in WAITS_FOR_LOAD:
+                # A new document: the browser dismissed the dialogs the tab had; the
+                # driver's dialog.closed may come after this answer.
+                self._forget_dialogs_of(device, result.get("tabId"), before)
+            return result
+        shown = dialog.public()
+        if method not in WAITS_FOR_LOAD:
+            raise E.DialogOpen(
+                f"A {shown.get('type')} dialog opened on the page during {method} "
+                f"({str(shown.get('message'))[:200]!r}); the page cannot answer until it is "
+                "answered with page.dialog (or the tab is closed or navigated away).",
+                {"dialog": {"type": shown.get("type")}, "tabId": shown.get("tabId")},
+            )
+        out: dict[str, Any] = {"transitionPending": True, "dialog": shown}
+        if "tabId" in shown:
+            out["tabId"] = shown["tabId"]
+        return out
+
+    def _forget_dialogs_of(self, device: str, tab: Any, before: set[int]) -> None:
+        """Forget the dialogs placed on ``tab`` alone that were open before the call."""
+        if not isinstance(tab, int):
+            return
+        for d in self.policy.dialogs.all(device):
+            if id(d) in before and d.tabs == frozenset({tab}):
+                self.policy.dialogs.drop(device, d)
+
+    async def _new_tab_then_load(self, route: ToExtension, url: str) -> dict[str, Any]:
+        """``tabs.new {url}`` as a blank tab, then ``page.navigate`` of that tab.
+
+        Why two steps: Playwright reports a page to the driver only once it has set it
+        up, and a page that alerts in its head while being set up is never reported
+        (nor its dialog) until the dialog closes, which left ``tabs.new`` waiting 30 s
+        with nobody able to answer (tests/e2e/test_dialogs.py). A blank tab is set up at
+        once; the load that follows is an ordinary navigation, whose dialog is reported
+        and answers the call early with ``{tabId, transitionPending, dialog}``. As
+        ``tabs.new`` always did, a load that fails or times out still answers with the
+        tab it opened.
+        """
+        ext = self.peer(route.extension)
+        seen = self.dialog_waits.pages_seen.get(route.device, 0)
+        blank = await ext.call("tabs.new", {}, RESOLVE_TIMEOUT_S)
+        tab = blank["tabId"]
+        await self.dialog_waits.page_after(route.device, seen, PAGE_SETUP_S)
+        before = self.dialog_waits.known(route.device)
+        load = ext.call("page.navigate", {"tabId": tab, "url": url,
+                                          "timeoutMs": DEFAULT_TIMEOUT_MS},
+                        DEFAULT_TIMEOUT_MS / 1000 + DRIVER_MARGIN_S)
         try:
-            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            waiter.cancel()
-            self._dialog_waiters.get(device, set()).discard(opened)
-        if task.done():
-            return task.result()
-        task.add_done_callback(lambda t: t.cancelled() or t.exception())  # finishes later
-        return {"transitionPending": True, "dialog": self.policy.open_dialogs.get(device)}
+            loaded, dialog = await self.dialog_waits.race(route.device, load, before,
+                                                          on_tab(tab))
+        except (E.Timeout, E.BadRequest, E.BrowserDocumentChanged):
+            listed = await ext.call("tabs.list", {}, RESOLVE_TIMEOUT_S)
+            now = next((t for t in listed.get("tabs", []) if t.get("tabId") == tab), {})
+            return {"tabId": tab, "url": now.get("url") or url, "title": now.get("title", "")}
+        if dialog is not None:
+            shown = dialog.public()
+            return {"tabId": tab, "url": shown.get("url") or url, "title": "",
+                    "transitionPending": True, "dialog": shown}
+        assert loaded is not None
+        return {"tabId": tab, "url": loaded.get("url") or url, "title": loaded.get("title", "")}
 
     async def _resolve(self, extension: str, tab_id: int | None, ref: str | None,
                        **flags: bool) -> dict[str, Any]:
@@ -247,9 +344,24 @@ class Executor:
         fields = parsed.model_dump(exclude={"device", "tabId", "ref"}, exclude_none=True)
         if METHODS[method].under_dialog:
             # It answers a dialog that blocks the page: the extension cannot resolve a
-            # frame in a blocked page, and the driver does not need one.
+            # frame in a blocked page, and the driver does not need one. The dialog is the
+            # named tab's (else the active tab's, else the oldest: bridge/dialogs.py).
+            book = self.policy.dialogs
+            dialog = book.to_answer(route.device, parsed.tabId,
+                                    self.queue.active_tab(route.device))
+            if parsed.tabId is not None and dialog is None and book.all(route.device):
+                raise E.BadRequest(f"No JavaScript dialog is open on tab {parsed.tabId}.",
+                                   {"tabId": parsed.tabId})
+            if dialog is not None and dialog.id is not None:
+                fields["dialogId"] = dialog.id
             result = await self.peer(route.driver).call(driver_method, fields, RESOLVE_TIMEOUT_S)
-            return {**result, "device": route.device}
+            out = {**result, "device": route.device}
+            if dialog is not None:
+                if dialog.id is not None:  # gone once answered (dialog.closed may come later)
+                    book.closed(route.device, dialog.id)
+                if "tabId" in dialog.public():
+                    out["tabId"] = dialog.public()["tabId"]
+            return out
         target = await self._resolve(route.extension, parsed.tabId, getattr(parsed, "ref", None))
         fields.update(frameToken=target["frameToken"], css=target.get("css"))
         result = await self.peer(route.driver).call(driver_method, fields, DRIVER_CALL_TIMEOUT_S)

@@ -14,7 +14,7 @@ Two pieces of state are kept apart and never merged:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .protocol.errors import (
@@ -24,11 +24,13 @@ from .protocol.errors import (
     TrustedInputUnavailable,
     Unauthorized,
 )
+from .dialogs import DialogBook, OpenDialog
 from .protocol.methods import (
     ALLOWED_UNDER_DIALOG,
     CLIENT_INPUT_METHODS as INPUT_METHODS,
     CLIENT_METHODS,
     DRIVER_METHODS,
+    ESCAPES_DIALOG,
     METHODS,
 )
 from .protocol.models import DeviceInfo
@@ -100,7 +102,8 @@ class RoutingPolicy:
         self.drivers: dict[str, str] = {}
         self.extensions: dict[str, str] = {}
         self.required_trusted_input: set[str] = set(required_trusted_input)
-        self.open_dialogs: dict[str, dict[str, object]] = {}
+        self.dialogs = DialogBook()
+        """Open JavaScript dialogs per device and the tabs they block (bridge/dialogs.py)."""
         self._peers: dict[str, _Peer] = {}
         self._browsers: dict[str, str] = {}
 
@@ -160,17 +163,30 @@ class RoutingPolicy:
             if older:
                 table[info.device] = older[-1]
             elif info.role == "driver":
-                self.open_dialogs.pop(info.device, None)
+                self.dialogs.forget_device(info.device)
 
-    def dialog_event(self, peer: str, event: str, params: dict[str, object]) -> None:
-        """Record the driver's ``dialog.opened`` / ``dialog.closed`` for its device."""
+    def dialog_event(self, peer: str, event: str, params: dict[str, object]) -> OpenDialog | None:
+        """Record the driver's ``dialog.opened`` / ``dialog.closed`` for its device.
+
+        Returns:
+            The dialog a ``dialog.opened`` recorded (still to be placed on its tab, see
+            bridge/dialogs.py), else None.
+        """
         info = self._peers.get(peer)
         if info is None or info.role != "driver" or info.device is None:
-            return
+            return None
         if event == "dialog.opened":
-            self.open_dialogs[info.device] = dict(params)
-        elif event == "dialog.closed":
-            self.open_dialogs.pop(info.device, None)
+            return self.dialogs.opened(info.device, params)
+        if event == "dialog.closed":
+            self.dialogs.closed(info.device, params.get("dialogId"))
+        return None
+
+    @property
+    def open_dialogs(self) -> dict[str, dict[str, object]]:
+        """Device → its oldest open dialog, as ``devices.list`` shows it (a read-only view
+        of :attr:`dialogs`)."""
+        return {d: info for d in list(self.dialogs.by_device)
+                if (info := self.dialogs.first(d)) is not None}
 
     def role_of(self, peer: str) -> str | None:
         info = self._peers.get(peer)
@@ -206,12 +222,17 @@ class RoutingPolicy:
             {"known": online},
         )
 
-    def route(self, method: str, device: str | None) -> Route:
+    def route(self, method: str, device: str | None, tab: int | None = None,
+              active: Callable[[str], int | None] | None = None) -> Route:
         """Decide where a client request goes.
 
         Args:
             method: a client method name (``page.act`` is input).
             device: the device named by the request, or None.
+            tab: the ``tabId`` the request names, or None (the device's active tab).
+            active: device → its active tab as last seen (bridge/tabqueue.py), for a
+                request that names no tab; None or an unknown answer: any open dialog of
+                the device may be on it.
 
         Returns:
             The route to execute.
@@ -219,6 +240,8 @@ class RoutingPolicy:
         Raises:
             BadRequest: unknown method or ambiguous device.
             DeviceNotConnected: the extension needed is not connected.
+            DialogOpen: a JavaScript dialog blocks the tab the request addresses and the
+                method neither runs under a dialog nor escapes it (bridge/dialogs.py).
             TrustedInputUnavailable: input for a device that requires trusted input while
                 its driver is offline (rule 4); nothing is to be sent anywhere.
         """
@@ -227,13 +250,19 @@ class RoutingPolicy:
         if METHODS[method].served_by == "bridge":  # devices.list
             return Local()
         dev = self.pick_device(device)
-        dialog = self.open_dialogs.get(dev)
-        if dialog is not None and method not in ALLOWED_UNDER_DIALOG:
-            raise DialogOpen(
-                f"A {dialog.get('type')} dialog blocks the page ({str(dialog.get('message'))[:200]!r}). "
-                "Answer it with page.dialog (accept or dismiss) first.",
-                {"dialog": {"type": dialog.get("type")}},
-            )
+        if method not in ALLOWED_UNDER_DIALOG | ESCAPES_DIALOG:
+            target = tab if tab is not None else (active(dev) if active else None)
+            dialog = self.dialogs.blocking(dev, target)
+            if dialog is not None:
+                shown = dialog.public()
+                where = f"tab {shown['tabId']}" if "tabId" in shown else "the page"
+                raise DialogOpen(
+                    f"A {shown.get('type')} dialog blocks {where} "
+                    f"({str(shown.get('message'))[:200]!r}). Answer it with page.dialog "
+                    "(accept or dismiss), close that tab or navigate it away first; other "
+                    "tabs still work.",
+                    {"dialog": {"type": shown.get("type")}, "tabId": shown.get("tabId")},
+                )
         if method in DRIVER_METHODS:
             driver = self.drivers.get(dev)
             if driver is None:
@@ -276,10 +305,15 @@ class RoutingPolicy:
                 requiresTrustedInput=d in self.required_trusted_input,
                 browser=self._browsers.get(d),
                 capabilities=self._capabilities(d),
-                dialog=self.open_dialogs.get(d),
+                dialog=self.dialogs.first(d),
             )
             for d in names
         ]
+
+    def driver_capabilities(self, device: str) -> dict[str, bool]:
+        """What the device's online driver said it can do in its hello ({}: none online)."""
+        peer = self._peers.get(self.drivers.get(device, ""))
+        return dict(peer.capabilities) if peer is not None else {}
 
     def _capabilities(self, device: str) -> dict[str, bool]:
         """The connected extension's capabilities, then the connected driver's (the driver

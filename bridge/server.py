@@ -301,9 +301,12 @@ class BridgeServer:
         if msg.event == "tab.opened" and peer.role == "extension":
             self.executor.tab_opened(peer.id, msg.params)
             return
-        self.policy.dialog_event(peer.id, msg.event, msg.params)
-        if msg.event == "dialog.opened" and peer.device is not None:
-            self.executor.dialog_opened(peer.device)
+        if msg.event == "page.opened" and peer.role == "driver" and peer.device is not None:
+            self.executor.page_opened(peer.device)
+            return
+        dialog = self.policy.dialog_event(peer.id, msg.event, msg.params)
+        if dialog is not None and peer.device is not None:
+            self.executor.dialog_opened(peer.device, dialog)
 
     async def _reply_error(self, peer: Peer, req_id: Any, err: E.TrustbridgeError) -> None:
         with contextlib.suppress(ConnectionClosed):

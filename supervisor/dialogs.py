@@ -6,12 +6,19 @@ While one is open the page's main thread is blocked; the driver answers the acti
 opened it at once (with the dialog's type and message) instead of hanging, and tells the
 bridge (``dialog.opened`` / ``dialog.closed`` events) so that other requests to the device
 fail fast with ``DIALOG_OPEN``.
+
+A dialog blocks only its own page (issue 13, item 6), so every dialog carries an id
+(``dialogId``, counted per tracker) and its page's URL: the bridge places it on the tab
+showing that URL (bridge/dialogs.py), asks for it by id (``driver.dialog {dialogId}``),
+and an action on another page neither waits for it nor reports it. A dialog whose page
+closes or loads another document (the browser dismisses it then) is reported closed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +32,9 @@ MAX_MESSAGE_CHARS = 2000
 
 @dataclass
 class PendingDialog:
+    id: int
     dialog: Dialog
+    page: Page | None
     info: dict[str, Any]
 
 
@@ -33,67 +42,99 @@ class DialogTracker:
     """Open dialogs of one browser context, oldest first.
 
     Args:
-        notify: called with ``(event, params)`` when a dialog opens or the last one closes.
+        notify: called with ``(event, params)``: ``dialog.opened``, ``dialog.closed`` and
+            ``page.opened`` (a page the driver can now see, dialogs included).
     """
 
     def __init__(self, notify: Callable[[str, dict[str, Any]], None]) -> None:
         self.notify = notify
         self.pending: list[PendingDialog] = []
-        self._waiters: set[asyncio.Event] = set()
+        self._waiters: dict[asyncio.Event, Page | None] = {}
+        self._ids = itertools.count(1)
 
     def attach(self, context: BrowserContext) -> None:
+        # The context's listener, not each page's: a page that alerts while it is being
+        # set up (before a "page" handler could add its own listener) would otherwise be
+        # auto-dismissed by Playwright, unseen (tests/e2e/test_dialogs.py alert loop).
+        context.on("dialog", self._on_dialog)
         context.on("page", self.watch_page)
         for page in context.pages:
             self.watch_page(page)
 
     def watch_page(self, page: Page) -> None:
-        page.on("dialog", self._on_dialog)
         page.on("close", self._on_page_closed)
+        page.on("framenavigated", lambda frame: self._on_navigated(page, frame))
+        # Playwright reports a page once it has set it up; from then on its dialogs are
+        # seen. The bridge waits for this before it loads a URL into a tab it just
+        # opened (bridge/executor.py ``_new_tab_then_load``).
+        self.notify("page.opened", {})
 
-    def opened_event(self) -> asyncio.Event:
-        """An event set when the next dialog opens; give it back with :meth:`discard`."""
+    def opened_event(self, page: Page | None = None) -> asyncio.Event:
+        """An event set when the next dialog opens (on ``page`` only, when given); give it
+        back with :meth:`discard`."""
         ev = asyncio.Event()
-        self._waiters.add(ev)
+        self._waiters[ev] = page
         return ev
 
     def discard(self, ev: asyncio.Event) -> None:
-        self._waiters.discard(ev)
+        self._waiters.pop(ev, None)
+
+    def first_for(self, page: Page) -> dict[str, Any] | None:
+        """The info of ``page``'s oldest open dialog (what an action there reports)."""
+        return next((p.info for p in self.pending if p.page is page), None)
 
     def _on_dialog(self, dialog: Dialog) -> None:
+        page = dialog.page
+        dialog_id = next(self._ids)
         info = {
             "type": dialog.type,
             "message": dialog.message[:MAX_MESSAGE_CHARS],
             "defaultValue": dialog.default_value,
-            "url": dialog.page.url if dialog.page else None,
+            "url": page.url if page else None,
         }
-        self.pending.append(PendingDialog(dialog, info))
-        for ev in self._waiters:
-            ev.set()
-        self.notify("dialog.opened", info)
+        self.pending.append(PendingDialog(dialog_id, dialog, page, info))
+        for ev, only in self._waiters.items():
+            if only is None or only is page:
+                ev.set()
+        self.notify("dialog.opened", {**info, "dialogId": dialog_id})
+
+    def _drop(self, page: Page) -> None:
+        for item in [p for p in self.pending if p.page is page]:
+            self.pending.remove(item)
+            self.notify("dialog.closed", {"dialogId": item.id})
 
     def _on_page_closed(self, page: Page) -> None:
-        before = len(self.pending)
-        self.pending = [p for p in self.pending if p.dialog.page is not page]
-        if before and not self.pending:
-            self.notify("dialog.closed", {})
+        self._drop(page)
 
-    async def answer(self, accept: bool, prompt_text: str | None = None) -> dict[str, Any]:
-        """Accept (with ``prompt_text`` for a prompt) or dismiss the oldest dialog.
+    def _on_navigated(self, page: Page, frame: Any) -> None:
+        # A new top document: the browser dismissed the old document's dialogs (the way
+        # out of an alert loop). A dialog the new document raises comes after this event.
+        if frame is page.main_frame:
+            self._drop(page)
+
+    async def answer(self, accept: bool, prompt_text: str | None = None,
+                     dialog_id: int | None = None) -> dict[str, Any]:
+        """Accept (with ``prompt_text`` for a prompt) or dismiss a dialog: the one with
+        ``dialog_id``, else the oldest.
 
         Returns:
-            ``{"type", "message", "accepted"}`` of the dialog answered.
+            ``{"type", "message", "accepted", "dialogId"}`` of the dialog answered.
 
         Raises:
-            BadRequest: no dialog is open.
+            BadRequest: no dialog is open (or none with ``dialog_id``).
         """
-        if not self.pending:
-            raise E.BadRequest("No JavaScript dialog is open.")
-        item = self.pending.pop(0)
+        item = next((p for p in self.pending if dialog_id in (None, p.id)), None)
+        if item is None:
+            raise E.BadRequest("No JavaScript dialog is open." if dialog_id is None else
+                               "That JavaScript dialog is no longer open.",
+                               {"dialogId": dialog_id})
+        self.pending.remove(item)
         with contextlib.suppress(PlaywrightError):  # the page may have gone meanwhile
             if accept:
                 await item.dialog.accept(prompt_text) if prompt_text is not None \
                     else await item.dialog.accept()
             else:
                 await item.dialog.dismiss()
-        # The caller announces dialog.closed (before it answers) when nothing is pending.
-        return {"type": item.info["type"], "message": item.info["message"], "accepted": accept}
+        # The caller announces dialog.closed {dialogId} before it answers.
+        return {"type": item.info["type"], "message": item.info["message"], "accepted": accept,
+                "dialogId": item.id}

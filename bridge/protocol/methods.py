@@ -47,7 +47,10 @@ class MethodFacts:
             reached the page (BROWSER_OPERATION_UNCERTAIN, design.md §2 rule 7), never
             "not connected", and it is never repeated.
         serialized: it runs one at a time per device and tab, in arrival order.
-        under_dialog: it may still run while a JavaScript dialog blocks the device.
+        under_dialog: it may still run while a JavaScript dialog blocks the tab it names.
+        escapes_dialog: it runs even on a tab a dialog blocks, because it ends or avoids
+            that tab's page (close it, load another document, open a new tab): an alert
+            loop can always be escaped (bridge/dialogs.py).
         driver_method: for a client method the driver serves, the driver's own method.
         waits_for_load: its answer waits for a page load, which a JavaScript dialog can
             block (the executor then answers early with the dialog).
@@ -64,6 +67,7 @@ class MethodFacts:
     input: bool = False
     serialized: bool = False
     under_dialog: bool = False
+    escapes_dialog: bool = False
     driver_method: str | None = None
     waits_for_load: bool = False
     tab_effect: Literal["select", "close"] | None = None
@@ -75,12 +79,13 @@ METHODS: dict[str, MethodFacts] = {
     "devices.list": MethodFacts(M.EmptyParams, R.DevicesResult, served_by="bridge",
                                 client=True, under_dialog=True),
     "tabs.list": MethodFacts(M.DeviceParams, R.TabsListResult, client=True, under_dialog=True),
-    "tabs.new": MethodFacts(M.TabNewParams, R.TabResult, client=True, tab_effect="select"),
+    "tabs.new": MethodFacts(M.TabNewParams, R.TabResult, client=True, tab_effect="select",
+                            waits_for_load=True, escapes_dialog=True),
     "tabs.select": MethodFacts(M.TabIdParams, R.TabResult, client=True, tab_effect="select"),
     "tabs.close": MethodFacts(M.TabIdParams, R.TabClosedResult, client=True,
-                              tab_effect="close"),
+                              tab_effect="close", escapes_dialog=True),
     "page.navigate": MethodFacts(M.NavigateParams, R.NavigateResult, client=True,
-                                 serialized=True, waits_for_load=True),
+                                 serialized=True, waits_for_load=True, escapes_dialog=True),
     "page.history": MethodFacts(M.HistoryParams, R.NavigateResult, client=True,
                                 serialized=True, waits_for_load=True),
     "page.snapshot": MethodFacts(M.SnapshotParams, R.SnapshotResult, client=True,
@@ -139,3 +144,5 @@ REPORTS_LATE_TABS = frozenset(m for m, f in METHODS.items() if f.reports_late_ta
 """Client methods whose result reports tabs opened after the last input's result."""
 ALLOWED_UNDER_DIALOG = frozenset(m for m, f in METHODS.items() if f.under_dialog)
 """Methods that may run while a JavaScript dialog blocks the device's page."""
+ESCAPES_DIALOG = frozenset(m for m, f in METHODS.items() if f.escapes_dialog)
+"""Methods that run even on the tab a JavaScript dialog blocks (they end or avoid it)."""

@@ -444,10 +444,13 @@ class DriverActParams(_Model):
 
 
 class DriverDialogParams(_Model):
-    """Bridge → driver: answer the oldest open JavaScript dialog of the device."""
+    """Bridge → driver: answer an open JavaScript dialog of the device: the one named by
+    ``dialogId`` (from its ``dialog.opened``), else the oldest."""
 
     accept: bool
     promptText: str | None = Field(default=None, max_length=10_000)
+    dialogId: int | None = Field(default=None, ge=0,
+                                 description="The dialog to answer (supervisor/dialogs.py).")
 
 
 class DriverScreenshotParams(_Model):
