@@ -280,3 +280,72 @@ def test_older_live_peer_takes_over_when_the_newer_leaves() -> None:
     policy.join("ext2", "extension", "dev")
     policy.leave("ext2")
     assert policy.route("page.act", "dev") == TrustedInput("dev", "ext1", "drv1")
+
+
+# -- dialogs block their own tab (issue 13, item 6) ---------------------------------------
+
+
+def _with_dialog_on(tab: int | None) -> RoutingPolicy:
+    """A device with a driver whose tab ``tab`` has an alert open (None: not placed yet)."""
+    policy = policy_with(("ext", "extension", D), ("drv", "driver", D))
+    dialog = policy.dialog_event("drv", "dialog.opened", {
+        "dialogId": 1, "type": "alert", "message": "hi", "url": "http://a/"})
+    assert dialog is not None
+    if tab is not None:
+        assert policy.dialogs.place(D, dialog, [{"tabId": tab, "url": "http://a/"},
+                                                {"tabId": 9, "url": "http://b/"}])
+    return policy
+
+
+def test_a_placed_dialog_blocks_only_its_tab() -> None:
+    """Tab 5's alert: snapshot and input on tab 9 route; on tab 5 they get DIALOG_OPEN
+    naming the tab; tabs.close/navigate of tab 5 and tabs.new still route."""
+    policy = _with_dialog_on(5)
+    assert policy.route("page.act", D, 9) == TrustedInput(D, "ext", "drv")
+    assert policy.route("page.snapshot", D, 9) == ToExtension(D, "ext")
+    for method in ("page.snapshot", "page.act", "tabs.select"):
+        with pytest.raises(E.DialogOpen) as blocked:
+            policy.route(method, D, 5)
+        assert blocked.value.details["tabId"] == 5
+    for method in ("tabs.close", "page.navigate", "tabs.new", "page.dialog", "tabs.list"):
+        policy.route(method, D, 5)
+    assert policy.devices()[0].dialog == {"type": "alert", "message": "hi", "url": "http://a/",
+                                          "tabId": 5}
+
+
+def test_a_request_without_tab_uses_the_active_tab_learnt() -> None:
+    """No tabId: the active tab decides; unknown active tab means any dialog may be on it."""
+    policy = _with_dialog_on(5)
+    assert policy.route("page.snapshot", D, None, lambda _d: 9) == ToExtension(D, "ext")
+    with pytest.raises(E.DialogOpen):
+        policy.route("page.snapshot", D, None, lambda _d: 5)
+    with pytest.raises(E.DialogOpen):
+        policy.route("page.snapshot", D, None, lambda _d: None)
+
+
+def test_an_unplaced_dialog_blocks_every_tab_until_placed_or_closed() -> None:
+    """Before its tab is known a dialog blocks all tabs (cautious, never false); its
+    dialog.closed by id frees the device; the driver leaving forgets it."""
+    policy = _with_dialog_on(None)
+    with pytest.raises(E.DialogOpen):
+        policy.route("page.snapshot", D, 9)
+    policy.dialog_event("drv", "dialog.closed", {"dialogId": 2})
+    with pytest.raises(E.DialogOpen):
+        policy.route("page.snapshot", D, 9)
+    policy.dialog_event("drv", "dialog.closed", {"dialogId": 1})
+    assert policy.route("page.snapshot", D, 9) == ToExtension(D, "ext")
+    policy = _with_dialog_on(None)
+    policy.leave("drv")
+    assert policy.open_dialogs == {}
+
+
+def test_page_dialog_answers_the_named_tabs_dialog() -> None:
+    """to_answer: the named tab's dialog, else the active tab's, else the oldest."""
+    policy = _with_dialog_on(5)
+    other = policy.dialog_event("drv", "dialog.opened", {
+        "dialogId": 2, "type": "confirm", "message": "ok?", "url": "http://b/"})
+    assert other is not None and policy.dialogs.place(D, other, [{"tabId": 9, "url": "http://b/"}])
+    book = policy.dialogs
+    assert [book.to_answer(D, 9, None).id, book.to_answer(D, 5, 9).id] == [2, 1]
+    assert [book.to_answer(D, None, 9).id, book.to_answer(D, None, None).id] == [2, 1]
+    assert book.to_answer(D, 7, None) is None
