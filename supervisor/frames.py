@@ -1,8 +1,9 @@
 """Frame tokens (design.md §3): stamp every frame's document, map token → Playwright Frame.
 
 The supervisor writes a fresh random token into ``document.documentElement`` as
-``data-mcjug="<token>"`` when a page appears, a frame attaches, a frame navigates to a new
-document, and on ``domcontentloaded`` (for documents that had no root element at commit).
+``data-mcjug="<token>"``, from an isolated world, when a page appears, a frame attaches, a
+frame navigates to a new document, and on ``domcontentloaded`` (for documents that had no
+root element at commit).
 The extension reads the attribute in the frame that owns a ref; the driver turns it back
 into the ``Frame`` here. A re-stamped frame's old token is dropped; a closed page's tokens
 are all forgotten. A crashed page's tokens (or, after the browser died, every token) are
@@ -16,6 +17,7 @@ Stamping, navigation and an action request are not one transaction: this gives d
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import secrets
 from collections import OrderedDict
@@ -23,8 +25,10 @@ from typing import Any, Literal
 
 from playwright.async_api import BrowserContext, Error as PlaywrightError, Frame, Page
 
-from bridge.protocol.errors import BrowserCrashed, FrameTokenUnknown
+from bridge.protocol.errors import BrowserCrashed, FrameTokenUnknown, TrustbridgeError
 from bridge.protocol.models import FRAME_TOKEN_ATTRIBUTE
+
+from .isolated_eval import evaluate_isolated
 
 log = logging.getLogger("trustbridge.frames")
 
@@ -35,8 +39,11 @@ Crash = Literal["renderer", "browser"]
 
 # Keeps the token when the document is the one stamped before (same-document navigation,
 # a repeated event); otherwise writes the fresh one. Returns the token in force, or null
-# when the document has no root element yet.
-_STAMP_JS = """([attr, old, fresh]) => {
+# when the document has no root element yet. Runs in an isolated world
+# (supervisor/isolated_eval.py), so the page's own Element.prototype.setAttribute, which
+# page script may have patched, never sees the call or the token (docs/security.md).
+_STAMP_JS = """() => {
+  const [attr, old, fresh] = %s;
   const root = document.documentElement;
   if (!root) return null;
   const current = root.getAttribute(attr);
@@ -44,6 +51,8 @@ _STAMP_JS = """([attr, old, fresh]) => {
   root.setAttribute(attr, fresh);
   return fresh;
 }"""
+STAMP_TIMEOUT_S = 5.0
+"""Bound on one stamp, s (the script is synchronous; this only bounds a stuck page)."""
 
 
 class FrameRegistry:
@@ -116,8 +125,10 @@ class FrameRegistry:
             # Registered before it is written, so a resolve that reads it at once finds it.
             self._by_token[fresh] = frame
             try:
-                got = await frame.evaluate(_STAMP_JS, [ATTRIBUTE, old, fresh])
-            except PlaywrightError as exc:
+                got = await evaluate_isolated(
+                    frame, None, _STAMP_JS % json.dumps([ATTRIBUTE, old, fresh]),
+                    STAMP_TIMEOUT_S)
+            except (PlaywrightError, TrustbridgeError) as exc:
                 self._by_token.pop(fresh, None)
                 log.debug("stamp failed for %s: %s", frame.url, exc)
                 return None
