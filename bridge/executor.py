@@ -52,6 +52,7 @@ from .protocol.methods import (
 from .protocol.models import ActParams, BatchParams, ClickAction, DragAction
 from .protocol.validate import validate_params, validate_result
 from .routing import Local, RoutingPolicy, ToDriver, ToExtension, TrustedInput
+from .secrets import TypedSecrets
 from .tabqueue import TabQueue
 from .urls import check_navigation_url
 
@@ -96,6 +97,7 @@ class Executor:
         # self.peer is looked up at each call: scripts/benchlib wraps it after construction
         self.after = AfterInput(lambda peer_id: self.peer(peer_id))
         self.dialog_waits = DialogWaits(policy, lambda peer_id: self.peer(peer_id))
+        self.secrets = TypedSecrets()
 
     # -- events from peers ------------------------------------------------------------
 
@@ -150,6 +152,24 @@ class Executor:
         return result
 
     async def _run(self, method: str, parsed: Any, route: Any) -> dict[str, Any]:
+        if isinstance(parsed, ActParams) and not isinstance(route, Local):
+            # What a type/fill typed is remembered whatever the answer (an uncertain
+            # one may have reached the page): bridge/secrets.py.
+            result: dict[str, Any] = {}
+            try:
+                result = await self._route(method, parsed, route)
+                return result
+            finally:
+                tab = result.get("tabId", parsed.tabId)
+                self.secrets.typed(route.device,
+                                   tab if tab is not None else self.queue.active_tab(route.device),
+                                   parsed.ref, parsed.action, result.get("sensitive") is True)
+        result = await self._route(method, parsed, route)
+        if method == "page.snapshot":
+            self.secrets.scrub_snapshot(route.device, result)
+        return result
+
+    async def _route(self, method: str, parsed: Any, route: Any) -> dict[str, Any]:
         match route, parsed:
             case Local(), _:
                 return {"devices": [d.model_dump() for d in self.policy.devices()]}

@@ -389,3 +389,41 @@ async def test_a_batch_stops_when_the_driver_leaves_and_sends_nothing_synthetic(
     interrupted = result["interruptedAction"]
     assert interrupted["index"] == 1 and interrupted["error"]["code"] == "TRUSTED_INPUT_UNAVAILABLE"
     assert "page.act" not in ext.methods() and drv.methods() == ["driver.act"]
+
+
+# -- typed secrets (bridge/secrets.py) ----------------------------------------------------------
+
+
+def _snapshot(text: str, title: str = "t") -> dict[str, Any]:
+    return {"snapshot": text, "url": "http://127.0.0.1/", "title": title, "tabId": 1,
+            "mode": "snapshot", "frames": 1, "refs": 2, "chars": len(text),
+            "truncated": False, "cursor": None}
+
+
+async def test_a_value_typed_into_a_masked_field_is_masked_where_the_page_echoes_it(
+        ext: HeldExtension, drv: HeldDriver, client: BridgeClient) -> None:
+    """type into e2 (its line shows the mask) and e3 (plain): later snapshots mask e2's
+    value in text and title, even once the field is gone, and keep e3's; chars follows."""
+    for ref, text in (("e2", "7391-Quux"), ("e3", "Blue Falcon"), ("e3", "abc")):
+        await bounded(client.call("page.act", {"device": D, "tabId": 1, "ref": ref,
+                                               "action": {"kind": "type", "text": text}}))
+    ext.results["page.snapshot"] = _snapshot(
+        '- textbox "PIN" [ref=e2]: ••••••\n- textbox "Nick" [ref=e3]: Blue Falcon\n'
+        "- text: Saved 7391-Quux for Blue Falcon abc")
+    first = await bounded(client.call("page.snapshot", {"device": D, "tabId": 1}))
+    assert first["snapshot"].endswith("- text: Saved •••••• for Blue Falcon abc")
+    assert first["chars"] == len(first["snapshot"])
+    ext.results["page.snapshot"] = _snapshot("- text: Thanks, 7391-Quux", title="7391-Quux")
+    later = await bounded(client.call("page.snapshot", {"device": D, "tabId": 1}))
+    assert (later["snapshot"], later["title"]) == ("- text: Thanks, ••••••", "••••••")
+
+
+async def test_a_value_typed_into_a_field_never_seen_masked_is_left_alone(
+        ext: HeldExtension, drv: HeldDriver, client: BridgeClient) -> None:
+    """Without the mask on its field's line (or sensitive from the resolve) a typed value
+    is page text like any other."""
+    await bounded(client.call("page.act", {"device": D, "tabId": 1, "ref": "e2",
+                                           "action": {"kind": "fill", "value": "hello world"}}))
+    ext.results["page.snapshot"] = _snapshot('- textbox "Q" [ref=e2]: hello world')
+    got = await bounded(client.call("page.snapshot", {"device": D, "tabId": 1}))
+    assert got["snapshot"] == '- textbox "Q" [ref=e2]: hello world'

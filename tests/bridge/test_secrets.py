@@ -1,0 +1,37 @@
+"""TypedSecrets (bridge/secrets.py): what is remembered, when it is masked, how much."""
+
+from __future__ import annotations
+
+from bridge.secrets import MASK, TypedSecrets
+
+D = "dev1"
+
+
+def test_only_type_and_fill_of_four_characters_or_more_are_remembered() -> None:
+    """click, 3-character text and blank padding are not kept; a kept value is masked
+    once its field's line shows the mask."""
+    s = TypedSecrets()
+    s.typed(D, 1, "e1", {"kind": "click"})
+    s.typed(D, 1, "e1", {"kind": "type", "text": "abc"})
+    s.typed(D, 1, "e1", {"kind": "type", "text": "  ab  "})
+    assert s.mask(D, "abc ab") == "abc ab"
+    s.typed(D, 1, "e1", {"kind": "fill", "value": "card 4111"})
+    s.learn(D, 1, f'- textbox "Card" [ref=e1]: {MASK}')
+    assert s.mask(D, "card 4111 / card%204111 / card+4111") == f"{MASK} / {MASK} / {MASK}"
+
+
+def test_a_ref_of_another_tab_does_not_mark_the_value() -> None:
+    """The mask on tab 2's e1 says nothing about the e1 typed into on tab 1."""
+    s = TypedSecrets()
+    s.typed(D, 1, "e1", {"kind": "type", "text": "secret-1"})
+    s.learn(D, 2, f"- textbox [ref=e1]: {MASK}")
+    assert s.mask(D, "secret-1") == "secret-1"
+
+
+def test_memory_is_bounded_per_device_and_never_shown() -> None:
+    """Beyond per_device values the oldest is forgotten; repr shows no value."""
+    s = TypedSecrets(per_device=2)
+    for n in range(3):
+        s.typed(D, 1, f"e{n}", {"kind": "type", "text": f"value-{n}"}, sensitive=True)
+    assert s.mask(D, "value-0 value-1 value-2") == f"value-0 {MASK} {MASK}"
+    assert "value" not in repr(s)
