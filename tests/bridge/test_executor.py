@@ -427,3 +427,43 @@ async def test_a_value_typed_into_a_field_never_seen_masked_is_left_alone(
     ext.results["page.snapshot"] = _snapshot('- textbox "Q" [ref=e2]: hello world')
     got = await bounded(client.call("page.snapshot", {"device": D, "tabId": 1}))
     assert got["snapshot"] == '- textbox "Q" [ref=e2]: hello world'
+
+
+# -- dialogs per tab (bridge/dialogs.py, bridge/dialog_waits.py) -------------------------------
+
+
+async def _alert_on(server: BridgeServer, drv: HeldDriver, dialog_id: int, url: str) -> None:
+    """The driver reports an alert on the page at ``url``; wait until it is placed."""
+    await drv.send_event("dialog.opened", {"dialogId": dialog_id, "type": "alert",
+                                           "message": f"m{dialog_id}", "url": url})
+    await wait_until(lambda: any(d.id == dialog_id and d.looked_up
+                                 for d in server.policy.dialogs.all(D)))
+
+
+async def test_page_dialog_answers_the_named_tabs_dialog_by_id(
+        server: BridgeServer, client: BridgeClient, ext: HeldExtension, drv: HeldDriver) -> None:
+    """Alerts on tabs 1 and 2: page.dialog {tabId: 2} sends dialogId 2; tab 1 still blocks,
+    tab 2 is free at once (before any dialog.closed)."""
+    ext.tabs = [{"tabId": 1, "url": "http://a/", "title": "", "active": True},
+                {"tabId": 2, "url": "http://b/", "title": "", "active": False}]
+    await _alert_on(server, drv, 1, "http://a/")
+    await _alert_on(server, drv, 2, "http://b/")
+    await bounded(client.call("page.dialog", {"device": D, "tabId": 2, "accept": True}))
+    assert (await drv.wait_for_request("driver.dialog")).params["dialogId"] == 2
+    assert [d.id for d in server.policy.dialogs.all(D)] == [1]
+    with pytest.raises(E.DialogOpen):
+        await bounded(client.call("page.snapshot", {"device": D, "tabId": 1}))
+    await bounded(client.call("page.snapshot", {"device": D, "tabId": 2}))
+
+
+async def test_a_snapshot_held_by_a_dialog_on_its_tab_answers_dialog_open_at_once(
+        server: BridgeServer, client: BridgeClient, ext: HeldExtension, drv: HeldDriver) -> None:
+    """The page alerts while a snapshot of it is in flight (an alert loop): DIALOG_OPEN
+    as soon as the dialog is placed, not the extension's timeout."""
+    ext.hold["page.snapshot"] = asyncio.Event()
+    pending = asyncio.ensure_future(client.call("page.snapshot", {"device": D, "tabId": 1}))
+    await ext.wait_for_request("page.snapshot")
+    await _alert_on(server, drv, 7, "http://127.0.0.1/")
+    with pytest.raises(E.DialogOpen) as blocked:
+        await bounded(pending)
+    assert blocked.value.details["tabId"] == 1
