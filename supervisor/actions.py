@@ -27,10 +27,10 @@ import os
 import random
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from typing import Any
 
-from playwright.async_api import ElementHandle, Error as PlaywrightError, Frame, Locator, Page
+from playwright.async_api import ElementHandle, Frame, Locator, Page
+from playwright.async_api import Error as PlaywrightError
 
 from bridge.protocol import errors as E
 from bridge.protocol.models import (
@@ -42,7 +42,6 @@ from bridge.protocol.models import (
     HoverAction,
     PressAction,
     ScrollAction,
-    SelectAction,
     TypeAction,
     UploadAction,
 )
@@ -50,6 +49,13 @@ from bridge.protocol.models import (
 from . import values as V
 from .errors import NOT_A_FIELD, map_playwright_errors
 from .navwatch import NavigationWatch
+from .select import (  # noqa: F401  (re-exported: verbs and their planners)
+    _browser_name,
+    select,
+    select_commit_keys,
+    select_keys,
+    select_plan,
+)
 
 
 @dataclass(frozen=True)
@@ -433,302 +439,6 @@ async def set_checked(t: Target, a: CheckAction, timeout_ms: int) -> dict[str, A
             return {"changed": False, "checked": before}
         await t.locator.set_checked(a.checked, timeout=timeout_ms)
     return {"changed": True, "checked": a.checked}
-
-
-@dataclass
-class _Option:
-    value: str
-    label: str
-    text: str
-    disabled: bool  # its own disabled attribute
-    in_disabled_group: bool
-
-
-class _OptionParser(HTMLParser):
-    """The ``<option>`` elements of a ``<select>``'s inner HTML, in order, with the value
-    and label the DOM gives them (HTML: a missing ``value``/``label`` is the text with
-    whitespace stripped and collapsed)."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.options: list[_Option] = []
-        self._attrs: dict[str, str | None] | None = None
-        self._text: list[str] = []
-        self._group_disabled = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in ("option", "optgroup"):
-            self._close()
-        if tag == "optgroup":
-            self._group_disabled = any(k == "disabled" for k, _ in attrs)
-        elif tag == "option":
-            self._attrs = dict(attrs)
-            self._text = []
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "option":
-            self._close()
-        elif tag == "optgroup":
-            self._close()
-            self._group_disabled = False
-
-    def handle_data(self, data: str) -> None:
-        if self._attrs is not None:
-            self._text.append(data)
-
-    def close(self) -> None:
-        super().close()
-        self._close()
-
-    def _close(self) -> None:
-        if self._attrs is None:
-            return
-        raw = "".join(self._text)
-        text = " ".join(raw.split())
-        value, label = self._attrs.get("value"), self._attrs.get("label")
-        self.options.append(_Option(
-            value=text if value is None else value,
-            label=label if label else text,
-            text=raw.strip(),
-            disabled="disabled" in self._attrs,
-            in_disabled_group=self._group_disabled))
-        self._attrs = None
-
-
-def _enabled_options(inner_html: str, multiple: bool) -> list[_Option]:
-    """The options a user can pick, in order: not disabled by themselves nor, in a single
-    select, by their ``<optgroup>``."""
-    parser = _OptionParser()
-    parser.feed(inner_html)
-    parser.close()
-    return [o for o in parser.options
-            if not o.disabled and (multiple or not o.in_disabled_group)]
-
-
-def select_plan(inner_html: str, wanted: list[str], current_value: str | None,
-                multiple: bool) -> tuple[list[int], int, int]:
-    """Indices of the wanted options and of the current one among the options a user can
-    pick, parsed from the select's inner HTML: ``(targets, current, count)``; -1 for an
-    option that is missing or disabled (targets) or for no current option.
-
-    A single select's arrows skip options disabled by themselves or by their
-    ``<optgroup>``; a multiple select's options are clicked by index among
-    ``option:not([disabled])``.
-    """
-    enabled = _enabled_options(inner_html, multiple)
-
-    def pick(w: str) -> int:
-        for i, o in enumerate(enabled):
-            if o.value == w:
-                return i
-        for i, o in enumerate(enabled):
-            if o.label.strip() == w or o.text == w:
-                return i
-        return -1
-
-    current = next((i for i, o in enumerate(enabled) if o.value == current_value), -1)
-    return [pick(w) for w in wanted], current, len(enabled)
-
-
-def select_keys(current: int, target: int, count: int) -> list[str]:
-    """The fewest keys that move a focused single ``<select>`` from enabled option
-    ``current`` (-1: none selected) to enabled option ``target`` among ``count`` enabled
-    options: arrows from the current one, or Home / End then arrows (arrows, Home and End
-    skip disabled options). The same keys move the highlight of Chromium's open popup."""
-    routes = [["Home"] + ["ArrowDown"] * target,
-              ["End"] + ["ArrowUp"] * (count - 1 - target)]
-    if current >= 0:
-        delta = target - current
-        routes.insert(0, ["ArrowDown" if delta > 0 else "ArrowUp"] * abs(delta))
-    return min(routes, key=len)
-
-
-def _type_ahead_key(label: str) -> str | None:
-    """The key that type-ahead searches ``label`` by (its first character, lower case),
-    or None when that character is not a key to press on its own."""
-    first = label.strip()[:1].lower()
-    if not first or not first.isprintable() or first.isspace() or first == "+":
-        return None  # "+" joins a Playwright chord
-    return first
-
-
-def select_commit_keys(labels: list[str], current: int, target: int) -> list[str]:
-    """The fewest keys that move a focused, closed single ``<select>`` from enabled option
-    ``current`` (-1: none selected) to ``target``, among the enabled options whose labels
-    are ``labels``. A closed select commits (``input`` + ``change``) on every key that
-    moves its selection (Chromium and Firefox), so the length is the number of changes the
-    page sees; 1 whenever one key reaches the target.
-
-    Keys (Firefox dom/html/HTMLSelectEventListener.cpp; Chromium's type-ahead matches the
-    same way, checked in tests/e2e/test_select.py): ArrowDown / ArrowUp (next or
-    previous enabled option, no wrap), Home / End (first / last enabled), and a printable
-    character (type-ahead: the first enabled option after the current one, wrapping, whose
-    trimmed label starts with it, case-insensitive; from the first option when none is
-    selected). A character right after another character extends the search string, so
-    a route never puts two different characters in a row.
-    """
-    if current == target:
-        return []
-    count = len(labels)
-    keys = [_type_ahead_key(label) for label in labels]
-
-    def moves(at: int) -> list[tuple[str, int]]:
-        out = [("Home", 0), ("End", count - 1)]
-        if at >= 0:
-            out += [("ArrowDown", min(at + 1, count - 1)), ("ArrowUp", max(at - 1, 0))]
-        start = at + 1 if at >= 0 else 0
-        for key in dict.fromkeys(k for k in keys if k):
-            hit = next(j for j in ((start + i) % count for i in range(count)) if keys[j] == key)
-            out.append((key, hit))
-        return out
-
-    # Breadth-first over (option, last key if a character); each key is one change.
-    start_state = (current, None)
-    routes: dict[tuple[int, str | None], list[str]] = {start_state: []}
-    frontier = [start_state]
-    while frontier:
-        nxt = []
-        for at, last_char in frontier:
-            for key, to in moves(at):
-                is_char = len(key) == 1
-                if is_char and last_char is not None and key != last_char:
-                    continue
-                state = (to, key if is_char else None)
-                if to == at or state in routes:
-                    continue
-                routes[state] = routes[(at, last_char)] + [key]
-                if to == target:
-                    return routes[state]
-                nxt.append(state)
-        frontier = nxt
-    return select_keys(current, target, count)  # unreachable: Home / End reach every option
-
-
-def _browser_name(page: Page) -> str:
-    """Playwright's browser type of the page ("chromium", "firefox", "webkit"), or "" if
-    unknown."""
-    browser = page.context.browser
-    return browser.browser_type.name if browser else ""
-
-
-async def select(t: Target, a: SelectAction, timeout_ms: int) -> dict[str, Any]:
-    """Choose options of a native ``<select>`` with trusted keys (single) or Control-clicks
-    on the options (multiple), so change handlers see trusted input (Playwright's
-    ``select_option`` sets the value from script).
-
-    A closed single select commits (``input`` + ``change``) on every key that moves its
-    selection, in both browsers. So, single select:
-
-    - no key at all when the wanted option is already selected (no event);
-    - one key on the closed select when one reaches the option (arrow, Home, End, or the
-      label's first character: type-ahead, same rules in both browsers), from
-      :func:`select_commit_keys`: one change;
-    - otherwise, Chromium: open the popup (Alt+ArrowDown), move its highlight with arrows
-      / Home / End (no event) and commit with Enter: one change. Firefox: its popup lives
-      in the parent process, out of reach of WebDriver BiDi input (keys and clicks go to
-      the page), so the keys of :func:`select_commit_keys` on the closed select: one
-      change per key (measured on Firefox ESR 153).
-
-    Type-ahead extends the previous search string when the last key on this select was a
-    character less than a second ago (both browsers); the read-back then shows it.
-
-    The plan is made from built-in reads (tag, ``multiple``, inner HTML, value), which run
-    in Playwright's utility world: no script in the page's main world.
-
-    Returns:
-        ``{"selected": [value, ...]}`` read from the select afterwards, and for a single
-        select ``changeEvents``: how many ``change`` events the keys committed (0, 1, or
-        on Firefox more when no single key reaches the option: the page saw the options
-        in between selected too). When the read fails because the change navigated or
-        removed the select: ``{"selected": [value], "changeEvents": 1}`` of the option
-        committed by the one change, or only ``changeEvents`` after several.
-
-    Raises:
-        BadRequest: not a select, or an option that does not exist or is disabled.
-        ElementValueNotSet: the select holds other options afterwards (the page changed
-            them back); ``expected`` / ``actual``: option values.
-    """
-    loc = t.locator
-    single, inner, value = await asyncio.gather(
-        loc.locator("xpath=self::select[not(@multiple)]").count(),
-        loc.inner_html(timeout=timeout_ms),
-        _select_value(loc, timeout_ms))
-    is_multiple = not single
-    if is_multiple and not await loc.locator("xpath=self::select").count():
-        raise E.BadRequest("The target is not a native <select>; click its options instead.")
-    targets, current, count = select_plan(inner, a.values, value, is_multiple)
-    missing = [v for v, i in zip(a.values, targets) if i < 0]
-    if missing:
-        raise E.BadRequest(f"No enabled option with value or label {missing!r}.",
-                           {"missing": missing[:5]})
-    if not is_multiple:
-        if len(a.values) != 1:
-            raise E.BadRequest("A single-choice <select> takes exactly one value.")
-        return await _select_single(t, inner, current, targets[0], count, timeout_ms)
-    options = loc.locator("option:not([disabled])")
-    if not targets:
-        # No value: deselect every selected option with Control-clicks (as Playwright's
-        # select_option([]) empties a multiple select, but with trusted clicks).
-        selected = await loc.evaluate(
-            "el => Array.from(el.querySelectorAll('option:not([disabled])'))"
-            ".flatMap((o, i) => o.selected ? [i] : [])", timeout=timeout_ms)
-        for idx in selected:
-            await options.nth(idx).click(modifiers=["ControlOrMeta"], timeout=timeout_ms)
-    for n, idx in enumerate(targets):
-        await options.nth(idx).click(modifiers=["ControlOrMeta"] if n else None,
-                                     timeout=timeout_ms)
-    selected = await loc.evaluate(
-        "el => Array.from(el.selectedOptions).map(o => o.value)", timeout=timeout_ms)
-    wanted = [o.value for i, o in enumerate(_enabled_options(inner, True)) if i in targets]
-    if sorted(selected) != sorted(wanted):
-        raise _select_not_set(wanted, selected)
-    return {"selected": selected}
-
-
-def _select_not_set(wanted: list[str], selected: list[str]) -> E.ElementValueNotSet:
-    return E.ElementValueNotSet(
-        "The options were chosen with trusted input but the select holds others; the "
-        "page changed them back or refused them.", expected=wanted, actual=selected,
-        cause="rewritten")
-
-
-async def _select_single(t: Target, inner: str, current: int, target: int, count: int,
-                         timeout_ms: int) -> dict[str, Any]:
-    """Keys of :func:`select` for a single select; the result it returns."""
-    loc, page = t.locator, t.page
-    enabled = _enabled_options(inner, False)
-    keys = select_commit_keys([o.label for o in enabled], current, target)
-    changes = len(keys)
-    if changes > 1 and _browser_name(page) == "chromium":
-        # in the open popup the keys move a highlight; Enter commits
-        keys, changes = ["Alt+ArrowDown", *select_keys(current, target, count), "Enter"], 1
-    if keys:
-        await loc.press(keys[0], timeout=timeout_ms)  # focus, then the first key
-    for key in keys[1:]:
-        await page.keyboard.press(key)
-    try:
-        after = await _select_value(loc, timeout_ms)
-    except PlaywrightError:  # the change navigated, or replaced or removed the select
-        if changes == 1:
-            return {"selected": [enabled[target].value], "changeEvents": 1}
-        return {"changeEvents": changes}
-    if after is not _NOT_SELECT and after != enabled[target].value:
-        raise _select_not_set([enabled[target].value], [after])
-    return {"selected": [] if after is _NOT_SELECT else [after], "changeEvents": changes}
-
-
-_NOT_SELECT = object()
-
-
-async def _select_value(loc: Locator, timeout_ms: int) -> Any:
-    """The select's value, or ``_NOT_SELECT`` when the element is not a ``<select>``."""
-    try:
-        value = await loc.input_value(timeout=timeout_ms)
-    except PlaywrightError as exc:  # "Not an <input>, <textarea> or <select> element"
-        if not NOT_A_FIELD.search(str(exc)):
-            raise
-        return _NOT_SELECT
-    return value
 
 
 async def drag(source: Target, target: Target, a: DragAction,

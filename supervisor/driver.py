@@ -30,7 +30,8 @@ import logging
 import struct
 from typing import Any
 
-from playwright.async_api import ElementHandle, Error as PlaywrightError, Frame, Page
+from playwright.async_api import ElementHandle, Frame, Page
+from playwright.async_api import Error as PlaywrightError
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 

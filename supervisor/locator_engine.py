@@ -26,6 +26,9 @@ import re
 
 from playwright.async_api import Playwright
 
+from .isolated_eval import ENGINE as EVAL_ENGINE
+from .isolated_eval import ENGINE_SCRIPT as EVAL_SCRIPT
+
 ENGINE = "tbloc"
 """Prefix of the driver's selectors: ``tbloc=<JSON string of the extension locator>``."""
 
@@ -71,8 +74,6 @@ _SCRIPT = r"""
 async def register(playwright: Playwright) -> None:
     """Register the driver's engines: this one and the isolated-world evaluation of
     supervisor/isolated_eval.py (idempotent per Playwright instance)."""
-    from .isolated_eval import ENGINE as EVAL_ENGINE, ENGINE_SCRIPT as EVAL_SCRIPT
-
     for name, script in ((ENGINE, _SCRIPT), (EVAL_ENGINE, EVAL_SCRIPT)):
         try:
             await playwright.selectors.register(name, script=script, content_script=True)

@@ -42,7 +42,7 @@ async def _nav_log(stack: Stack) -> list[dict]:
     for _ in range(50):  # the page may be between two documents
         try:
             return json.loads(await stack.page.evaluate("sessionStorage.getItem('log') || '[]'"))
-        except Exception:
+        except Exception:  # noqa: BLE001  (any Playwright error mid-navigation)
             await asyncio.sleep(0.05)
     raise AssertionError("the page never settled")
 
