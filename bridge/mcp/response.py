@@ -39,10 +39,6 @@ from .session import Connection, TabList
 
 Content = types.TextContent | types.ImageContent
 
-MCP_SNAPSHOT_SESSION = "mcp"
-"""Kept for callers that still pass it: the snapshots of a :class:`Connection`'s tabs use
-the connection's own :attr:`~Connection.snapshot_session` instead (one baseline per MCP
-client)."""
 SELECT_HINT = "(select one with browser_tabs action select and its index)"
 
 

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from ..protocol import errors as E
-from .response import MCP_SNAPSHOT_SESSION, Response
+from .response import Response
 from .session import Connection
 from .tool import Tool, ToolArgs, derive, with_next_step
 
@@ -28,7 +28,7 @@ async def _snapshot(conn: Connection, args: ToolArgs, response: Response) -> Non
     mode = getattr(args, "mode", "snapshot")
     cursor = getattr(args, "cursor", None)
     try:
-        result = await tab.snapshot_result(mode=mode, cursor=cursor, session=MCP_SNAPSHOT_SESSION)
+        result = await tab.snapshot_result(mode=mode, cursor=cursor)
     except (E.BadRequest, E.BrowserDocumentChanged) as err:
         if cursor is None:
             raise

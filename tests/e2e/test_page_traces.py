@@ -55,11 +55,12 @@ async def _child(stack: Stack):
     raise AssertionError(f"no child frame among {[f.url for f in stack.page.frames]}")
 
 
-async def test_frame_token_is_on_every_frame_root_and_set_with_the_pages_own_setattribute(
+async def test_frame_token_is_on_every_frame_root_and_its_write_is_not_the_page_s_call(
         stack: Stack, origins: Origins) -> None:
     """Every frame's root carries data-mcjug; when the page removes it, the next navigation
-    event (here a pushState) writes it again through the page's own, patched
-    Element.prototype.setAttribute, and the page's MutationObserver sees it arrive."""
+    event (here a pushState) writes it again — from an isolated world, so the page's own,
+    patched Element.prototype.setAttribute never sees the call or the token — and the
+    page's MutationObserver still sees the attribute arrive (kept: docs/security.md)."""
     await _open(stack, origins)
     main_token = await stack.page.evaluate(f"document.documentElement.getAttribute('{FRAME_TOKEN_ATTRIBUTE}')")
     child_token = await (await _child(stack)).evaluate(
@@ -68,19 +69,18 @@ async def test_frame_token_is_on_every_frame_root_and_set_with_the_pages_own_set
     await _reset(stack, "setAttributeCalls", "mutations")
     await stack.page.evaluate(f"document.documentElement.removeAttribute('{FRAME_TOKEN_ATTRIBUTE}');"
                               "history.pushState({}, '', '?again=1')")
+    again = None
     for _ in range(100):
-        if (await _traces(stack))["setAttributeCalls"]:
+        again = await stack.page.evaluate(
+            f"document.documentElement.getAttribute('{FRAME_TOKEN_ATTRIBUTE}')")
+        if again:
             break
         await asyncio.sleep(0.05)
+    assert again, "the frame was not stamped again after the page removed its token"
     t = await _traces(stack)
-    calls = [c for c in t["setAttributeCalls"] if c["name"] == FRAME_TOKEN_ATTRIBUTE]
-    assert calls and calls[0]["el"] == "html", t["setAttributeCalls"]
-    if stack.browser == "chromium":
-        # The stack the page's hook records names Playwright's main-world evaluator.
-        assert "UtilityScript" in calls[0]["stack"], calls[0]["stack"]
+    assert [c for c in t["setAttributeCalls"] if c["name"] == FRAME_TOKEN_ATTRIBUTE] == []
     assert {"type": "attributes", "attr": FRAME_TOKEN_ATTRIBUTE, "target": "HTML", "added": 0,
             "removed": 0} in t["mutations"]
-    assert await stack.page.evaluate(f"document.documentElement.getAttribute('{FRAME_TOKEN_ATTRIBUTE}')")
 
 
 async def test_child_frames_receive_the_frame_key_message(stack: Stack, origins: Origins) -> None:
