@@ -10,6 +10,7 @@ Pages: tests/e2e/pages/truth_*.html. Each test checks what the page recorded.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import string
 
@@ -70,7 +71,10 @@ async def test_typing_cut_by_navigation_is_uncertain_and_no_key_lands_on_the_nex
         else:
             assert result["done"] is True
             outcomes.setdefault("done", []).append(letter)
-    await tab.goto(f"{origins.main}/truth_nav.html?still")
+    for _ in range(5):  # the page's own navigation may abort ours (Firefox: BAD_REQUEST)
+        with contextlib.suppress(E.BadRequest):
+            await tab.goto(f"{origins.main}/truth_nav.html?still")
+            break
     log = await _nav_log(stack)
     for letter in string.ascii_lowercase[:24]:
         mine = [e for e in log if letter in e["value"]]
