@@ -224,7 +224,23 @@ class Executor:
             if not forward.get("url") or not self.policy.driver_capabilities(
                     device).get("trustedInput"):
                 return await self.peer(route.extension).call(method, forward, timeout_s)
-            return await self._new_tab_then_load(route, forward["url"])
+            if _is_chromium(self.policy.driver_browser(device)):
+                return await self._new_tab_then_load(route, forward["url"])
+            # Firefox aborts the blank tab's own first load when it is navigated at once
+            # (NS_BINDING_ABORTED, reported as a failed navigation); there the one call
+            # is raced against a dialog on a tab that was not there before it.
+            listed = await self.peer(route.extension).call("tabs.list", {}, RESOLVE_TIMEOUT_S)
+            known = {t["tabId"] for t in listed.get("tabs", [])}
+            before = self.dialog_waits.known(device)
+            call = self.peer(route.extension).call(method, forward, timeout_s)
+            result, dialog = await self.dialog_waits.race(
+                device, call, before, lambda d: d.tabs is not None and bool(d.tabs - known))
+            if dialog is None:
+                assert result is not None
+                return result
+            shown = dialog.public()
+            return {"tabId": shown.get("tabId"), "url": shown.get("url") or forward["url"],
+                    "title": "", "transitionPending": True, "dialog": shown}
         before = self.dialog_waits.known(device)
         tab = getattr(parsed, "tabId", None)
         tab = tab if tab is not None else self.queue.active_tab(device)
@@ -417,3 +433,8 @@ def driver_timeout_s(params: ActParams) -> float:
     text = getattr(params.action, "text", None) or getattr(params.action, "value", None)
     typed = len(text) if isinstance(text, str) else 0
     return params.timeoutMs / 1000 + DRIVER_MARGIN_S + typed * KEY_ALLOWANCE_S
+
+
+def _is_chromium(browser: str | None) -> bool:
+    """The driver's browser (its hello's ``browser``, e.g. "chromium 131.0") is Chromium."""
+    return (browser or "").lower().startswith(("chromium", "chrome"))

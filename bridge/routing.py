@@ -315,6 +315,11 @@ class RoutingPolicy:
         peer = self._peers.get(self.drivers.get(device, ""))
         return dict(peer.capabilities) if peer is not None else {}
 
+    def driver_browser(self, device: str) -> str | None:
+        """The browser the device's online driver named in its hello (None: none online)."""
+        peer = self._peers.get(self.drivers.get(device, ""))
+        return peer.browser if peer is not None else None
+
     def _capabilities(self, device: str) -> dict[str, bool]:
         """The connected extension's capabilities, then the connected driver's (the driver
         wins on a shared key: it is the one that delivers input)."""
