@@ -482,6 +482,7 @@
     state.session = params.session || "default";
     state.keep = mode !== "read" && !params.ref;
     if (!state.top) {
+      await tabs2.throwIfCrashed(tabId);
       return { snapshot: "", url: "", title: "", tabId, mode, frames: 0, refs: 0, chars: 0, truncated: false, cursor: null };
     }
     if (mode === "diff") {
@@ -762,22 +763,66 @@
         this.openedAt.delete(tabId);
       });
       api2.tabs.onCreated.addListener((tab) => this.openedAt.set(tab.id, Date.now()));
+      this.replacedBy = /* @__PURE__ */ new Map();
     }
-    /** The addressed tab id, or the active tab's. Throws BROWSER_TAB_CLOSED. */
-    async resolveTab(tabId) {
+    /**
+     * The addressed tab id, or the active tab's. Throws BROWSER_TAB_CLOSED (naming the tab
+     * that replaced it when a crash recovery did), or BROWSER_CRASHED when the tab's
+     * renderer crashed, unless `allowCrashed` (navigate, reload, select and close serve a
+     * crashed tab: they are how it is left or recovered).
+     */
+    async resolveTab(tabId, { allowCrashed = false } = {}) {
+      let tab;
       if (tabId !== void 0 && tabId !== null) {
         try {
-          await this.api.tabs.get(tabId);
+          tab = await this.api.tabs.get(tabId);
         } catch {
+          const by = this.replacedBy.get(tabId);
+          if (by !== void 0) {
+            throw new PageError("BROWSER_TAB_CLOSED", `Tab ${tabId} recovered from a renderer crash as tab ${by}: use tab ${by} (its refs are new; take a snapshot).`, { tabId, replacedBy: by });
+          }
           throw new PageError("BROWSER_TAB_CLOSED", `Tab ${tabId} does not exist (closed?). List tabs and pick another.`, { tabId });
         }
-        return tabId;
+      } else {
+        let tabs2 = await this.api.tabs.query({ active: true, lastFocusedWindow: true });
+        if (!tabs2.length) tabs2 = await this.api.tabs.query({ active: true });
+        if (!tabs2.length) tabs2 = await this.api.tabs.query({});
+        if (!tabs2.length) throw new PageError("BROWSER_TAB_CLOSED", "The browser has no open tab.");
+        [tab] = tabs2;
       }
-      let tabs2 = await this.api.tabs.query({ active: true, lastFocusedWindow: true });
-      if (!tabs2.length) tabs2 = await this.api.tabs.query({ active: true });
-      if (!tabs2.length) tabs2 = await this.api.tabs.query({});
-      if (!tabs2.length) throw new PageError("BROWSER_TAB_CLOSED", "The browser has no open tab.");
-      return tabs2[0].id;
+      if (!allowCrashed && isCrashed(tab)) throw crashedError(tab.id);
+      return tab.id;
+    }
+    /**
+     * Make a crashed tab loadable again: Chromium keeps a crashed tab's WebContents, whose
+     * Playwright page stays "crashed" for good (no reload or navigation of it is driven or
+     * stamped again), so the tab is discarded (a new WebContents, a new tab id: the
+     * supervisor sees a new page) and the caller then loads a URL into it.
+     * Returns the tab's new id, or null when the tab had not crashed (nothing done).
+     * Throws BROWSER_CRASHED when the browser refuses to discard it.
+     */
+    async recoverIfCrashed(tabId) {
+      const tab = await this.api.tabs.get(tabId);
+      if (!isCrashed(tab)) return null;
+      let fresh = null;
+      try {
+        fresh = await this.api.tabs.discard(tabId);
+      } catch {
+        fresh = null;
+      }
+      if (!fresh || fresh.id === void 0) {
+        throw new PageError(
+          "BROWSER_CRASHED",
+          `The renderer of tab ${tabId} crashed and the browser would not unload the tab to load it again. Close the tab and open a new one.`,
+          { tabId, what: "renderer" }
+        );
+      }
+      if (fresh.id !== tabId) {
+        this.replacedBy.set(tabId, fresh.id);
+        if (this.openedAt.has(tabId)) this.openedAt.set(fresh.id, this.openedAt.get(tabId));
+      }
+      this.state.delete(tabId);
+      return fresh.id;
     }
     async list() {
       const tabs2 = await this.api.tabs.query({});
@@ -809,12 +854,14 @@
       }
       return n;
     }
-    /** Send {op, ...} to one frame's content script; returns its result or throws PageError. */
+    /** Send {op, ...} to one frame's content script; returns its result or throws PageError
+     *  (BROWSER_CRASHED when it cannot answer because the tab's renderer crashed). */
     async toFrame(tabId, frameId, msg) {
       let reply;
       try {
         reply = await this.api.tabs.sendMessage(tabId, msg, { frameId });
       } catch (err) {
+        await this.throwIfCrashed(tabId);
         throw new PageError(
           "BROWSER_DOCUMENT_CHANGED",
           "The frame of this ref is gone or not ready (it navigated or closed). Take a new snapshot.",
@@ -822,10 +869,17 @@
         );
       }
       if (!reply) {
+        await this.throwIfCrashed(tabId);
         throw new PageError("BROWSER_DOCUMENT_CHANGED", "The frame did not answer (it is navigating). Take a new snapshot.", { frameId });
       }
       if (!reply.ok) throw new PageError(reply.error.code, reply.error.message, reply.error.details);
       return reply.result;
+    }
+    /** Throw BROWSER_CRASHED when the tab's renderer crashed (a message that got no answer
+     *  is told apart from a navigation by the tab's state, never guessed). */
+    async throwIfCrashed(tabId) {
+      const tab = await this.api.tabs.get(tabId).catch(() => null);
+      if (tab && isCrashed(tab)) throw crashedError(tabId);
     }
     /**
      * Record that the document `identity` of frame `ordinal` minted refs below `nextRef`
@@ -882,6 +936,16 @@
       return { frameId, local: `e${n}`, docId };
     }
   };
+  function isCrashed(tab) {
+    return tab.status === "unloaded" && tab.discarded === false;
+  }
+  function crashedError(tabId) {
+    return new PageError(
+      "BROWSER_CRASHED",
+      `The renderer of tab ${tabId} crashed: its page is gone, and so is every ref from it. Navigate or reload the tab to load it again (it may come back under a new tab id), then take a new snapshot.`,
+      { tabId, what: "renderer" }
+    );
+  }
   function sameIdentity(a, b) {
     return a.token === b.token && a.timeOrigin === b.timeOrigin && a.url === b.url;
   }
@@ -935,17 +999,24 @@
     const asks = frames.map((f) => tabs.toFrame(tabId, f.frameId, { op: "waitText", text, maxMs }).then((a) => a.found ? true : Promise.reject(new Error("not found"))));
     return Promise.any(asks).then(() => true, () => false);
   }
+  function recoveryFacts(asked, recovered) {
+    return recovered === null ? {} : { recoveredFromCrash: true, crashedTabId: asked };
+  }
   var handlers = {
     async "tabs.list"() {
       return { tabs: await tabs.list() };
     },
+    // A tab whose renderer crashed is discarded first (tabs.recoverIfCrashed), then loaded:
+    // the result names its new id and says recoveredFromCrash.
     async "page.navigate"({ tabId, url, timeoutMs = 3e4 }) {
-      const id = await tabs.resolveTab(tabId);
-      const loaded = waitForLoad(id, timeoutMs, { sameDocument: true, requireCommit: true });
+      const asked = await tabs.resolveTab(tabId, { allowCrashed: true });
+      const recovered = await tabs.recoverIfCrashed(asked);
+      const id = recovered ?? asked;
+      const loaded = waitForLoad(id, timeoutMs, { sameDocument: recovered === null, requireCommit: true });
       await api.tabs.update(id, { url });
       await loaded;
       const tab = await api.tabs.get(id);
-      return { tabId: id, url: tab.url || url, title: tab.title || "" };
+      return { tabId: id, url: tab.url || url, title: tab.title || "", ...recoveryFacts(asked, recovered) };
     },
     async "tabs.new"({ url }) {
       const tab = await api.tabs.create({ url: url || "about:blank", active: true });
@@ -954,20 +1025,34 @@
       return { tabId: tab.id, url: now.url || now.pendingUrl || url || "", title: now.title || "" };
     },
     async "tabs.select"({ tabId }) {
-      const id = await tabs.resolveTab(tabId);
+      const id = await tabs.resolveTab(tabId, { allowCrashed: true });
       const tab = await api.tabs.update(id, { active: true });
       if (tab.windowId !== void 0) await api.windows.update(tab.windowId, { focused: true }).catch(() => null);
       return { tabId: id, url: tab.url || "", title: tab.title || "" };
     },
     async "tabs.close"({ tabId }) {
-      const id = await tabs.resolveTab(tabId);
+      const id = await tabs.resolveTab(tabId, { allowCrashed: true });
       await api.tabs.remove(id);
       return { tabId: id, closed: true };
     },
     // back / forward / reload; waits for the load of the new document (or, for back and
     // forward, the move to another entry of the same document), or reports
     // transitionPending when the history had nowhere to go within the time.
+    // A reload of a crashed tab recovers it as page.navigate does (to the URL it showed);
+    // back and forward on it answer BROWSER_CRASHED (resolveTab).
     async "page.history"({ tabId, direction, timeoutMs = 3e4 }) {
+      if (direction === "reload") {
+        const asked = await tabs.resolveTab(tabId, { allowCrashed: true });
+        const { url } = await api.tabs.get(asked);
+        const recovered = await tabs.recoverIfCrashed(asked);
+        if (recovered !== null) {
+          const loaded2 = waitForLoad(recovered, timeoutMs, { requireCommit: true });
+          await api.tabs.update(recovered, { url });
+          await loaded2;
+          const tab2 = await api.tabs.get(recovered);
+          return { tabId: recovered, url: tab2.url || url, title: tab2.title || "", transitionPending: false, ...recoveryFacts(asked, recovered) };
+        }
+      }
       const id = await tabs.resolveTab(tabId);
       const loaded = waitForLoad(id, timeoutMs, { sameDocument: direction !== "reload" });
       if (direction === "reload") {

@@ -43,18 +43,22 @@ async def trusted_click(stack: Stack, origins: Origins) -> None:
                        "target": "main-btn", "key": None}]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "needs the extension and the bridge: the extension answers a crashed tab's resolve "
-    "with BROWSER_DOCUMENT_CHANGED (its content script is gone), and Playwright never "
-    "drives a crashed Page again (its lifecycle stays 'crashed' across reloads), so the "
-    "tab must be discarded (chrome.tabs.discard: a new target, a new tab id) before it "
-    "is navigated (the supervisor's half of that works: "
-    "test_a_crashed_tab_discarded_then_navigated_is_driven_again)"))
+def live_page(stack: Stack, suffix: str):
+    """The one open Playwright page whose URL ends with ``suffix`` (a crashed page that was
+    discarded is another Page object, closed)."""
+    pages = [p for p in stack.supervisor.context.pages
+             if not p.is_closed() and p.url.endswith(suffix)]
+    assert len(pages) == 1, [(p.url, p.is_closed()) for p in stack.supervisor.context.pages]
+    return pages[0]
+
+
 async def test_a_crashed_renderer_is_reported_and_the_tab_recovers_on_navigate(
         stack: Stack, origins: Origins, browser: str) -> None:
-    """After Page.crash the click on an old ref fails BROWSER_CRASHED (what: renderer,
-    with the tab id), never FRAME_TOKEN_UNKNOWN; navigating the tab again makes a trusted
-    click work and the page record it."""
+    """After Page.crash every page request on the tab (click on an old ref, snapshot, text
+    wait) fails BROWSER_CRASHED (what: renderer, with the tab id), never
+    BROWSER_DOCUMENT_CHANGED or FRAME_TOKEN_UNKNOWN; navigating the tab recovers it under
+    a new tab id (recoveredFromCrash), tabs.list shows it, and a trusted click on the new
+    page is recorded by the page."""
     if browser != "chromium":
         pytest.skip("CDP Page.crash is Chromium's; Firefox has no page-crash command here")
     nav = await stack.tab.goto(f"{origins.main}/index.html")
@@ -63,9 +67,52 @@ async def test_a_crashed_renderer_is_reported_and_the_tab_recovers_on_navigate(
     await crash_renderer(stack)
     with pytest.raises(E.BrowserCrashed) as caught:
         await stack.act(ref, kind="click")
-    assert caught.value.details.get("what") == "renderer"
-    assert caught.value.details.get("tabId") == tab_id
-    await trusted_click(stack, origins)
+    assert caught.value.details == {"tabId": tab_id, "what": "renderer"}
+    for method, params in (("page.snapshot", {}), ("page.wait", {"text": "Main", "timeoutMs": 2000}),
+                           ("page.snapshot", {"tabId": tab_id})):
+        with pytest.raises(E.BrowserCrashed) as caught:
+            await stack.client.call(method, params)
+        assert caught.value.details == {"tabId": tab_id, "what": "renderer"}, method
+
+    again = await stack.tab.goto(f"{origins.main}/index.html")
+    assert again["recoveredFromCrash"] is True and again["crashedTabId"] == tab_id
+    assert again["tabId"] != tab_id and again["url"].endswith("/index.html")
+    listed = (await stack.client.call("tabs.list", {}))["tabs"]
+    assert [(t["tabId"], t["url"].endswith("/index.html"), t["active"]) for t in listed] \
+        == [(again["tabId"], True, True)]
+    with pytest.raises(E.BrowserTabClosed) as gone:  # the old id names its successor
+        await stack.client.call("page.snapshot", {"tabId": tab_id})
+    assert gone.value.details.get("replacedBy") == again["tabId"]
+
+    result = await stack.act(ref_of(await stack.snapshot(), "button", "Main button"),
+                             kind="click")
+    assert result["inputPath"] == "trusted"
+    clicks = [e for e in await live_page(stack, "/index.html").evaluate("window.__events")
+              if e["type"] == "click"]
+    assert clicks == [{"where": "main", "type": "click", "trusted": True,
+                       "target": "main-btn", "key": None}]
+
+
+async def test_a_reload_recovers_a_crashed_tab(
+        stack: Stack, origins: Origins, browser: str) -> None:
+    """page.history reload on a crashed tab loads its URL again in a recovered tab (new id,
+    recoveredFromCrash) whose page takes a trusted click; back on a crashed tab is
+    refused BROWSER_CRASHED."""
+    if browser != "chromium":
+        pytest.skip("CDP Page.crash is Chromium's; Firefox has no page-crash command here")
+    tab_id = (await stack.tab.goto(f"{origins.main}/index.html"))["tabId"]
+    await crash_renderer(stack)
+    with pytest.raises(E.BrowserCrashed):
+        await stack.client.call("page.history", {"direction": "back"})
+    reloaded = await stack.client.call("page.history", {"direction": "reload"})
+    assert reloaded["recoveredFromCrash"] is True and reloaded["tabId"] != tab_id
+    assert reloaded["url"].endswith("/index.html") and reloaded["transitionPending"] is False
+    result = await stack.act(ref_of(await stack.snapshot(), "button", "Main button"),
+                             kind="click")
+    assert result["inputPath"] == "trusted"
+    clicks = [e for e in await live_page(stack, "/index.html").evaluate("window.__events")
+              if e["type"] == "click"]
+    assert [c["trusted"] for c in clicks] == [True]
 
 
 def _browser_pid(stack: Stack) -> int:

@@ -72,19 +72,30 @@ async function framesWaitText(tabId, text, maxMs) {
   return Promise.any(asks).then(() => true, () => false);
 }
 
+/** Result fields of a navigation that recovered a crashed tab (`recovered`: its new id,
+ *  or null when the tab had not crashed). */
+function recoveryFacts(asked, recovered) {
+  return recovered === null ? {} : { recoveredFromCrash: true, crashedTabId: asked };
+}
+
 const handlers = {
   async 'tabs.list'() {
     return { tabs: await tabs.list() };
   },
 
+  // A tab whose renderer crashed is discarded first (tabs.recoverIfCrashed), then loaded:
+  // the result names its new id and says recoveredFromCrash.
   async 'page.navigate'({ tabId, url, timeoutMs = 30000 }) {
-    const id = await tabs.resolveTab(tabId);
-    // sameDocument: a URL that differs only by its fragment loads nothing.
-    const loaded = waitForLoad(id, timeoutMs, { sameDocument: true, requireCommit: true });
+    const asked = await tabs.resolveTab(tabId, { allowCrashed: true });
+    const recovered = await tabs.recoverIfCrashed(asked);
+    const id = recovered ?? asked;
+    // sameDocument: a URL that differs only by its fragment loads nothing (not after a
+    // crash: the discarded tab has no document, and must load).
+    const loaded = waitForLoad(id, timeoutMs, { sameDocument: recovered === null, requireCommit: true });
     await api.tabs.update(id, { url });
     await loaded;
     const tab = await api.tabs.get(id);
-    return { tabId: id, url: tab.url || url, title: tab.title || '' };
+    return { tabId: id, url: tab.url || url, title: tab.title || '', ...recoveryFacts(asked, recovered) };
   },
 
   async 'tabs.new'({ url }) {
@@ -95,14 +106,14 @@ const handlers = {
   },
 
   async 'tabs.select'({ tabId }) {
-    const id = await tabs.resolveTab(tabId);
+    const id = await tabs.resolveTab(tabId, { allowCrashed: true });
     const tab = await api.tabs.update(id, { active: true });
     if (tab.windowId !== undefined) await api.windows.update(tab.windowId, { focused: true }).catch(() => null);
     return { tabId: id, url: tab.url || '', title: tab.title || '' };
   },
 
   async 'tabs.close'({ tabId }) {
-    const id = await tabs.resolveTab(tabId);
+    const id = await tabs.resolveTab(tabId, { allowCrashed: true });
     await api.tabs.remove(id);
     return { tabId: id, closed: true };
   },
@@ -110,7 +121,22 @@ const handlers = {
   // back / forward / reload; waits for the load of the new document (or, for back and
   // forward, the move to another entry of the same document), or reports
   // transitionPending when the history had nowhere to go within the time.
+  // A reload of a crashed tab recovers it as page.navigate does (to the URL it showed);
+  // back and forward on it answer BROWSER_CRASHED (resolveTab).
   async 'page.history'({ tabId, direction, timeoutMs = 30000 }) {
+    if (direction === 'reload') {
+      const asked = await tabs.resolveTab(tabId, { allowCrashed: true });
+      const { url } = await api.tabs.get(asked);
+      const recovered = await tabs.recoverIfCrashed(asked);
+      if (recovered !== null) {
+        const loaded = waitForLoad(recovered, timeoutMs, { requireCommit: true });
+        // A discarded tab has no document to reload: load the URL the crashed page showed.
+        await api.tabs.update(recovered, { url });
+        await loaded;
+        const tab = await api.tabs.get(recovered);
+        return { tabId: recovered, url: tab.url || url, title: tab.title || '', transitionPending: false, ...recoveryFacts(asked, recovered) };
+      }
+    }
     const id = await tabs.resolveTab(tabId);
     const loaded = waitForLoad(id, timeoutMs, { sameDocument: direction !== 'reload' });
     if (direction === 'reload') {

@@ -64,6 +64,8 @@ export async function snapshotTab(api, tabs, tabId, params = {}) {
   state.session = params.session || 'default';
   state.keep = mode !== 'read' && !params.ref; // a complete whole-tab outline becomes the baseline
   if (!state.top) {
+    // No frame answered: a renderer that crashed meanwhile is said, not shown as empty.
+    await tabs.throwIfCrashed(tabId);
     return { snapshot: '', url: '', title: '', tabId, mode, frames: 0, refs: 0, chars: 0, truncated: false, cursor: null };
   }
   if (mode === 'diff') {

@@ -17,23 +17,67 @@ export class Tabs {
     this.openedAt = new Map();
     api.tabs.onRemoved.addListener((tabId) => { this.state.delete(tabId); this.openedAt.delete(tabId); });
     api.tabs.onCreated.addListener((tab) => this.openedAt.set(tab.id, Date.now()));
+    /** old tabId → new tabId of a crashed tab recovered by a discard (recoverIfCrashed) */
+    this.replacedBy = new Map();
   }
 
-  /** The addressed tab id, or the active tab's. Throws BROWSER_TAB_CLOSED. */
-  async resolveTab(tabId) {
+  /**
+   * The addressed tab id, or the active tab's. Throws BROWSER_TAB_CLOSED (naming the tab
+   * that replaced it when a crash recovery did), or BROWSER_CRASHED when the tab's
+   * renderer crashed, unless `allowCrashed` (navigate, reload, select and close serve a
+   * crashed tab: they are how it is left or recovered).
+   */
+  async resolveTab(tabId, { allowCrashed = false } = {}) {
+    let tab;
     if (tabId !== undefined && tabId !== null) {
       try {
-        await this.api.tabs.get(tabId);
+        tab = await this.api.tabs.get(tabId);
       } catch {
+        const by = this.replacedBy.get(tabId);
+        if (by !== undefined) {
+          throw new PageError('BROWSER_TAB_CLOSED', `Tab ${tabId} recovered from a renderer crash as tab ${by}: use tab ${by} (its refs are new; take a snapshot).`, { tabId, replacedBy: by });
+        }
         throw new PageError('BROWSER_TAB_CLOSED', `Tab ${tabId} does not exist (closed?). List tabs and pick another.`, { tabId });
       }
-      return tabId;
+    } else {
+      let tabs = await this.api.tabs.query({ active: true, lastFocusedWindow: true });
+      if (!tabs.length) tabs = await this.api.tabs.query({ active: true });
+      if (!tabs.length) tabs = await this.api.tabs.query({});
+      if (!tabs.length) throw new PageError('BROWSER_TAB_CLOSED', 'The browser has no open tab.');
+      [tab] = tabs;
     }
-    let tabs = await this.api.tabs.query({ active: true, lastFocusedWindow: true });
-    if (!tabs.length) tabs = await this.api.tabs.query({ active: true });
-    if (!tabs.length) tabs = await this.api.tabs.query({});
-    if (!tabs.length) throw new PageError('BROWSER_TAB_CLOSED', 'The browser has no open tab.');
-    return tabs[0].id;
+    if (!allowCrashed && isCrashed(tab)) throw crashedError(tab.id);
+    return tab.id;
+  }
+
+  /**
+   * Make a crashed tab loadable again: Chromium keeps a crashed tab's WebContents, whose
+   * Playwright page stays "crashed" for good (no reload or navigation of it is driven or
+   * stamped again), so the tab is discarded (a new WebContents, a new tab id: the
+   * supervisor sees a new page) and the caller then loads a URL into it.
+   * Returns the tab's new id, or null when the tab had not crashed (nothing done).
+   * Throws BROWSER_CRASHED when the browser refuses to discard it.
+   */
+  async recoverIfCrashed(tabId) {
+    const tab = await this.api.tabs.get(tabId);
+    if (!isCrashed(tab)) return null;
+    let fresh = null;
+    try {
+      fresh = await this.api.tabs.discard(tabId);
+    } catch {
+      fresh = null;
+    }
+    if (!fresh || fresh.id === undefined) {
+      throw new PageError('BROWSER_CRASHED',
+        `The renderer of tab ${tabId} crashed and the browser would not unload the tab to load it again. Close the tab and open a new one.`,
+        { tabId, what: 'renderer' });
+    }
+    if (fresh.id !== tabId) {
+      this.replacedBy.set(tabId, fresh.id);
+      if (this.openedAt.has(tabId)) this.openedAt.set(fresh.id, this.openedAt.get(tabId));
+    }
+    this.state.delete(tabId); // every ref of the crashed page is gone
+    return fresh.id;
   }
 
   async list() {
@@ -68,21 +112,31 @@ export class Tabs {
     return n;
   }
 
-  /** Send {op, ...} to one frame's content script; returns its result or throws PageError. */
+  /** Send {op, ...} to one frame's content script; returns its result or throws PageError
+   *  (BROWSER_CRASHED when it cannot answer because the tab's renderer crashed). */
   async toFrame(tabId, frameId, msg) {
     let reply;
     try {
       reply = await this.api.tabs.sendMessage(tabId, msg, { frameId });
     } catch (err) {
+      await this.throwIfCrashed(tabId);
       throw new PageError('BROWSER_DOCUMENT_CHANGED',
         'The frame of this ref is gone or not ready (it navigated or closed). Take a new snapshot.',
         { frameId });
     }
     if (!reply) {
+      await this.throwIfCrashed(tabId);
       throw new PageError('BROWSER_DOCUMENT_CHANGED', 'The frame did not answer (it is navigating). Take a new snapshot.', { frameId });
     }
     if (!reply.ok) throw new PageError(reply.error.code, reply.error.message, reply.error.details);
     return reply.result;
+  }
+
+  /** Throw BROWSER_CRASHED when the tab's renderer crashed (a message that got no answer
+   *  is told apart from a navigation by the tab's state, never guessed). */
+  async throwIfCrashed(tabId) {
+    const tab = await this.api.tabs.get(tabId).catch(() => null);
+    if (tab && isCrashed(tab)) throw crashedError(tabId);
   }
 
   /**
@@ -134,6 +188,24 @@ export class Tabs {
     }
     return { frameId, local: `e${n}`, docId };
   }
+}
+
+/**
+ * True when the tab's renderer crashed. Chromium (measured after CDP Page.crash, the
+ * Chromium of Playwright 1.62; tests/e2e/test_crash.py): a crashed tab keeps its
+ * URL and title, reports `status: "unloaded"` while `discarded: false` (a discarded tab is
+ * `discarded: true`), fires no tabs or webNavigation event, and its content scripts are
+ * gone (sendMessage: "Could not establish connection"); it stays so until it loads again.
+ */
+export function isCrashed(tab) {
+  return tab.status === 'unloaded' && tab.discarded === false;
+}
+
+/** BROWSER_CRASHED for a tab whose renderer crashed, with the way out. */
+export function crashedError(tabId) {
+  return new PageError('BROWSER_CRASHED',
+    `The renderer of tab ${tabId} crashed: its page is gone, and so is every ref from it. Navigate or reload the tab to load it again (it may come back under a new tab id), then take a new snapshot.`,
+    { tabId, what: 'renderer' });
 }
 
 function sameIdentity(a, b) {
