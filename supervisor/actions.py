@@ -12,9 +12,11 @@ Verbs that read the element before typing into it (fill, select) use Playwright'
 built-in reads (``is_editable``, ``get_attribute``, ``inner_html``, ``input_value``), which
 run in the utility world like the actions; each read resolves the locator again, so a
 page that replaces the element between two steps is read and typed into as it is then.
-A script on the element (``Locator.evaluate``, :meth:`Target.handle`) runs in the page's
-main world, where Playwright first sets up its injected script (~40 ms once per
-document); only rare paths (date fields, multiple selects, scroll, upload) do that.
+The few reads a built-in does not give (a date field's segment order, a multiple
+select's options, scroll offsets, "is this a file input") run in an isolated world too,
+through the driver's evaluation engine (:func:`isolated`, supervisor/isolated_eval.py):
+page script cannot see or forge them. Only the opt-in script route (``allowScript``)
+runs in the page's main world.
 
 Coordinates are CSS px in the top-level viewport (Playwright's ``bounding_box``).
 """
@@ -25,7 +27,7 @@ import asyncio
 import contextlib
 import os
 import random
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +50,7 @@ from bridge.protocol.models import (
 
 from . import values as V
 from .errors import NOT_A_FIELD, map_playwright_errors
+from .isolated_eval import evaluate_isolated
 from .navwatch import NavigationWatch
 from .select import (  # noqa: F401  (re-exported: verbs and their planners)
     _browser_name,
@@ -140,22 +143,6 @@ class Target:
     @property
     def page(self) -> Page:
         return self.frame.page
-
-    @contextlib.asynccontextmanager
-    async def handle(self) -> AsyncIterator[ElementHandle]:
-        """One handle on the element (disposed on exit, without waiting for it).
-
-        Raises:
-            PlaywrightError: carrying the match count when not exactly one element matches
-                (:data:`supervisor.locator_engine.NOT_UNIQUE_COUNT`).
-        """
-        handle = await self.frame.query_selector(self.selector)
-        if handle is None:  # the unique selector throws instead; kept for the type checker
-            raise E.ElementTargetDetached("The element left the document; take a new snapshot.")
-        try:
-            yield handle
-        finally:
-            asyncio.ensure_future(dispose_quietly(handle))
 
 
 async def dispose_quietly(handle: ElementHandle) -> None:
@@ -344,8 +331,7 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
         raise E.BadRequest("A number field takes a number; nothing was typed.",
                            {"inputType": "number"})
     if kind == "date" and a.value:
-        async with t.handle() as handle:
-            return await _fill_date(handle, t.page, a.value)
+        return await _fill_date(t, a.value, timeout_ms)
     keyboard = t.page.keyboard
     await t.locator.press("ControlOrMeta+A", timeout=timeout_ms)  # focus, then the chord
     with NavigationWatch(t.frame) as nav:
@@ -379,24 +365,30 @@ _DATE_ORDER_JS = """() => new Intl.DateTimeFormat(navigator.language)
   .formatToParts(new Date(2023, 2, 23)).filter(p => p.type !== 'literal').map(p => p.type)"""
 
 
-async def _fill_date(handle: ElementHandle, page: Page, value: str) -> dict[str, Any]:
+async def _fill_date(t: Target, value: str, timeout_ms: int) -> dict[str, Any]:
     try:
         year, month, day = value.split("-")
         int(year), int(month), int(day)
     except ValueError as exc:
         raise E.BadRequest("A date field takes YYYY-MM-DD.", {"value": "(not shown)"}) from exc
-    order = await page.evaluate(_DATE_ORDER_JS)
+    order = await evaluate_isolated(t.frame, None, _DATE_ORDER_JS, timeout_ms / 1000)
     parts = {"year": year.zfill(4), "month": month.zfill(2), "day": day.zfill(2)}
     # Focus puts the caret in the first segment; each segment's digits overwrite it and
     # the field moves on to the next segment by itself.
-    await handle.focus()
+    await t.locator.focus(timeout=timeout_ms)
     for segment in order:
         if segment in parts:
-            await page.keyboard.type(parts[segment])
-    got = await handle.evaluate("el => el.value")
+            await t.page.keyboard.type(parts[segment])
+    got = await t.locator.input_value(timeout=timeout_ms)
     if got != value:
         raise V.not_set(value, got, "unchanged" if not got else "rewritten", secret=False)
     return {}
+
+
+async def isolated(t: Target, expression: str, timeout_ms: int) -> Any:
+    """``expression`` (a function of the element) run on the target in an isolated world;
+    its JSON value."""
+    return await evaluate_isolated(t.frame, t.selector, expression, timeout_ms / 1000)
 
 
 async def press_key(page: Page, key: str) -> None:
@@ -469,15 +461,15 @@ async def scroll(t: Target, a: ScrollAction, timeout_ms: int) -> dict[str, Any]:
     await t.locator.hover(timeout=timeout_ms, force=True)
     await t.page.mouse.wheel(a.dx, a.dy)
     await asyncio.sleep(0.05)  # wheel scrolling is applied asynchronously
-    return await t.locator.evaluate(
-        "el => ({scrollLeft: el.scrollLeft, scrollTop: el.scrollTop})", timeout=timeout_ms)
+    return await isolated(
+        t, "el => ({scrollLeft: el.scrollLeft, scrollTop: el.scrollTop})", timeout_ms)
 
 
 async def upload(t: Target, a: UploadAction, timeout_ms: int) -> dict[str, Any]:
     """A file input takes the files directly; any other control is clicked with trusted
     input and the file chooser it opens receives them."""
-    is_file_input = await t.locator.evaluate(
-        "el => el instanceof HTMLInputElement && el.type === 'file'", timeout=timeout_ms)
+    is_file_input = await isolated(
+        t, "el => el instanceof HTMLInputElement && el.type === 'file'", timeout_ms)
     if is_file_input:
         await t.locator.set_input_files(a.files, timeout=timeout_ms)
         return {"via": "input"}

@@ -20,9 +20,15 @@ from bridge.protocol import errors as E
 from bridge.protocol.models import SelectAction
 
 from .errors import NOT_A_FIELD
+from .isolated_eval import evaluate_isolated
 
 if TYPE_CHECKING:
     from .actions import Target
+
+
+async def isolated(t: Target, expression: str, timeout_ms: int) -> Any:
+    """``expression`` (a function of the select) run in an isolated world; its value."""
+    return await evaluate_isolated(t.frame, t.selector, expression, timeout_ms / 1000)
 
 
 @dataclass
@@ -259,16 +265,16 @@ async def select(t: Target, a: SelectAction, timeout_ms: int) -> dict[str, Any]:
     if not targets:
         # No value: deselect every selected option with Control-clicks (as Playwright's
         # select_option([]) empties a multiple select, but with trusted clicks).
-        selected = await loc.evaluate(
-            "el => Array.from(el.querySelectorAll('option:not([disabled])'))"
-            ".flatMap((o, i) => o.selected ? [i] : [])", timeout=timeout_ms)
+        selected = await isolated(
+            t, "el => Array.from(el.querySelectorAll('option:not([disabled])'))"
+            ".flatMap((o, i) => o.selected ? [i] : [])", timeout_ms)
         for idx in selected:
             await options.nth(idx).click(modifiers=["ControlOrMeta"], timeout=timeout_ms)
     for n, idx in enumerate(targets):
         await options.nth(idx).click(modifiers=["ControlOrMeta"] if n else None,
                                      timeout=timeout_ms)
-    selected = await loc.evaluate(
-        "el => Array.from(el.selectedOptions).map(o => o.value)", timeout=timeout_ms)
+    selected = await isolated(
+        t, "el => Array.from(el.selectedOptions).map(o => o.value)", timeout_ms)
     wanted = [o.value for i, o in enumerate(_enabled_options(inner, True)) if i in targets]
     if sorted(selected) != sorted(wanted):
         raise _select_not_set(wanted, selected)
