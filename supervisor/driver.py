@@ -288,7 +288,10 @@ class InputDriver:
         frame = self.frames.frame_for(params.frameToken)
         page = frame.page
         with map_playwright_errors():
-            scale = await page.evaluate("window.devicePixelRatio")
+            # Read in the isolated world: page script cannot forge the geometry.
+            top = page.main_frame
+            scale = await evaluate_isolated(top, None, "window.devicePixelRatio",
+                                            EVALUATE_TIMEOUT_S)
             if params.css:
                 handle = await self._unique(frame, params.css)
                 try:
@@ -298,14 +301,16 @@ class InputDriver:
                     self._spawn(A.dispose_quietly(handle))
                 if box is None:
                     raise E.ElementTargetDetached("The element has no box (hidden?).")
-                scroll = await page.evaluate("[scrollX, scrollY]")
+                scroll = await evaluate_isolated(top, None, "[scrollX, scrollY]",
+                                                 EVALUATE_TIMEOUT_S)
                 clip = {"x": box["x"] + scroll[0], "y": box["y"] + scroll[1],
                         "width": box["width"], "height": box["height"]}
             else:
                 png = await page.screenshot(type="png", full_page=params.fullPage)
-                x, y, w, h = await page.evaluate(
-                    "[scrollX, scrollY, innerWidth, innerHeight]" if not params.fullPage else
-                    "[0, 0, document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
+                x, y, w, h = await evaluate_isolated(
+                    top, None, "[scrollX, scrollY, innerWidth, innerHeight]"
+                    if not params.fullPage else "[0, 0, document.documentElement.scrollWidth,"
+                    " document.documentElement.scrollHeight]", EVALUATE_TIMEOUT_S)
                 clip = {"x": x, "y": y, "width": w, "height": h}
         width, height = struct.unpack(">II", png[16:24])
         return {"png": base64.b64encode(png).decode(), "width": width, "height": height,
