@@ -30,7 +30,6 @@ click's receipt, §2.3, and ``tab.opened`` events) becomes the result's ``delive
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 from collections.abc import Callable
@@ -40,6 +39,7 @@ from .after_input import AfterInput, PeerCall
 from .dialog_waits import DialogWaits, on_tab
 from .dialogs import OpenDialog
 from .events import may_open_tab
+from .new_tab import open_tab
 from .protocol import errors as E
 from .protocol.methods import (
     ALLOWED_UNDER_DIALOG,
@@ -47,6 +47,7 @@ from .protocol.methods import (
     METHODS,
     REPORTS_LATE_TABS,
     SERIALIZED_METHODS,
+    TABS_API_ONLY,
     WAITS_FOR_LOAD,
 )
 from .protocol.models import ActParams, BatchParams, ClickAction, DragAction
@@ -66,14 +67,8 @@ KEY_ALLOWANCE_S = 0.025
 """Extra seconds the bridge waits per typed character: ``timeoutMs`` bounds finding and
 focusing the target, not typing a long text key by key (the driver types without a
 deadline once it started, so a long text is never cut in the middle)."""
-PAGE_SETUP_S = 3.0
-"""How long ``tabs.new {url}`` waits for the driver to see its blank tab before loading
-the URL, s (Playwright sets a page up in ~0.1 s; past it the load goes ahead)."""
 DEFAULT_TIMEOUT_MS = 30_000
 """The timeout of an extension call whose params have no ``timeoutMs``, ms."""
-TABS_ONLY = frozenset({"tabs.select", "tabs.close"})
-"""Methods the extension's background serves with the tabs API alone, never asking the
-page (extension/src/background/main.js)."""
 BATCH_ITEM_METHOD = "page.act"
 """Each action of a ``page.batch`` is routed and run as this method."""
 
@@ -188,7 +183,7 @@ class Executor:
         started = time.monotonic()
         forward = parsed.model_dump(exclude={"device"}, exclude_none=True)
         timeout_s = getattr(parsed, "timeoutMs", DEFAULT_TIMEOUT_MS) / 1000 + DRIVER_MARGIN_S
-        if method in ALLOWED_UNDER_DIALOG or method in TABS_ONLY:
+        if method in ALLOWED_UNDER_DIALOG or method in TABS_API_ONLY:
             # The extension's background answers these alone; a blocked page cannot hold
             # them up (closing the tab is the way out of an alert loop).
             before = self.dialog_waits.known(route.device)
@@ -220,27 +215,11 @@ class Executor:
         """
         device = route.device
         if method == "tabs.new":
-            # Only a browser driver (trustedInput) reports pages and their dialogs.
             if not forward.get("url") or not self.policy.driver_capabilities(
-                    device).get("trustedInput"):
+                    device).get("trustedInput"):  # only a browser driver reports dialogs
                 return await self.peer(route.extension).call(method, forward, timeout_s)
-            if _is_chromium(self.policy.driver_browser(device)):
-                return await self._new_tab_then_load(route, forward["url"])
-            # Firefox aborts the blank tab's own first load when it is navigated at once
-            # (NS_BINDING_ABORTED, reported as a failed navigation); there the one call
-            # is raced against a dialog on a tab that was not there before it.
-            listed = await self.peer(route.extension).call("tabs.list", {}, RESOLVE_TIMEOUT_S)
-            known = {t["tabId"] for t in listed.get("tabs", [])}
-            before = self.dialog_waits.known(device)
-            call = self.peer(route.extension).call(method, forward, timeout_s)
-            result, dialog = await self.dialog_waits.race(
-                device, call, before, lambda d: d.tabs is not None and bool(d.tabs - known))
-            if dialog is None:
-                assert result is not None
-                return result
-            shown = dialog.public()
-            return {"tabId": shown.get("tabId"), "url": shown.get("url") or forward["url"],
-                    "title": "", "transitionPending": True, "dialog": shown}
+            return await open_tab(self.peer(route.extension), self.dialog_waits, device,
+                                  forward["url"], self.policy.driver_browser(device))
         before = self.dialog_waits.known(device)
         tab = getattr(parsed, "tabId", None)
         tab = tab if tab is not None else self.queue.active_tab(device)
@@ -276,41 +255,6 @@ class Executor:
         for d in self.policy.dialogs.all(device):
             if id(d) in before and d.tabs == frozenset({tab}):
                 self.policy.dialogs.drop(device, d)
-
-    async def _new_tab_then_load(self, route: ToExtension, url: str) -> dict[str, Any]:
-        """``tabs.new {url}`` as a blank tab, then ``page.navigate`` of that tab.
-
-        Why two steps: Playwright reports a page to the driver only once it has set it
-        up, and a page that alerts in its head while being set up is never reported
-        (nor its dialog) until the dialog closes, which left ``tabs.new`` waiting 30 s
-        with nobody able to answer (tests/e2e/test_dialogs.py). A blank tab is set up at
-        once; the load that follows is an ordinary navigation, whose dialog is reported
-        and answers the call early with ``{tabId, transitionPending, dialog}``. As
-        ``tabs.new`` always did, a load that fails or times out still answers with the
-        tab it opened.
-        """
-        ext = self.peer(route.extension)
-        seen = self.dialog_waits.pages_seen.get(route.device, 0)
-        blank = await ext.call("tabs.new", {}, RESOLVE_TIMEOUT_S)
-        tab = blank["tabId"]
-        await self.dialog_waits.page_after(route.device, seen, PAGE_SETUP_S)
-        before = self.dialog_waits.known(route.device)
-        load = ext.call("page.navigate", {"tabId": tab, "url": url,
-                                          "timeoutMs": DEFAULT_TIMEOUT_MS},
-                        DEFAULT_TIMEOUT_MS / 1000 + DRIVER_MARGIN_S)
-        try:
-            loaded, dialog = await self.dialog_waits.race(route.device, load, before,
-                                                          on_tab(tab))
-        except (E.Timeout, E.BadRequest, E.BrowserDocumentChanged):
-            listed = await ext.call("tabs.list", {}, RESOLVE_TIMEOUT_S)
-            now = next((t for t in listed.get("tabs", []) if t.get("tabId") == tab), {})
-            return {"tabId": tab, "url": now.get("url") or url, "title": now.get("title", "")}
-        if dialog is not None:
-            shown = dialog.public()
-            return {"tabId": tab, "url": shown.get("url") or url, "title": "",
-                    "transitionPending": True, "dialog": shown}
-        assert loaded is not None
-        return {"tabId": tab, "url": loaded.get("url") or url, "title": loaded.get("title", "")}
 
     async def _resolve(self, extension: str, tab_id: int | None, ref: str | None,
                        **flags: bool) -> dict[str, Any]:
@@ -434,7 +378,3 @@ def driver_timeout_s(params: ActParams) -> float:
     typed = len(text) if isinstance(text, str) else 0
     return params.timeoutMs / 1000 + DRIVER_MARGIN_S + typed * KEY_ALLOWANCE_S
 
-
-def _is_chromium(browser: str | None) -> bool:
-    """The driver's browser (its hello's ``browser``, e.g. "chromium 131.0") is Chromium."""
-    return (browser or "").lower().startswith(("chromium", "chrome"))

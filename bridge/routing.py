@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from .dialogs import DialogBook, OpenDialog
 from .protocol.errors import (
     BadRequest,
     DeviceNotConnected,
@@ -24,7 +25,6 @@ from .protocol.errors import (
     TrustedInputUnavailable,
     Unauthorized,
 )
-from .dialogs import DialogBook, OpenDialog
 from .protocol.methods import (
     ALLOWED_UNDER_DIALOG,
     CLIENT_INPUT_METHODS as INPUT_METHODS,

@@ -123,7 +123,7 @@ def _get(action: Any, name: str | None) -> Any:
 
 def _line_of(snapshot: str, ref: str) -> str | None:
     """The snapshot line that carries ``[ref=<ref>]``, or None."""
-    match = re.search(rf"^.*\[ref={re.escape(ref)}\].*$", snapshot, flags=re.M)
+    match = re.search(rf"^.*\[ref={re.escape(ref)}\].*$", snapshot, flags=re.MULTILINE)
     return match.group(0) if match else None
 
 

@@ -51,6 +51,8 @@ class MethodFacts:
         escapes_dialog: it runs even on a tab a dialog blocks, because it ends or avoids
             that tab's page (close it, load another document, open a new tab): an alert
             loop can always be escaped (bridge/dialogs.py).
+        tabs_api_only: the extension's background serves it with the tabs API alone,
+            never asking the page, so a dialog on the page cannot hold it up.
         driver_method: for a client method the driver serves, the driver's own method.
         waits_for_load: its answer waits for a page load, which a JavaScript dialog can
             block (the executor then answers early with the dialog).
@@ -68,6 +70,7 @@ class MethodFacts:
     serialized: bool = False
     under_dialog: bool = False
     escapes_dialog: bool = False
+    tabs_api_only: bool = False
     driver_method: str | None = None
     waits_for_load: bool = False
     tab_effect: Literal["select", "close"] | None = None
@@ -81,9 +84,10 @@ METHODS: dict[str, MethodFacts] = {
     "tabs.list": MethodFacts(M.DeviceParams, R.TabsListResult, client=True, under_dialog=True),
     "tabs.new": MethodFacts(M.TabNewParams, R.TabResult, client=True, tab_effect="select",
                             waits_for_load=True, escapes_dialog=True),
-    "tabs.select": MethodFacts(M.TabIdParams, R.TabResult, client=True, tab_effect="select"),
+    "tabs.select": MethodFacts(M.TabIdParams, R.TabResult, client=True, tab_effect="select",
+                               tabs_api_only=True),
     "tabs.close": MethodFacts(M.TabIdParams, R.TabClosedResult, client=True,
-                              tab_effect="close", escapes_dialog=True),
+                              tab_effect="close", escapes_dialog=True, tabs_api_only=True),
     "page.navigate": MethodFacts(M.NavigateParams, R.NavigateResult, client=True,
                                  serialized=True, waits_for_load=True, escapes_dialog=True),
     "page.history": MethodFacts(M.HistoryParams, R.NavigateResult, client=True,
@@ -146,3 +150,5 @@ ALLOWED_UNDER_DIALOG = frozenset(m for m, f in METHODS.items() if f.under_dialog
 """Methods that may run while a JavaScript dialog blocks the device's page."""
 ESCAPES_DIALOG = frozenset(m for m, f in METHODS.items() if f.escapes_dialog)
 """Methods that run even on the tab a JavaScript dialog blocks (they end or avoid it)."""
+TABS_API_ONLY = frozenset(m for m, f in METHODS.items() if f.tabs_api_only)
+"""Methods the extension serves with the tabs API alone (a blocked page cannot delay them)."""
