@@ -3,7 +3,10 @@ doctor output; no sockets. The routing rules themselves are in test_routing.py."
 
 from __future__ import annotations
 
+import pytest
+
 from bridge.cli import _human
+from bridge.protocol import errors as E
 from bridge.routing import RoutingPolicy
 
 EXT_CAPS = {"closedShadowVisible": True, "syntheticInput": True}
@@ -25,13 +28,17 @@ def test_devices_merge_the_connected_extension_and_driver_capabilities() -> None
     assert info.requiresTrustedInput is True and info.driver is False
 
 
-def test_a_newer_peer_replaces_the_older_ones_capabilities() -> None:
-    """A reconnecting driver with other capabilities replaces the old ones; the old peer
-    leaving afterwards changes nothing."""
+def test_a_driver_that_comes_after_the_old_one_left_shows_its_own_capabilities() -> None:
+    """A second driver is refused while the first is online (its capabilities stay); once
+    the first has left, a new driver's capabilities are the device's."""
     policy = RoutingPolicy()
     policy.join("drv1", "driver", "d", capabilities={"trustedInput": True, "coordinateRoute": False})
-    policy.join("drv2", "driver", "d", capabilities={"trustedInput": True, "coordinateRoute": True})
+    with pytest.raises(E.Unauthorized):
+        policy.join("drv2", "driver", "d",
+                    capabilities={"trustedInput": True, "coordinateRoute": True})
+    assert policy.devices()[0].capabilities == {"trustedInput": True, "coordinateRoute": False}
     policy.leave("drv1")
+    policy.join("drv3", "driver", "d", capabilities={"trustedInput": True, "coordinateRoute": True})
     assert policy.devices()[0].capabilities == {"trustedInput": True, "coordinateRoute": True}
 
 
