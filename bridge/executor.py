@@ -294,8 +294,15 @@ class Executor:
             self.after.events.expect_receipt(route.extension, receipt_id)
         try:
             driver = self.peer(self._driver_now(route.device))
-            result = validate_result(
-                "driver.act", await driver.call("driver.act", act, driver_timeout_s(params)))
+            try:
+                result = validate_result(
+                    "driver.act", await driver.call("driver.act", act, driver_timeout_s(params)))
+            except E.BrowserCrashed as err:
+                # The driver knows the page, not the extension's tab id: name the tab.
+                if err.tabId is not None or target.get("tabId") is None:
+                    raise
+                raise E.BrowserCrashed(err.message, {**err.details, "tabId": target["tabId"]},
+                                       next_step=err.next_step) from err
             answered = time.monotonic()
             out: dict[str, Any] = {k: v for k, v in target.items()
                                    if k not in ("frameToken", "css", "receiptId", "point")}

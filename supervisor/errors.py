@@ -133,6 +133,12 @@ def _state_unchanged(_m: re.Match[str], _text: str, facts: dict[str, Any]) -> E.
         "refused it.", expected=wanted, actual=actual, cause="unchanged")
 
 
+def _crashed(_m: re.Match[str], _text: str, _facts: dict[str, Any]) -> E.TrustbridgeError:
+    return E.BrowserCrashed(
+        "The tab's renderer crashed during the action; what it did is lost with the page "
+        "and it was not repeated.", what="renderer")
+
+
 def _gone(_m: re.Match[str], _text: str, _facts: dict[str, Any]) -> E.TrustbridgeError:
     return E.BrowserOperationUncertain(
         "The page or frame went away during the action; it may have partly happened and "
@@ -163,13 +169,15 @@ RULES: tuple[Rule, ...] = (
          _not_checkable),
     Rule("state-unchanged", re.compile(r"did not change its state"), "error",
          _state_unchanged),
+    # Before "gone": a crashed renderer is a fact about the tab, not an unknown.
+    Rule("crashed", re.compile(r"(?:Target|Page) crashed", re.IGNORECASE), "error", _crashed),
     Rule("gone", re.compile(r"closed|detached|crash", re.IGNORECASE), "error", _gone),
     Rule("bad-selector", re.compile(r"Unexpected token|is not a valid selector"), "error",
          _bad_selector),
 )
 """The table, first match wins; an error no rule matches is INTERNAL_ERROR."""
 
-NOT_A_FIELD = re.compile(r"Element is not an <input>|Not an <input>")
+NOT_A_FIELD = re.compile(r"(?:Element|Node) is not an <input>|Not an <input>", re.IGNORECASE)
 """Playwright's refusal to read or edit an element that is no input, textarea or select
 (``is_editable``, ``input_value``): a fact about the element, not a failure."""
 

@@ -25,7 +25,7 @@ from .batch import run_batch
 from .input import TargetArgs, target
 from .response import Response
 from .session import Connection
-from .tool import Tool, ToolArgs, derive, with_next_step
+from .tool import Tool, ToolArgs, derive
 
 FieldType = Literal["textbox", "checkbox", "radio", "combobox", "slider"]
 
@@ -36,7 +36,7 @@ FormField = derive(
     ref=(Ref, Field(description="Exact field ref from the latest page snapshot.")),
     take={FillAction: ["value"]},
     describe={"value": "Text for a textbox; true or false for a checkbox or radio; the "
-              "option's label for a combobox."},
+              "option's label for a combobox; a number on its steps for a slider."},
     order=["name", "type", "ref"],
 )
 MAX_FIELDS = next(m.max_length for m in BatchParams.model_fields["actions"].metadata
@@ -60,7 +60,9 @@ UploadArgs = derive(
 
 def _action(index: int, field: Any) -> Action:
     """The protocol action that sets ``field``; BadRequest before anything is sent."""
-    if field.type == "textbox":
+    if field.type in ("textbox", "slider"):
+        # A native range input takes its value as trusted keys (Home/End/arrows by step),
+        # verified after (supervisor/actions.py); a value off its steps is BAD_REQUEST.
         return FillAction(value=field.value)
     if field.type in ("checkbox", "radio"):
         if field.value not in ("true", "false"):
@@ -68,15 +70,7 @@ def _action(index: int, field: Any) -> Action:
                                f"must be true or false. Nothing was filled.",
                                {"field": index})
         return CheckAction(checked=field.value == "true")
-    if field.type == "combobox":
-        return SelectAction(values=[field.value])
-    # A native range input does not take typed text, and setting .value from script would
-    # be synthetic input; there is no trusted way to set it by value yet.
-    raise with_next_step(
-        E.BadRequest(f"Field {index} ({field.name}) is a slider, which cannot be set by "
-                     "value with real input. Nothing was filled.", {"field": index}),
-        "Fill the other fields; for the slider click it (browser_click) and move it with "
-        "browser_press_key (ArrowLeft / ArrowRight / Home / End), or browser_drag its thumb.")
+    return SelectAction(values=[field.value])  # combobox
 
 
 def _summary(field: Any, result: dict[str, Any]) -> str:

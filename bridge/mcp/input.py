@@ -121,10 +121,8 @@ async def _type(conn: Connection, args: Any, response: Response) -> None:
         results = [await tab.fill(args.ref, args.text, allow_script=script)]
         line = f"Typed {len(args.text)} characters into {where} (replacing its content)"
     if any(r.get("inputPath") == "script" for r in results):
-        # Never reported as trusted: the value was set from script, as allowScript allowed.
-        line = (f"Set the value of {where} BY SCRIPT (allowScript: the page saw untrusted "
-                "input and change events)")
-        results = [{k: v for k, v in r.items() if k != "inputPath"} for r in results]
+        # report.input_path names the script route; the line must not claim typing.
+        line = f"Set the value of {where}"
     line += " and pressed Enter" if args.submit else ""
     response.add_action(line, results)
     response.include_page_state(tab)

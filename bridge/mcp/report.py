@@ -35,6 +35,9 @@ def input_path(results: Sequence[Result]) -> str | None:
         return None
     if "synthetic" in paths:
         return SYNTHETIC
+    if "script" in paths:  # the agent's allowScript opt-in: never called trusted
+        return ("SCRIPT input (allowScript: the value was set by script; the page saw "
+                "untrusted input and change events)")
     if "trusted-coordinates" in paths:
         return ("trusted input (at a hit-tested point: the target is in a closed shadow "
                 "root)")

@@ -346,6 +346,19 @@ async def test_synthetic_input_reports_the_tab_it_opened(server: BridgeServer, c
     assert result["inputPath"] == "synthetic" and result["newTabs"] == [new_tab(4, opener=1)]
 
 
+@pytest.mark.usefixtures("no_late_wait")
+async def test_a_crash_the_driver_reports_names_the_tab_it_resolved(
+    client: BridgeClient, ext: HeldExtension, drv: HeldDriver
+) -> None:
+    """The driver knows the crashed page, not the tab id: the client's BROWSER_CRASHED
+    names the tab the ref was resolved on, with what crashed and the next step."""
+    drv.errors["driver.act"] = E.BrowserCrashed("The renderer crashed.", what="renderer")
+    with pytest.raises(E.BrowserCrashed) as err:
+        await bounded(client.call("page.act", click(tab=1)))
+    assert (err.value.tabId, err.value.what) == (1, "renderer")
+    assert "Reload or navigate" in err.value.advice
+
+
 # -- driver methods and batches ----------------------------------------------------------------
 
 

@@ -63,7 +63,7 @@ async def test_evaluate_is_isolated_unless_main_is_asked(bridge: BridgeServer) -
 
 async def test_type_with_allow_script_says_by_script_not_trusted(bridge: BridgeServer) -> None:
     """browser_type allowScript: driver.act gets allowScript; a driver answer with
-    inputPath "script" reads BY SCRIPT, never "with trusted input"; without it,
+    inputPath "script" reads "with SCRIPT input", never "with trusted input"; without it,
     allowScript is not sent."""
     session = Session(url=bridge.url, token=bridge.token, embedded=False)
     try:
@@ -81,7 +81,7 @@ async def test_type_with_allow_script_says_by_script_not_trusted(bridge: BridgeS
                 result = await mcp.call_tool("browser_type", {
                     "ref": "e7", "text": "#ff0000", "allowScript": True})
                 assert not result.is_error, _text(result)
-                assert "BY SCRIPT" in _text(result) and "with trusted input" not in _text(result)
+                assert "with SCRIPT input (allowScript" in _text(result) and "with trusted input" not in _text(result)
                 assert drv.requests[-1].params["allowScript"] is True
     finally:
         await session.close()

@@ -287,23 +287,25 @@ async def test_fill_form_sends_one_batch_mapping_each_field_type(
         assert "s3cret" not in text(result)
 
 
-async def test_fill_form_refuses_bad_values_and_sliders_before_sending_anything(
+async def test_fill_form_refuses_bad_values_before_sending_anything_and_fills_sliders(
         peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
-    """A checkbox value other than true/false and a slider are BAD_REQUEST tool errors with
-    a next step; nothing reaches the extension, not even the fields before them."""
+    """A checkbox value other than true/false is a BAD_REQUEST tool error; nothing reaches
+    the extension, not even the fields before it. A slider is filled by value (the driver
+    sets a range input with trusted keys)."""
     async with tools() as mcp:
         ext = await peers(FakeExtension)
         bad = await mcp.call_tool("browser_fill_form", {"fields": [
             {"name": "Name", "type": "textbox", "ref": "e3", "value": "x"},
             {"name": "Subscribe", "type": "checkbox", "ref": "e4", "value": "yes"}]})
         assert bad.is_error and "BAD_REQUEST" in text(bad) and "true or false" in text(bad)
-        slider = await mcp.call_tool("browser_fill_form", {"fields": [
-            {"name": "Volume", "type": "slider", "ref": "e9", "value": "40"}]})
-        assert slider.is_error and "slider" in text(slider)
-        assert "browser_press_key" in text(slider).split("Next step:")[1]
         empty = await mcp.call_tool("browser_fill_form", {"fields": []})
         assert empty.is_error and "fields" in text(empty)
         assert ext.methods() == []
+        slider = await mcp.call_tool("browser_fill_form", {"fields": [
+            {"name": "Volume", "type": "slider", "ref": "e9", "value": "40"}]})
+        assert not slider.is_error, text(slider)
+        [act] = [r for r in ext.requests if r.method == "page.act"]
+        assert act.params["action"] == {"kind": "fill", "value": "40"}
 
 
 async def test_fill_form_stopped_midway_names_the_field_and_what_was_done(

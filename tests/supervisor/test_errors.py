@@ -7,7 +7,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from bridge.protocol import errors as E
-from supervisor.errors import RULES, map_error, map_playwright_errors
+from supervisor.errors import NOT_A_FIELD, RULES, map_error, map_playwright_errors
 
 OBSCURED_LOG = (
     "Timeout 500ms exceeded.\nCall log:\n  - waiting for locator\n"
@@ -33,7 +33,8 @@ OBSCURED_LOG = (
         (PlaywrightError("Target page, context or browser has been closed"),
          E.BrowserOperationUncertain, {}),
         (PlaywrightError("Frame was detached"), E.BrowserOperationUncertain, {}),
-        (PlaywrightError("Page crashed"), E.BrowserOperationUncertain, {}),
+        (PlaywrightError("Page crashed"), E.BrowserCrashed, {"what": "renderer"}),
+        (PlaywrightError("Target crashed"), E.BrowserCrashed, {"what": "renderer"}),
         (PlaywrightError("SyntaxError: Unexpected token ')'"), E.BadRequest, {}),
         (PlaywrightError("something new"), E.InternalError, {}),
     ],
@@ -115,3 +116,20 @@ def test_unknown_key_is_never_echoed() -> None:
             raise PlaywrightError('Unknown key: "hunter2"')
     assert "hunter2" not in info.value.to_payload().model_dump_json()
     assert "(13 characters)" in info.value.message
+
+
+@pytest.mark.parametrize("text", [
+    "Error: Element is not an <input>, <textarea> or <select> element",
+    "Error: Node is not an <input>, <textarea> or <select> element",
+    "Error: Not an <input> element",
+])
+def test_not_a_field_recognises_every_refusal_to_read_a_value(text: str) -> None:
+    """Playwright's refusals to read a non-field's value (input_value on a contenteditable
+    says "Node is not an <input>") are a fact about the element, never INTERNAL_ERROR."""
+    assert NOT_A_FIELD.search(text)
+
+
+def test_a_crash_is_recognised_before_the_generic_gone_rule() -> None:
+    """"crashed" is BROWSER_CRASHED (renderer), not the unknown of a page that went away."""
+    names = [r.name for r in RULES]
+    assert names.index("crashed") < names.index("gone")
