@@ -931,6 +931,9 @@
             { ref, reason: "navigated" }
           );
         }
+        if (!docs.length) {
+          throw new PageError("REF_NOT_FOUND", `Ref ${ref} is not from a snapshot of tab ${tabId} taken since the extension started (refs from before an extension or browser restart are gone). Take a new snapshot (if it came from another tab, list tabs and name that tab).`, { ref, tabId });
+        }
         throw new PageError("REF_NOT_FOUND", `Ref ${ref} was not given by a snapshot of tab ${tabId}. Take a new snapshot (if it came from another tab, e.g. before a click opened this one, list tabs and name that tab).`, { ref, tabId });
       }
       return { frameId, local: `e${n}`, docId };

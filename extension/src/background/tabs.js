@@ -184,6 +184,14 @@ export class Tabs {
         throw new PageError('BROWSER_DOCUMENT_CHANGED',
           `Ref ${ref} belongs to an earlier document of this frame. Take a new snapshot.`, { ref, reason: 'navigated' });
       }
+      if (!docs.length) {
+        // This background never snapshotted the tab: the ref may be from another tab, or
+        // from before the extension restarted (its refs were in memory only), which it
+        // cannot tell apart. Measured on Firefox ESR: SIGSEGV of the content process that
+        // held the page restarted the extension and left the tab on about:blank
+        // (tests/e2e/test_crash.py::test_a_firefox_content_crash_says_refs_are_gone).
+        throw new PageError('REF_NOT_FOUND', `Ref ${ref} is not from a snapshot of tab ${tabId} taken since the extension started (refs from before an extension or browser restart are gone). Take a new snapshot (if it came from another tab, list tabs and name that tab).`, { ref, tabId });
+      }
       throw new PageError('REF_NOT_FOUND', `Ref ${ref} was not given by a snapshot of tab ${tabId}. Take a new snapshot (if it came from another tab, e.g. before a click opened this one, list tabs and name that tab).`, { ref, tabId });
     }
     return { frameId, local: `e${n}`, docId };
