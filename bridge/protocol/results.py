@@ -91,6 +91,13 @@ class NavigateResult(_Routed):
     title: str | None = None
     transitionPending: bool | None = None
     dialog: DialogInfo | None = None
+    recoveredFromCrash: bool | None = Field(
+        default=None, description="True when the tab's renderer had crashed and this load "
+        "recovered it: the tab was discarded first, so ``tabId`` is its new id "
+        "(extension/src/background/tabs.js recoverIfCrashed).")
+    crashedTabId: int | None = Field(
+        default=None, description="With ``recoveredFromCrash``: the tab's id before, "
+        "which no longer exists.")
 
 
 class SnapshotDiff(_Result):
