@@ -46,6 +46,9 @@ class TabInfo(_Result):
     openerTabId: int | None = Field(default=None, description="The tab that opened it.")
     openedAt: float | None = Field(
         default=None, description="When the extension saw it open, ms since the epoch.")
+    crashed: bool | None = Field(
+        default=None, description="True while the tab's renderer has crashed (its page is "
+        "gone; navigate or reload it to recover); absent otherwise.")
 
 
 class TabsListResult(_Routed):

@@ -832,7 +832,8 @@
         title: t.title || "",
         active: !!t.active,
         openerTabId: t.openerTabId ?? null,
-        openedAt: this.openedAt.get(t.id) ?? null
+        openedAt: this.openedAt.get(t.id) ?? null,
+        ...isCrashed(t) ? { crashed: true } : {}
       }));
     }
     tabState(tabId) {

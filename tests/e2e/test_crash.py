@@ -57,9 +57,9 @@ async def test_a_crashed_renderer_is_reported_and_the_tab_recovers_on_navigate(
         stack: Stack, origins: Origins, browser: str) -> None:
     """After Page.crash every page request on the tab (click on an old ref, snapshot, text
     wait) fails BROWSER_CRASHED (what: renderer, with the tab id), never
-    BROWSER_DOCUMENT_CHANGED or FRAME_TOKEN_UNKNOWN; navigating the tab recovers it under
-    a new tab id (recoveredFromCrash), tabs.list shows it, and a trusted click on the new
-    page is recorded by the page."""
+    BROWSER_DOCUMENT_CHANGED or FRAME_TOKEN_UNKNOWN, and tabs.list marks it crashed;
+    navigating the tab recovers it under a new tab id (recoveredFromCrash), tabs.list shows
+    it normally, and a trusted click on the new page is recorded by the page."""
     if browser != "chromium":
         pytest.skip("CDP Page.crash is Chromium's; Firefox has no page-crash command here")
     nav = await stack.tab.goto(f"{origins.main}/index.html")
@@ -75,12 +75,15 @@ async def test_a_crashed_renderer_is_reported_and_the_tab_recovers_on_navigate(
             await stack.client.call(method, params)
         assert caught.value.details == {"tabId": tab_id, "what": "renderer"}, method
 
+    crashed = (await stack.client.call("tabs.list", {}))["tabs"]
+    assert [(t["tabId"], t.get("crashed")) for t in crashed] == [(tab_id, True)]
+
     again = await stack.tab.goto(f"{origins.main}/index.html")
     assert again["recoveredFromCrash"] is True and again["crashedTabId"] == tab_id
     assert again["tabId"] != tab_id and again["url"].endswith("/index.html")
     listed = (await stack.client.call("tabs.list", {}))["tabs"]
-    assert [(t["tabId"], t["url"].endswith("/index.html"), t["active"]) for t in listed] \
-        == [(again["tabId"], True, True)]
+    assert [(t["tabId"], t["url"].endswith("/index.html"), t["active"], "crashed" in t)
+            for t in listed] == [(again["tabId"], True, True, False)]
     with pytest.raises(E.BrowserTabClosed) as gone:  # the old id names its successor
         await stack.client.call("page.snapshot", {"tabId": tab_id})
     assert gone.value.details.get("replacedBy") == again["tabId"]

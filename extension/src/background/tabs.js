@@ -85,6 +85,7 @@ export class Tabs {
     return tabs.map((t) => ({
       tabId: t.id, url: t.url || t.pendingUrl || '', title: t.title || '', active: !!t.active,
       openerTabId: t.openerTabId ?? null, openedAt: this.openedAt.get(t.id) ?? null,
+      ...(isCrashed(t) ? { crashed: true } : {}),
     }));
   }
 
