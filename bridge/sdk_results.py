@@ -19,6 +19,8 @@ class TabInfo(TypedDict):
     url: str
     title: str
     active: bool
+    crashed: NotRequired[bool]
+    """Its renderer crashed; navigate or reload it (it comes back as a new tab id)."""
 
 
 class TabsResult(TypedDict):
@@ -35,6 +37,10 @@ class NavigateResult(TypedDict):
     url: str
     title: str
     device: NotRequired[str]
+    recoveredFromCrash: NotRequired[bool]
+    """The tab's renderer had crashed; the page was loaded into a fresh tab, ``tabId``."""
+    crashedTabId: NotRequired[int]
+    """With ``recoveredFromCrash``: the crashed tab's id, which no longer exists."""
 
 
 class SnapshotResult(TypedDict):

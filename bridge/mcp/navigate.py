@@ -25,7 +25,15 @@ def _where(result: dict[str, Any], done: str, pending: str) -> str:
 async def _navigate(conn: Connection, args: Any, response: Response) -> None:
     tab = await conn.tab()
     result = dict(await tab.goto(args.url))
-    response.add_action(_where(result, "Navigated to", f"Navigated to {args.url}"), [result])
+    line = _where(result, "Navigated to", f"Navigated to {args.url}")
+    if result.get("recoveredFromCrash"):
+        # The crashed tab was replaced by a fresh one with a new id: follow it.
+        if conn.tab_id is not None:
+            conn.select(conn.device, result["tabId"])
+            tab = await conn.tab()
+        line += (f" (the tab's renderer had crashed: it was reloaded as tab {result['tabId']};"
+                 " refs from before the crash are gone)")
+    response.add_action(line, [result])
     response.include_page_state(tab)
 
 

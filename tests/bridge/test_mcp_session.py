@@ -60,3 +60,27 @@ def test_each_connection_names_a_fresh_snapshot_session() -> None:
     names = {Connection(embedded=False).snapshot_session for _ in range(5)}
     assert len(names) == 5
     assert all(n.startswith("mcp-") for n in names)
+
+
+async def test_navigating_a_crashed_tab_follows_the_tab_that_replaced_it(
+        bridge: BridgeServer) -> None:
+    """The extension recovers a crashed tab as a new tab id: browser_navigate says so, the
+    Connection's current tab becomes the new id, and the page state is that tab's."""
+    async with contextlib.AsyncExitStack() as stack:
+        ext = await stack.enter_async_context(FakeExtension(bridge.url, bridge.token, DEVICE))
+        await stack.enter_async_context(FakeDriver(bridge.url, bridge.token, DEVICE))
+        await wait_until(lambda: DEVICE in bridge.policy.extensions
+                         and DEVICE in bridge.policy.drivers)
+        ext.results["page.navigate"] = {"url": "http://127.0.0.1/", "tabId": 7, "title": "back",
+                                        "recoveredFromCrash": True, "crashedTabId": 3}
+        ext.results["page.snapshot"] = {**ext.results["page.snapshot"], "tabId": 7}
+        conn = Connection(url=bridge.url, token=bridge.token, embedded=False)
+        stack.push_async_callback(conn.close)
+        conn.select(DEVICE, 3)
+        async with Client(build_server(conn)) as mcp:
+            result = await mcp.call_tool("browser_navigate", {"url": "http://127.0.0.1/"})
+        text = result.content[0].text
+        assert "renderer had crashed: it was reloaded as tab 7" in text, text
+        assert conn.tab_id == 7
+        [snap] = [r for r in ext.requests if r.method == "page.snapshot"]
+        assert snap.params["tabId"] == 7
