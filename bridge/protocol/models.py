@@ -422,6 +422,10 @@ class ResolveTarget(_Model):
         "the hit-tested point, CSS px from the top-left of the frame's document element.")
     receiptId: str | None = Field(
         default=None, max_length=32, description="The delivery receipt armed (receipt: true).")
+    sensitive: bool | None = Field(
+        default=None, description="The target is a secret field (password, card number, "
+        "API key ...; extension/src/page/sensitive.js): the bridge masks what is typed into "
+        "it wherever it reappears (bridge/secrets.py).")
 
 
 class DriverActParams(_Model):

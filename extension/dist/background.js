@@ -975,7 +975,7 @@
           if (top(d) && (committed || !requireCommit)) done(resolve);
         }],
         [nav.onErrorOccurred, (d) => {
-          if (requireCommit && /ERR_ABORTED|NS_BINDING_ABORTED/.test(d.error || "")) return;
+          if (requireCommit && /ERR_ABORTED|NS_BINDING_ABORTED|\b2152398850\b/.test(d.error || "")) return;
           if (top(d)) done(reject, new PageError("BAD_REQUEST", `Navigation failed: ${d.error}.`, { error: d.error }));
         }],
         [api.tabs.onRemoved, (id) => {

@@ -2726,6 +2726,7 @@
       }
       const out = { frameToken: await frameToken(), css, resolvedBy, rebound };
       if (point) out.point = point;
+      if (isSensitive(el)) out.sensitive = true;
       if (receipt) out.receiptId = receipts.arm(el);
       return out;
     },

@@ -155,11 +155,6 @@ async def test_navigating_an_alert_loop_away_answers_quickly_and_close_escapes(
     """A loop that re-alerts as its page is being left holds the navigation up (Chromium
     cannot commit while the old page is blocked): page.navigate says so within 5 s
     (transitionPending, the new dialog), and tabs.close still ends the loop."""
-    if stack.browser != "chromium":
-        pytest.skip("Firefox reports the aborted load of the page being left as 'Error code "
-                    "2152398850' (NS_BINDING_ABORTED as a number), which the extension's "
-                    "waitForLoad does not recognise as an abort: the navigate fails "
-                    "BAD_REQUEST (extension/src/background/main.js; reported for its owner)")
     opened = await call(stack, "tabs.new", {"url": f"{origins.main}/dialogs/alert_loop.html"})
     loop_tab = opened["tabId"]
     started = time.monotonic()

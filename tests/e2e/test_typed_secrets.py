@@ -32,3 +32,18 @@ async def test_a_value_typed_into_a_password_field_is_masked_where_the_page_echo
     assert f"Saved code •••••• for {NICK}" in result["snapshot"]
     read = await stack.client.call("page.snapshot", {"mode": "read"})
     assert SECRET not in read["snapshot"] and NICK in read["snapshot"]
+
+
+async def test_a_secret_typed_and_submitted_without_a_snapshot_between_is_still_masked(
+        stack: Stack, origins: Origins) -> None:
+    """The SDK types the code and clicks Save with no snapshot in between: the extension's
+    page.resolveTarget said the field is sensitive, so the echo is masked all the same."""
+    await stack.client.call("page.navigate", {"url": f"{origins.main}/typed_echo.html"})
+    snap = await stack.snapshot()
+    await stack.tab.type(ref_of(snap, "textbox", "Security code"), SECRET)
+    await stack.tab.type(ref_of(snap, "textbox", "Nickname"), NICK)
+    await stack.tab.click(ref_of(snap, "button", "Save"))
+    assert SECRET in await stack.page.text_content("#echo")  # the page did get it
+    result = await stack.client.call("page.snapshot", {})
+    assert SECRET not in result["snapshot"] and SECRET not in result["title"]
+    assert NICK in result["snapshot"]

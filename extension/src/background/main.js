@@ -36,7 +36,9 @@ function waitForLoad(tabId, timeoutMs, { sameDocument = false, requireCommit = f
       [nav.onErrorOccurred, (d) => {
         // With requireCommit, an abort is the previous document's load being cut short by
         // this navigation (or this one replaced by a later one, whose load then counts).
-        if (requireCommit && /ERR_ABORTED|NS_BINDING_ABORTED/.test(d.error || '')) return;
+        // Firefox may report the abort by its number: 2152398850 is NS_BINDING_ABORTED
+        // (0x804B0002).
+        if (requireCommit && /ERR_ABORTED|NS_BINDING_ABORTED|\b2152398850\b/.test(d.error || '')) return;
         if (top(d)) done(reject, new PageError('BAD_REQUEST', `Navigation failed: ${d.error}.`, { error: d.error }));
       }],
       [api.tabs.onRemoved, (id) => {

@@ -10,6 +10,7 @@ import { PageObserver } from '../page/snapshot.js';
 import { actSynthetic } from '../page/synthetic.js';
 import { Receipts, coordinatesFor } from '../page/receipt.js';
 import { waitForText } from '../page/wait.js';
+import { isSensitive } from '../page/sensitive.js';
 
 import { api, openOrClosedShadowRoot } from '../shim/browser.js';
 import { FRAME_TOKEN_ATTRIBUTE as TOKEN_ATTRIBUTE } from '../generated/protocol.js';
@@ -106,6 +107,8 @@ const handlers = {
     }
     const out = { frameToken: await frameToken(), css, resolvedBy, rebound };
     if (point) out.point = point;
+    // The bridge then masks what the agent types here wherever the page echoes it.
+    if (isSensitive(el)) out.sensitive = true;
     if (receipt) out.receiptId = receipts.arm(el);
     return out;
   },
