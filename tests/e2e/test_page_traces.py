@@ -62,6 +62,7 @@ async def test_frame_token_is_on_every_frame_root_and_its_write_is_not_the_page_
     patched Element.prototype.setAttribute never sees the call or the token — and the
     page's MutationObserver still sees the attribute arrive (kept: docs/security.md)."""
     await _open(stack, origins)
+    await stack.supervisor.frames.settle()  # stamping runs after the load, asynchronously
     main_token = await stack.page.evaluate(f"document.documentElement.getAttribute('{FRAME_TOKEN_ATTRIBUTE}')")
     child_token = await (await _child(stack)).evaluate(
         f"document.documentElement.getAttribute('{FRAME_TOKEN_ATTRIBUTE}')")
