@@ -3,8 +3,6 @@ reads ``navigator.webdriver`` and ``navigator.userAgent`` itself, in a real brow
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from .conftest import Origins, Stack
@@ -45,29 +43,3 @@ async def test_a_child_frame_and_a_worker_see_the_same_user_agent(
     assert worker == top
     assert "Headless" not in worker
 
-
-async def test_the_frame_token_is_not_written_through_the_pages_own_set_attribute(
-        stack: Stack, origins: Origins) -> None:
-    """A page that patches Element.prototype.setAttribute and removes the token sees the
-    token come back (the next navigation event re-stamps) but never through its patch:
-    the supervisor writes it from an isolated world."""
-    from bridge.protocol.models import FRAME_TOKEN_ATTRIBUTE as ATTR
-
-    await stack.tab.goto(f"{origins.main}/index.html")
-    page = stack.page
-    await page.evaluate("""(attr) => {
-        window.__seen = [];
-        const original = Element.prototype.setAttribute;
-        Element.prototype.setAttribute = function (name, value) {
-            window.__seen.push(String(name));
-            return original.call(this, name, value);
-        };
-        document.documentElement.removeAttribute(attr);
-        history.pushState({}, '', '?again=1');
-    }""", ATTR)
-    for _ in range(100):
-        if await page.evaluate("(a) => document.documentElement.hasAttribute(a)", ATTR):
-            break
-        await asyncio.sleep(0.05)
-    assert await page.evaluate("(a) => document.documentElement.getAttribute(a)", ATTR)
-    assert ATTR not in await page.evaluate("window.__seen")
