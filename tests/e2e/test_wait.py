@@ -53,6 +53,9 @@ async def test_text_that_never_shows_times_out(stack: Stack, origins: Origins) -
 async def test_wait_sees_text_inside_shadow_roots(stack: Stack, origins: Origins, mode: str) -> None:
     """innerText leaves shadow trees out; the wait reads them too, closed ones included."""
     await stack.client.call("page.navigate", {"url": f"{origins.main}/wait.html"})
+    # Playwright may still hold the previous document's context when the extension has
+    # seen the load (Firefox): wait_for_function outlives that switch, evaluate does not.
+    await stack.page.wait_for_function("typeof window.shadowText === 'function'")
     await stack.page.evaluate(f"window.shadowText('{mode}', 'Shadow words {mode}')")
     res = await stack.client.call("page.wait", {"text": f"Shadow words {mode}", "timeoutMs": 10_000})
     assert res["found"] is True
