@@ -306,6 +306,7 @@ class RoutingPolicy:
                 browser=self._browsers.get(d),
                 capabilities=self._capabilities(d),
                 dialog=self.dialogs.first(d),
+                dialogs=[o.public() for o in self.dialogs.all(d)],
             )
             for d in names
         ]

@@ -207,10 +207,19 @@ class Connection:
             return bool(tab.get("active")) and self.device in (None, device)
         return self.tab_id == tab.get("tabId") and self.device in (None, device)
 
-    def _dialog(self, devices: Sequence[DeviceInfo]) -> dict[str, Any] | None:
+    def _dialog(self, devices: Sequence[DeviceInfo],
+                active: Mapping[str, int] | None = None) -> dict[str, Any] | None:
+        """The dialog that blocks the current tab: on the chosen tab (``tab_id``, else the
+        device's active tab when ``active`` names it) or not yet placed on any tab. A
+        dialog on another tab does not block this one (docs/design.md §2.1)."""
         for dev in devices:
-            if dev.dialog and self.device in (None, dev.device):
-                return dict(dev.dialog)
+            if self.device not in (None, dev.device):
+                continue
+            current = self.tab_id if self.tab_id is not None else (active or {}).get(dev.device)
+            for dialog in dev.dialogs or ([dev.dialog] if dev.dialog else []):
+                placed = dialog.get("tabId")
+                if current is None or placed is None or placed == current:
+                    return dict(dialog)
         return None
 
     async def tab_list(self) -> TabList:
@@ -229,7 +238,8 @@ class Connection:
         for dev in with_ext:
             rows += [(dev.device, dict(t))
                      for t in await Browser(browser.client, dev.device).tabs()]
-        return TabList(rows, self._dialog(devices))
+        active = {device: t["tabId"] for device, t in rows if t.get("active")}
+        return TabList(rows, self._dialog(devices, active))
 
     async def open_dialog(self) -> dict[str, Any] | None:
         """The JavaScript dialog open on the current device now (any device when none is

@@ -85,7 +85,7 @@ METHODS: dict[str, MethodFacts] = {
     "tabs.new": MethodFacts(M.TabNewParams, R.TabResult, client=True, tab_effect="select",
                             waits_for_load=True, escapes_dialog=True),
     "tabs.select": MethodFacts(M.TabIdParams, R.TabResult, client=True, tab_effect="select",
-                               tabs_api_only=True),
+                               tabs_api_only=True, escapes_dialog=True),
     "tabs.close": MethodFacts(M.TabIdParams, R.TabClosedResult, client=True,
                               tab_effect="close", escapes_dialog=True, tabs_api_only=True),
     "page.navigate": MethodFacts(M.NavigateParams, R.NavigateResult, client=True,

@@ -508,3 +508,7 @@ class DeviceInfo(_Model):
         description="The JavaScript dialog open on this device now ({type, message, "
         "defaultValue, url}), if any; answer it with page.dialog.",
     )
+    dialogs: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Every JavaScript dialog open on this device, oldest first, each with "
+        "the tabId it blocks once the bridge has placed it (a dialog blocks only its tab).")

@@ -84,3 +84,26 @@ async def test_navigating_a_crashed_tab_follows_the_tab_that_replaced_it(
         assert conn.tab_id == 7
         [snap] = [r for r in ext.requests if r.method == "page.snapshot"]
         assert snap.params["tabId"] == 7
+
+
+def test_the_modal_state_is_the_current_tab_s_dialog_not_another_tab_s() -> None:
+    """Dialogs on tabs 1 and 2: the Connection shows the one on its current tab (chosen,
+    or the active one), none for a third tab, and an unplaced dialog for any tab."""
+    from bridge.protocol.models import DeviceInfo
+
+    def device(*dialogs: dict) -> DeviceInfo:
+        return DeviceInfo(device=DEVICE, extension=True, driver=True, requiresTrustedInput=True,
+                          dialog=dialogs[0] if dialogs else None, dialogs=list(dialogs))
+
+    one = {"type": "alert", "message": "on one", "tabId": 1}
+    two = {"type": "alert", "message": "on two", "tabId": 2}
+    conn = Connection(embedded=False)
+    conn.select(DEVICE, 2)
+    assert conn._dialog([device(one, two)])["message"] == "on two"
+    conn.select(DEVICE, 3)
+    assert conn._dialog([device(one, two)]) is None
+    conn.select(None, None)
+    assert conn._dialog([device(one, two)], active={DEVICE: 1})["message"] == "on one"
+    assert conn._dialog([device(one, two)], active={DEVICE: 7}) is None
+    unplaced = {"type": "confirm", "message": "somewhere"}
+    assert conn._dialog([device(unplaced)], active={DEVICE: 7})["message"] == "somewhere"

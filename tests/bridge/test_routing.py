@@ -299,15 +299,17 @@ def _with_dialog_on(tab: int | None) -> RoutingPolicy:
 
 def test_a_placed_dialog_blocks_only_its_tab() -> None:
     """Tab 5's alert: snapshot and input on tab 9 route; on tab 5 they get DIALOG_OPEN
-    naming the tab; tabs.close/navigate of tab 5 and tabs.new still route."""
+    naming the tab; tabs.close/navigate/select of tab 5 and tabs.new still route (selecting
+    the blocked tab is how an agent gets to answer its dialog)."""
     policy = _with_dialog_on(5)
     assert policy.route("page.act", D, 9) == TrustedInput(D, "ext", "drv")
     assert policy.route("page.snapshot", D, 9) == ToExtension(D, "ext")
-    for method in ("page.snapshot", "page.act", "tabs.select"):
+    for method in ("page.snapshot", "page.act"):
         with pytest.raises(E.DialogOpen) as blocked:
             policy.route(method, D, 5)
         assert blocked.value.details["tabId"] == 5
-    for method in ("tabs.close", "page.navigate", "tabs.new", "page.dialog", "tabs.list"):
+    for method in ("tabs.close", "page.navigate", "tabs.new", "page.dialog", "tabs.list",
+                   "tabs.select"):
         policy.route(method, D, 5)
     assert policy.devices()[0].dialog == {"type": "alert", "message": "hi", "url": "http://a/",
                                           "tabId": 5}
