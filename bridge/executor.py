@@ -153,15 +153,17 @@ class Executor:
             result: dict[str, Any] = {}
             try:
                 result = await self._route(method, parsed, route)
-                return result
             finally:
                 tab = result.get("tabId", parsed.tabId)
                 self.secrets.typed(route.device,
                                    tab if tab is not None else self.queue.active_tab(route.device),
                                    parsed.ref, parsed.action, result.get("sensitive") is True)
+            return self.secrets.scrub_tabs(route.device, result)
         result = await self._route(method, parsed, route)
         if method == "page.snapshot":
             self.secrets.scrub_snapshot(route.device, result)
+        elif not isinstance(route, Local):
+            self.secrets.scrub_tabs(route.device, result)
         return result
 
     async def _route(self, method: str, parsed: Any, route: Any) -> dict[str, Any]:

@@ -111,6 +111,20 @@ class TypedSecrets:
                 result[key] = self.mask(device, result[key])
         return result
 
+    def scrub_tabs(self, device: str, result: dict[str, Any]) -> dict[str, Any]:
+        """Mask the URL and title of any other result that names pages: the result's own
+        (``page.navigate``, ``tabs.new`` …) and each tab of its ``tabs`` and ``newTabs``
+        (a page that copies a typed key into its title or query shows it in tab lists
+        too). Returns the same dict."""
+        if device not in self._by_device:
+            return result
+        for holder in [result, *(t for key in ("tabs", "newTabs")
+                                  for t in (result.get(key) or []) if isinstance(t, dict))]:
+            for key in ("url", "title"):
+                if isinstance(holder.get(key), str):
+                    holder[key] = self.mask(device, holder[key])
+        return result
+
     def forget_device(self, device: str) -> None:
         self._by_device.pop(device, None)
 

@@ -17,8 +17,11 @@ def _where(result: dict[str, Any], done: str, pending: str) -> str:
     """The result line: ``done`` + the URL now loaded, or ``pending`` + why the load has
     not finished (``transitionPending``, e.g. a dialog blocks it)."""
     if result.get("transitionPending"):
-        why = "a dialog blocks it" if result.get("dialog") else "it has not finished"
-        return f"{pending}; the page is still loading ({why})"
+        # Not done: never worded as if the page had changed (it may never commit).
+        if result.get("dialog"):
+            return (f"{pending} has NOT happened yet: a JavaScript dialog blocks the page; "
+                    "answer it (browser_handle_dialog) or close the tab (browser_tabs close)")
+        return f"{pending} has not finished loading yet; take a snapshot to see where it is"
     return f"{done} {result.get('url', '')} (tab {result.get('tabId')})"
 
 

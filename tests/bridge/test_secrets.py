@@ -35,3 +35,18 @@ def test_memory_is_bounded_per_device_and_never_shown() -> None:
         s.typed(D, 1, f"e{n}", {"kind": "type", "text": f"value-{n}"}, sensitive=True)
     assert s.mask(D, "value-0 value-1 value-2") == f"value-0 {MASK} {MASK}"
     assert "value" not in repr(s)
+
+
+def test_tab_lists_and_page_results_are_masked_too() -> None:
+    """A typed secret the page copied into its title and query is masked in a tabs.list
+    result, in newTabs and in a navigate result's own url/title; other tabs are kept."""
+    s = TypedSecrets()
+    s.typed(D, 1, "e1", {"kind": "type", "text": "sk-live-42"}, sensitive=True)
+    listed = {"tabs": [{"tabId": 1, "title": "t sk-live-42", "url": "http://a/?k=sk-live-42"},
+                       {"tabId": 2, "title": "other", "url": "http://b/"}],
+              "newTabs": [{"tabId": 3, "title": "sk-live-42"}],
+              "title": "x sk-live-42", "url": "http://a/?k=sk-live-42"}
+    s.scrub_tabs(D, listed)
+    assert "sk-live-42" not in repr(listed)
+    assert listed["tabs"][1] == {"tabId": 2, "title": "other", "url": "http://b/"}
+    assert listed["tabs"][0]["url"] == f"http://a/?k={MASK}"
