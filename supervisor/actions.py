@@ -247,9 +247,33 @@ async def type_text(t: Target, a: TypeAction, timeout_ms: int) -> dict[str, Any]
                 V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
                 if after == before:
                     raise V.not_set(a.text, after, "unchanged", secret=True)
+                if kind in TEXT_KINDS and after is not None:
+                    _check_typed(before, after, a.text, kind)
     if a.submit:
         await t.page.keyboard.press("Enter")
     return extra
+
+
+TEXT_KINDS = frozenset({None, "text", "search", "password", "tel", "url", "email"})
+"""Field types whose value after typing must hold every typed character, in order
+(``None``: a textarea or an input without a type)."""
+
+
+def _check_typed(before: str, after: str, text: str, kind: str | None) -> None:
+    """A text field that took fewer characters than were typed (``maxlength``) or holds
+    them changed (a page that uppercases or reformats) did not take the text: typing key
+    by key promises the characters were inserted, wherever the caret was.
+
+    Raises:
+        ElementValueNotSet: ``truncated`` or ``rewritten`` (lengths only).
+    """
+    inserted = "".join(ch for ch in text if ch not in "\n\r\t")
+    if kind in ("email", "url"):  # the browser drops white space in these
+        inserted, after = "".join(inserted.split()), "".join(after.split())
+    if len(after) < len(before) + len(inserted):
+        raise V.not_set(before + inserted, after, "truncated", secret=True)
+    if inserted not in after:
+        raise V.not_set(before + inserted, after, "rewritten", secret=True)
 
 
 async def _set_value(t: Target, kind: str, value: str, timeout_ms: int) -> dict[str, Any]:

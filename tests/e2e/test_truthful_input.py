@@ -116,6 +116,25 @@ async def test_fill_that_does_not_take_fails_with_a_named_cause(
     assert await stack.page.input_value("#secret") == "hun"
 
 
+async def test_type_key_by_key_that_does_not_take_fails_with_a_named_cause(
+        stack: Stack, origins: Origins) -> None:
+    """type (key by key, after the content) checks the characters landed: a maxlength
+    keeps the first few ("truncated"), a page that uppercases rewrites them ("rewritten");
+    typing after existing content that takes every key is done."""
+    tab, snap = await _form(stack, origins)
+    with pytest.raises(E.ElementValueNotSet) as info:
+        await tab.type(ref_of(snap, "textbox", "Short"), "abcdefgh")
+    assert info.value.cause == "truncated"
+    assert await stack.page.input_value("#short") == "abcd"
+    with pytest.raises(E.ElementValueNotSet) as info:
+        await tab.type(ref_of(snap, "textbox", "Shouty"), "hello")
+    assert info.value.cause == "rewritten"
+    assert await stack.page.input_value("#shouty") == "HELLO"
+    result = await tab.type(ref_of(snap, "textbox", "Tag"), "42")
+    assert result["done"] is True
+    assert "42" in await stack.page.input_value("#tag")
+
+
 async def test_range_is_set_by_trusted_keys_and_off_step_values_are_refused(
         stack: Stack, origins: Origins) -> None:
     """fill on a range input presses keys (trusted input events) to reach the value, in
