@@ -124,7 +124,8 @@ async def run_batch(tab: Tab, items: Sequence[BatchItem],
            if done else "Nothing before it ran.")
     notes = " ".join(warnings(done, [f"action {i} ({name(i)})" for i in range(len(done))]))
     raise type(err)(f"Stopped at action {index} ({name(index)}): {err.message} {ran} {notes}"
-                    .strip(), {**err.details, "index": index, "completed": len(done)})
+                    .strip(), {**err.details, "index": index, "completed": len(done)},
+                    next_step=err.next_step)  # the step the raiser gave, if any
 
 
 async def _actions(conn: Connection, args: Any, response: Response) -> None:

@@ -124,8 +124,10 @@ NEXT_STEP: dict[str, str] = {
     "ELEMENT_NOT_EDITABLE": "Choose an editable element (a textbox) from browser_snapshot.",
     "CLOSED_SHADOW_ROOT": "Use another control for the task; browser_click alone can still "
     "reach it, with allowCoordinates: true (a hit-tested point).",
-    "TRUSTED_INPUT_UNAVAILABLE": "Nothing was sent. The browser's input driver is offline: "
-    "tell the user to check `trustbridge doctor`; do not retry until it is back.",
+    "TRUSTED_INPUT_UNAVAILABLE": "Nothing was sent. If the message names something this "
+    "browser or control cannot take as real input, follow it (another control, another "
+    "browser, or allowScript where it is offered); otherwise the input driver is offline: "
+    "tell the user to check `trustbridge doctor` and do not retry until it is back.",
     "BROWSER_OPERATION_UNCERTAIN": "It may or may not have happened; it was not repeated. "
     "Call browser_snapshot to check before doing anything again.",
     "BROWSER_TAB_CLOSED": "Call browser_tabs to list the open tabs and select one.",

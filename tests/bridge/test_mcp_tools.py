@@ -308,6 +308,22 @@ async def test_fill_form_refuses_bad_values_before_sending_anything_and_fills_sl
         assert act.params["action"] == {"kind": "fill", "value": "40"}
 
 
+async def test_fill_form_keeps_the_next_step_the_failing_action_gave(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
+    """A batch item refused with its own next step (a colour input: use allowScript) keeps
+    that step in the tool error, not the generic "driver offline" text of its code."""
+    async with tools() as mcp:
+        ext = await peers(FakeExtension)
+        ext.errors["page.act"] = E.TrustedInputUnavailable(
+            "A colour input has no trusted route.", {"capability": "colorPicker"},
+            next_step="Repeat with allowScript: true to set it by script.")
+        result = await mcp.call_tool("browser_fill_form", {"fields": [
+            {"name": "Colour", "type": "textbox", "ref": "e3", "value": "#0000ff"}]})
+        assert result.is_error
+        step = text(result).split("Next step: ")[1]
+        assert step.startswith("Repeat with allowScript") and "offline" not in step
+
+
 async def test_fill_form_stopped_midway_names_the_field_and_what_was_done(
         peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
     """The batch stops at the failing field: the tool error keeps that field's code, names
