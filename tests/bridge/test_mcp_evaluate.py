@@ -5,30 +5,16 @@ a value set by script is never reported as trusted input."""
 from __future__ import annotations
 
 import contextlib
-import secrets
-from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
 from mcp import Client
 
 from bridge.mcp import Session, build_server
-from bridge.routing import RoutingPolicy
 from bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension, wait_until
 
 DEVICE = "dev1"
-
-
-@pytest.fixture
-async def bridge() -> AsyncIterator[BridgeServer]:
-    server = BridgeServer(secrets.token_hex(16), port=0, policy=RoutingPolicy())
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
 
 
 def _text(result: Any) -> str:

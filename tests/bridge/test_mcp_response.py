@@ -4,10 +4,8 @@ only what its result shows, counted on the wire with the fake peers."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -15,37 +13,13 @@ from mcp import Client
 
 from bridge.mcp import TOOLS, Connection, build_server
 from bridge.protocol import errors as E
-from bridge.routing import RoutingPolicy
 from bridge.server import BridgeServer
 
-from .fakes import FakeDriver, FakeExtension, FakePeer, wait_until
+from .fakes import FakeDriver, FakeExtension, FakePeer
 
 DEVICE = "dev1"
 SETTLE_S = 0.3
 """Time given to any request sent after the tool returned to reach the fakes, s."""
-
-
-@pytest.fixture
-async def bridge() -> AsyncIterator[BridgeServer]:
-    server = BridgeServer(secrets.token_hex(16), port=0, policy=RoutingPolicy())
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
-
-
-@pytest.fixture
-async def peers(bridge: BridgeServer) -> AsyncIterator[Callable[..., Awaitable[FakePeer]]]:
-    async with contextlib.AsyncExitStack() as stack:
-        async def connect(cls: type[FakePeer]) -> FakePeer:
-            peer = await stack.enter_async_context(cls(bridge.url, bridge.token, DEVICE))
-            await wait_until(lambda: DEVICE in (bridge.policy.extensions
-                                                if issubclass(cls, FakeExtension)
-                                                else bridge.policy.drivers))
-            return peer
-
-        yield connect
 
 
 async def spy(conn: Connection, monkeypatch: pytest.MonkeyPatch) -> list[str]:

@@ -4,29 +4,15 @@ servers on one bridge keep their own diff baselines, counted on the wire with th
 from __future__ import annotations
 
 import contextlib
-import secrets
-from collections.abc import AsyncIterator
 
-import pytest
 from mcp import Client
 
 from bridge.mcp import Connection, build_server
-from bridge.routing import RoutingPolicy
 from bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension, wait_until
 
 DEVICE = "dev1"
-
-
-@pytest.fixture
-async def bridge() -> AsyncIterator[BridgeServer]:
-    server = BridgeServer(secrets.token_hex(16), port=0, policy=RoutingPolicy())
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
 
 
 async def test_two_mcp_servers_on_one_bridge_keep_their_own_diff_baselines(

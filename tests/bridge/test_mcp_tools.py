@@ -8,7 +8,6 @@ import asyncio
 import base64
 import contextlib
 import io
-import secrets
 import signal
 import socket
 import time
@@ -24,7 +23,6 @@ from bridge.mcp import Session, build_server
 from bridge.mcp.tool import clean_schema
 from bridge.protocol import errors as E
 from bridge.protocol.models import DeviceInfo
-from bridge.routing import RoutingPolicy
 from bridge.sdk import Browser
 from bridge.server import BridgeServer
 
@@ -32,29 +30,6 @@ from .fakes import FakeDriver, FakeExtension, FakePeer, wait_until
 
 DEVICE = "dev1"
 Tools = Callable[[], contextlib.AbstractAsyncContextManager[Client]]
-
-
-@pytest.fixture
-async def bridge() -> AsyncIterator[BridgeServer]:
-    server = BridgeServer(secrets.token_hex(16), port=0, policy=RoutingPolicy())
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
-
-
-@pytest.fixture
-async def peers(bridge: BridgeServer) -> AsyncIterator[Callable[..., Awaitable[FakePeer]]]:
-    async with contextlib.AsyncExitStack() as stack:
-        async def connect(cls: type[FakePeer]) -> FakePeer:
-            peer = await stack.enter_async_context(cls(bridge.url, bridge.token, DEVICE))
-            await wait_until(lambda: DEVICE in (bridge.policy.extensions
-                                                if issubclass(cls, FakeExtension)
-                                                else bridge.policy.drivers))
-            return peer
-
-        yield connect
 
 
 @pytest.fixture
