@@ -248,12 +248,22 @@ async def type_text(t: Target, a: TypeAction, timeout_ms: int) -> dict[str, Any]
                 if after == before:
                     raise V.not_set(a.text, after, "unchanged", secret=True)
                 if kind in TEXT_KINDS and after is not None:
-                    _check_typed(before, after, a.text, kind)
+                    try:
+                        _check_typed(before, after, a.text, kind)
+                    except E.ElementValueNotSet:
+                        # Keys a document on its way out dropped look like a short field:
+                        # give the navigation a moment to show before blaming the field.
+                        await asyncio.sleep(NAV_GRACE_S)
+                        V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
+                        raise
     if a.submit:
         await t.page.keyboard.press("Enter")
     return extra
 
 
+NAV_GRACE_S = 0.15
+"""How long a field that looks short after typing is watched for a navigation that would
+explain it (keys sent to a document being unloaded are dropped), s; only on that failure."""
 TEXT_KINDS = frozenset({None, "text", "search", "password", "tel", "url", "email"})
 """Field types whose value after typing must hold every typed character, in order
 (``None``: a textarea or an input without a type)."""

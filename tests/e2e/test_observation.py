@@ -33,7 +33,7 @@ SECRETS = {
     "Password": "hunter2-Secret!pw",
     "One-time code": "493817",
     "Card number": "4111111111111111",
-    "Security": "737",  # name="cvv"
+    "Security": "7q3",  # name="cvv"; not all digits, so no tab id can contain it by chance
     "API key": "sk_live_abcdef123456",  # name="api_token"
 }
 
