@@ -50,7 +50,14 @@ from .protocol.methods import (
     TABS_API_ONLY,
     WAITS_FOR_LOAD,
 )
-from .protocol.models import ActParams, BatchParams, ClickAction, DragAction
+from .protocol.models import (
+    ActParams,
+    BatchParams,
+    ClickAction,
+    DragAction,
+    HoverAction,
+    MouseAction,
+)
 from .protocol.validate import validate_params
 from .routing import Local, RoutingPolicy, ToDriver, ToExtension, TrustedInput
 from .secrets import TypedSecrets
@@ -69,6 +76,8 @@ focusing the target, not typing a long text key by key (the driver types without
 deadline once it started, so a long text is never cut in the middle)."""
 DEFAULT_TIMEOUT_MS = 30_000
 """The timeout of an extension call whose params have no ``timeoutMs``, ms."""
+PASSED_TO_DRIVER = ("point", "fastPoint", "selectOption")
+"""Fields of the extension's ``page.resolveTarget`` answer the driver gets as they are."""
 BATCH_ITEM_METHOD = "page.act"
 """Each action of a ``page.batch`` is routed and run as this method."""
 
@@ -277,15 +286,25 @@ class Executor:
     async def _trusted_input(self, route: TrustedInput, params: ActParams) -> dict[str, Any]:
         """Rule 3: resolve the ref (and a drag's drop target) on the extension, then act."""
         started = time.monotonic()
-        is_click = isinstance(params.action, ClickAction) and params.ref is not None
-        target = await self._resolve(route.extension, params.tabId, params.ref,
-                                     receipt=is_click,
-                                     allowCoordinates=is_click and params.allowCoordinates)
+        action = params.action
+        is_click = isinstance(action, ClickAction) and params.ref is not None
+        flags: dict[str, Any] = {
+            "receipt": is_click,
+            "allowCoordinates": is_click and params.allowCoordinates,
+            # Issue 18: a verified point lets the driver skip Playwright's waits.
+            "fastPoint": params.ref is not None and not params.allowCoordinates
+            and isinstance(action, (ClickAction, HoverAction))
+            and getattr(action, "position", None) is None,
+        }
+        if isinstance(action, MouseAction):  # no ref: hit-test the point (vision tools)
+            flags.update(at={"x": action.x, "y": action.y}, receipt=action.op == "click")
+        target = await self._resolve(route.extension, params.tabId, params.ref, **flags)
         act: dict[str, Any] = {"frameToken": target["frameToken"], "css": target.get("css"),
-                               "action": params.action.model_dump(),
+                               "action": action.model_dump(),
                                "timeoutMs": params.timeoutMs}
-        if target.get("point"):
-            act["point"] = target["point"]
+        for passed in PASSED_TO_DRIVER:
+            if target.get(passed) is not None:
+                act[passed] = target[passed]
         if params.allowScript:
             act["allowScript"] = True
         if isinstance(params.action, DragAction):
@@ -306,7 +325,8 @@ class Executor:
                                        next_step=err.next_step) from err
             answered = time.monotonic()
             out: dict[str, Any] = {k: v for k, v in target.items()
-                                   if k not in ("frameToken", "css", "receiptId", "point")}
+                                   if k not in ("frameToken", "css", "receiptId",
+                                                *PASSED_TO_DRIVER)}
             out.update(result)
             # The driver names the path itself only for the opt-in script route
             # (allowScript); otherwise the route taken decides it.

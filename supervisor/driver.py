@@ -41,10 +41,12 @@ from bridge.protocol.models import (
     ClickAction,
     DragAction,
     DriverActParams,
+    HoverAction,
     DriverDialogParams,
     DriverEvaluateParams,
     DriverScreenshotParams,
     Hello,
+    MouseAction,
     PressAction,
     Request,
 )
@@ -52,7 +54,7 @@ from bridge.protocol.peer import Connection, answer, handshake
 from bridge.protocol.validate import validate_params
 
 from . import actions as A
-from . import locator_engine
+from . import locator_engine, mouse, page_logs, select, watch
 from .browser_limits import refuse_undeliverable
 from .dialogs import DialogTracker
 from .errors import locator_not_unique, map_playwright_errors
@@ -163,6 +165,11 @@ class InputDriver:
             "driver.dialog": self.dialog,
             "driver.screenshot": self.screenshot,
             "driver.evaluate": self.evaluate,
+            # Page tools of supervisor/page_logs.py (console, network, resize, pdf).
+            "driver.console": lambda p: page_logs.console(self.frames.frame_for(p.frameToken), p),
+            "driver.network": lambda p: page_logs.network(self.frames.frame_for(p.frameToken), p),
+            "driver.resize": lambda p: page_logs.resize(self.frames.frame_for(p.frameToken), p),
+            "driver.pdf": lambda p: page_logs.pdf(self.frames.frame_for(p.frameToken), p),
         }.get(method)
         if handler is None:
             raise E.BadRequest(f"The driver does not handle {method!r}.")
@@ -191,7 +198,9 @@ class InputDriver:
         action = params.action
         target: A.Target | None = None
         with map_playwright_errors(timeout_ms=params.timeoutMs):
-            if params.css is None:
+            if isinstance(action, MouseAction):  # vision tools: a viewport point, no ref
+                work = lambda: mouse.act(page, action, self.pointer)
+            elif params.css is None:
                 if not isinstance(action, PressAction):
                     raise E.BadRequest(f"A {action.kind} needs a target element.")
                 work = lambda: A.press_key(page, action.key)
@@ -203,6 +212,15 @@ class InputDriver:
                     drop = self._target(self.frames.frame_for(params.toFrameToken), params.toCss)
                     source = target
                     work = lambda: A.drag(source, drop, action, params.timeoutMs)
+                elif params.selectOption is not None and isinstance(action, ClickAction):
+                    # issue 14 item 2: a click on an option of a collapsed select selects it
+                    # through the select route (one change).
+                    one, index = target, params.selectOption
+                    work = lambda: select.click_option(one, index, params.timeoutMs)
+                elif params.fastPoint is not None and isinstance(action, ClickAction | HoverAction):
+                    # issue 18: the extension verified this point; no actionability waits.
+                    one, at = target, params.fastPoint
+                    work = lambda: A.fast_pointer(one, action, at, params.timeoutMs)
                 elif params.point is not None and isinstance(action, ClickAction):
                     # Coordinate route (closed shadow root): the extension hit-tested this
                     # point; Playwright's own hit test would see the host, so force.
@@ -234,36 +252,7 @@ class InputDriver:
                         pointer=self.pointer, allow_script=allow_script)
 
     async def _run_watching(self, page: Page, work: Any) -> dict[str, Any]:
-        """Run ``work``; answer early if a dialog opens (the page is blocked until it is
-        answered, so the input call would not return), and report new pages."""
-        popups: list[Page] = []
-
-        def on_popup(popup: Page) -> None:
-            popups.append(popup)
-
-        page.context.on("page", on_popup)
-        task = asyncio.ensure_future(work())
-        opened = self.dialogs.opened_event(page)  # issue 13 item 6: this page's dialogs only
-        waiter = asyncio.ensure_future(opened.wait())
-        try:
-            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-            extra: dict[str, Any] = {}
-            if task.done():
-                extra.update(task.result() or {})
-            else:
-                # A dialog blocks the page: the input was delivered, the verb finishes
-                # once the dialog is answered. Never re-sent.
-                task.add_done_callback(_quiet)
-            if (dialog := self.dialogs.first_for(page)) is not None:
-                extra["dialog"] = dialog
-            if popups:
-                await asyncio.sleep(0)  # let the popup's first navigation register
-                extra["popups"] = [{"url": p.url} for p in popups]
-            return extra
-        finally:
-            waiter.cancel()
-            self.dialogs.discard(opened)
-            page.context.remove_listener("page", on_popup)
+        return await watch.run_watching(page, work, self.dialogs)
 
     async def dialog(self, params: DriverDialogParams) -> dict[str, Any]:
         """Accept or dismiss the oldest open dialog.
@@ -368,8 +357,3 @@ class InputDriver:
         if handle is None:  # the unique selector throws instead
             raise locator_not_unique(0)
         return handle
-
-
-def _quiet(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        log.debug("action finished after its dialog with %r", task.exception())

@@ -325,3 +325,12 @@ async def _select_value(loc: Locator, timeout_ms: int) -> Any:
             raise
         return _NOT_SELECT
     return value
+
+
+async def click_option(t: Target, index: int, timeout_ms: int) -> dict[str, Any]:
+    """A click on option ``index`` of the collapsed select ``t`` names (issue 14 item 2).
+
+    NOT BUILT YET: refused with BAD_REQUEST until it is.
+    """
+    raise E.BadRequest("Clicking an option of a collapsed select is not available yet; "
+                       "use the select action.")

@@ -62,12 +62,24 @@ def _version() -> str:
         return "0"
 
 
-def build_server(conn: Connection, tools: Sequence[Tool] = TOOLS) -> Server[Any]:
+def tools_for(caps: Iterable[str] = (), tools: Sequence[Tool] = TOOLS) -> list[Tool]:
+    """The tools listed with ``--caps`` ``caps``: those of no capability, and those whose
+    ``cap`` is among ``caps`` (Playwright MCP's ``--caps vision,pdf``)."""
+    wanted = set(caps)
+    return [t for t in tools if t.cap is None or t.cap in wanted]
+
+
+def build_server(conn: Connection, tools: Sequence[Tool] | None = None) -> Server[Any]:
     """An MCP ``Server`` whose tools act through ``conn``.
+
+    Args:
+        tools: the tools to serve; default: :func:`tools_for` the connection's ``caps``.
 
     Unknown tool names are a protocol error (JSON-RPC invalid params); everything that
     goes wrong inside a tool is a tool result with ``isError`` (see :mod:`.tool`).
     """
+    if tools is None:
+        tools = tools_for(getattr(conn, "caps", ()))
     by_name = {t.name: t for t in tools}
     listed = [t.describe() for t in tools]
     schemas = {t.name: t.input_schema() for t in tools}

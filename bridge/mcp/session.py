@@ -23,6 +23,7 @@ from typing import Any
 from .. import config
 from ..client import BridgeClient
 from ..embedded import Embedded
+from .options import McpOptions
 from ..protocol import errors as E
 from ..protocol.models import DeviceInfo
 from ..sdk import Browser, SnapshotResult, Tab
@@ -86,7 +87,11 @@ class Connection:
     def __init__(self, *, url: str | None = None, token: str | None = None,
                  embedded: bool = True, bridge_port: int = config.DEFAULT_PORT,
                  headless: bool = True, snapshot_after_action: bool = True,
-                 progress: Callable[[str], None] | None = None) -> None:
+                 progress: Callable[[str], None] | None = None,
+                 options: McpOptions | None = None) -> None:
+        self.options = options or McpOptions()
+        self.caps = self.options.caps
+        """The ``--caps`` this server lists tools for (bridge/mcp/server.py tools_for)."""
         self.url = url
         self.token = token
         self.embedded = embedded

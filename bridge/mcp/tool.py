@@ -181,6 +181,8 @@ class Tool:
         run: ``async (connection, args, response)``: acts and fills ``response``;
             raises TrustbridgeError.
         read_only: the tool does not change the page.
+        cap: the ``--caps`` capability that lists it (``vision``, ``pdf``; Playwright
+            MCP's names); None: always listed.
     """
 
     name: str
@@ -189,6 +191,7 @@ class Tool:
     args: type[ToolArgs]
     run: Handler
     read_only: bool = False
+    cap: str | None = None
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of :attr:`args`, cleaned for the model (see :func:`clean_schema`)."""

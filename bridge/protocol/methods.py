@@ -96,6 +96,7 @@ METHODS: dict[str, MethodFacts] = {
                                  reports_late_tabs=True),
     "page.wait": MethodFacts(M.WaitParams, R.WaitResult, client=True,  # not input (rule 6)
                              reports_late_tabs=True),
+    "page.find": MethodFacts(M.FindParams, R.FindResult, client=True, reports_late_tabs=True),
     "page.act": MethodFacts(M.ActParams, R.ActResult, served_by="route", client=True,
                             input=True, serialized=True),
     "page.batch": MethodFacts(M.BatchParams, R.BatchResult, served_by="route", client=True,
@@ -107,6 +108,14 @@ METHODS: dict[str, MethodFacts] = {
                                    client=True, driver_method="driver.screenshot"),
     "page.evaluate": MethodFacts(M.EvaluateParams, R.EvaluateResult, served_by="driver",
                                  client=True, driver_method="driver.evaluate"),
+    "page.console": MethodFacts(M.ConsoleParams, R.ConsoleResult, served_by="driver",
+                                client=True, driver_method="driver.console"),
+    "page.network": MethodFacts(M.NetworkParams, R.NetworkResult, served_by="driver",
+                                client=True, driver_method="driver.network"),
+    "page.resize": MethodFacts(M.ResizeParams, R.ResizeResult, served_by="driver",
+                               client=True, serialized=True, driver_method="driver.resize"),
+    "page.pdf": MethodFacts(M.PdfParams, R.PdfResult, served_by="driver",
+                            client=True, driver_method="driver.pdf"),
     "request.cancel": MethodFacts(M.CancelParams, R.CancelResult, served_by="bridge",
                                   under_dialog=True),
     # The bridge's calls to the extension.
@@ -120,6 +129,10 @@ METHODS: dict[str, MethodFacts] = {
                                      served_by="driver"),
     "driver.evaluate": MethodFacts(M.DriverEvaluateParams, R.EvaluateResult,
                                    served_by="driver"),
+    "driver.console": MethodFacts(M.DriverConsoleParams, R.ConsoleResult, served_by="driver"),
+    "driver.network": MethodFacts(M.DriverNetworkParams, R.NetworkResult, served_by="driver"),
+    "driver.resize": MethodFacts(M.DriverResizeParams, R.ResizeResult, served_by="driver"),
+    "driver.pdf": MethodFacts(M.DriverPdfParams, R.PdfResult, served_by="driver"),
 }
 """Method name → its facts."""
 

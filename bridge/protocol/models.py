@@ -205,10 +205,31 @@ class FocusAction(_Model):
     kind: Literal["focus"] = "focus"
 
 
+class MouseAction(_Model):
+    """Trusted mouse input at a point of the tab's viewport, with no ref (Playwright MCP's
+    ``--caps vision`` tools): CSS px from the top-left of the top-level viewport, the
+    coordinate space of a viewport screenshot divided by its ``scale``. The bridge hit-tests
+    the point through the extension first (across frames, open and closed shadow roots);
+    the result names the element found (``hit``) and, for a click, its delivery receipt
+    (supervisor/mouse.py; bridge/executor.py)."""
+
+    kind: Literal["mouse"] = "mouse"
+    op: Literal["move", "click", "down", "up", "wheel", "drag"]
+    x: float = Field(ge=0, le=100_000, description="CSS px of the top-level viewport.")
+    y: float = Field(ge=0, le=100_000, description="CSS px of the top-level viewport.")
+    toX: float | None = Field(default=None, ge=0, le=100_000, description="drag: end x.")
+    toY: float | None = Field(default=None, ge=0, le=100_000, description="drag: end y.")
+    button: Literal["left", "right", "middle"] = "left"
+    clickCount: int = Field(default=1, ge=1, le=3)
+    deltaX: float = Field(default=0, ge=-100_000, le=100_000, description="wheel, CSS px.")
+    deltaY: float = Field(default=0, ge=-100_000, le=100_000, description="wheel, CSS px.")
+    modifiers: list[Modifier] = Field(default_factory=list, max_length=5)
+
+
 Action = Annotated[
     Union[
         ClickAction, HoverAction, TypeAction, PressAction, FillAction, SelectAction,
-        CheckAction, DragAction, ScrollAction, UploadAction, FocusAction,
+        CheckAction, DragAction, ScrollAction, UploadAction, FocusAction, MouseAction,
     ],
     Field(discriminator="kind"),
 ]
@@ -273,6 +294,38 @@ class SnapshotParams(TabParams):
         description="Diff baseline key: snapshots of one tab share a baseline per session "
         "(default: one shared session).",
     )
+    depth: int | None = Field(
+        default=None, ge=0, le=1000,
+        description="Outline only: leave out nodes nested deeper than this below the "
+        "root (0: the root's own line); the cut is marked, never silent.")
+    timeBudgetMs: int | None = Field(
+        default=None, ge=50, le=120_000,
+        description="Stop walking after this many ms and return what was walked, "
+        "truncated with its cursor, as for the character budget.")
+
+
+class FindParams(TabParams):
+    """Find elements without a full snapshot (issue 14 item 5): walk every frame, open and
+    closed shadow roots, and return matching outline lines with refs and their ancestry.
+
+    At least one of ``role``, ``name``, ``text`` is required (BAD_REQUEST otherwise).
+    Result (results.py ``FindResult``): ``{matches: [{ref, line, ancestry}], text,
+    truncated, url, title, tabId}``.
+    Errors: BAD_REQUEST (no criterion, bad regex), REF_NOT_FOUND (``within``).
+    """
+
+    role: str | None = Field(default=None, max_length=64, description="ARIA role, e.g. button.")
+    name: str | None = Field(default=None, max_length=1000,
+                             description="Accessible name: substring, case-insensitive "
+                             "(a regular expression when regex is true).")
+    text: str | None = Field(default=None, max_length=1000,
+                             description="Text the element contains: substring, "
+                             "case-insensitive (a regular expression when regex is true).")
+    regex: bool = Field(default=False, description="name and text are JavaScript regexes.")
+    within: Ref | None = Field(default=None, description="Search only inside this element.")
+    limit: int = Field(default=20, ge=1, le=500, description="Most matches returned.")
+    timeoutMs: int = Field(default=3_000, ge=10, le=60_000,
+                           description="Walk time budget, ms; past it the result is truncated.")
 
 
 class ActParams(TabParams):
@@ -299,6 +352,8 @@ class ActParams(TabParams):
 class WaitParams(TabParams):
     ms: int | None = Field(default=None, ge=0, le=300_000, description="Fixed wait, ms.")
     text: str | None = Field(default=None, max_length=1000, description="Wait until shown.")
+    textGone: str | None = Field(default=None, max_length=1000,
+                                 description="Wait until no longer shown.")
     timeoutMs: int = Field(default=10_000, ge=1, le=300_000)
 
 
@@ -329,6 +384,39 @@ class DialogParams(TabParams):
 class ScreenshotParams(TabParams):
     ref: Ref | None = Field(default=None, description="Element to capture; the viewport if omitted.")
     fullPage: bool = Field(default=False, description="Whole scrollable page (no ref).")
+    type: Literal["png", "jpeg"] = Field(default="png", description="Image format.")
+
+
+class ConsoleParams(TabParams):
+    """The tab's console messages and uncaught page errors since it loaded (driver,
+    supervisor/page_logs.py). Result: ``{messages: [{type, text, url?, line?, at}], tabId}``."""
+
+    level: Literal["error", "warning", "info", "debug"] = Field(
+        default="info", description="Least severe level returned.")
+    clear: bool = Field(default=False, description="Forget the messages returned.")
+
+
+class NetworkParams(TabParams):
+    """The tab's network requests since it loaded (driver, supervisor/page_logs.py).
+    Result: ``{requests: [{id, method, url, status?, resourceType, failure?}], tabId}``;
+    with ``requestId``: ``{request: {..., requestHeaders, responseHeaders, postData?}}``."""
+
+    includeStatic: bool = Field(default=False, description="Include images, fonts, "
+                                "stylesheets and scripts.")
+    requestId: int | None = Field(default=None, ge=0, description="One request in detail.")
+    clear: bool = Field(default=False, description="Forget the requests returned.")
+
+
+class ResizeParams(TabParams):
+    """Set the tab's viewport size, CSS px (driver). Result: ``{width, height, tabId}``."""
+
+    width: int = Field(ge=100, le=10_000)
+    height: int = Field(ge=100, le=10_000)
+
+
+class PdfParams(TabParams):
+    """Print the tab to PDF (Chromium only; driver). Result: ``{pdf: base64, bytes, tabId}``.
+    Errors: BAD_REQUEST in a browser that cannot print to PDF."""
 
 
 class EvaluateParams(TabParams):
@@ -371,6 +459,14 @@ class ResolveTargetParams(_Model):
     receipt: bool = Field(default=False, description="Arm a delivery receipt on the target.")
     allowCoordinates: bool = Field(
         default=False, description="Closed shadow root: answer with a hit-tested point.")
+    at: Point | None = Field(
+        default=None, description="No ref: hit-test this point (CSS px of the top-level "
+        "viewport) through frames and shadow roots; answer ``hit`` and, with receipt, arm "
+        "the receipt on the element found (MouseAction).")
+    fastPoint: bool = Field(
+        default=False, description="Measure a verified click point for the fast path "
+        "(issue 18): answer ``fastPoint`` when the target is in view, stable and topmost "
+        "there, else ``fastRefused`` naming the failed check.")
 
 
 class ReceiptParams(_Model):
@@ -426,6 +522,18 @@ class ResolveTarget(_Model):
         default=None, description="The target is a secret field (password, card number, "
         "API key ...; extension/src/page/sensitive.js): the bridge masks what is typed into "
         "it wherever it reappears (bridge/secrets.py).")
+    hit: dict[str, Any] | None = Field(
+        default=None, description="With ``at``: the element at the point ({ref, role, "
+        "name, line}; null fields when nothing is there).")
+    fastPoint: Point | None = Field(
+        default=None, description="The verified click point, CSS px of the target frame's "
+        "viewport (ResolveTargetParams.fastPoint).")
+    fastRefused: str | None = Field(
+        default=None, max_length=64, description="Why no fastPoint: moving, covered, "
+        "outside-viewport, zero-size, ...")
+    selectOption: int | None = Field(
+        default=None, ge=0, description="The ref is an option of a collapsed <select>: "
+        "its index; ``css`` then names the select, and a click selects that option.")
 
 
 class DriverActParams(_Model):
@@ -445,6 +553,13 @@ class DriverActParams(_Model):
     allowScript: bool = Field(
         default=False, description="The agent's opt-in (ActParams.allowScript): a control no "
         "trusted input can set may be set by script; the result then says inputPath \"script\".")
+    fastPoint: Point | None = Field(
+        default=None, description="Verified click point (ResolveTarget.fastPoint), CSS px "
+        "of the target frame's viewport: the driver maps it to the top-level viewport and "
+        "sends mouse input there, skipping Playwright's actionability waits.")
+    selectOption: int | None = Field(
+        default=None, ge=0, description="Click on an option of the collapsed select ``css`` "
+        "names: select the option with this index (supervisor/select.py).")
 
 
 class DriverDialogParams(_Model):
@@ -463,6 +578,34 @@ class DriverScreenshotParams(_Model):
     frameToken: str = Field(min_length=1, max_length=128)
     css: str | None = Field(default=None, max_length=20_000)
     fullPage: bool = False
+    type: Literal["png", "jpeg"] = "png"
+
+
+class _DriverTab(_Model):
+    """Bridge → driver: a request about the page of ``frameToken`` (its top frame)."""
+
+    frameToken: str = Field(min_length=1, max_length=128)
+    css: str | None = Field(default=None, max_length=20_000)
+
+
+class DriverConsoleParams(_DriverTab):
+    level: Literal["error", "warning", "info", "debug"] = "info"
+    clear: bool = False
+
+
+class DriverNetworkParams(_DriverTab):
+    includeStatic: bool = False
+    requestId: int | None = Field(default=None, ge=0)
+    clear: bool = False
+
+
+class DriverResizeParams(_DriverTab):
+    width: int = Field(ge=100, le=10_000)
+    height: int = Field(ge=100, le=10_000)
+
+
+class DriverPdfParams(_DriverTab):
+    pass
 
 
 class DriverEvaluateParams(_Model):

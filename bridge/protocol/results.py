@@ -163,6 +163,20 @@ class ActResult(_Routed):
         default=None, description="A trusted click's receipt: the target got it (None: "
         "unknown, the page went away).")
     deliveredEvents: list[str] | None = None
+    hit: dict[str, Any] | None = Field(
+        default=None, description="MouseAction: the element at the point ({ref, role, "
+        "name, line}).")
+    fastPath: bool | None = Field(
+        default=None, description="The verified-point fast path sent the input (issue 18); "
+        "false: Playwright's full actionability path did.")
+    fastRefused: str | None = Field(
+        default=None, description="With fastPath false: the check that sent it the slow way.")
+    downloads: list[dict[str, Any]] | None = Field(
+        default=None, description="Downloads the action started ({suggestedFilename, path, "
+        "bytes}; supervisor/watch.py).")
+    fileChooser: dict[str, Any] | None = Field(
+        default=None, description="A file chooser the action opened ({multiple}); answer it "
+        "with an upload action with no ref.")
 
 
 class CompletedAction(ActResult):
@@ -215,6 +229,57 @@ class EvaluateResult(_Routed):
     value: Any = Field(description="JSON null when the script returned nothing.")
     world: Literal["isolated", "main"] | None = Field(
         default=None, description="Where the script ran (driver).")
+    tabId: int | None = None
+
+
+class FindMatch(_Result):
+    """One element ``page.find`` found (extension/src/page/find.js)."""
+
+    ref: str | None = Field(description="Its ref (null for a line without one).")
+    line: str = Field(description="Its outline line, as a snapshot prints it.")
+    ancestry: list[str] = Field(default_factory=list,
+                                description="Outline lines of its ancestors, outermost first.")
+
+
+class FindResult(_Routed):
+    """``page.find``: matching lines with refs (see FindParams)."""
+
+    matches: list[FindMatch]
+    text: str = Field(description="The matches as an indented outline, ancestry included.")
+    truncated: bool = Field(description="The limit or the time budget cut the walk.")
+    url: str
+    title: str
+    tabId: int | None
+
+
+class ConsoleResult(_Routed):
+    """``page.console`` (supervisor/page_logs.py)."""
+
+    messages: list[dict[str, Any]]
+    tabId: int | None = None
+
+
+class NetworkResult(_Routed):
+    """``page.network`` (supervisor/page_logs.py): ``requests``, or ``request`` in detail."""
+
+    requests: list[dict[str, Any]] | None = None
+    request: dict[str, Any] | None = None
+    tabId: int | None = None
+
+
+class ResizeResult(_Routed):
+    """``page.resize``: the viewport size now, CSS px."""
+
+    width: int
+    height: int
+    tabId: int | None = None
+
+
+class PdfResult(_Routed):
+    """``page.pdf``: the PDF, base64, and its size in bytes."""
+
+    pdf: str
+    bytes: int = Field(ge=0)
     tabId: int | None = None
 
 

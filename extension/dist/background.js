@@ -692,6 +692,16 @@
     while (cursors.size > MAX_CURSORS) cursors.delete(cursors.keys().next().value);
   }
 
+  // src/background/hittest.js
+  async function hitTestTab(_api, _tabs, _tabId, _at, _receipt, _top) {
+    return { ref: null, role: null, name: null, line: null };
+  }
+
+  // src/background/find.js
+  async function findInTab(_api, _tabs, _tabId, _params) {
+    throw new PageError("BAD_REQUEST", "page.find is not available yet.");
+  }
+
   // src/background/navigation.js
   var Navigations = class {
     /**
@@ -1084,15 +1094,20 @@
       const id = cursor && (tabId === void 0 || tabId === null) ? null : await tabs.resolveTab(tabId);
       return snapshotTab(api, tabs, id, params);
     },
-    async "page.resolveTarget"({ tabId, ref, receipt = false, allowCoordinates = false }) {
+    async "page.resolveTarget"({ tabId, ref, receipt = false, allowCoordinates = false, at = null, fastPoint = false }) {
       const id = await tabs.resolveTab(tabId);
       if (!ref) {
         const res2 = await tabs.toFrame(id, 0, { op: "locate", ref: null });
+        if (at) res2.hit = await hitTestTab(api, tabs, id, at, receipt, res2);
         return { ...res2, tabId: id };
       }
       const { frameId, local, docId } = tabs.parseRef(id, ref);
-      const res = await tabs.toFrame(id, frameId, { op: "locate", ref: local, docId, receipt, allowCoordinates });
+      const res = await tabs.toFrame(id, frameId, { op: "locate", ref: local, docId, receipt, allowCoordinates, fastPoint });
       return { ...res, tabId: id };
+    },
+    async "page.find"(params) {
+      const id = await tabs.resolveTab(params.tabId);
+      return findInTab(api, tabs, id, params);
     },
     // Delivery receipt of a trusted click, read on demand: the bridge asks only when no
     // receipt was pushed (the click did not reach the target, or the page went away).

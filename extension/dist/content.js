@@ -2618,6 +2618,26 @@
     });
   }
 
+  // src/page/fastpoint.js
+  async function measureFastPoint(el, _shadowRootOf) {
+    return { fastRefused: "not-built" };
+  }
+
+  // src/page/options.js
+  function optionRoute(el, _locatorFor) {
+    return null;
+  }
+
+  // src/page/hittest.js
+  function hitTest(_doc, _msg, _ctx) {
+    throw new PageError("BAD_REQUEST", "Hit testing is not available yet.");
+  }
+
+  // src/page/find.js
+  function find(_doc, _msg, _ctx) {
+    throw new PageError("BAD_REQUEST", "page.find is not available yet.");
+  }
+
   // src/shim/browser.js
   var api = globalThis.browser ?? globalThis.chrome;
   var engine = typeof api?.runtime?.getBrowserInfo === "function" ? "gecko" : "chromium";
@@ -2711,7 +2731,7 @@
       identity.settle();
       return {};
     },
-    async locate({ ref, docId: expected, receipt, allowCoordinates }) {
+    async locate({ ref, docId: expected, receipt, allowCoordinates, fastPoint }) {
       checkDocument(expected);
       if (!ref) return { frameToken: await frameToken(), css: null };
       const { el, resolvedBy, rebound } = resolveRef(ref);
@@ -2726,12 +2746,23 @@
       }
       const out = { frameToken: await frameToken(), css, resolvedBy, rebound };
       if (point) out.point = point;
+      const option = optionRoute(el, locatorFor);
+      if (option) Object.assign(out, option);
+      else if (fastPoint && !point) Object.assign(out, await measureFastPoint(el, shadowRootOf));
       if (isSensitive(el)) out.sensitive = true;
       if (receipt) out.receiptId = receipts.arm(el);
       return out;
     },
     receipt({ receiptId }) {
       return receipts.read(receiptId);
+    },
+    /** The element at a point of this frame's viewport (page/hittest.js; MouseAction). */
+    hitTest(msg) {
+      return hitTest(document, msg, { shadowRootOf, refs: observer.refs, receipts, frameKeys });
+    },
+    /** Matching outline lines with refs (page/find.js; page.find). */
+    find(msg) {
+      return find(document, msg, { shadowRootOf, observer, frameKeys });
     },
     async act({ ref, docId: expected, action }) {
       checkDocument(expected);

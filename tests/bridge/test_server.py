@@ -199,7 +199,8 @@ async def test_rule3_input_with_driver_online_resolves_on_extension_and_acts_on_
     result = await call(client, "page.act", {"tabId": 1, "ref": "e7", "action": CLICK})
 
     assert ext.requests == [
-        Received("page.resolveTarget", {"tabId": 1, "ref": "e7", "receipt": True})]
+        Received("page.resolveTarget", {"tabId": 1, "ref": "e7", "receipt": True,
+                                                "fastPoint": True})]
     assert drv.methods() == ["driver.act"]
     sent = drv.requests[0].params
     act = DriverActParams.model_validate(sent)  # what the real driver's model accepts

@@ -5,6 +5,8 @@
 import { BridgeConnection } from './connection.js';
 import { closeStartupTabs } from './startup.js';
 import { snapshotTab } from './snapshot.js';
+import { hitTestTab } from './hittest.js';
+import { findInTab } from './find.js';
 import { PageError } from '../page/errors.js';
 import { Tabs } from './tabs.js';
 
@@ -173,15 +175,22 @@ const handlers = {
     return snapshotTab(api, tabs, id, params);
   },
 
-  async 'page.resolveTarget'({ tabId, ref, receipt = false, allowCoordinates = false }) {
+  async 'page.resolveTarget'({ tabId, ref, receipt = false, allowCoordinates = false, at = null, fastPoint = false }) {
     const id = await tabs.resolveTab(tabId);
     if (!ref) {
       const res = await tabs.toFrame(id, 0, { op: 'locate', ref: null });
+      // MouseAction: name the element at the point (background/hittest.js).
+      if (at) res.hit = await hitTestTab(api, tabs, id, at, receipt, res);
       return { ...res, tabId: id };
     }
     const { frameId, local, docId } = tabs.parseRef(id, ref);
-    const res = await tabs.toFrame(id, frameId, { op: 'locate', ref: local, docId, receipt, allowCoordinates });
+    const res = await tabs.toFrame(id, frameId, { op: 'locate', ref: local, docId, receipt, allowCoordinates, fastPoint });
     return { ...res, tabId: id };
+  },
+
+  async 'page.find'(params) {
+    const id = await tabs.resolveTab(params.tabId);
+    return findInTab(api, tabs, id, params);
   },
 
   // Delivery receipt of a trusted click, read on demand: the bridge asks only when no

@@ -11,6 +11,10 @@ import { actSynthetic } from '../page/synthetic.js';
 import { Receipts, coordinatesFor } from '../page/receipt.js';
 import { waitForText } from '../page/wait.js';
 import { isSensitive } from '../page/sensitive.js';
+import { measureFastPoint } from '../page/fastpoint.js';
+import { optionRoute } from '../page/options.js';
+import { hitTest } from '../page/hittest.js';
+import { find } from '../page/find.js';
 
 import { api, openOrClosedShadowRoot } from '../shim/browser.js';
 import { FRAME_TOKEN_ATTRIBUTE as TOKEN_ATTRIBUTE } from '../generated/protocol.js';
@@ -91,7 +95,7 @@ const handlers = {
     identity.settle();
     return {};
   },
-  async locate({ ref, docId: expected, receipt, allowCoordinates }) {
+  async locate({ ref, docId: expected, receipt, allowCoordinates, fastPoint }) {
     checkDocument(expected);
     if (!ref) return { frameToken: await frameToken(), css: null };
     const { el, resolvedBy, rebound } = resolveRef(ref);
@@ -107,6 +111,11 @@ const handlers = {
     }
     const out = { frameToken: await frameToken(), css, resolvedBy, rebound };
     if (point) out.point = point;
+    // issue 14 item 2: an option of a collapsed <select> is clicked through its select.
+    const option = optionRoute(el, locatorFor);
+    if (option) Object.assign(out, option);
+    // issue 18: a verified click point ({fastPoint} or {fastRefused}), page/fastpoint.js.
+    else if (fastPoint && !point) Object.assign(out, await measureFastPoint(el, shadowRootOf));
     // The bridge then masks what the agent types here wherever the page echoes it.
     if (isSensitive(el)) out.sensitive = true;
     if (receipt) out.receiptId = receipts.arm(el);
@@ -114,6 +123,14 @@ const handlers = {
   },
   receipt({ receiptId }) {
     return receipts.read(receiptId);
+  },
+  /** The element at a point of this frame's viewport (page/hittest.js; MouseAction). */
+  hitTest(msg) {
+    return hitTest(document, msg, { shadowRootOf, refs: observer.refs, receipts, frameKeys });
+  },
+  /** Matching outline lines with refs (page/find.js; page.find). */
+  find(msg) {
+    return find(document, msg, { shadowRootOf, observer, frameKeys });
   },
   async act({ ref, docId: expected, action }) {
     checkDocument(expected);
