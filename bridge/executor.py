@@ -334,8 +334,9 @@ class Executor:
                 "trusted-coordinates" if target.get("point") else "trusted")
             out.update(inputPath=path, device=route.device, ref=params.ref)
             if receipt_id and not result.get("dialog"):
+                hit_ref = (target.get("hit") or {}).get("ref")  # MouseAction: the hit element
                 out.update(await self.after.delivery(route.extension, out.get("tabId"),
-                                                params.ref, receipt_id))
+                                                     params.ref or hit_ref, receipt_id))
         finally:
             if receipt_id:
                 self.after.events.forget_receipt(route.extension, receipt_id)

@@ -159,7 +159,8 @@ class Tab:
     async def snapshot_result(self, *, mode: Literal["snapshot", "read", "diff"] = "snapshot",
                               max_chars: int | None = None, ref: str | None = None,
                               cursor: str | None = None,
-                              session: str | None = None) -> SnapshotResult:
+                              session: str | None = None, depth: int | None = None,
+                              time_budget_ms: int | None = None) -> SnapshotResult:
         """Return the snapshot with its URL, title and counts.
 
         Args:
@@ -170,6 +171,8 @@ class Tab:
             ref: snapshot only this element's subtree.
             cursor: the ``cursor`` of a truncated result: returns its next page.
             session: diff baseline key (default: one shared per tab).
+            depth: outline only: leave out nodes nested deeper than this below the root.
+            time_budget_ms: stop walking after this many ms; the rest is behind ``cursor``.
 
         Raises:
             BrowserTabClosed: the tab is gone.
@@ -179,7 +182,7 @@ class Tab:
                 that is gone.
         """
         params = self._params(mode=mode, maxChars=max_chars, ref=ref, cursor=cursor,
-                              session=session)
+                              session=session, depth=depth, timeBudgetMs=time_budget_ms)
         return cast(SnapshotResult, await self._client.call("page.snapshot", params))
 
     async def snapshot(self, **options: Any) -> str:

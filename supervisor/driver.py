@@ -49,6 +49,7 @@ from bridge.protocol.models import (
     MouseAction,
     PressAction,
     Request,
+    UploadAction,
 )
 from bridge.protocol.peer import Connection, answer, handshake
 from bridge.protocol.validate import validate_params
@@ -200,6 +201,9 @@ class InputDriver:
         with map_playwright_errors(timeout_ms=params.timeoutMs):
             if isinstance(action, MouseAction):  # vision tools: a viewport point, no ref
                 work = lambda: mouse.act(page, action, self.pointer)
+            elif params.css is None and isinstance(action, UploadAction):
+                # The file chooser an earlier click opened (supervisor/watch.py).
+                work = lambda: watch.answer_file_chooser(page, action)
             elif params.css is None:
                 if not isinstance(action, PressAction):
                     raise E.BadRequest(f"A {action.kind} needs a target element.")

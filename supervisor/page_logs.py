@@ -7,9 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from playwright.async_api import Frame
+from playwright.async_api import BrowserContext, Frame
 
 from bridge.protocol import errors as E
+
+
+def attach(context: BrowserContext) -> None:
+    """Start recording console messages and requests of ``context``'s pages (not yet)."""
 
 
 async def console(frame: Frame, params: Any) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from playwright.async_api import BrowserContext, Playwright, async_playwright
 from .browser_limits import driver_capabilities
 from . import locator_engine
 from .driver import InputDriver
+from . import page_logs
 from .frames import FrameRegistry
 from .launcher import (
     BROWSERS,
@@ -133,6 +134,7 @@ class Supervisor:
         self.context = context
         context.on("close", lambda _ctx: self._browser_closed(context))
         self.frames.attach(context)
+        page_logs.attach(context)  # console and network of every page (issue 15)
 
     def _browser_closed(self, context: BrowserContext) -> None:
         """The context closed: by :meth:`stop`, or because the browser died."""

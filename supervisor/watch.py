@@ -60,3 +60,12 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker) -> dict[st
 def _quiet(task: asyncio.Future[Any]) -> None:
     if not task.cancelled() and task.exception() is not None:
         log.debug("action finished after its dialog with %r", task.exception())
+
+
+async def answer_file_chooser(page: Page, action: Any) -> dict[str, Any]:
+    """Give ``action.files`` to the file chooser an earlier action opened on ``page``.
+
+    NOT BUILT YET: refused with BAD_REQUEST until it is.
+    """
+    from bridge.protocol import errors as E
+    raise E.BadRequest("No file chooser is open; give the upload a ref (a file input).")

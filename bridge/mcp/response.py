@@ -42,6 +42,10 @@ Content = types.TextContent | types.ImageContent
 SELECT_HINT = "(select one with browser_tabs action select and its index)"
 
 
+PAGE_STATE_BUDGET_MS = 1_000
+"""How long the page state after an action may walk the page, ms."""
+
+
 class Response:
     """The answer of one tool call, filled by its handler and rendered once.
 
@@ -129,7 +133,10 @@ class Response:
         ``### Modal state`` instead (one ``devices.list``, only then)."""
         try:
             tab = self._page_tab or await self.conn.tab()
-            snap = await tab.snapshot_result(session=self.conn.snapshot_session)
+            # Budgeted in time as well as characters (issue 14 item 6): a huge page never
+            # makes an action's answer slow; the rest is a cursor away.
+            snap = await tab.snapshot_result(session=self.conn.snapshot_session,
+                                             time_budget_ms=PAGE_STATE_BUDGET_MS)
         except E.DialogOpen:
             dialog = await self.conn.open_dialog()
             if dialog is not None:
