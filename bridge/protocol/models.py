@@ -389,10 +389,13 @@ class ScreenshotParams(TabParams):
 
 class ConsoleParams(TabParams):
     """The tab's console messages and uncaught page errors since it loaded (driver,
-    supervisor/page_logs.py). Result: ``{messages: [{type, text, url?, line?, at}], tabId}``."""
+    supervisor/page_logs.py). Result: ``{messages: [{type, text, url?, line?, at}], total,
+    errors, warnings, tabId}`` (the counts: every message kept, before the level filter)."""
 
     level: Literal["error", "warning", "info", "debug"] = Field(
         default="info", description="Least severe level returned.")
+    all: bool = Field(default=False, description="Since the page was opened, not only since "
+                      "its last navigation (Playwright MCP's ``all``).")
     clear: bool = Field(default=False, description="Forget the messages returned.")
 
 
@@ -404,6 +407,8 @@ class NetworkParams(TabParams):
     includeStatic: bool = Field(default=False, description="Include images, fonts, "
                                 "stylesheets and scripts.")
     requestId: int | None = Field(default=None, ge=0, description="One request in detail.")
+    body: bool = Field(default=False, description="With requestId: include the response "
+                       "body if it is text (``responseBody``, cut at 100,000 characters).")
     clear: bool = Field(default=False, description="Forget the requests returned.")
 
 
@@ -590,12 +595,14 @@ class _DriverTab(_Model):
 
 class DriverConsoleParams(_DriverTab):
     level: Literal["error", "warning", "info", "debug"] = "info"
+    all: bool = False
     clear: bool = False
 
 
 class DriverNetworkParams(_DriverTab):
     includeStatic: bool = False
     requestId: int | None = Field(default=None, ge=0)
+    body: bool = False
     clear: bool = False
 
 

@@ -215,7 +215,8 @@ class Clip(_Result):
 class ScreenshotResult(_Routed):
     """``page.screenshot`` / ``driver.screenshot`` (supervisor/driver.py ``screenshot``)."""
 
-    png: str = Field(description="The PNG, base64.")
+    png: str = Field(description="The image, base64: a PNG, or a JPEG when ``type`` is jpeg.")
+    type: Literal["png", "jpeg"] = Field(default="png", description="Its format.")
     width: int = Field(ge=0, description="Image px.")
     height: int = Field(ge=0, description="Image px.")
     scale: float = Field(gt=0, description="Image px per CSS px.")
@@ -256,6 +257,9 @@ class ConsoleResult(_Routed):
     """``page.console`` (supervisor/page_logs.py)."""
 
     messages: list[dict[str, Any]]
+    total: int | None = Field(default=None, ge=0, description="Messages kept, any level.")
+    errors: int | None = Field(default=None, ge=0, description="Of those, errors.")
+    warnings: int | None = Field(default=None, ge=0, description="Of those, warnings.")
     tabId: int | None = None
 
 
@@ -264,6 +268,9 @@ class NetworkResult(_Routed):
 
     requests: list[dict[str, Any]] | None = None
     request: dict[str, Any] | None = None
+    hiddenStatic: int | None = Field(
+        default=None, ge=0, description="Successful static requests left out (no "
+        "includeStatic).")
     tabId: int | None = None
 
 
