@@ -280,6 +280,10 @@ class InputDriver:
         """
         frame = self.frames.frame_for(params.frameToken)
         page = frame.page
+        # issue 15: png or jpeg (quality 90, as Playwright MCP's browser_take_screenshot).
+        shot: dict[str, Any] = {"type": params.type}
+        if params.type == "jpeg":
+            shot["quality"] = 90
         with map_playwright_errors():
             # Read in the isolated world: page script cannot forge the geometry.
             top = page.main_frame
@@ -289,7 +293,7 @@ class InputDriver:
                 handle = await self._unique(frame, params.css)
                 try:
                     box = await handle.bounding_box()
-                    png = await handle.screenshot(type="png")
+                    png = await handle.screenshot(**shot)
                 finally:
                     self._spawn(A.dispose_quietly(handle))
                 if box is None:
@@ -299,15 +303,23 @@ class InputDriver:
                 clip = {"x": box["x"] + scroll[0], "y": box["y"] + scroll[1],
                         "width": box["width"], "height": box["height"]}
             else:
-                png = await page.screenshot(type="png", full_page=params.fullPage)
+                png = await page.screenshot(**shot, full_page=params.fullPage)
                 x, y, w, h = await evaluate_isolated(
                     top, None, "[scrollX, scrollY, innerWidth, innerHeight]"
                     if not params.fullPage else "[0, 0, document.documentElement.scrollWidth,"
                     " document.documentElement.scrollHeight]", EVALUATE_TIMEOUT_S)
                 clip = {"x": x, "y": y, "width": w, "height": h}
-        width, height = struct.unpack(">II", png[16:24])
+        if params.type == "png":
+            width, height = struct.unpack(">II", png[16:24])
+        else:  # a JPEG keeps its size in a frame header, not at a fixed offset
+            import io
+
+            from PIL import Image
+
+            with Image.open(io.BytesIO(png)) as img:
+                width, height = img.size
         return {"png": base64.b64encode(png).decode(), "width": width, "height": height,
-                "scale": scale, "clip": clip}
+                "scale": scale, "clip": clip, "type": params.type}
 
     async def evaluate(self, params: DriverEvaluateParams) -> dict[str, Any]:
         """Run ``expression`` in the frame (with the ref's element as argument when given).
