@@ -48,6 +48,7 @@ from .protocol.models import (
     FocusAction,
     HoverAction,
     Modifier,
+    MouseAction,
     PressAction,
     ScrollAction,
     SelectAction,
@@ -310,6 +311,39 @@ class Tab:
         """Click at (x, y) CSS px from the top-left corner of ``ref``'s border box."""
         action = build_action(ClickAction, position={"x": x, "y": y})
         return await self.act(action, ref, timeout_ms)
+
+    async def mouse(self, op: Literal["move", "click", "down", "up", "wheel", "drag"],
+                    x: float, y: float, *, to_x: float | None = None,
+                    to_y: float | None = None, button: MouseButton = "left",
+                    click_count: int = 1, delta_x: float = 0, delta_y: float = 0,
+                    modifiers: list[Modifier] | None = None,
+                    timeout_ms: int = 10_000) -> ActResult:
+        """Real mouse input at a point of the viewport, with no ref (``MouseAction``).
+
+        Args:
+            op: ``move``, ``click``, ``down``, ``up``, ``wheel`` or ``drag`` (press at
+                (x, y), move to (to_x, to_y), release). Each first moves the pointer to
+                (x, y).
+            x, y: CSS px from the top-left corner of the top-level viewport (a viewport
+                screenshot's pixels divided by its scale).
+            to_x, to_y: a drag's end point, same space.
+            delta_x, delta_y: a wheel's scroll amounts, CSS px.
+
+        Returns:
+            The result; ``hit`` names the element at (x, y) (``{ref, role, name, line}``,
+            hit-tested through frames and shadow roots; null fields: nothing but the page
+            there) and its ref works for :meth:`act`; a click carries ``delivered``.
+
+        Raises:
+            BadRequest: a point outside the viewport; nothing was sent.
+            TrustedInputUnavailable: no input driver (synthetic input is never sent for
+                a point).
+            Same as :meth:`act` otherwise.
+        """
+        action = build_action(MouseAction, op=op, x=x, y=y, toX=to_x, toY=to_y,
+                              button=button, clickCount=click_count, deltaX=delta_x,
+                              deltaY=delta_y, modifiers=modifiers or [])
+        return await self.act(action, None, timeout_ms)
 
     async def fill(self, ref: str, value: str, timeout_ms: int = 10_000, *,
                    allow_script: bool = False) -> ActResult:
