@@ -129,11 +129,13 @@ class SnapshotResult(_Routed):
 
 class WaitResult(_Routed):
     """``page.wait``: ``{tabId, waitedMs}`` after a fixed wait, ``found: true`` too when
-    the text appeared (a text that never appears is TIMEOUT, not a result)."""
+    the text appeared, ``gone: true`` when ``textGone`` left every frame (a text that never
+    appears, or never goes, is TIMEOUT, not a result)."""
 
     tabId: int
     waitedMs: int = Field(ge=0, description="How long it waited, ms.")
     found: Literal[True] | None = None
+    gone: Literal[True] | None = None
 
 
 class ActResult(_Routed):
