@@ -693,8 +693,53 @@
   }
 
   // src/background/hittest.js
-  async function hitTestTab(_api, _tabs, _tabId, _at, _receipt, _top) {
-    return { ref: null, role: null, name: null, line: null };
+  var MAX_FRAME_DEPTH = 8;
+  var KEY_RETRY_MS = 60;
+  var NOTHING = Object.freeze({ ref: null, role: null, name: null, line: null });
+  async function hitTestTab(api2, tabs2, tabId, at, receipt, top) {
+    let frameId = 0;
+    let point = { x: at.x, y: at.y };
+    for (let depth = 0; depth <= MAX_FRAME_DEPTH; depth++) {
+      const ordinal = tabs2.ordinalOf(tabId, frameId);
+      const floor = tabs2.tabState(tabId).refFloor;
+      const msg = {
+        op: "hitTest",
+        ...point,
+        top: depth === 0,
+        receipt,
+        prefix: ordinal ? `f${ordinal}` : "",
+        refFloor: floor,
+        noDescend: depth === MAX_FRAME_DEPTH
+      };
+      let res = await tabs2.toFrame(tabId, frameId, msg);
+      if (res.frame) {
+        const child = await childFrame(api2, tabs2, tabId, frameId, res.frame.key);
+        if (child !== null) {
+          frameId = child;
+          point = { x: res.frame.x, y: res.frame.y };
+          continue;
+        }
+        res = await tabs2.toFrame(tabId, frameId, { ...msg, receipt: false, noDescend: true });
+      }
+      if (!res.ref) return { ...NOTHING };
+      const who = await tabs2.toFrame(tabId, frameId, { op: "identify" });
+      tabs2.noteDocument(tabId, ordinal, who.docId, floor, res.nextRef || floor);
+      if (res.receiptId) top.receiptId = res.receiptId;
+      const hit = { ref: res.ref, role: res.role, name: res.name, line: res.line, tag: res.tag };
+      if (ordinal) hit.frame = ordinal;
+      return hit;
+    }
+    return { ...NOTHING };
+  }
+  async function childFrame(api2, tabs2, tabId, parentFrameId, key) {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (attempt) await new Promise((r) => setTimeout(r, KEY_RETRY_MS));
+      const frames = (await api2.webNavigation.getAllFrames({ tabId }) || []).filter((f) => f.parentFrameId === parentFrameId);
+      const keys = await Promise.all(frames.map((f) => tabs2.toFrame(tabId, f.frameId, { op: "identify" }).then((r) => r.frameKey, () => null)));
+      const i = keys.indexOf(key);
+      if (i >= 0) return frames[i].frameId;
+    }
+    return null;
   }
 
   // src/background/find.js
@@ -1013,6 +1058,14 @@
     const asks = frames.map((f) => tabs.toFrame(tabId, f.frameId, { op: "waitText", text, maxMs }).then((a) => a.found ? true : Promise.reject(new Error("not found"))));
     return Promise.any(asks).then(() => true, () => false);
   }
+  async function framesTextGone(tabId, text, maxMs) {
+    const round = async (ms) => {
+      const frames = await api.webNavigation.getAllFrames({ tabId });
+      const asks = frames.map((f) => tabs.toFrame(tabId, f.frameId, { op: "waitText", text, maxMs: ms, gone: true }).then((a) => a.gone === true, () => true));
+      return (await Promise.all(asks)).every(Boolean);
+    };
+    return await round(maxMs) && round(0);
+  }
   function recoveryFacts(asked, recovered) {
     return recovered === null ? {} : { recoveredFromCrash: true, crashedTabId: asked };
   }
@@ -1131,24 +1184,41 @@
       const res = await tabs.toFrame(id, frameId, { op: "act", ref: local, docId, action });
       return { ...res, tabId: id };
     },
-    async "page.wait"({ tabId, ms, text, timeoutMs = 1e4 }) {
+    // ms first, then textGone, then text (Playwright MCP's browser_wait_for order). With a
+    // text, timeoutMs bounds the whole call, the fixed wait included (the bridge waits
+    // timeoutMs and its margin for the answer).
+    async "page.wait"({ tabId, ms, text, textGone, timeoutMs = 1e4 }) {
       const id = await tabs.resolveTab(tabId);
+      const begun = Date.now();
       if (ms !== void 0 && ms !== null) {
         await new Promise((r) => setTimeout(r, ms));
-        return { tabId: id, waitedMs: ms };
+        if (!text && !textGone) return { tabId: id, waitedMs: ms };
       }
-      if (!text) throw new PageError("BAD_REQUEST", "Give ms or text to wait for.");
-      const start = Date.now();
-      for (; ; ) {
-        const left = timeoutMs - (Date.now() - start);
-        if (left <= 0) break;
-        const sliceStart = Date.now();
-        if (await framesWaitText(id, text, Math.min(left, WAIT_SLICE_MS))) {
-          return { tabId: id, found: true, waitedMs: Date.now() - start };
+      if (!text && !textGone) throw new PageError("BAD_REQUEST", "Give ms, text or textGone to wait for.");
+      const start = begun;
+      const until = async (satisfied) => {
+        for (; ; ) {
+          const left = timeoutMs - (Date.now() - start);
+          if (left <= 0) return false;
+          const sliceStart = Date.now();
+          if (await satisfied(Math.min(left, WAIT_SLICE_MS))) return true;
+          if (Date.now() - sliceStart < 50) await new Promise((r) => setTimeout(r, 50));
         }
-        if (Date.now() - sliceStart < 50) await new Promise((r) => setTimeout(r, 50));
+      };
+      const out = { tabId: id };
+      if (textGone) {
+        if (!await until((slice) => framesTextGone(id, textGone, slice))) {
+          throw new PageError("TIMEOUT", `The text was still shown after ${timeoutMs} ms.`, { timeoutMs, textGone: true });
+        }
+        out.gone = true;
       }
-      throw new PageError("TIMEOUT", `The text did not appear within ${timeoutMs} ms.`, { timeoutMs });
+      if (text) {
+        if (!await until((slice) => framesWaitText(id, text, slice))) {
+          throw new PageError("TIMEOUT", `The text did not appear within ${timeoutMs} ms.`, { timeoutMs });
+        }
+        out.found = true;
+      }
+      return { ...out, waitedMs: Date.now() - begun };
     }
   };
   var connection = null;

@@ -1155,7 +1155,6 @@
     "generic",
     "none",
     "presentation",
-    "paragraph",
     "rowgroup",
     "strong",
     "emphasis",
@@ -1180,7 +1179,6 @@
   var VALUE_ROLES = /* @__PURE__ */ new Set(["textbox", "searchbox", "combobox", "spinbutton", "slider", "listbox"]);
   var TEXT_INPUT_TYPES = /* @__PURE__ */ new Set(["password", "date", "datetime-local", "month", "time", "week", "color"]);
   var LANDMARK_SCOPES = "article, aside, main, nav, section, [role=article], [role=complementary], [role=main], [role=navigation], [role=region]";
-  var MAX_OPTIONS_INLINE = 30;
   var MASK = "\u2022\u2022\u2022\u2022\u2022\u2022";
   var activeContext = null;
   for (const C of [
@@ -1271,7 +1269,9 @@
       }
       return role;
     }
-    /** Accessible name of `el` (accname 1.2), whitespace collapsed. */
+    /** Accessible name of `el` (accname 1.2), whitespace collapsed. An editing host
+     *  (contenteditable) is named like a text field: aria-label / aria-labelledby / title,
+     *  then `<label for>`, then its placeholder attributes (editableName). */
     name(el) {
       let name = this.names.get(el);
       if (name === void 0) {
@@ -1280,6 +1280,7 @@
         } catch {
           name = "";
         }
+        if (!name && isEditingHost2(el) && this.role(el) === "textbox") name = editableName(el);
         this.names.set(el, name);
       }
       return name;
@@ -1288,8 +1289,13 @@
      *  (display:none, aria-hidden, inert), so the walk skips them. */
     prunes(el) {
       if (el.getAttribute("aria-hidden") === "true" || el.inert) return true;
-      const style = this.style(el);
-      return style.display === "none" || style.contentVisibility === "hidden";
+      return this.style(el).display === "none";
+    }
+    /** True when the element is rendered but its contents are not
+     *  (`content-visibility: hidden`, e.g. `hidden=until-found`): its line stays, its
+     *  subtree is skipped (CSS Containment 2 §4.1). */
+    skipsContents(el) {
+      return this.style(el).contentVisibility === "hidden";
     }
     /** True when the element itself is not rendered visibly (visibility:hidden/collapse);
      *  its children may still be visible. */
@@ -1311,6 +1317,7 @@
       }
     }
     const tag = el.localName;
+    if (isEditingHost2(el) && tag !== "input" && tag !== "textarea") return "textbox";
     switch (tag) {
       case "form":
       case "section":
@@ -1362,6 +1369,29 @@
     if (tag === "input" && role === null) return "textbox";
     return role;
   }
+  function isEditingHost2(el) {
+    if (!el.isContentEditable) return false;
+    let parent = el.parentElement;
+    if (!parent) {
+      const root = el.getRootNode();
+      parent = root instanceof ShadowRoot ? root.host : null;
+    }
+    return !parent || !parent.isContentEditable;
+  }
+  function editableName(el) {
+    if (el.id) {
+      const root = el.getRootNode();
+      if (typeof root.querySelectorAll === "function") {
+        const text = Array.from(root.querySelectorAll("label[for]")).filter((l) => l.htmlFor === el.id).map((l) => collapse(l.textContent || "")).join(" ");
+        if (text) return text;
+      }
+    }
+    for (const attr of ["aria-placeholder", "data-placeholder", "placeholder"]) {
+      const v = collapse(el.getAttribute(attr) || "");
+      if (v) return v;
+    }
+    return "";
+  }
   function isFocusable(el) {
     return el.tabIndex >= 0 && !el.disabled;
   }
@@ -1407,20 +1437,12 @@
       if (text) return text;
     }
     if (!(el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement)) {
-      return el.isContentEditable && collapse(el.textContent) && isSensitive(el) ? MASK : null;
+      if (!el.isContentEditable) return null;
+      const text = collapse(el.textContent || "");
+      return text && isSensitive(el) ? MASK : text;
     }
     if (el.value === "") return null;
     return isSensitive(el) ? MASK : el.value;
-  }
-  function optionsOf(el, all = false) {
-    if (!(el instanceof HTMLSelectElement)) return null;
-    const labels = [];
-    for (const o of el.options) {
-      if (!all && labels.length === MAX_OPTIONS_INLINE) break;
-      labels.push(collapse(o.label));
-    }
-    const more = el.options.length - labels.length;
-    return { labels, more };
   }
 
   // src/page/dom.js
@@ -1569,7 +1591,7 @@
     }
     return chain;
   }
-  function locatorFor(el, describe = {}) {
+  function locatorFor(el, describe2 = {}) {
     if (!el.isConnected) {
       throw new PageError("ELEMENT_TARGET_DETACHED", "The element left the document. Take a new snapshot.");
     }
@@ -1582,8 +1604,8 @@
           const chain = hostChain(el);
           throw new PageError(
             "CLOSED_SHADOW_ROOT",
-            `The target (${describe.role || el.localName} "${describe.name || ""}") is inside a closed shadow root (hosts: ${chain.map((h) => h.tag + (h.id ? "#" + h.id : "") + " [" + h.mode + "]").join(" > ")}). No locator may reach into it, so no trusted input can be aimed at it by locator. Act on a control outside the closed root, use the keyboard (Tab, then press), or ask the site for an accessible alternative.`,
-            { hostChain: chain, role: describe.role || null, name: describe.name || null }
+            `The target (${describe2.role || el.localName} "${describe2.name || ""}") is inside a closed shadow root (hosts: ${chain.map((h) => h.tag + (h.id ? "#" + h.id : "") + " [" + h.mode + "]").join(" > ")}). No locator may reach into it, so no trusted input can be aimed at it by locator. Act on a control outside the closed root, use the keyboard (Tab, then press), or ask the site for an accessible alternative.`,
+            { hostChain: chain, role: describe2.role || null, name: describe2.name || null }
           );
         }
         segments.unshift(pathWithin(cur, root));
@@ -1815,20 +1837,23 @@
     if (/^[\p{L}\p{N}(][^\n"]*$/u.test(text) && !/: |\s#|:$|\s$/.test(text)) return text;
     return JSON.stringify(text);
   }
-  function listItem(text) {
-    return /^[\p{L}\p{N}][^,\[\]"\n]*$/u.test(text) && !/\s$/.test(text) ? text : JSON.stringify(text);
-  }
   function urlOf(el) {
     const href = typeof el.href === "string" ? el.href : el.href && el.href.baseVal || "";
     if (!href || href.startsWith("javascript:")) return null;
-    return clip(href, MAX_URL).replace(/\]/g, "%5D");
+    let url = href;
+    const origin = el.ownerDocument && el.ownerDocument.location ? el.ownerDocument.location.origin : "";
+    if (/^https?:\/\//.test(origin) && href.startsWith(origin + "/")) url = href.slice(origin.length);
+    return clip(url, MAX_URL).replace(/\]/g, "%5D");
   }
 
   // src/page/walker.js
   var SKIP_TAGS = /* @__PURE__ */ new Set(["script", "style", "template", "noscript", "head", "meta", "link", "title", "base", "option", "datalist"]);
   var INLINE_HANDLERS = ["onclick", "onmousedown", "onmouseup", "onpointerdown", "onpointerup", "ondblclick"];
-  var COLLAPSIBLE_WRAPPERS = /* @__PURE__ */ new Set(["cell", "listitem"]);
+  var COLLAPSIBLE_WRAPPERS = /* @__PURE__ */ new Set(["cell", "listitem", "paragraph"]);
   var MAX_TEXT = 200;
+  var MAX_OPTIONS = 100;
+  var DEADLINE_EVERY = 64;
+  var CUT_LINE = "- \u2026";
   var MAX_READ_LINE = 2e3;
   var BLOCK_DISPLAY = /^(block|flex|grid|table|list-item|flow-root|table-row|table-caption|table-cell|-webkit-box)/;
   var Walker = class {
@@ -1841,6 +1866,9 @@
       this.shadowRootOf = opts.shadowRootOf;
       this.frameKeyOf = opts.frameKeyOf;
       this.baseDepth = opts.baseDepth || 0;
+      this.maxDepth = typeof opts.maxDepth === "number" ? opts.maxDepth : null;
+      this.deadline = Infinity;
+      this.timedOut = false;
       this.aria = new AriaContext(doc.defaultView);
       this.sensitive = null;
       this.focused = null;
@@ -1868,11 +1896,15 @@
     }
     /**
      * Produce lines until `maxChars` characters (indentation and newline included) are
-     * spent, the walk ends, or an iframe line was produced. A call returns at least one
-     * line when any is left, even if that line alone is longer than `maxChars`.
-     * @returns {{lines: Array<{d: number, s: string, frameKey?: string}>, chars: number, done: boolean, frameKey: string|null}}
+     * spent, `deadline` (ms, `performance.now()` clock of this document) passed, the walk
+     * ends, or an iframe line was produced. A call returns at least one line when any is
+     * left, even if that line alone is longer than `maxChars` or came after the deadline.
+     * @param {number} maxChars
+     * @param {number} [deadline]  `performance.now()` value; default: none
+     * @returns {{lines: Array<{d: number, s: string, frameKey?: string}>, chars: number, done: boolean, frameKey: string|null, timedOut: boolean}}
      */
-    next(maxChars) {
+    next(maxChars, deadline = Infinity) {
+      this.deadline = deadline;
       if (this.chunks++) {
         this.aria.refresh();
         this.clickCache.clear();
@@ -1885,7 +1917,7 @@
       });
     }
     step(maxChars) {
-      const out = { lines: [], chars: 0, done: false, frameKey: null };
+      const out = { lines: [], chars: 0, done: false, frameKey: null, timedOut: false };
       this.out = out;
       this.budget = maxChars;
       this.stop = false;
@@ -1900,7 +1932,12 @@
       }
       if (this.stop) return out;
       if (this.textCursor && !this.continueText()) return out;
+      let visits = 0;
       while (this.stack.length && !this.stop) {
+        if (++visits % DEADLINE_EVERY === 0 && out.lines.length && performance.now() > this.deadline) {
+          out.timedOut = true;
+          return out;
+        }
         const top = this.stack[this.stack.length - 1];
         if (top.i >= top.items.length) {
           this.stack.pop();
@@ -1926,6 +1963,10 @@
         this.queue.push(line);
         return false;
       }
+      if (this.maxDepth !== null && line.d > this.maxDepth) {
+        if (this.lastWasCut) return true;
+        line = { d: this.maxDepth + 1, s: CUT_LINE };
+      }
       const cost = (this.mode === "read" ? 0 : 2 * (this.baseDepth + line.d)) + line.s.length + 1;
       if (this.out.lines.length && this.out.chars + cost > this.budget) {
         this.queue.push(line);
@@ -1934,6 +1975,7 @@
       }
       this.out.lines.push(line);
       this.out.chars += cost;
+      this.lastWasCut = line.s === CUT_LINE;
       if (line.frameKey) {
         this.out.frameKey = line.frameKey;
         this.stop = true;
@@ -1961,6 +2003,19 @@
       return el.childNodes;
     }
     descend(el, depth, ctx, block = false) {
+      if (this.aria.skipsContents(el)) {
+        if (block) this.flushRead();
+        return;
+      }
+      if (this.maxDepth !== null && depth > this.maxDepth && this.mode === "outline") {
+        for (const n of this.childrenOf(el)) {
+          if (n.nodeType === Node.ELEMENT_NODE || n.nodeType === Node.TEXT_NODE && n.data.trim()) {
+            this.push({ d: depth, s: CUT_LINE });
+            break;
+          }
+        }
+        return;
+      }
       let items = this.childrenOf(el);
       const root = this.rootOf(el);
       if (root) {
@@ -2012,6 +2067,14 @@
       const clickable = !ctx.inControl && this.clickable(el, role);
       if (!role || FLATTEN_ROLES.has(role)) {
         if (!clickable) {
+          if (ctx.text && !ctx.label && this.ownText(el)) {
+            const held = this.contents(el);
+            if (!held.bail && held.texts === 1 && held.elements === 0) {
+              const name3 = clip(this.safe(implicitName(el, Infinity)), 100);
+              this.push(this.line(el, "generic", name3, depth, ctx, { inline: held.text, shown: "" }));
+              return;
+            }
+          }
           this.descend(el, depth, ctx);
           return;
         }
@@ -2021,53 +2084,88 @@
         return;
       }
       const name = this.safe(this.aria.name(el));
-      if (COLLAPSIBLE_WRAPPERS.has(role) && !clickable) {
+      if (COLLAPSIBLE_WRAPPERS.has(role)) {
         const held = this.contents(el);
         const authorName = el.hasAttribute("aria-label") || el.hasAttribute("aria-labelledby") || el.hasAttribute("title");
         if (!held.bail) {
-          if (role === "cell" && ctx.rowText && held.elements === 0) return;
-          const onlyControls = held.texts === 0 && held.elements > 0 && !authorName;
-          if (onlyControls && (role === "cell" || held.elements === 1)) {
+          const onlyControls = held.texts === 0 && held.elements > 0 && !authorName && !clickable;
+          if (onlyControls && (role !== "listitem" || held.elements === 1)) {
             this.descend(el, depth, ctx);
             return;
           }
-          if (held.texts === 1 && held.elements === 0 && !name) {
-            this.push(this.line(el, role, "", depth, ctx, { clickable, inline: held.text }));
+          if (role === "paragraph" && held.texts === 0 && held.elements === 0 && !authorName) return;
+          if (held.texts === 1 && held.elements === 0 && (!name || name === held.text)) {
+            const named = role === "cell" && !!name;
+            this.push(this.line(
+              el,
+              role,
+              name,
+              depth,
+              ctx,
+              { clickable, shown: named ? name : "", inline: named ? void 0 : held.text }
+            ));
             return;
           }
         }
       }
-      this.push(this.line(el, role, name, depth, ctx, { clickable }));
-      if (el instanceof HTMLSelectElement || el instanceof HTMLTextAreaElement) return;
-      const suppress = NAME_FROM_CONTENT.has(role) && !!name;
+      const shown = role === "row" && !hasAuthorName(el) ? "" : name;
+      this.push(this.line(el, role, name, depth, ctx, { clickable, shown }));
+      if (el instanceof HTMLSelectElement) {
+        this.optionLines(el, depth + 1, ctx);
+        return;
+      }
+      if (el instanceof HTMLTextAreaElement || role === "textbox" && isEditingHost2(el)) return;
+      const suppress = NAME_FROM_CONTENT.has(role) && !!shown;
       const inControl = ctx.inControl || WIDGET_ROLES.has(role) || clickable;
       const scope = name && CONTAINER_ROLES.has(role) && role !== "row" ? { role, name } : ctx.scope;
-      const rowText = role === "row" && !!name && name.length <= MAX_NAME;
-      const next = suppress || inControl !== ctx.inControl || scope !== ctx.scope || rowText !== !!ctx.rowText ? { ...ctx, text: suppress ? false : ctx.text, inControl, scope, rowText } : ctx;
+      const next = suppress || inControl !== ctx.inControl || scope !== ctx.scope ? { ...ctx, text: suppress ? false : ctx.text, inControl, scope } : ctx;
       this.descend(el, depth + 1, next);
     }
-    /** An outline line for an element. */
-    line(el, role, name, depth, ctx, { clickable, inline } = {}) {
-      const wantsRef = WIDGET_ROLES.has(role) || CONTAINER_ROLES.has(role) || clickable || role === "generic" || role === "list" && name;
+    /** True when `el` (no role of its own) is a block with a non-blank text child. */
+    ownText(el) {
+      let has = false;
+      for (const n of el.childNodes) {
+        if (n.nodeType === Node.TEXT_NODE && n.data.trim()) {
+          has = true;
+          break;
+        }
+      }
+      if (!has || this.rootOf(el)) return false;
+      const display = this.aria.style(el).display;
+      return !display.startsWith("inline") && display !== "contents";
+    }
+    /** The <option>s of a native select, one line each with a ref, under its line. */
+    optionLines(select, depth, ctx) {
+      if (this.maxDepth !== null && depth > this.maxDepth) {
+        if (select.options.length) this.push({ d: depth, s: CUT_LINE });
+        return;
+      }
+      const options = select.options;
+      const max = select === this.rootEl ? options.length : Math.min(options.length, MAX_OPTIONS);
+      for (let i = 0; i < max; i++) {
+        const o = options[i];
+        const label = this.safe(collapse(o.label));
+        this.push(this.line(o, "option", label, depth, ctx, {}));
+      }
+      if (options.length > max) {
+        this.push({ d: depth, s: `- text: "\u2026 ${options.length - max} more options (select_option takes any by value or label)"` });
+      }
+    }
+    /** An outline line for an element: every one carries a ref. `shown` is the name
+     *  printed when it differs from the ref's descriptor name (a row named by its cells). */
+    line(el, role, name, depth, ctx, { clickable, inline, shown = name } = {}) {
       let s = `- ${role}`;
-      if (name) s += " " + JSON.stringify(clip(name, MAX_NAME));
+      if (shown) s += " " + JSON.stringify(clip(shown, MAX_NAME));
       for (const state of statesOf(el, role, this.focused)) s += ` [${state}]`;
-      if (role === "generic" && el.isContentEditable) s += " [editable]";
+      if (role === "textbox" && isEditingHost2(el) && !this.aria.style(el).display.startsWith("inline")) s += " [multiline]";
       if (clickable && role !== "generic") s += " [clickable]";
       if (ctx.closed) s += " [closed-shadow]";
-      if (wantsRef) {
-        const ref = this.refs.refFor(el, this.descriptor(el, role, name, ctx));
-        this.refCount++;
-        s += ` [ref=${this.prefix}${ref}]`;
-      }
+      const ref = this.refs.refFor(el, this.descriptor(el, role, name, ctx));
+      this.refCount++;
+      s += ` [ref=${this.prefix}${ref}]`;
       if (role === "link") {
         const url = urlOf(el);
         if (url) s += ` [url=${this.safe(url)}]`;
-      }
-      const options = optionsOf(el, el === this.rootEl);
-      if (options) {
-        const list = options.labels.map((l) => listItem(clip(this.safe(l), 60))).join(", ");
-        s += ` [options: ${list}${options.more ? `, \u2026 ${options.more} more` : ""}]`;
       }
       const value = valueOf(el, role);
       if (value === MASK) s += ": " + MASK;
@@ -2243,6 +2341,9 @@
       return !this.stop;
     }
   };
+  function hasAuthorName(el) {
+    return el.hasAttribute("aria-label") || el.hasAttribute("aria-labelledby") || el.hasAttribute("title");
+  }
   function deepActiveElement(doc) {
     let el = doc.activeElement;
     while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
@@ -2280,10 +2381,23 @@
      *                                ref numbers unique across the documents of a tab)
      * @param {string} [p.url]        this document's URL (no fragment): when it changed since
      *                                the last walk (history API), every ref is minted anew
+     * @param {number|null} [p.depth] outline: leave out lines nested deeper than this below
+     *                                the root (walker.js CUT_LINE marks each cut)
+     * @param {number|null} [p.timeBudgetMs] stop this chunk after this many ms (`timedOut`)
      * @returns {{walkerId: string|null, lines: Array, chars: number, done: boolean, pausedAt: string|null, refCount: number, resolvedBy?: string}}
      * @throws PageError REF_NOT_FOUND | ELEMENT_TARGET_* when rootRef cannot be resolved
      */
-    start({ mode = "outline", prefix = "", baseDepth = 0, rootRef = null, maxChars, refFloor = 1, url = null }) {
+    start({
+      mode = "outline",
+      prefix = "",
+      baseDepth = 0,
+      rootRef = null,
+      maxChars,
+      refFloor = 1,
+      url = null,
+      depth = null,
+      timeBudgetMs = null
+    }) {
       if (url !== null && this.url !== void 0 && url !== this.url && mode === "outline") this.refs.reset();
       if (url !== null && mode === "outline") this.url = url;
       this.refs.next = Math.max(this.refs.next, refFloor);
@@ -2302,12 +2416,13 @@
         root,
         refs: this.refs,
         shadowRootOf: this.shadowRootOf,
-        frameKeyOf: this.frameKeyOf
+        frameKeyOf: this.frameKeyOf,
+        maxDepth: mode === "outline" && typeof depth === "number" ? depth : null
       });
       const id = `w${this.nextWalker++}`;
       this.walkers.set(id, { walker, at: Date.now() });
       this.prune();
-      const chunk = this.chunk(id, walker, maxChars);
+      const chunk = this.chunk(id, walker, maxChars, timeBudgetMs);
       if (resolvedBy) chunk.resolvedBy = resolvedBy;
       return chunk;
     }
@@ -2315,7 +2430,7 @@
      * Next chunk of a walk started by start().
      * @throws PageError BAD_REQUEST when the walk is unknown or expired
      */
-    continue(walkerId, maxChars) {
+    continue(walkerId, maxChars, timeBudgetMs = null) {
       const entry = this.walkers.get(walkerId);
       if (!entry) {
         throw new PageError(
@@ -2325,11 +2440,12 @@
         );
       }
       entry.at = Date.now();
-      return this.chunk(walkerId, entry.walker, maxChars);
+      return this.chunk(walkerId, entry.walker, maxChars, timeBudgetMs);
     }
-    chunk(id, walker, maxChars) {
+    chunk(id, walker, maxChars, timeBudgetMs = null) {
       const before = walker.refCount;
-      const res = walker.next(maxChars);
+      const deadline = typeof timeBudgetMs === "number" ? performance.now() + timeBudgetMs : Infinity;
+      const res = walker.next(maxChars, deadline);
       if (res.done) this.walkers.delete(id);
       return {
         walkerId: res.done ? null : id,
@@ -2338,7 +2454,8 @@
         done: res.done,
         pausedAt: res.frameKey,
         refCount: walker.refCount - before,
-        nextRef: this.refs.next
+        nextRef: this.refs.next,
+        timedOut: res.timedOut
       };
     }
     prune() {
@@ -2359,7 +2476,7 @@
       const out = [];
       const tag = /^[a-z][a-z0-9-]*$/.test(desc.tag) ? desc.tag : "*";
       for (const el of deepQueryAll(this.doc, tag, this.shadowRootOf)) {
-        if (typeof el.checkVisibility === "function" && !el.checkVisibility()) continue;
+        if (typeof el.checkVisibility === "function" && !el.checkVisibility() && aria.style(el).display !== "contents") continue;
         if (el.closest('[aria-hidden="true"]')) continue;
         const role = aria.role(el);
         const implicit = desc.role === "generic" && (!role || FLATTEN_ROLES.has(role));
@@ -2578,32 +2695,39 @@
     return false;
   }
   function waitForText(doc, text, maxMs, shadowRootOf2 = (el) => el.shadowRoot) {
+    return waitFor(doc, text, maxMs, shadowRootOf2, true).then((met) => ({ found: met }));
+  }
+  function waitForTextGone(doc, text, maxMs, shadowRootOf2 = (el) => el.shadowRoot) {
+    return waitFor(doc, text, maxMs, shadowRootOf2, false).then((met) => ({ gone: met }));
+  }
+  function waitFor(doc, text, maxMs, shadowRootOf2, present) {
     const view = doc.defaultView;
     let cost = 0;
     const has = (shadows = false) => {
       const t0 = view.performance.now();
-      const found = !!(doc.body && (doc.body.innerText.includes(text) || shadows && inShadows(doc.body, text, shadowRootOf2)));
+      const found = !!(doc.body && (doc.body.innerText.includes(text) || (shadows || !present) && inShadows(doc.body, text, shadowRootOf2)));
       cost = view.performance.now() - t0;
       return found;
     };
-    if (has(true)) return Promise.resolve({ found: true });
+    const met = (shadows = false) => has(shadows) === present;
+    if (met(true)) return Promise.resolve(true);
     return new Promise((resolve) => {
       let last = view.performance.now();
       let trailing = null;
       let done = false;
-      const finish = (found) => {
+      const finish = (ok) => {
         if (done) return;
         done = true;
         observer2.disconnect();
         view.clearTimeout(timer);
         view.clearTimeout(trailing);
         view.clearInterval(poll);
-        resolve({ found });
+        resolve(ok);
       };
       const check = (shadows = false) => {
         trailing = null;
         last = view.performance.now();
-        if (has(shadows)) finish(true);
+        if (met(shadows)) finish(true);
       };
       const onMutation = () => {
         const gap = Math.max(MIN_GAP_MS, 4 * cost);
@@ -2614,13 +2738,173 @@
       const observer2 = new view.MutationObserver(onMutation);
       observer2.observe(doc, { subtree: true, childList: true, characterData: true, attributes: true });
       const poll = view.setInterval(() => check(true), POLL_MS);
-      const timer = view.setTimeout(() => finish(has(true)), Math.max(0, maxMs));
+      const timer = view.setTimeout(() => finish(met(true)), Math.max(0, maxMs));
     });
   }
 
   // src/page/fastpoint.js
-  async function measureFastPoint(el, _shadowRootOf) {
-    return { fastRefused: "not-built" };
+  var CHECKS = Object.freeze({
+    detached: "detached",
+    disabled: "disabled",
+    hidden: "hidden",
+    zeroSize: "zero-size",
+    outside: "outside-viewport",
+    moving: "moving",
+    covered: "covered"
+  });
+  var MAX_SHADOW_DEPTH = 32;
+  var EPSILON = 0.5;
+  var PAINT_ONLY = /* @__PURE__ */ new Set([
+    "color",
+    "backgroundColor",
+    "background-color",
+    "borderColor",
+    "border-color",
+    "outlineColor",
+    "outline-color",
+    "opacity",
+    "boxShadow",
+    "box-shadow",
+    "textShadow",
+    "text-shadow",
+    "fill",
+    "stroke",
+    "caretColor",
+    "caret-color",
+    "textDecorationColor",
+    "text-decoration-color",
+    "borderTopColor",
+    "borderRightColor",
+    "borderBottomColor",
+    "borderLeftColor",
+    "filter",
+    "backgroundPosition",
+    "background-position"
+  ]);
+  var KEYFRAME_META = /* @__PURE__ */ new Set(["offset", "computedOffset", "easing", "composite"]);
+  var lastBoxes = /* @__PURE__ */ new WeakMap();
+  var refuse = (check) => ({ fastRefused: check });
+  async function measureFastPoint(el, shadowRootOf2) {
+    const win = el.ownerDocument && el.ownerDocument.defaultView;
+    if (!el.isConnected || !win) return refuse(CHECKS.detached);
+    if (isDisabled2(el)) return refuse(CHECKS.disabled);
+    if (typeof el.checkVisibility === "function" && !el.checkVisibility({ visibilityProperty: true })) {
+      return refuse(CHECKS.hidden);
+    }
+    let box = firstBox(el);
+    if (!box) return refuse(CHECKS.zeroSize);
+    let waitFrame = false;
+    if (!centreInView(box, win)) {
+      el.scrollIntoView({ block: "nearest", inline: "nearest", behavior: "instant" });
+      box = firstBox(el);
+      if (!box) return refuse(CHECKS.zeroSize);
+      waitFrame = true;
+    }
+    if (moves(el)) return refuse(CHECKS.moving);
+    const before = lastBoxes.get(el);
+    if (before && !sameBox(before, box)) waitFrame = true;
+    if (waitFrame) {
+      await nextFrame(win);
+      if (!el.isConnected) return refuse(CHECKS.detached);
+      const again = firstBox(el);
+      if (!again) return refuse(CHECKS.zeroSize);
+      if (!sameBox(box, again) || moves(el)) {
+        lastBoxes.set(el, again);
+        return refuse(CHECKS.moving);
+      }
+      box = again;
+    }
+    lastBoxes.set(el, box);
+    const point = visibleCentre(box, win);
+    if (!point) return refuse(CHECKS.outside);
+    const hit = topmostAt(el.ownerDocument, point.x, point.y, shadowRootOf2);
+    if (!hit || !containsComposed(el, hit)) return refuse(CHECKS.covered);
+    return { fastPoint: point };
+  }
+  function isDisabled2(el) {
+    if (typeof el.matches === "function" && el.matches(":disabled")) return true;
+    for (let cur = el; cur; cur = composedParent(cur)) {
+      if (cur.getAttribute && cur.getAttribute("aria-disabled") === "true") return true;
+    }
+    return false;
+  }
+  function firstBox(el) {
+    const rects = el.getClientRects();
+    for (const r of rects) {
+      if (r.width > 0 && r.height > 0) return { left: r.left, top: r.top, width: r.width, height: r.height };
+    }
+    return null;
+  }
+  function viewport(win) {
+    const root = win.document.documentElement;
+    return { width: root.clientWidth || win.innerWidth, height: root.clientHeight || win.innerHeight };
+  }
+  function centreInView(box, win) {
+    const { width, height } = viewport(win);
+    const x = box.left + box.width / 2;
+    const y = box.top + box.height / 2;
+    return x >= 0 && y >= 0 && x < width && y < height;
+  }
+  function visibleCentre(box, win) {
+    const { width, height } = viewport(win);
+    const left = Math.max(box.left, 0);
+    const top = Math.max(box.top, 0);
+    const right = Math.min(box.left + box.width, width);
+    const bottom = Math.min(box.top + box.height, height);
+    if (right - left < 1 || bottom - top < 1) return null;
+    return { x: (left + right) / 2, y: (top + bottom) / 2 };
+  }
+  function sameBox(a, b) {
+    return Math.abs(a.left - b.left) <= EPSILON && Math.abs(a.top - b.top) <= EPSILON && Math.abs(a.width - b.width) <= EPSILON && Math.abs(a.height - b.height) <= EPSILON;
+  }
+  function moves(el) {
+    for (let cur = el; cur; cur = composedParent(cur)) {
+      if (typeof cur.getAnimations !== "function") continue;
+      for (const anim of cur.getAnimations()) {
+        if (anim.playState === "running" && !paintOnly(anim)) return true;
+      }
+    }
+    return false;
+  }
+  function paintOnly(anim) {
+    const effect = anim.effect;
+    if (!effect || typeof effect.getKeyframes !== "function") return false;
+    let props = 0;
+    for (const frame of effect.getKeyframes()) {
+      for (const key2 of Object.keys(frame)) {
+        if (KEYFRAME_META.has(key2)) continue;
+        if (!PAINT_ONLY.has(key2)) return false;
+        props++;
+      }
+    }
+    if (typeof anim.transitionProperty === "string") return PAINT_ONLY.has(anim.transitionProperty);
+    return props > 0;
+  }
+  function nextFrame(win) {
+    return new Promise((resolve) => win.requestAnimationFrame(() => resolve()));
+  }
+  function composedParent(node) {
+    if (node.parentElement) return node.parentElement;
+    const up = node.parentNode;
+    return up instanceof ShadowRoot ? up.host : null;
+  }
+  function topmostAt(doc, x, y, shadowRootOf2) {
+    let hit = doc.elementFromPoint(x, y);
+    for (let i = 0; hit && i < MAX_SHADOW_DEPTH; i++) {
+      const root = shadowRootOf2(hit);
+      if (!root || typeof root.elementFromPoint !== "function") break;
+      const inner = root.elementFromPoint(x, y);
+      if (!inner || inner === hit || !root.contains(inner)) break;
+      hit = inner;
+    }
+    return hit;
+  }
+  function containsComposed(el, node) {
+    for (let cur = node, i = 0; cur && i < 1e4; i++) {
+      if (cur === el) return true;
+      cur = cur.assignedSlot || composedParent(cur);
+    }
+    return false;
   }
 
   // src/page/options.js
@@ -2629,8 +2913,133 @@
   }
 
   // src/page/hittest.js
-  function hitTest(_doc, _msg, _ctx) {
-    throw new PageError("BAD_REQUEST", "Hit testing is not available yet.");
+  var MAX_SHADOW_DEPTH2 = 32;
+  var MAX_TEXT2 = 200;
+  var INLINE_HANDLERS2 = ["onclick", "onmousedown", "onmouseup", "onpointerdown", "onpointerup", "ondblclick"];
+  function hitTest(doc, msg, { shadowRootOf: shadowRootOf2, refs: refs2, receipts: receipts2, frameKeys: frameKeys2 }) {
+    const x = Number(msg.x);
+    const y = Number(msg.y);
+    if (!Number.isFinite(x) || !Number.isFinite(y)) {
+      throw new PageError("BAD_REQUEST", "A hit test needs a numeric point {x, y}.");
+    }
+    const win = doc.defaultView;
+    if (msg.top && (x < 0 || y < 0 || x >= win.innerWidth || y >= win.innerHeight)) {
+      throw new PageError(
+        "BAD_REQUEST",
+        `The point (${x}, ${y}) is outside the viewport (${win.innerWidth}\xD7${win.innerHeight} CSS px). Coordinates are CSS px from the top-left corner of the viewport (a viewport screenshot divided by its scale); scroll the page to bring the target into view first.`,
+        { x, y, width: win.innerWidth, height: win.innerHeight }
+      );
+    }
+    const raw = deepElementFromPoint(doc, x, y, shadowRootOf2);
+    if (!raw || raw === doc.documentElement || raw === doc.body) return { ref: null };
+    if ((raw.localName === "iframe" || raw.localName === "frame") && !msg.noDescend) {
+      const inner = intoFrame(raw, x, y, win);
+      if (inner) return { frame: { key: frameKeys2.keyOf(raw), ...inner } };
+    }
+    const aria = new AriaContext(win);
+    return aria.run(() => {
+      const el = pointerTarget(raw, aria, doc);
+      const described = describe(el, aria, doc, shadowRootOf2);
+      refs2.next = Math.max(refs2.next, Number(msg.refFloor) || 1);
+      const ref = refs2.refFor(el, describeElement(el, described.role, described.name, aria));
+      const prefixed = `${msg.prefix || ""}${ref}`;
+      const out = {
+        ref: prefixed,
+        role: described.role,
+        name: described.name,
+        tag: el.localName,
+        line: described.line.replace("\0REF", ` [ref=${prefixed}]`),
+        nextRef: refs2.next
+      };
+      if (msg.receipt) out.receiptId = receipts2.arm(el);
+      return out;
+    });
+  }
+  function deepElementFromPoint(doc, x, y, shadowRootOf2) {
+    let el = doc.elementFromPoint(x, y);
+    for (let i = 0; el && i < MAX_SHADOW_DEPTH2; i++) {
+      const root = mayHostShadow(el) ? shadowRootOf2(el) : null;
+      if (!root || typeof root.elementFromPoint !== "function") break;
+      const inner = root.elementFromPoint(x, y);
+      if (!inner || inner === el || !root.contains(inner)) break;
+      el = inner;
+    }
+    return el;
+  }
+  function intoFrame(frameEl, x, y, win) {
+    const rect = frameEl.getBoundingClientRect();
+    const style = win.getComputedStyle(frameEl);
+    const px = (v) => parseFloat(v) || 0;
+    const scaleX = frameEl.offsetWidth ? rect.width / frameEl.offsetWidth : 1;
+    const scaleY = frameEl.offsetHeight ? rect.height / frameEl.offsetHeight : 1;
+    const cx = (x - rect.left) / (scaleX || 1) - px(style.borderLeftWidth) - px(style.paddingLeft);
+    const cy = (y - rect.top) / (scaleY || 1) - px(style.borderTopWidth) - px(style.paddingTop);
+    const width = frameEl.clientWidth - px(style.paddingLeft) - px(style.paddingRight);
+    const height = frameEl.clientHeight - px(style.paddingTop) - px(style.paddingBottom);
+    if (cx < 0 || cy < 0 || cx >= width || cy >= height) return null;
+    return { x: cx, y: cy };
+  }
+  function pointerTarget(el, aria, doc) {
+    for (let cur = el; cur; cur = parentOf(cur)) {
+      if (!(cur instanceof Element)) continue;
+      if (cur === doc.body || cur === doc.documentElement) break;
+      const role = aria.role(cur);
+      if (role && WIDGET_ROLES.has(role)) return cur;
+      if (looksClickable(cur, aria)) return cur;
+    }
+    return el;
+  }
+  function looksClickable(el, aria) {
+    for (const attr of INLINE_HANDLERS2) if (el.hasAttribute(attr)) return true;
+    if (typeof el.onclick === "function") return true;
+    const tabindex = el.getAttribute("tabindex");
+    if (tabindex !== null && Number(tabindex) >= 0) return true;
+    if (el.getAttribute("draggable") === "true") return true;
+    if (el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) return true;
+    if (aria.style(el).cursor === "pointer") {
+      const up = parentOf(el);
+      const parent = up instanceof ShadowRoot ? up.host : up;
+      return !(parent instanceof Element) || aria.style(parent).cursor !== "pointer";
+    }
+    return false;
+  }
+  function describe(el, aria, doc, shadowRootOf2) {
+    const sensitive = collectSensitiveValues(doc, /* @__PURE__ */ new Set());
+    const root = el.getRootNode();
+    if (root instanceof ShadowRoot) collectSensitiveValues(root, sensitive);
+    const role0 = aria.role(el);
+    const implicit = !role0 || FLATTEN_ROLES.has(role0);
+    const role = implicit ? "generic" : role0;
+    const name = clip(scrub(implicit ? implicitName(el, Infinity) : aria.name(el), sensitive), implicit ? 100 : MAX_NAME);
+    let line = `- ${role}`;
+    if (name) line += " " + JSON.stringify(name);
+    for (const state of statesOf(el, role, deepActiveElement2(doc, shadowRootOf2))) line += ` [${state}]`;
+    if (role === "generic" && el.isContentEditable) line += " [editable]";
+    if (inClosedRoot(el)) line += " [closed-shadow]";
+    line += "\0REF";
+    if (role === "link") {
+      const url = urlOf(el);
+      if (url) line += ` [url=${scrub(url, sensitive)}]`;
+    }
+    const value = valueOf(el, role);
+    if (value === MASK) line += ": " + MASK;
+    else if (value !== null && value !== "") line += ": " + scalar(clip(scrub(collapse(value), sensitive), MAX_TEXT2));
+    return { role, name, line };
+  }
+  function inClosedRoot(el) {
+    for (let r = el.getRootNode(); r instanceof ShadowRoot; r = r.host.getRootNode()) {
+      if (r.mode === "closed") return true;
+    }
+    return false;
+  }
+  function deepActiveElement2(doc, shadowRootOf2) {
+    let el = doc.activeElement;
+    for (let i = 0; el && i < MAX_SHADOW_DEPTH2; i++) {
+      const root = mayHostShadow(el) ? shadowRootOf2(el) : null;
+      if (!root || !root.activeElement) break;
+      el = root.activeElement;
+    }
+    return el === doc.body ? null : el;
   }
 
   // src/page/find.js
@@ -2766,6 +3175,13 @@
     },
     async act({ ref, docId: expected, action }) {
       checkDocument(expected);
+      if (action.kind === "mouse") {
+        throw new PageError(
+          "TRUSTED_INPUT_UNAVAILABLE",
+          "Mouse input at coordinates needs the input driver (real browser input); this browser has none, and no synthetic events were sent. Use a ref from a snapshot instead, or run the browser with trustbridge up.",
+          { action: "mouse", op: action.op }
+        );
+      }
       const resolved = ref ? resolveRef(ref) : null;
       const el = resolved ? resolved.el : null;
       if (!el && action.kind !== "press") {
@@ -2785,14 +3201,12 @@
       history.go(delta);
       return {};
     },
-    /** {found} as soon as the text is rendered in this document, or false after maxMs. */
-    waitText({ text, maxMs }) {
-      return waitForText(
-        document,
-        String(text),
-        Math.min(Math.max(Number(maxMs) || 0, 0), 5e3),
-        shadowRootOf
-      );
+    /** {found} as soon as the text is rendered in this document, or false after maxMs;
+     *  with gone, {gone} once it is not. */
+    waitText({ text, maxMs, gone = false }) {
+      const ms = Math.min(Math.max(Number(maxMs) || 0, 0), 5e3);
+      if (gone) return waitForTextGone(document, String(text), ms, shadowRootOf);
+      return waitForText(document, String(text), ms, shadowRootOf);
     }
   };
   api.runtime.onMessage.addListener((msg, _sender, sendResponse) => {
