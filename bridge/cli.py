@@ -5,7 +5,8 @@ Commands:
     demo      the main job in one go: bring everything up, act on a local page, print it all
     mcp       serve the browser_* MCP tools on stdio (--http PORT: streamable HTTP behind a
               bearer token); starts the embedded default when no bridge is running
-              (docs/mcp.md)
+              (docs/mcp.md); takes Playwright MCP's --browser, --headless, --viewport-size,
+              --user-data-dir, --isolated, --caps, --config... (docs/cli.md)
     token     where the tokens are; --rotate writes a new one (restart the bridge after)
     doctor    what is connected: devices, extension, driver, trusted-input promise
     tabs      list tabs
@@ -162,18 +163,52 @@ async def _cmd_up(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def _cmd_mcp(args: argparse.Namespace) -> int:
-    from .mcp import Session, run_http, run_stdio
+MCP_OPTION_FLAGS = ("browser", "headless", "viewport", "user_data_dir", "isolated",
+                    "output_dir", "allowed_origins", "blocked_origins", "caps",
+                    "executable_path", "config")
+"""``mcp`` flags that bridge/mcp/options.py build_options reads (argparse dests)."""
+
+
+def mcp_options(args: argparse.Namespace, env: dict[str, str] | None = None) -> Any:
+    """The validated :class:`bridge.mcp.options.McpOptions` of ``trustbridge mcp``, and
+    one stderr line per option that was accepted but has no effect.
+
+    Raises:
+        _Refused: a bad value (the message names the flag, variable or config key).
+    """
+    from .mcp.options import OptionsError, build_options
 
     try:
+        options = build_options({k: getattr(args, k) for k in MCP_OPTION_FLAGS}, env)
+    except OptionsError as err:
+        raise _Refused(str(err)) from err
+    for warning in options.warnings:
+        _progress(f"warning: {warning}")
+    if options.launch_set:
+        running = None if (args.bridge or args.no_embedded) else config.live_endpoint()
+        if args.bridge or args.no_embedded or running:
+            # They shape the browser this server starts; a running bridge has its own.
+            where = args.bridge or (running or {}).get("url") or "the running bridge"
+            _progress("warning: " + ", ".join(sorted(options.launch_set)).replace("_", "-")
+                      + f" only apply to the browser `trustbridge mcp` starts; {where} "
+                      "has its own (stop it, or give this server its own TRUSTBRIDGE_HOME)")
+    return options
+
+
+async def _cmd_mcp(args: argparse.Namespace) -> int:
+    try:
+        options = mcp_options(args)
         token = _bridge_token(args)
         http_token = _http_token(args) if args.http is not None else None
     except _Refused as err:
         _progress(f"error: {err}")
         return EXIT_USAGE
+    from .mcp import Session, run_http, run_stdio
+
     session = Session(url=args.bridge, token=token, embedded=not args.no_embedded,
-                      bridge_port=args.bridge_port, headless=not args.headed,
-                      snapshot_after_action=not args.no_page_state, progress=_progress)
+                      bridge_port=args.bridge_port, headless=options.headless,
+                      snapshot_after_action=not args.no_page_state, progress=_progress,
+                      options=options)
     if http_token is not None:  # uvicorn handles SIGINT/SIGTERM itself
         secret, path, own = http_token
         url = f"http://127.0.0.1:{args.http}/mcp"
@@ -336,6 +371,38 @@ TOKEN_FILE_HELP = ("file holding the bridge's token (default: the state director
                    "only to a loopback --bridge); needed for a wss:// bridge elsewhere")
 
 
+def _add_mcp_options(mcp: argparse.ArgumentParser) -> None:
+    """Playwright MCP's launch flags (their names; docs/cli.md has the table). Each is
+    also ``PLAYWRIGHT_MCP_<NAME>`` / ``TRUSTBRIDGE_<NAME>`` and a ``--config`` key; the
+    values are checked by bridge/mcp/options.py, so every default here is None."""
+    g = mcp.add_argument_group(
+        "browser options (Playwright MCP's; flag > TRUSTBRIDGE_*/PLAYWRIGHT_MCP_* > --config)")
+    g.add_argument("--browser", metavar="NAME",
+                   help="chromium (default), firefox (Debian firefox-esr) or camoufox")
+    head = g.add_mutually_exclusive_group()
+    head.add_argument("--headless", dest="headless", action="store_const", const=True,
+                      default=None, help="no window (the default here)")
+    head.add_argument("--headed", dest="headless", action="store_const", const=False,
+                      help="show the browser window")
+    g.add_argument("--viewport-size", dest="viewport", metavar="WxH",
+                   help="top-level viewport in CSS px, e.g. 1280x720 (default 1280x800)")
+    g.add_argument("--user-data-dir", metavar="DIR",
+                   help="keep the profile (cookies, localStorage) in DIR across runs")
+    g.add_argument("--isolated", action="store_const", const=True, default=None,
+                   help="a fresh temporary profile, removed at exit (the default)")
+    g.add_argument("--output-dir", metavar="DIR", help="where downloads and saved files go")
+    g.add_argument("--allowed-origins", metavar="LIST",
+                   help="semicolon-separated origins the pages may request; others fail")
+    g.add_argument("--blocked-origins", metavar="LIST",
+                   help="semicolon-separated origins whose requests fail (checked first)")
+    g.add_argument("--caps", metavar="LIST",
+                   help="comma-separated extra tools: vision (coordinates), pdf")
+    g.add_argument("--executable-path", metavar="PATH", help="the browser binary to run")
+    g.add_argument("--config", metavar="FILE",
+                   help="Playwright MCP JSON config (browser.browserName, launchOptions, "
+                   "contextOptions.viewport, userDataDir, capabilities, outputDir, network)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trustbridge", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -377,7 +444,7 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--bridge-port", type=int, default=config.DEFAULT_PORT,
                      help="port of the embedded bridge (0: any free port; a taken port "
                      "falls back to a free one)")
-    mcp.add_argument("--headed", action="store_true", help="show the embedded browser")
+    _add_mcp_options(mcp)
     mcp.add_argument("--no-page-state", action="store_true",
                      help="do not append the page snapshot to the results of actions")
 

@@ -14,12 +14,16 @@ import os
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+import typing
+from collections.abc import AsyncIterator, Callable, Mapping
 
 from . import config
 from .protocol import errors as E
 from .routing import ENV_REQUIRE_TRUSTED_INPUT, RoutingPolicy, parse_device_list
 from .server import BridgeServer
+
+if typing.TYPE_CHECKING:
+    from supervisor.origins import OriginPolicy
 
 log = logging.getLogger("trustbridge.embedded")
 
@@ -44,17 +48,31 @@ class Embedded:
         progress: called with short human progress lines while starting.
         allow_file_urls: agents may load ``file:`` URLs (default: $TRUSTBRIDGE_ALLOW_FILE_URLS
             == "1"; bridge/urls.py).
+        viewport: ``{width, height}`` of the top-level viewport in CSS px (None: the
+            supervisor's 1280x800).
+        user_data_dir: a profile kept across runs (None: a fresh temp profile per launch).
+        executable_path: the browser binary (None: the installed one).
+        origins: which origins the pages may request (supervisor/origins.py).
+        output_dir: where the browser's produced files are saved (None: its default).
     """
 
     def __init__(self, port: int = config.DEFAULT_PORT, device: str = "chromium", *,
                  browser: str = "chromium", headless: bool = True, trusted_input: bool = True,
                  progress: Callable[[str], None] | None = None,
-                 host: str = config.DEFAULT_HOST, allow_file_urls: bool | None = None) -> None:
+                 host: str = config.DEFAULT_HOST, allow_file_urls: bool | None = None,
+                 viewport: Mapping[str, int] | None = None, user_data_dir: str | None = None,
+                 executable_path: str | None = None, origins: OriginPolicy | None = None,
+                 output_dir: str | None = None) -> None:
         self.device = device
         self.browser = browser
         self.headless = headless
         self.trusted_input = trusted_input
         self.progress = progress or (lambda _msg: None)
+        self.viewport = dict(viewport) if viewport else None
+        self.user_data_dir = user_data_dir
+        self.executable_path = executable_path
+        self.origins = origins
+        self.output_dir = output_dir
         self.token = config.load_or_create_token()
         seeded = parse_device_list(os.environ.get(ENV_REQUIRE_TRUSTED_INPUT))
         self.server = BridgeServer(self.token, host=host, port=port, policy=RoutingPolicy(seeded),
@@ -91,16 +109,9 @@ class Embedded:
         # inherited by Playwright's driver, the browser and its crash handlers, and is
         # readable in /proc/<pid>/environ (issue 13 item 9).
         env = {k: v for k, v in os.environ.items() if k != "TRUSTBRIDGE_TOKEN"}
-        args = [sys.executable, "-m", "supervisor", "--bridge-url", self.url,
-                "--device", self.device, "--browser", self.browser, "--exit-with-parent",
-                "--token-file", "-"]
-        if not self.headless:
-            args.append("--headed")
-        if not self.trusted_input:
-            args.append("--no-driver")
         self.progress(f"starting {self.browser} ({'headless' if self.headless else 'headed'})")
         self.child = await asyncio.create_subprocess_exec(
-            *args, env=env, stdin=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            *self.supervisor_args(), env=env, stdin=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             start_new_session=True)
         assert self.child.stdin is not None and self.child.stderr is not None
         self._stderr_task = asyncio.create_task(self._relay_stderr(self.child.stderr))
@@ -109,6 +120,28 @@ class Embedded:
             await self.child.stdin.drain()
         self.child.stdin.close()
         await self._wait_ready()
+
+    def supervisor_args(self) -> list[str]:
+        """The ``python -m supervisor`` command line of this launch (the token is not in
+        it: it goes down stdin)."""
+        args = [sys.executable, "-m", "supervisor", "--bridge-url", self.url,
+                "--device", self.device, "--browser", self.browser, "--exit-with-parent",
+                "--token-file", "-"]
+        if not self.headless:
+            args.append("--headed")
+        if not self.trusted_input:
+            args.append("--no-driver")
+        if self.viewport:
+            args += ["--viewport", f"{self.viewport['width']}x{self.viewport['height']}"]
+        if self.user_data_dir:
+            args += ["--user-data-dir", self.user_data_dir]
+        if self.executable_path:
+            args += ["--executable-path", self.executable_path]
+        if self.output_dir:
+            args += ["--output-dir", self.output_dir]
+        if self.origins is not None:
+            args += self.origins.to_args()
+        return args
 
     async def _relay_stderr(self, stream: asyncio.StreamReader) -> None:
         """Pass the supervisor's stderr through to ours, counting its restart lines."""

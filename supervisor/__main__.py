@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 
+from .origins import OriginPolicy, parse_origin_list
 from .runner import BROWSERS, Supervisor
 
 
@@ -37,7 +38,11 @@ def _token(path: str | None) -> str:
 async def _run(args: argparse.Namespace) -> int:
     sup = Supervisor(args.bridge_url, _token(args.token_file), args.device, browser=args.browser,
                      headless=not args.headed, trusted_input=not args.no_driver,
-                     humanize=args.humanize, keep_ublock=args.keep_ublock)
+                     humanize=args.humanize, keep_ublock=args.keep_ublock,
+                     viewport=args.viewport, user_data_dir=args.user_data_dir,
+                     executable_path=args.executable_path,
+                     origins=OriginPolicy(args.allowed_origins, args.blocked_origins),
+                     output_dir=args.output_dir)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -89,6 +94,26 @@ def _humanize(value: str) -> float:
     return seconds
 
 
+def _viewport(value: str) -> dict[str, int]:
+    width, sep, height = value.partition("x")
+    if not sep or not width.isdigit() or not height.isdigit() \
+            or not 0 < int(width) <= MAX_VIEWPORT_PX or not 0 < int(height) <= MAX_VIEWPORT_PX:
+        raise argparse.ArgumentTypeError(
+            f"--viewport takes WIDTHxHEIGHT in CSS px (1 to {MAX_VIEWPORT_PX}), not {value!r}")
+    return {"width": int(width), "height": int(height)}
+
+
+MAX_VIEWPORT_PX = 10000
+"""Largest viewport side accepted, CSS px (bridge/mcp/options.py checks the same bound)."""
+
+
+def _origins(value: str) -> tuple:
+    try:
+        return parse_origin_list(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m supervisor", description=__doc__)
     parser.add_argument("--bridge-url", required=True, help="ws://127.0.0.1:PORT")
@@ -109,6 +134,16 @@ def main(argv: list[str] | None = None) -> int:
                         "(used by trustbridge up / mcp)")
     parser.add_argument("--no-driver", action="store_true",
                         help="no input driver: the device's input stays synthetic")
+    parser.add_argument("--viewport", type=_viewport, metavar="WxH",
+                        help="top-level viewport in CSS px (default 1280x800)")
+    parser.add_argument("--user-data-dir", metavar="DIR",
+                        help="a profile that persists (default: a fresh temp profile per launch)")
+    parser.add_argument("--executable-path", metavar="PATH", help="the browser binary")
+    parser.add_argument("--allowed-origins", type=_origins, default=(), metavar="LIST",
+                        help="semicolon-separated origins the pages may request (others fail)")
+    parser.add_argument("--blocked-origins", type=_origins, default=(), metavar="LIST",
+                        help="semicolon-separated origins whose requests fail")
+    parser.add_argument("--output-dir", metavar="DIR", help="where produced files are saved")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,

@@ -118,12 +118,30 @@ CAMOUFOX_FETCH_COMMAND = "python -m camoufox fetch"
 # ----------------------------------------------------------------------------- Chromium
 
 
-def find_chromium() -> str:
-    """Path of the Chromium binary: ``$TRUSTBRIDGE_CHROMIUM``, else ``chromium`` on PATH.
+def _explicit_binary(executable_path: str, browser: str) -> str:
+    """``executable_path`` if it is an executable file.
 
     Raises:
-        DeviceNotConnected: no Chromium found (install Debian's ``chromium`` package).
+        DeviceNotConnected: it is not (``details.path``).
     """
+    path = Path(executable_path).expanduser()
+    if path.is_file() and os.access(path, os.X_OK):
+        return str(path)
+    raise E.DeviceNotConnected(
+        f"--executable-path {executable_path} is not an executable file; point it at the "
+        f"{browser} binary or leave it out to use the installed one.", {"path": executable_path})
+
+
+def find_chromium(executable_path: str | None = None) -> str:
+    """Path of the Chromium binary: ``executable_path`` (``--executable-path``), else
+    ``$TRUSTBRIDGE_CHROMIUM``, else ``chromium`` on PATH.
+
+    Raises:
+        DeviceNotConnected: no Chromium found (install Debian's ``chromium`` package), or
+            ``executable_path`` is not an executable file.
+    """
+    if executable_path:
+        return _explicit_binary(executable_path, "Chromium")
     for candidate in (os.environ.get("TRUSTBRIDGE_CHROMIUM"), shutil.which("chromium"),
                       shutil.which("chromium-browser"), shutil.which("google-chrome")):
         if candidate and Path(candidate).exists():
@@ -173,14 +191,22 @@ def chromium_args(extension: Path, user_agent: str | None) -> list[str]:
 
 
 async def launch_chromium(playwright: Playwright, extension: Path, *, headless: bool = True,
-                          user_data_dir: str | None = None) -> BrowserContext:
+                          user_data_dir: str | None = None,
+                          viewport: Mapping[str, int] | None = None,
+                          executable_path: str | None = None) -> BrowserContext:
     """Start Chromium with the extension loaded; returns its persistent context.
 
     Extensions need a persistent context; Debian's Chromium honours ``--load-extension``
     with ``--disable-extensions-except`` in headless mode (design.md §9).
+
+    Args:
+        user_data_dir: profile folder (kept; a temp dir if None).
+        viewport: ``{width, height}`` in CSS px of the top-level viewport (default
+            :data:`VIEWPORT`).
+        executable_path: the browser binary (default: :func:`find_chromium`).
     """
     data_dir = user_data_dir or tempfile.mkdtemp(prefix="trustbridge-profile-")
-    executable = find_chromium()
+    executable = find_chromium(executable_path)
     user_agent = await asyncio.get_running_loop().run_in_executor(
         None, chromium_user_agent, executable)
     return await playwright.chromium.launch_persistent_context(
@@ -188,7 +214,7 @@ async def launch_chromium(playwright: Playwright, extension: Path, *, headless: 
         executable_path=executable,
         headless=headless,
         args=chromium_args(extension, user_agent),
-        viewport=VIEWPORT,
+        viewport=dict(viewport or VIEWPORT),
     )
 
 
@@ -233,12 +259,16 @@ def prepare_firefox_profile(profile: Path, extension: Path) -> Path:
     return dest
 
 
-def find_firefox() -> str:
-    """Path of Firefox: ``$TRUSTBRIDGE_FIREFOX``, else ``firefox-esr`` or ``firefox`` on PATH.
+def find_firefox(executable_path: str | None = None) -> str:
+    """Path of Firefox: ``executable_path`` (``--executable-path``), else
+    ``$TRUSTBRIDGE_FIREFOX``, else ``firefox-esr`` or ``firefox`` on PATH.
 
     Raises:
-        DeviceNotConnected: no Firefox found (install Debian's ``firefox-esr`` package).
+        DeviceNotConnected: no Firefox found (install Debian's ``firefox-esr`` package), or
+            ``executable_path`` is not an executable file.
     """
+    if executable_path:
+        return _explicit_binary(executable_path, "Firefox")
     for candidate in (os.environ.get("TRUSTBRIDGE_FIREFOX"), shutil.which("firefox-esr"),
                       shutil.which("firefox")):
         if candidate and Path(candidate).exists():
@@ -251,7 +281,9 @@ def find_firefox() -> str:
 
 async def launch_firefox(playwright: Playwright, extension: Path, *, headless: bool = True,
                          user_data_dir: str | None = None,
-                         prefs: Mapping[str, PrefValue] | None = None) -> BrowserContext:
+                         prefs: Mapping[str, PrefValue] | None = None,
+                         viewport: Mapping[str, int] | None = None,
+                         executable_path: str | None = None) -> BrowserContext:
     """Start Firefox (ESR) over WebDriver BiDi with the extension in its profile.
 
     Playwright's ``moz-firefox`` channel speaks WebDriver BiDi to a stock Firefox (no
@@ -264,12 +296,16 @@ async def launch_firefox(playwright: Playwright, extension: Path, *, headless: b
         extension: the prepared extension copy (with ``config.json``).
         user_data_dir: profile folder (created if missing; a temp dir if None).
         prefs: extra prefs on top of :data:`FIREFOX_PREFS`.
+        viewport: ``{width, height}`` in CSS px of the top-level viewport (default
+            :data:`VIEWPORT`).
+        executable_path: the browser binary (default: :func:`find_firefox`).
 
     Raises:
         DeviceNotConnected: Firefox is not installed.
     """
     profile = Path(user_data_dir or tempfile.mkdtemp(prefix="trustbridge-profile-"))
-    executable = find_firefox()
+    profile.mkdir(parents=True, exist_ok=True)
+    executable = find_firefox(executable_path)
     prepare_firefox_profile(profile, extension)
     return await playwright.firefox.launch_persistent_context(
         str(profile),
@@ -277,7 +313,7 @@ async def launch_firefox(playwright: Playwright, extension: Path, *, headless: b
         executable_path=executable,
         headless=headless,
         firefox_user_prefs={**FIREFOX_STARTUP_PREFS, **firefox_prefs(prefs)},
-        viewport=VIEWPORT,
+        viewport=dict(viewport or VIEWPORT),
     )
 
 
@@ -393,8 +429,14 @@ async def launch_camoufox(playwright: Playwright, extension: Path, *, headless: 
                           user_data_dir: str | None = None,
                           humanize: bool | float | None = None, keep_ublock: bool = False,
                           prefs: Mapping[str, PrefValue] | None = None,
-                          executable_path: str | None = None) -> BrowserContext:
+                          executable_path: str | None = None,
+                          viewport: Mapping[str, int] | None = None) -> BrowserContext:
     """Start Camoufox (Playwright's Juggler protocol) with the extension as an addon.
+
+    Args:
+        viewport: ``{width, height}`` in CSS px: Camoufox's window size (its
+            ``window`` launch option; not run here, no binary); None leaves the size its
+            fingerprint picks.
 
     Raises:
         DeviceNotConnected: Camoufox is not installed (run ``python -m camoufox fetch``).
@@ -402,8 +444,12 @@ async def launch_camoufox(playwright: Playwright, extension: Path, *, headless: 
     from camoufox.async_api import AsyncNewBrowser
 
     profile = user_data_dir or tempfile.mkdtemp(prefix="trustbridge-profile-")
+    # A Playwright viewport deadlocks Juggler when Camoufox spoofs the window size
+    # (daijro/camoufox#666, noted in camoufox.async_api); its own ``window`` option
+    # sizes the window instead, and the page gets no separate viewport.
+    overrides = {"window": (viewport["width"], viewport["height"])} if viewport else None
     options = await asyncio.get_running_loop().run_in_executor(None, partial(
         camoufox_options, extension, user_data_dir=profile, headless=headless,
         humanize=humanize, keep_ublock=keep_ublock, prefs=prefs,
-        executable_path=executable_path))
+        executable_path=executable_path, overrides=overrides))
     return await AsyncNewBrowser(playwright, from_options=options, persistent_context=True)

@@ -27,6 +27,8 @@ from . import locator_engine
 from .driver import InputDriver
 from . import page_logs
 from .frames import FrameRegistry
+from . import origins
+from .origins import OriginPolicy
 from .launcher import (
     BROWSERS,
     FIREFOX_STARTUP_MARKER,
@@ -67,6 +69,16 @@ class Supervisor:
         keep_alive_ms: interval in ms of the extension background's keep-alive call
             (None: the extension's default, 20000).
         restart: start the browser again when it dies (default: when headless).
+        viewport: ``{width, height}`` in CSS px of the top-level viewport (default
+            :data:`~supervisor.launcher.VIEWPORT`; Camoufox: its window size).
+        user_data_dir: a profile folder that outlives this supervisor (``--user-data-dir``;
+            kept across restarts and runs); None: a fresh temp profile per launch, removed
+            with the extension copy (``--isolated``, the default).
+        executable_path: the browser binary instead of the one found on this machine.
+        origins: which origins the pages may request (``--allowed-origins`` /
+            ``--blocked-origins``, enforced by :func:`supervisor.origins.install`).
+        output_dir: where files the browser produces are saved (``--output-dir``; None:
+            the consumer's default). Kept here for the download and PDF paths.
 
     Attributes:
         launch_ms: how long the browser launch took, in ms (set by :meth:`start`).
@@ -79,7 +91,10 @@ class Supervisor:
                  browser: str = "chromium", headless: bool = True,
                  trusted_input: bool = True, humanize: bool | float | None = None,
                  keep_ublock: bool = False, firefox_prefs: dict[str, PrefValue] | None = None,
-                 keep_alive_ms: int | None = None, restart: bool | None = None) -> None:
+                 keep_alive_ms: int | None = None, restart: bool | None = None,
+                 viewport: dict[str, int] | None = None, user_data_dir: str | None = None,
+                 executable_path: str | None = None, origins: OriginPolicy | None = None,
+                 output_dir: str | None = None) -> None:
         if browser not in BROWSERS:
             raise ValueError(f"Unsupported browser {browser!r}; choose one of {BROWSERS}.")
         self.bridge_url = bridge_url
@@ -92,6 +107,11 @@ class Supervisor:
         self.keep_ublock = keep_ublock
         self.firefox_prefs = firefox_prefs
         self.keep_alive_ms = keep_alive_ms
+        self.viewport = dict(viewport) if viewport else None
+        self.user_data_dir = user_data_dir
+        self.executable_path = executable_path
+        self.origins = origins or OriginPolicy()
+        self.output_dir = output_dir
         self.launch_ms: float | None = None
         self.restart = headless if restart is None else restart
         self.restarts = 0
@@ -127,7 +147,9 @@ class Supervisor:
             self.bridge_url, self.token, self.device, trusted_input=self.trusted_input,
             keep_alive_ms=self.keep_alive_ms,
             startup_marker=FIREFOX_STARTUP_MARKER if self.browser_name == "firefox" else None)
-        self._profile = self._ext.path.parent / "profile"
+        # A --user-data-dir profile is the user's: reused on restart, never removed.
+        self._profile = Path(self.user_data_dir) if self.user_data_dir \
+            else self._ext.path.parent / "profile"
         started = time.perf_counter()
         context = await self._launch(self._pw, self._ext.path, str(self._profile))
         self.launch_ms = (time.perf_counter() - started) * 1000
@@ -135,6 +157,7 @@ class Supervisor:
         context.on("close", lambda _ctx: self._browser_closed(context))
         self.frames.attach(context)
         page_logs.attach(context)  # console and network of every page (issue 15)
+        await origins.install(context, self.origins)
 
     def _browser_closed(self, context: BrowserContext) -> None:
         """The context closed: by :meth:`stop`, or because the browser died."""
@@ -202,12 +225,17 @@ class Supervisor:
         assert pw is not None, "start() opens Playwright first"
         if self.browser_name == "firefox":
             return await launch_firefox(pw, extension, headless=self.headless,
-                                        user_data_dir=profile, prefs=self.firefox_prefs)
+                                        user_data_dir=profile, prefs=self.firefox_prefs,
+                                        viewport=self.viewport,
+                                        executable_path=self.executable_path)
         if self.browser_name == "camoufox":
             return await launch_camoufox(pw, extension, headless=self.headless,
                                          user_data_dir=profile, humanize=self.humanize,
-                                         keep_ublock=self.keep_ublock, prefs=self.firefox_prefs)
-        return await launch_chromium(pw, extension, headless=self.headless, user_data_dir=profile)
+                                         keep_ublock=self.keep_ublock, prefs=self.firefox_prefs,
+                                         viewport=self.viewport,
+                                         executable_path=self.executable_path)
+        return await launch_chromium(pw, extension, headless=self.headless, user_data_dir=profile,
+                                     viewport=self.viewport, executable_path=self.executable_path)
 
     async def stop_driver(self) -> None:
         """Stop the input driver only (the browser keeps running); :meth:`start_driver`

@@ -82,6 +82,9 @@ class Connection:
         snapshot_after_action: the result of every tool that changes the page carries the
             page's snapshot (Playwright MCP's "Page state" section).
         progress: called with short progress lines (the CLI prints them to stderr).
+        options: ``trustbridge mcp``'s options (bridge/mcp/options.py): the tools listed
+            (``caps``) and how the embedded browser is launched (browser, viewport,
+            profile, origins...; ``headless`` is the argument above).
     """
 
     def __init__(self, *, url: str | None = None, token: str | None = None,
@@ -90,6 +93,7 @@ class Connection:
                  progress: Callable[[str], None] | None = None,
                  options: McpOptions | None = None) -> None:
         self.options = options or McpOptions()
+        """Launch options of the embedded browser, and ``caps``."""
         self.caps = self.options.caps
         """The ``--caps`` this server lists tools for (bridge/mcp/server.py tools_for)."""
         self.url = url
@@ -173,7 +177,10 @@ class Connection:
     async def _start_embedded(self) -> Embedded:
         ports = [self.bridge_port] if self.bridge_port == 0 else [self.bridge_port, 0]
         for port in ports:
-            emb = Embedded(port=port, headless=self.headless, progress=self.progress)
+            # The launch options (--browser, --viewport-size, ...: bridge/mcp/options.py);
+            # ``headless`` stays this connection's own (older callers pass it alone).
+            launch = {**self.options.embedded_kwargs(), "headless": self.headless}
+            emb = Embedded(port=port, progress=self.progress, **launch)
             try:
                 await emb.start()
                 return emb
