@@ -49,6 +49,9 @@ class TabInfo(_Result):
     crashed: bool | None = Field(
         default=None, description="True while the tab's renderer has crashed (its page is "
         "gone; navigate or reload it to recover); absent otherwise.")
+    status: str | None = Field(
+        default=None, max_length=32, description="The browser's load status of the tab: "
+        "loading, complete (tabs API ``status``).")
 
 
 class TabsListResult(_Routed):

@@ -743,8 +743,165 @@
   }
 
   // src/background/find.js
-  async function findInTab(_api, _tabs, _tabId, _params) {
-    throw new PageError("BAD_REQUEST", "page.find is not available yet.");
+  var RETRY_MS2 = 60;
+  var GRACE_MS = 500;
+  var SETUP_SHARE = 0.25;
+  function sameIdentity(a, b) {
+    return !!a && !!b && a.token === b.token && a.timeOrigin === b.timeOrigin && a.url === b.url;
+  }
+  async function identifyAll2(tabs2, tabId, frames) {
+    const answers = await Promise.all(frames.map(async (f) => {
+      try {
+        const res = await tabs2.toFrame(tabId, f.frameId, { op: "identify" });
+        return { ...res, frameId: f.frameId, parentFrameId: f.parentFrameId, ordinal: tabs2.ordinalOf(tabId, f.frameId) };
+      } catch {
+        return null;
+      }
+    }));
+    return answers.filter(Boolean);
+  }
+  async function framesOf(api2, tabs2, tabId) {
+    const frames = await api2.webNavigation.getAllFrames({ tabId }) || [];
+    tabs2.navigations.learn(tabId, frames);
+    await Promise.all(frames.map((f) => tabs2.toFrame(tabId, f.frameId, { op: "announceFrames" }).catch(() => null)));
+    let infos = await identifyAll2(tabs2, tabId, frames);
+    if (infos.some((r) => !r.isTop && !r.frameKey)) {
+      await new Promise((r) => setTimeout(r, RETRY_MS2));
+      infos = await identifyAll2(tabs2, tabId, frames);
+    }
+    const byFrame = new Map(infos.map((r) => [r.frameId, r]));
+    const byKey = new Map(infos.filter((r) => r.frameKey && r.frameId !== 0).map((r) => [r.frameKey, r]));
+    return { byFrame, byKey };
+  }
+  function subtreeOf(byFrame, frameId) {
+    const out = /* @__PURE__ */ new Set([frameId]);
+    let grew = true;
+    while (grew) {
+      grew = false;
+      for (const r of byFrame.values()) {
+        if (!out.has(r.frameId) && out.has(r.parentFrameId)) {
+          out.add(r.frameId);
+          grew = true;
+        }
+      }
+    }
+    return out;
+  }
+  function timeout(ms) {
+    return new Promise((resolve) => setTimeout(() => resolve(null), ms));
+  }
+  async function findInTab(api2, tabs2, tabId, params = {}) {
+    const started = Date.now();
+    const budget = Math.max(10, Number(params.timeoutMs) || 3e3);
+    const deadline = started + budget;
+    const limit = Math.max(1, Math.min(Number(params.limit) || 20, 500));
+    if (!params.role && !params.name && !params.text) {
+      throw new PageError("BAD_REQUEST", "page.find needs a role, a name or a text to look for.", {});
+    }
+    let within = null;
+    if (params.within) within = tabs2.parseRef(tabId, params.within);
+    const { byFrame, byKey } = await Promise.race([
+      framesOf(api2, tabs2, tabId),
+      timeout(Math.max(budget * SETUP_SHARE, 200)).then(() => ({ byFrame: null }))
+    ]);
+    const startFrame = within ? within.frameId : 0;
+    const top = byFrame && byFrame.get(0);
+    if (!byFrame || !byFrame.get(startFrame)) {
+      await tabs2.throwIfCrashed(tabId);
+      if (within) throw new PageError("BROWSER_DOCUMENT_CHANGED", `The frame of ref ${params.within} is gone. Take a new snapshot.`, { ref: params.within });
+      throw new PageError("BROWSER_DOCUMENT_CHANGED", "The page did not answer (it is loading or navigating). Retry in a moment.", { tabId });
+    }
+    if (within && !sameIdentity(byFrame.get(startFrame).docId, within.docId)) {
+      throw new PageError(
+        "BROWSER_DOCUMENT_CHANGED",
+        `Ref ${params.within} belongs to a document this frame no longer shows. Take a new snapshot.`,
+        { ref: params.within, reason: "navigated" }
+      );
+    }
+    const wanted = subtreeOf(byFrame, startFrame);
+    const floor = tabs2.tabState(tabId).refFloor;
+    const answers = /* @__PURE__ */ new Map();
+    let timedOut = false;
+    await Promise.all([...wanted].map(async (frameId) => {
+      const info = byFrame.get(frameId);
+      if (!info) return;
+      const budgetMs = Math.max(5, deadline - Date.now());
+      const msg = {
+        op: "find",
+        role: params.role || null,
+        name: params.name || null,
+        text: params.text || null,
+        regex: !!params.regex,
+        limit,
+        budgetMs,
+        prefix: info.ordinal === 0 ? "" : `f${info.ordinal}`,
+        refFloor: floor,
+        url: info.docId ? info.docId.url : null,
+        within: frameId === startFrame && within ? within.local : null
+      };
+      let res;
+      try {
+        res = await Promise.race([tabs2.toFrame(tabId, frameId, msg), timeout(budgetMs + GRACE_MS)]);
+      } catch (err) {
+        if (frameId === startFrame) throw err;
+        return;
+      }
+      if (!res) {
+        timedOut = true;
+        return;
+      }
+      tabs2.noteDocument(tabId, info.ordinal, info.docId, floor, res.nextRef || floor);
+      answers.set(frameId, res);
+    }));
+    if (!answers.has(startFrame)) timedOut = true;
+    const matches = [];
+    let more = false;
+    const visit = (frameId, above) => {
+      const res = answers.get(frameId);
+      const info = byFrame.get(frameId);
+      if (!res) return;
+      if (res.more) more = true;
+      if (res.timedOut) timedOut = true;
+      const tag = (entry) => ({ s: entry.s ?? entry.line, ref: entry.ref, key: `${info.ordinal}:${entry.key}` });
+      for (const item of res.items) {
+        const ancestry = above.concat(item.ancestry.map(tag));
+        if (item.frameKey !== void 0) {
+          const child = byKey.get(item.frameKey);
+          if (child && wanted.has(child.frameId)) visit(child.frameId, ancestry.concat([tag(item)]));
+          continue;
+        }
+        if (matches.length >= limit) {
+          more = true;
+          return;
+        }
+        matches.push({ ref: item.ref, line: item.line, key: `${info.ordinal}:${item.key}`, ancestry });
+      }
+    };
+    visit(startFrame, []);
+    const truncated = more || timedOut;
+    const text = render2(matches, { more, timedOut, limit, budget });
+    return {
+      matches: matches.map((m) => ({ ref: m.ref, line: m.line, ancestry: m.ancestry.map((a) => a.s) })),
+      text,
+      truncated,
+      url: top ? top.url : "",
+      title: top ? top.title : "",
+      tabId
+    };
+  }
+  function render2(matches, { more, timedOut, limit, budget }) {
+    const out = [];
+    let printed = [];
+    for (const m of matches) {
+      const path = m.ancestry.concat([{ s: m.line, key: m.key }]);
+      let same = 0;
+      while (same < path.length && same < printed.length && path[same].key === printed[same]) same++;
+      for (let d = same; d < path.length; d++) out.push("  ".repeat(d) + path[d].s);
+      printed = path.map((p) => p.key);
+    }
+    if (more) out.push(`# more matches than the limit of ${limit}: narrow the query (role, name, within) or raise limit`);
+    if (timedOut) out.push(`# the ${budget} ms time budget ran out before the whole page was searched: narrow the query or raise the budget`);
+    return out.join("\n");
   }
 
   // src/background/navigation.js
@@ -888,6 +1045,8 @@
         active: !!t.active,
         openerTabId: t.openerTabId ?? null,
         openedAt: this.openedAt.get(t.id) ?? null,
+        // 'loading' | 'complete': the MCP server waits for a tab it follows to load (issue 15)
+        status: t.status ?? null,
         ...isCrashed(t) ? { crashed: true } : {}
       }));
     }
@@ -949,7 +1108,7 @@
         st.docs.set(ordinal, docs);
       }
       const last = docs[docs.length - 1];
-      if (last && sameIdentity(last.identity, identity)) {
+      if (last && sameIdentity2(last.identity, identity)) {
         last.hi = Math.max(last.hi, nextRef - 1);
       } else {
         docs.push({ identity, lo: floor, hi: Math.max(floor, nextRef) - 1 });
@@ -1005,7 +1164,7 @@
       { tabId, what: "renderer" }
     );
   }
-  function sameIdentity(a, b) {
+  function sameIdentity2(a, b) {
     return a.token === b.token && a.timeOrigin === b.timeOrigin && a.url === b.url;
   }
 

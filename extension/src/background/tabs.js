@@ -85,6 +85,8 @@ export class Tabs {
     return tabs.map((t) => ({
       tabId: t.id, url: t.url || t.pendingUrl || '', title: t.title || '', active: !!t.active,
       openerTabId: t.openerTabId ?? null, openedAt: this.openedAt.get(t.id) ?? null,
+      // 'loading' | 'complete': the MCP server waits for a tab it follows to load (issue 15)
+      status: t.status ?? null,
       ...(isCrashed(t) ? { crashed: true } : {}),
     }));
   }
