@@ -284,26 +284,72 @@ class Tab:
         return await self.act(build_action(PressAction, key=key), ref, timeout_ms)
 
     async def wait(self, *, ms: int | None = None, text: str | None = None,
-                   timeout_ms: int = 10_000) -> WaitResult:
-        """Wait ``ms`` milliseconds, or until ``text`` shows in any frame of the page.
+                   text_gone: str | None = None, timeout_ms: int = 10_000) -> WaitResult:
+        """Wait ``ms`` milliseconds, then until ``text_gone`` is shown in no frame of the
+        page, then until ``text`` shows in one (each given step, in that order).
 
         Args:
             ms: fixed wait, ms.
-            text: text to wait for (polled every 100 ms).
-            timeout_ms: how long a text wait may take, ms.
+            text: text to wait for (woken by the page's DOM changes, and polled).
+            text_gone: text to wait for the disappearance of (Playwright MCP's textGone).
+            timeout_ms: how long the whole call may take with a text, ms (the fixed wait
+                counts); with ``ms`` alone it is raised to cover ``ms``.
+
+        Returns:
+            ``{tabId, waitedMs, found?: True, gone?: True}``.
 
         Raises:
-            Timeout: the text did not show within ``timeout_ms``.
-            BadRequest: neither ``ms`` nor ``text`` given.
+            Timeout: the text did not show, or ``text_gone`` was still shown, within
+                ``timeout_ms``.
+            BadRequest: none of ``ms``, ``text``, ``text_gone`` given.
         """
+        if ms is not None and text is None and text_gone is None:
+            timeout_ms = min(max(timeout_ms, ms + 1_000), 300_000)
         result = await self._client.call(
-            "page.wait", self._params(ms=ms, text=text, timeoutMs=timeout_ms)
+            "page.wait", self._params(ms=ms, text=text, textGone=text_gone,
+                                      timeoutMs=timeout_ms)
         )
         return cast(WaitResult, result)
+
+    async def wait_for_text_gone(self, text: str, timeout_ms: int = 10_000) -> WaitResult:
+        """Wait until ``text`` is shown in no frame of the page. Raises as :meth:`wait`."""
+        return await self.wait(text_gone=text, timeout_ms=timeout_ms)
 
     async def wait_for_text(self, text: str, timeout_ms: int = 10_000) -> WaitResult:
         """Wait until ``text`` shows on the page. Raises the same as :meth:`wait`."""
         return await self.wait(text=text, timeout_ms=timeout_ms)
+
+    async def find(self, *, role: str | None = None, name: str | None = None,
+                   text: str | None = None, regex: bool = False, within: str | None = None,
+                   limit: int = 20, timeout_ms: int = 3_000) -> dict[str, Any]:
+        """Find elements without a full snapshot: every frame, open and closed shadow
+        roots (``page.find``, issue 14 item 5).
+
+        Args:
+            role: ARIA role, e.g. ``button``.
+            name: accessible name: case-insensitive substring (a regex with ``regex``).
+            text: text shown in or on the element: case-insensitive substring (a regex
+                with ``regex``); alone it also finds plain text lines (``ref`` None).
+            regex: ``name`` and ``text`` are JavaScript regexes (``/…/flags`` for flags).
+            within: search only inside this ref's element (and frames inside it).
+            limit: most matches returned (1–500).
+            timeout_ms: time the search may take, ms; past it the result is truncated.
+
+        Returns:
+            ``{matches: [{ref, line, ancestry}], text, truncated, url, title, tabId}``:
+            ``ref`` is a snapshot ref (``e7``, ``f1e3``) that :meth:`act` takes; ``text``
+            the matches as an indented outline under their ancestors; ``truncated``: the
+            limit or the time budget cut the search (``text`` ends with a ``#`` line).
+
+        Raises:
+            BadRequest: no criterion, or a regex that does not compile.
+            RefNotFound / BrowserDocumentChanged: ``within`` is unknown or from a page
+                that is gone.
+            BrowserTabClosed: the tab is gone.
+        """
+        params = self._params(role=role, name=name, text=text, regex=regex, within=within,
+                              limit=limit, timeoutMs=timeout_ms)
+        return cast(dict[str, Any], await self._client.call("page.find", params))
 
     # -- more verbs (each raises the same as :meth:`act`) --------------------------------
 
@@ -418,11 +464,67 @@ class Tab:
         return await self._client.call(
             "page.dialog", self._params(accept=accept, promptText=prompt_text))
 
-    async def screenshot(self, ref: str | None = None, *, full_page: bool = False) -> dict[str, Any]:
-        """PNG screenshot: ``{png (base64), width, height (image px), scale (image px per
-        CSS px), clip {x, y, width, height} (CSS px of the page)}``."""
+    async def screenshot(self, ref: str | None = None, *, full_page: bool = False,
+                         type: Literal["png", "jpeg"] = "png") -> dict[str, Any]:
+        """Screenshot: ``{png (base64 of the image: a JPEG with type jpeg), type, width,
+        height (image px), scale (image px per CSS px), clip {x, y, width, height} (CSS px
+        of the page)}``."""
         return await self._client.call(
-            "page.screenshot", self._params(ref=ref, fullPage=full_page))
+            "page.screenshot", self._params(ref=ref, fullPage=full_page, type=type))
+
+    # -- page tools of the driver (supervisor/page_logs.py) ------------------------------
+
+    async def console(self, level: Literal["error", "warning", "info", "debug"] = "info", *,
+                      all: bool = False, clear: bool = False) -> dict[str, Any]:
+        """The tab's console messages and uncaught page errors of ``level`` or worse,
+        since its last navigation (``all``: since it opened), oldest first:
+        ``{messages: [{type, text, url?, line?, stack?, pageError?, at (ms since the
+        epoch)}], total, errors, warnings}``. ``clear`` forgets them afterwards.
+
+        Raises:
+            DeviceNotConnected: the device has no input driver (every page tool of the
+                driver: console, network, resize, pdf).
+            DialogOpen: a JavaScript dialog blocks the tab.
+        """
+        return await self._client.call(
+            "page.console", self._params(level=level, all=all, clear=clear))
+
+    async def network(self, *, include_static: bool = False, request_id: int | None = None,
+                      body: bool = False, clear: bool = False) -> dict[str, Any]:
+        """The tab's requests since its last navigation, ``{requests: [{id, method, url,
+        resourceType, status?, statusText?, failure?, at}], hiddenStatic}`` (successful
+        images, scripts, stylesheets, fonts and documents are left out unless
+        ``include_static``); with ``request_id``: ``{request: {..., requestHeaders,
+        responseHeaders?, postData?, durationMs?}}``, and its text ``responseBody`` with
+        ``body``.
+
+        Raises:
+            BadRequest: ``request_id`` is not a kept request of the tab.
+        """
+        return await self._client.call("page.network", self._params(
+            includeStatic=include_static, requestId=request_id, body=body, clear=clear))
+
+    async def resize(self, width: int, height: int) -> dict[str, Any]:
+        """Set the viewport to ``width`` x ``height`` CSS px; ``{width, height}`` as the
+        page reports them after.
+
+        Raises:
+            BadRequest: a size out of 100..10,000.
+            BrowserOperationUncertain: the page reports another size.
+        """
+        return await self._client.call("page.resize",
+                                       self._params(width=width, height=height))
+
+    async def pdf(self) -> bytes:
+        """The page printed to PDF (Chromium headless only).
+
+        Raises:
+            BadRequest: this browser cannot print to PDF.
+        """
+        import base64
+
+        result = await self._client.call("page.pdf", self._params())
+        return base64.b64decode(result["pdf"])
 
     async def evaluate(self, expression: str, ref: str | None = None, *,
                        world: Literal["isolated", "main"] = "isolated") -> Any:

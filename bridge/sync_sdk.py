@@ -235,6 +235,7 @@ class SyncTab(_Sync):
     press = _sync(Tab.press)
     wait = _sync(Tab.wait)
     wait_for_text = _sync(Tab.wait_for_text)
+    find = _sync(Tab.find)
     click_at = _sync(Tab.click_at)
     fill = _sync(Tab.fill)
     select = _sync(Tab.select)
