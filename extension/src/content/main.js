@@ -9,7 +9,7 @@ import { DocumentIdentity } from '../page/identity.js';
 import { PageObserver } from '../page/snapshot.js';
 import { actSynthetic } from '../page/synthetic.js';
 import { Receipts, coordinatesFor } from '../page/receipt.js';
-import { waitForText } from '../page/wait.js';
+import { waitForText, waitForTextGone } from '../page/wait.js';
 import { isSensitive } from '../page/sensitive.js';
 import { measureFastPoint } from '../page/fastpoint.js';
 import { optionRoute } from '../page/options.js';
@@ -134,6 +134,14 @@ const handlers = {
   },
   async act({ ref, docId: expected, action }) {
     checkDocument(expected);
+    if (action.kind === 'mouse') {
+      // Input at a viewport point is only ever the driver's real mouse: synthetic events
+      // at coordinates would claim what no pointer did (issue 15 item 1).
+      throw new PageError('TRUSTED_INPUT_UNAVAILABLE',
+        'Mouse input at coordinates needs the input driver (real browser input); this browser has none, ' +
+        'and no synthetic events were sent. Use a ref from a snapshot instead, or run the browser with ' +
+        'trustbridge up.', { action: 'mouse', op: action.op });
+    }
     const resolved = ref ? resolveRef(ref) : null;
     const el = resolved ? resolved.el : null;
     if (!el && action.kind !== 'press') {
@@ -153,10 +161,13 @@ const handlers = {
     history.go(delta);
     return {};
   },
-  /** {found} as soon as the text is rendered in this document, or false after maxMs. */
-  waitText({ text, maxMs }) {
-    return waitForText(document, String(text), Math.min(Math.max(Number(maxMs) || 0, 0), 5000),
-      shadowRootOf);
+  /** {found} as soon as the text is rendered in this document, or false after maxMs;
+   *  with gone, {gone} once it is not. */
+  waitText({ text, maxMs, gone = false }) {
+    const ms = Math.min(Math.max(Number(maxMs) || 0, 0), 5000);
+    // gone: {gone} as soon as the text is no longer rendered here (page.wait textGone).
+    if (gone) return waitForTextGone(document, String(text), ms, shadowRootOf);
+    return waitForText(document, String(text), ms, shadowRootOf);
   },
 };
 
