@@ -679,11 +679,11 @@ async def conformance(only: set[str] | None = None, caps: str = CAPS,
         report = {"playwrightMcp": playwright_version(), "caps": caps,
                   "trustbridgeArgs": ours_spec.args[2:],
                   "tools": {"trustbridge": ours_tools, "playwright": theirs_tools},
-                  "rows": [r.__dict__ for r in rows]}
+                  "rows": [r.__dict__ for r in rows],
+                  "calls": {"trustbridge": [r.__dict__ for r in ours],
+                            "playwright": [r.__dict__ for r in theirs]}}
         if raw is not None:
-            raw.write_text(json.dumps({"report": report, "calls": {
-                "trustbridge": [r.__dict__ for r in ours],
-                "playwright": [r.__dict__ for r in theirs]}}, indent=1, default=str))
+            raw.write_text(json.dumps(report, indent=1, default=str))
         return report
 
 
@@ -696,7 +696,7 @@ def main() -> int:
     args = parser.parse_args()
     report = asyncio.run(conformance(set(args.only) if args.only else None, args.caps, args.raw))
     if args.json:
-        print(json.dumps(report, indent=1))
+        print(json.dumps({k: v for k, v in report.items() if k != "calls"}, indent=1))
     else:
         rows = [Row(**r) for r in report["rows"]]
         print(f"Playwright MCP {report['playwrightMcp']} vs trustbridge mcp "
