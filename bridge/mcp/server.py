@@ -28,13 +28,14 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
-from . import batch, dialogs, evaluate, form, navigate, screenshot, snapshot, tabs, wait
+from . import batch, devtools, dialogs, evaluate, find, form, navigate, screenshot, snapshot, tabs, wait
 from .input import TOOLS as INPUT_TOOLS
 from .session import Connection
 from .tool import Tool
 
 TOOLS: list[Tool] = [
     *snapshot.TOOLS,
+    *find.TOOLS,
     *navigate.TOOLS,
     *INPUT_TOOLS,
     *form.TOOLS,
@@ -44,6 +45,7 @@ TOOLS: list[Tool] = [
     *wait.TOOLS,
     *screenshot.TOOLS,
     *evaluate.TOOLS,
+    *devtools.TOOLS,
 ]
 """Every tool, in the order tools/list shows them."""
 

@@ -1,5 +1,13 @@
-"""browser_wait_for: wait for text to appear, or for a time to pass. Not input: it runs in
-the extension for every device (design.md §2 rule 6)."""
+"""browser_wait_for: wait for a time to pass, for a text to leave the page, for a text to
+appear (Playwright MCP's ``time``, ``textGone``, ``text``; given together they run in that
+order, as there). Not input: it runs in the extension for every device (design.md §2
+rule 6), on every frame's rendered text, open and closed shadow roots included
+(extension/src/page/wait.js).
+
+Differences from Playwright MCP: a text wait gives up after :data:`TEXT_TIMEOUT_MS` with
+TIMEOUT (Playwright MCP: its action timeout, 5 s by default); ``time`` is waited in full up
+to the protocol's bound (Playwright MCP cuts it at 30 s and says it waited the time asked).
+"""
 
 from __future__ import annotations
 
@@ -15,27 +23,37 @@ from .tool import Tool, derive
 
 MAX_WAIT_S = next(m.le for m in WaitParams.model_fields["ms"].metadata if hasattr(m, "le")) / 1000
 """The protocol's bound on a fixed wait, in seconds."""
+TEXT_TIMEOUT_MS = 10_000
+"""How long ``text`` may take to appear, and ``textGone`` to go, ms (each)."""
 
 WaitArgs = derive(
-    "WaitArgs", "What to wait for: text, or a time.",
-    take={WaitParams: ["text"]},
-    describe={"text": "Text to wait for (up to 10 s)."},
+    "WaitArgs", "What to wait for: a time, a text to disappear, a text to appear.",
+    take={WaitParams: ["text", "textGone"]},
+    describe={"text": "The text to wait for (up to 10 s).",
+              "textGone": "The text to wait for to disappear (up to 10 s)."},
     time=(float | None, Field(default=None, ge=0, le=MAX_WAIT_S,
-                              description="Seconds to wait.")),
+                              description="The time to wait in seconds.")),
+    order=["time"],
 )
 
 
 async def _wait(conn: Connection, args: Any, response: Response) -> None:
-    if args.time is None and not args.text:
-        raise E.BadRequest("Give `text` to wait for, or `time` in seconds.")
+    if args.time is None and not args.text and not args.textGone:
+        raise E.BadRequest("Either time, text or textGone must be provided.")
     tab = await conn.tab()
-    if args.text:
-        result = await tab.wait_for_text(args.text)
-        line = f"Text {args.text!r} appeared after {result['waitedMs']} ms"
-    else:
+    lines = []
+    # One call per step: each has its own timeout (the bridge waits timeoutMs and a
+    # margin for one answer, so a long time and a text wait in one call could not fit).
+    if args.time is not None:
         await tab.wait(ms=round(args.time * 1000))
-        line = f"Waited {args.time:g} s"
-    response.add_action(line)
+        lines.append(f"Waited {args.time:g} s")
+    if args.textGone:
+        result = await tab.wait_for_text_gone(args.textGone, timeout_ms=TEXT_TIMEOUT_MS)
+        lines.append(f"Text {args.textGone!r} was gone after {result['waitedMs']} ms")
+    if args.text:
+        result = await tab.wait_for_text(args.text, timeout_ms=TEXT_TIMEOUT_MS)
+        lines.append(f"Text {args.text!r} appeared after {result['waitedMs']} ms")
+    response.add_action("; ".join(lines))
     response.include_page_state(tab)
 
 
@@ -43,8 +61,8 @@ TOOLS = [
     Tool(
         name="browser_wait_for",
         title="Wait for",
-        description="Wait until a text appears on the page (any frame), or for a number of "
-        "seconds. Returns the snapshot after.",
+        description="Wait for text to appear or disappear (any frame) or a specified time to "
+        "pass. Returns the snapshot after.",
         args=WaitArgs,
         run=_wait,
         read_only=True,
