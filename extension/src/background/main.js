@@ -76,6 +76,21 @@ async function framesWaitText(tabId, text, maxMs) {
   return Promise.any(asks).then(() => true, () => false);
 }
 
+/** True once no frame of the tab renders `text` (each frame waits on its own observer
+ *  until the text leaves it, at most `maxMs`: page/wait.js), confirmed by one immediate
+ *  round over every frame, so a text that moved from one frame to another still counts as
+ *  shown. A frame that cannot answer (being replaced, no content script) shows nothing
+ *  the extension can read: the same frames a text wait reads. */
+async function framesTextGone(tabId, text, maxMs) {
+  const round = async (ms) => {
+    const frames = await api.webNavigation.getAllFrames({ tabId });
+    const asks = frames.map((f) => tabs.toFrame(tabId, f.frameId, { op: 'waitText', text, maxMs: ms, gone: true })
+      .then((a) => a.gone === true, () => true));
+    return (await Promise.all(asks)).every(Boolean);
+  };
+  return (await round(maxMs)) && round(0);
+}
+
 /** Result fields of a navigation that recovered a crashed tab (`recovered`: its new id,
  *  or null when the tab had not crashed). */
 function recoveryFacts(asked, recovered) {
@@ -217,25 +232,42 @@ const handlers = {
     return { ...res, tabId: id };
   },
 
-  async 'page.wait'({ tabId, ms, text, timeoutMs = 10000 }) {
+  // ms first, then textGone, then text (Playwright MCP's browser_wait_for order). With a
+  // text, timeoutMs bounds the whole call, the fixed wait included (the bridge waits
+  // timeoutMs and its margin for the answer).
+  async 'page.wait'({ tabId, ms, text, textGone, timeoutMs = 10000 }) {
     const id = await tabs.resolveTab(tabId);
+    const begun = Date.now();
     if (ms !== undefined && ms !== null) {
       await new Promise((r) => setTimeout(r, ms));
-      return { tabId: id, waitedMs: ms };
+      if (!text && !textGone) return { tabId: id, waitedMs: ms };
     }
-    if (!text) throw new PageError('BAD_REQUEST', 'Give ms or text to wait for.');
-    const start = Date.now();
-    for (;;) {
-      const left = timeoutMs - (Date.now() - start);
-      if (left <= 0) break;
-      const sliceStart = Date.now();
-      if (await framesWaitText(id, text, Math.min(left, WAIT_SLICE_MS))) {
-        return { tabId: id, found: true, waitedMs: Date.now() - start };
+    if (!text && !textGone) throw new PageError('BAD_REQUEST', 'Give ms, text or textGone to wait for.');
+    const start = begun;
+    const until = async (satisfied) => {
+      for (;;) {
+        const left = timeoutMs - (Date.now() - start);
+        if (left <= 0) return false;
+        const sliceStart = Date.now();
+        if (await satisfied(Math.min(left, WAIT_SLICE_MS))) return true;
+        // Every frame failed at once (a document being replaced): do not spin.
+        if (Date.now() - sliceStart < 50) await new Promise((r) => setTimeout(r, 50));
       }
-      // Every frame failed at once (a document being replaced): do not spin.
-      if (Date.now() - sliceStart < 50) await new Promise((r) => setTimeout(r, 50));
+    };
+    const out = { tabId: id };
+    if (textGone) {
+      if (!(await until((slice) => framesTextGone(id, textGone, slice)))) {
+        throw new PageError('TIMEOUT', `The text was still shown after ${timeoutMs} ms.`, { timeoutMs, textGone: true });
+      }
+      out.gone = true;
     }
-    throw new PageError('TIMEOUT', `The text did not appear within ${timeoutMs} ms.`, { timeoutMs });
+    if (text) {
+      if (!(await until((slice) => framesWaitText(id, text, slice)))) {
+        throw new PageError('TIMEOUT', `The text did not appear within ${timeoutMs} ms.`, { timeoutMs });
+      }
+      out.found = true;
+    }
+    return { ...out, waitedMs: Date.now() - begun };
   },
 };
 

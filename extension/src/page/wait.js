@@ -1,4 +1,5 @@
-// Waiting for text to appear in one document (page.wait {text}). Pure DOM.
+// Waiting for text to appear in one document (page.wait {text}), or to leave it
+// (page.wait {textGone}). Pure DOM.
 //
 // A MutationObserver wakes the check when the DOM changes, so the answer comes within a
 // few ms of the text appearing instead of at the next tick of a fixed poll; a slow
@@ -42,33 +43,54 @@ function inShadows(root, text, shadowRootOf) {
  * @returns {Promise<{found: boolean}>}
  */
 export function waitForText(doc, text, maxMs, shadowRootOf = (el) => el.shadowRoot) {
+  return waitFor(doc, text, maxMs, shadowRootOf, true).then((met) => ({ found: met }));
+}
+
+/**
+ * Resolve `{gone: true}` as soon as `text` is no longer part of the document's rendered
+ * text (shadow roots included), or `{gone: false}` after `maxMs` (ms). Every check of a
+ * gone wait reads the shadow trees too: a text that left the light DOM may still be
+ * rendered inside one, and mutations there are not announced to the document.
+ * @param {Document} doc
+ * @param {string} text
+ * @param {number} maxMs
+ * @param {(el: Element) => ShadowRoot|null} [shadowRootOf]
+ * @returns {Promise<{gone: boolean}>}
+ */
+export function waitForTextGone(doc, text, maxMs, shadowRootOf = (el) => el.shadowRoot) {
+  return waitFor(doc, text, maxMs, shadowRootOf, false).then((met) => ({ gone: met }));
+}
+
+/** Resolve true once the text's presence equals `present`, false after `maxMs`. */
+function waitFor(doc, text, maxMs, shadowRootOf, present) {
   const view = doc.defaultView;
   let cost = 0;
   const has = (shadows = false) => {
     const t0 = view.performance.now();
     const found = !!(doc.body && (doc.body.innerText.includes(text) ||
-      (shadows && inShadows(doc.body, text, shadowRootOf))));
+      ((shadows || !present) && inShadows(doc.body, text, shadowRootOf))));
     cost = view.performance.now() - t0;
     return found;
   };
-  if (has(true)) return Promise.resolve({ found: true });
+  const met = (shadows = false) => has(shadows) === present;
+  if (met(true)) return Promise.resolve(true);
   return new Promise((resolve) => {
     let last = view.performance.now();
     let trailing = null;
     let done = false;
-    const finish = (found) => {
+    const finish = (ok) => {
       if (done) return;
       done = true;
       observer.disconnect();
       view.clearTimeout(timer);
       view.clearTimeout(trailing);
       view.clearInterval(poll);
-      resolve({ found });
+      resolve(ok);
     };
     const check = (shadows = false) => {
       trailing = null;
       last = view.performance.now();
-      if (has(shadows)) finish(true);
+      if (met(shadows)) finish(true);
     };
     const onMutation = () => {
       const gap = Math.max(MIN_GAP_MS, 4 * cost);
@@ -79,6 +101,6 @@ export function waitForText(doc, text, maxMs, shadowRootOf = (el) => el.shadowRo
     const observer = new view.MutationObserver(onMutation);
     observer.observe(doc, { subtree: true, childList: true, characterData: true, attributes: true });
     const poll = view.setInterval(() => check(true), POLL_MS);
-    const timer = view.setTimeout(() => finish(has(true)), Math.max(0, maxMs));
+    const timer = view.setTimeout(() => finish(met(true)), Math.max(0, maxMs));
   });
 }
