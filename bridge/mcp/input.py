@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import Field
 
+from ..protocol import errors as E
 from ..protocol.models import (
     ActParams,
     BatchItem,
@@ -42,9 +43,11 @@ class TargetArgs(ToolArgs):
 
 ClickArgs = derive(
     "ClickArgs", "Which element and how to click it.", base=TargetArgs,
-    take={ClickAction: ["button", "modifiers"], ActParams: ["allowCoordinates"]},
+    take={ClickAction: ["button", "modifiers", "position"], ActParams: ["allowCoordinates"]},
     describe={"allowCoordinates": "Only for a target in a closed shadow root (error "
-              "CLOSED_SHADOW_ROOT): click its hit-tested centre instead."},
+              "CLOSED_SHADOW_ROOT): click its hit-tested centre instead.",
+              "position": "Click at this point, CSS px from the element's top-left corner "
+              "(its border box), instead of its centre."},
     doubleClick=(bool, Field(default=False, description="Double click instead of single.")),
     order=["doubleClick"],
 )
@@ -84,16 +87,24 @@ def target(element: str | None, ref: str) -> str:
 
 
 async def _click(conn: Connection, args: Any, response: Response) -> None:
+    if args.position is not None and args.allowCoordinates:
+        # The closed-shadow route clicks the hit-tested centre; it would drop the position.
+        raise E.BadRequest("position and allowCoordinates cannot be combined: a target in a "
+                           "closed shadow root is clicked at its hit-tested centre.",
+                           {"fields": ["position", "allowCoordinates"]})
     tab = await conn.tab()
     clicks = 2 if args.doubleClick else 1
-    if args.allowCoordinates:  # the one click option Tab.click does not take
-        action = ClickAction(button=args.button, clickCount=clicks, modifiers=args.modifiers)
-        result = await tab.act(action, args.ref, allow_coordinates=True)
+    if args.allowCoordinates or args.position is not None:  # options Tab.click does not take
+        action = ClickAction(button=args.button, clickCount=clicks, modifiers=args.modifiers,
+                             position=args.position)
+        result = await tab.act(action, args.ref, allow_coordinates=args.allowCoordinates)
     else:
         result = await tab.click(args.ref, button=args.button, click_count=clicks,
                                  modifiers=args.modifiers)
     verb = "Double-clicked" if args.doubleClick else "Clicked"
     where = target(args.element, args.ref)
+    if args.position is not None:
+        where += f" at ({args.position.x:g}, {args.position.y:g}) from its top-left corner"
     response.add_action(f"{verb} {where}", [result], [f"the click on {where}"])
     response.include_page_state(tab)
 

@@ -28,7 +28,20 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
-from . import batch, devtools, dialogs, evaluate, find, form, navigate, screenshot, snapshot, tabs, wait
+from . import (
+    batch,
+    devtools,
+    dialogs,
+    evaluate,
+    find,
+    form,
+    navigate,
+    screenshot,
+    snapshot,
+    tabs,
+    vision,
+    wait,
+)
 from .input import TOOLS as INPUT_TOOLS
 from .session import Connection
 from .tool import Tool
@@ -38,6 +51,7 @@ TOOLS: list[Tool] = [
     *find.TOOLS,
     *navigate.TOOLS,
     *INPUT_TOOLS,
+    *vision.TOOLS,
     *form.TOOLS,
     *dialogs.TOOLS,
     *batch.TOOLS,
