@@ -1,4 +1,5 @@
-"""browser_snapshot: the page as the model sees it, with refs to act on."""
+"""browser_snapshot: the page as the model sees it, with refs to act on; of the whole tab or
+of one element's subtree (``target``, Playwright MCP's name, or ``ref``), to a ``depth``."""
 
 from __future__ import annotations
 
@@ -7,28 +8,62 @@ from typing import Literal
 from pydantic import Field
 
 from ..protocol import errors as E
+from ..protocol.models import Ref, SnapshotParams
 from .response import Response
 from .session import Connection
 from .tool import Tool, ToolArgs, derive, with_next_step
 
 SnapshotArgs = derive(
     "SnapshotArgs", "Snapshot of the current tab (outline, visible text or changes).",
+    take={SnapshotParams: ["depth"]},
+    describe={"depth": "Limit the depth of the snapshot tree: leave out nodes nested deeper "
+              "than this below the root (0: the root's own line); the cut is marked."},
     mode=(Literal["snapshot", "read", "diff"], Field(
         default="snapshot",
         description="snapshot: elements with refs; read: visible text only; diff: only what "
         "changed since your last snapshot of this tab.")),
+    target=(Ref | None, Field(
+        default=None, description="Exact target element ref from the page snapshot: "
+        "snapshot only its subtree (frames inside it included).")),
+    ref=(Ref | None, Field(default=None, description="Same as target.")),
     cursor=(str | None, Field(
         default=None, min_length=1, max_length=64,
         description="From a truncated snapshot's last line: returns the next part.")),
+    order=["target", "depth"],
 )
 
 
+def target_of(args: ToolArgs) -> str | None:
+    """The element the tool call names, as ``target`` (Playwright MCP's newer name) or
+    ``ref``.
+
+    Raises:
+        BadRequest: both are given and they differ.
+    """
+    target, ref = getattr(args, "target", None), getattr(args, "ref", None)
+    if target and ref and target != ref:
+        raise E.BadRequest(f"target {target!r} and ref {ref!r} name different elements; "
+                           "give one of them.", {"fields": ["target", "ref"]})
+    return target or ref
+
+
 async def _snapshot(conn: Connection, args: ToolArgs, response: Response) -> None:
-    tab = await conn.tab()
     mode = getattr(args, "mode", "snapshot")
     cursor = getattr(args, "cursor", None)
+    root = target_of(args)
+    depth = getattr(args, "depth", None)
+    if cursor is None and mode == "diff" and root is not None:
+        raise E.BadRequest("A diff covers the whole tab; leave out target.",
+                           {"fields": ["mode", "target"]})
+    if depth is not None and mode != "snapshot":
+        raise E.BadRequest("depth limits the outline (mode snapshot) only.",
+                           {"fields": ["mode", "depth"]})
+    tab = await conn.tab()
     try:
-        result = await tab.snapshot_result(mode=mode, cursor=cursor)
+        # A cursor carries its own mode, root and depth (models.py SnapshotParams).
+        result = await tab.snapshot_result(mode=mode, cursor=cursor,
+                                           ref=None if cursor else root,
+                                           depth=None if cursor else depth)
     except (E.BadRequest, E.BrowserDocumentChanged) as err:
         if cursor is None:
             raise
@@ -46,7 +81,9 @@ TOOLS = [
             "Capture an accessibility snapshot of the current page: one line per element, "
             "e.g. `- button \"Save\" [ref=e7]`, across all frames (refs like f1e3 are in "
             "iframes). Use it before acting and whenever refs may be stale; act with the "
-            "refs of the latest snapshot. Better than a screenshot for deciding what to do."
+            "refs of the latest snapshot. Better than a screenshot for deciding what to do. "
+            "target (a ref) gives one element's subtree; depth limits how deep it goes; "
+            "browser_find locates an element without the whole page."
         ),
         args=SnapshotArgs,
         run=_snapshot,
