@@ -1,0 +1,143 @@
+"""The ``--caps vision`` MCP tools (bridge/mcp/vision.py) and browser_click's position, in
+process against a real loopback bridge with fake peers: which tools are listed, what
+reaches the extension and the driver, and how results read."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from bridge.mcp import Session, build_server
+from bridge.mcp.options import McpOptions
+from bridge.mcp.server import tools_for
+from bridge.server import BridgeServer
+
+from .fakes import FakeDriver, FakeExtension, FakePeer
+
+VISION = {"browser_mouse_move_xy", "browser_mouse_click_xy", "browser_mouse_drag_xy",
+          "browser_mouse_down", "browser_mouse_up", "browser_mouse_wheel"}
+HIT = {"ref": "f1e4", "role": "button", "name": "Play", "line": '- button "Play" [ref=f1e4]',
+       "tag": "button", "frame": 1}
+
+
+@pytest.fixture
+async def session(bridge: BridgeServer) -> AsyncIterator[Session]:
+    s = Session(url=bridge.url, token=bridge.token, embedded=False,
+                snapshot_after_action=False, options=McpOptions(caps=frozenset({"vision"})))
+    try:
+        yield s
+    finally:
+        await s.close()
+
+
+def text(result: Any) -> str:
+    return "\n".join(c.text for c in result.content if c.type == "text")
+
+
+async def trusted(peers: Callable[..., Awaitable[FakePeer]],
+                  receipt: bool = False) -> tuple[FakePeer, FakePeer]:
+    """An extension whose hit test finds HIT (with a receipt id when asked) and a driver."""
+    ext = await peers(FakeExtension)
+    ext.results["page.resolveTarget"] = {"frameToken": "tok-top", "css": None, "tabId": 1,
+                                         "hit": HIT, **({"receiptId": "r-1"} if receipt else {})}
+    ext.results["page.receipt"] = {"delivered": True, "events": ["click", "pointerdown"]}
+    return ext, await peers(FakeDriver)
+
+
+async def test_vision_tools_are_listed_only_with_caps_vision(session: Session) -> None:
+    """Without --caps vision none of the six tools is listed; with it all six are."""
+    assert not VISION & {t.name for t in tools_for()}
+    assert VISION <= {t.name for t in tools_for({"vision"})}
+    async with Client(build_server(session)) as mcp:
+        assert VISION <= {t.name for t in (await mcp.list_tools()).tools}
+
+
+async def test_click_xy_sends_a_mouse_action_and_reports_hit_and_receipt(
+        peers: Callable[..., Awaitable[FakePeer]], session: Session) -> None:
+    """click_xy: the extension is asked to hit-test the point with a receipt, the driver
+    gets the MouseAction with no CSS, and the result names the element and the receipt."""
+    ext, drv = await trusted(peers, receipt=True)
+    async with Client(build_server(session)) as mcp:
+        result = await mcp.call_tool("browser_mouse_click_xy", {
+            "x": 120, "y": 80.5, "clickCount": 2, "button": "right", "element": "Play"})
+    assert not result.is_error, text(result)
+    resolve = (await ext.wait_for_request("page.resolveTarget")).params
+    assert resolve["at"] == {"x": 120, "y": 80.5} and resolve["receipt"] is True
+    act = (await drv.wait_for_request("driver.act")).params
+    assert act["css"] is None and act["frameToken"] == "tok-top"
+    assert {k: act["action"][k] for k in ("kind", "op", "x", "y", "button", "clickCount")} == {
+        "kind": "mouse", "op": "click", "x": 120, "y": 80.5, "button": "right", "clickCount": 2}
+    out = text(result)
+    assert "Double-clicked at (120, 80.5) on Play with the right button with trusted input." in out
+    assert 'At the point in frame f1: <button> - button "Play" [ref=f1e4]' in out
+    assert "Delivery receipt: the element received the click (click, pointerdown)." in out
+
+
+async def test_a_click_the_element_never_got_is_a_warning(
+        peers: Callable[..., Awaitable[FakePeer]], session: Session) -> None:
+    """delivered false: the result warns that the click did not reach the element."""
+    ext, _ = await trusted(peers, receipt=True)
+    ext.results["page.receipt"] = {"delivered": False, "events": []}
+    async with Client(build_server(session)) as mcp:
+        result = await mcp.call_tool("browser_mouse_click_xy", {"x": 5, "y": 6})
+    assert "WARNING delivered: false: the click at (5, 6)" in text(result)
+    assert "Delivery receipt" not in text(result)
+
+
+async def test_down_up_and_wheel_default_to_where_the_pointer_was_left(
+        peers: Callable[..., Awaitable[FakePeer]], session: Session) -> None:
+    """After a move (or a drag's end) down, up and wheel act at that point unless given
+    x and y; before any, at (0, 0), Playwright's starting position."""
+    _, drv = await trusted(peers)
+    async with Client(build_server(session)) as mcp:
+        first = await mcp.call_tool("browser_mouse_wheel", {"deltaY": 300})
+        assert "Turned the wheel by (0, 300) at (0, 0)" in text(first), text(first)
+        await mcp.call_tool("browser_mouse_move_xy", {"x": 30, "y": 40})
+        await mcp.call_tool("browser_mouse_down", {})
+        await mcp.call_tool("browser_mouse_drag_xy",
+                            {"startX": 1, "startY": 2, "endX": 300, "endY": 200})
+        up = await mcp.call_tool("browser_mouse_up", {"button": "middle"})
+        await mcp.call_tool("browser_mouse_wheel", {"deltaX": -5, "x": 7, "y": 8})
+    assert "Released the middle button at (300, 200) with trusted input." in text(up)
+    actions = [r.params["action"] for r in drv.requests if r.method == "driver.act"]
+    assert [(a["op"], a["x"], a["y"]) for a in actions] == [
+        ("wheel", 0, 0), ("move", 30, 40), ("down", 30, 40), ("drag", 1, 2), ("up", 300, 200),
+        ("wheel", 7, 8)]
+    assert (actions[3]["toX"], actions[3]["toY"]) == (300, 200)
+    assert actions[4]["button"] == "middle" and actions[5]["deltaX"] == -5
+
+
+async def test_nothing_at_the_point_is_said(peers: Callable[..., Awaitable[FakePeer]],
+                                            session: Session) -> None:
+    """A hit with no element: the move still happened and the result says nothing is there."""
+    ext, _ = await trusted(peers)
+    ext.results["page.resolveTarget"] = {"frameToken": "t", "css": None, "tabId": 1,
+                                         "hit": {"ref": None, "role": None, "name": None,
+                                                 "line": None}}
+    async with Client(build_server(session)) as mcp:
+        result = await mcp.call_tool("browser_mouse_move_xy", {"x": 1, "y": 1})
+    assert "Moved the mouse to (1, 1) with trusted input." in text(result)
+    assert "At the point: no element" in text(result)
+
+
+async def test_browser_click_position_reaches_the_driver(
+        peers: Callable[..., Awaitable[FakePeer]], session: Session) -> None:
+    """browser_click {position}: the ClickAction carries it and the result says where;
+    combined with allowCoordinates it is refused before anything is sent."""
+    ext, drv = await trusted(peers)
+    ext.results["page.resolveTarget"] = {"frameToken": "t", "css": "#b", "tabId": 1}
+    async with Client(build_server(session)) as mcp:
+        result = await mcp.call_tool("browser_click", {
+            "ref": "e3", "element": "Slider", "position": {"x": 10, "y": 4.5}})
+        refused = await mcp.call_tool("browser_click", {
+            "ref": "e3", "position": {"x": 1, "y": 1}, "allowCoordinates": True})
+    assert not result.is_error, text(result)
+    assert "Clicked Slider (ref e3) at (10, 4.5) from its top-left corner with trusted" \
+        in text(result)
+    act = (await drv.wait_for_request("driver.act")).params
+    assert act["action"]["position"] == {"x": 10, "y": 4.5}
+    assert refused.is_error and "BAD_REQUEST" in text(refused)
+    assert sum(r.method == "driver.act" for r in drv.requests) == 1
