@@ -217,3 +217,32 @@ async def test_human_output_names_what_the_action_led_to(
     out = capsys.readouterr().out
     assert out.startswith("click ok — inputPath=trusted")
     assert "dialog open: confirm 'Really?'" in out and "trustbridge dialog" in out
+
+
+def test_mcp_launch_options_against_a_given_bridge_say_they_do_not_apply(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``mcp --bridge URL --browser firefox``: the options are validated and kept, and a
+    warning says they only shape a browser this server starts (the bridge has its own)."""
+    args = cli.build_parser().parse_args(
+        ["mcp", "--bridge", "ws://127.0.0.1:9", "--browser", "firefox", "--caps", "vision"])
+    options = cli.mcp_options(args, {})
+    assert options.browser == "firefox" and options.caps == {"vision"}
+    err = capsys.readouterr().err
+    assert "browser only apply to the browser `trustbridge mcp` starts" in err
+    assert "ws://127.0.0.1:9 has its own" in err
+
+
+def test_mcp_bad_option_is_a_usage_refusal() -> None:
+    """A bad option value becomes the CLI's usage refusal (exit 2 in _cmd_mcp)."""
+    args = cli.build_parser().parse_args(["mcp", "--caps", "x-ray"])
+    with pytest.raises(cli._Refused, match="--caps: unknown capability 'x-ray'"):
+        cli.mcp_options(args, {})
+    assert asyncio.run(cli._cmd_mcp(args)) == cli.EXIT_USAGE
+
+
+def test_mcp_headless_and_headed_are_exclusive(capsys: pytest.CaptureFixture[str]) -> None:
+    """--headless and --headed together are an argparse usage error (exit 2)."""
+    with pytest.raises(SystemExit) as exc:
+        cli.build_parser().parse_args(["mcp", "--headless", "--headed"])
+    assert exc.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err

@@ -381,3 +381,147 @@ def test_cli_up_offers_the_supervisor_browsers() -> None:
     up = build_parser()._subparsers._group_actions[0].choices["up"]  # type: ignore[union-attr]
     (browser_action,) = [a for a in up._actions if a.dest == "browser"]
     assert tuple(browser_action.choices) == launcher.BROWSERS
+
+
+# --------------------------------------------------------------------------- launch options
+# (trustbridge mcp --viewport-size / --executable-path / --user-data-dir / origins, issue 15)
+
+
+async def test_launch_firefox_takes_viewport_and_executable_path(
+    tmp_path: Path, extension: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--viewport-size and --executable-path reach Playwright's launch; $TRUSTBRIDGE_FIREFOX
+    is not consulted then."""
+    binary = tmp_path / "my-firefox"
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    monkeypatch.setenv("TRUSTBRIDGE_FIREFOX", str(tmp_path / "not-this-one"))
+    pw = _FakePlaywright()
+    await launch_firefox(pw, extension, user_data_dir=str(tmp_path / "new" / "profile"),  # type: ignore[arg-type]
+                         viewport={"width": 800, "height": 600}, executable_path=str(binary))
+    ((data_dir, kwargs),) = pw.firefox.calls
+    assert kwargs["viewport"] == {"width": 800, "height": 600}
+    assert kwargs["executable_path"] == str(binary)
+    assert Path(data_dir).is_dir()  # a --user-data-dir that did not exist yet is made
+
+
+async def test_an_executable_path_that_is_not_executable_is_refused(
+    tmp_path: Path, extension: Path
+) -> None:
+    """--executable-path naming a non-executable file: DeviceNotConnected naming the flag,
+    nothing launched."""
+    plain = tmp_path / "firefox"
+    plain.write_text("")
+    pw = _FakePlaywright()
+    with pytest.raises(E.DeviceNotConnected, match="--executable-path .* not an executable"):
+        await launch_firefox(pw, extension, user_data_dir=str(tmp_path / "p"),  # type: ignore[arg-type]
+                             executable_path=str(plain))
+    assert pw.firefox.calls == []
+
+
+async def test_launch_camoufox_sizes_its_window_for_a_viewport(
+    tmp_path: Path, extension: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Camoufox gets the viewport as its own ``window`` option (a Playwright viewport
+    deadlocks Juggler under a spoofed window) and the executable path."""
+    import camoufox.async_api
+
+    seen: dict[str, Any] = {}
+
+    def options(extension: Path, **kwargs: Any) -> dict[str, Any]:
+        seen.update(kwargs)
+        return {"executable_path": kwargs["executable_path"]}
+
+    async def new_browser(pw: Any, *, from_options: dict[str, Any], persistent_context: bool):
+        seen["from_options"] = from_options
+        return "context"
+
+    monkeypatch.setattr(launcher, "camoufox_options", options)
+    monkeypatch.setattr(camoufox.async_api, "AsyncNewBrowser", new_browser)
+    ctx = await launch_camoufox(_FakePlaywright(), extension, user_data_dir=str(tmp_path),  # type: ignore[arg-type]
+                                viewport={"width": 800, "height": 600},
+                                executable_path="/opt/camoufox/camoufox-bin")
+    assert ctx == "context"
+    assert seen["overrides"] == {"window": (800, 600)}
+    assert seen["executable_path"] == "/opt/camoufox/camoufox-bin"
+    assert "viewport" not in seen["from_options"]
+
+
+async def test_supervisor_hands_its_launch_options_to_each_browser(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Supervisor(viewport, executable_path) reaches the launch of every browser."""
+    from supervisor import runner
+
+    calls: list[tuple[str, dict[str, Any]]] = []
+
+    def recorder(name: str):
+        async def launch(pw: Any, extension: Path, **kwargs: Any) -> str:
+            calls.append((name, kwargs))
+            return "context"
+        return launch
+
+    for name in BROWSERS:
+        monkeypatch.setattr(runner, f"launch_{name}", recorder(name))
+        sup = Supervisor("ws://127.0.0.1:9", "t", browser=name,
+                         viewport={"width": 640, "height": 480}, executable_path="/bin/b")
+        assert await sup._launch(object(), Path("/ext"), "/profile") == "context"  # type: ignore[arg-type]
+    assert [n for n, _ in calls] == list(BROWSERS)
+    for _name, kwargs in calls:
+        assert kwargs["viewport"] == {"width": 640, "height": 480}
+        assert kwargs["executable_path"] == "/bin/b"
+        assert kwargs["user_data_dir"] == "/profile"
+
+
+class _Request:
+    def __init__(self, url: str, navigation: bool) -> None:
+        self.url = url
+        self._navigation = navigation
+
+    def is_navigation_request(self) -> bool:
+        return self._navigation
+
+
+class _Route:
+    def __init__(self, url: str, navigation: bool = False) -> None:
+        self.request = _Request(url, navigation)
+        self.outcome: str | None = None
+
+    async def abort(self, error_code: str) -> None:
+        self.outcome = f"abort:{error_code}"
+
+    async def fallback(self) -> None:
+        self.outcome = "fallback"
+
+
+class _Context:
+    def __init__(self) -> None:
+        self.routes: list[tuple[str, Any]] = []
+
+    async def route(self, pattern: str, handler: Any) -> None:
+        self.routes.append((pattern, handler))
+
+
+async def test_origin_route_aborts_blocked_requests_and_passes_the_rest(
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    """install(): no route without lists; with them a blocked request is aborted as
+    blockedbyclient (a blocked navigation is said on stderr), others fall through."""
+    from supervisor.origins import OriginPolicy, install, parse_origin_list
+
+    idle = _Context()
+    await install(idle, OriginPolicy())  # type: ignore[arg-type]
+    assert idle.routes == []
+    ctx = _Context()
+    await install(ctx, OriginPolicy(blocked=parse_origin_list("http://localhost:*")))  # type: ignore[arg-type]
+    ((pattern, handler),) = ctx.routes
+    assert pattern == "**/*"
+    blocked, nav, other = (_Route("http://localhost:81/x"),
+                           _Route("http://localhost:82/", navigation=True),
+                           _Route("http://127.0.0.1:81/x"))
+    for route in (blocked, nav, other):
+        await handler(route)
+    assert (blocked.outcome, nav.outcome, other.outcome) == \
+        ("abort:blockedbyclient", "abort:blockedbyclient", "fallback")
+    err = capsys.readouterr().err
+    assert "blocked a navigation to http://localhost:82/" in err and ":81" not in err
