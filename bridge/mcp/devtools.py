@@ -119,7 +119,9 @@ def console_line(msg: dict[str, Any]) -> str:
     """One message as Playwright MCP prints it: ``[TYPE] text @ url:line`` (``line`` as
     the browser reports it, 0-based); an uncaught page error as its stack."""
     if msg.get("pageError"):
-        return msg.get("stack") or msg.get("text", "")
+        # Chromium's stack starts with "Error: <message>"; Firefox's lists frames only.
+        message, stack = msg.get("text", ""), msg.get("stack") or ""
+        return stack if message and message in stack else f"Error: {message}\n{stack}".strip()
     line = f"[{str(msg.get('type', 'log')).upper()}] {msg.get('text', '')}"
     if msg.get("url"):
         line += f" @ {msg['url']}:{msg.get('line', 0)}"

@@ -1,0 +1,275 @@
+"""MCP end to end, real browser: browser_console_messages, browser_network_requests /
+browser_network_request, browser_resize, browser_pdf_save (--caps pdf), browser_wait_for
+{textGone, time}, browser_take_screenshot {type, filename, target} and browser_close,
+through the ``mcp`` client library against pages of tests/e2e/pages/devtools/, checking
+what the page itself recorded."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import re
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from PIL import Image
+
+from bridge.mcp import Connection, build_server, devtools
+from bridge.mcp.options import McpOptions
+from bridge.protocol import errors as E
+
+from .conftest import Origins, Stack, ref_of, wait_until
+from .test_orphans import _alive, _descendants
+
+
+@asynccontextmanager
+async def tools(stack: Stack, caps: frozenset[str] = frozenset()) -> AsyncIterator[Client]:
+    """An MCP client of a server on the stack's bridge (no embedded browser)."""
+    conn = Connection(url=stack.server.url, token=stack.server.token, embedded=False,
+                      options=McpOptions(caps=caps))
+    try:
+        async with Client(build_server(conn)) as mcp:
+            yield mcp
+    finally:
+        await conn.close()
+
+
+def text(result: Any) -> str:
+    return "\n".join(c.text for c in result.content if c.type == "text")
+
+
+async def call(mcp: Client, name: str, args: dict[str, Any] | None = None) -> str:
+    result = await mcp.call_tool(name, args or {})
+    assert not result.is_error, text(result)
+    return text(result)
+
+
+@pytest.fixture
+def out_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The MCP output directory of these tests (no --output-dir given)."""
+    monkeypatch.setattr(devtools, "DEFAULT_OUTPUT_DIR", tmp_path / "out")
+    return tmp_path / "out"
+
+
+async def open_page(mcp: Client, origins: Origins, name: str, shown: str) -> None:
+    await call(mcp, "browser_navigate", {"url": f"{origins.main}/devtools/{name}"})
+    await call(mcp, "browser_wait_for", {"text": shown})
+
+
+async def test_console_lists_the_pages_messages_by_level_and_its_uncaught_error(
+        stack: Stack, origins: Origins) -> None:
+    """Every console call of the page and its thrown error are listed with their level;
+    a level filters out less severe ones; a navigation starts a new list unless all."""
+    async with tools(stack) as mcp:
+        await open_page(mcp, origins, "console.html", "logged")
+        shown = await call(mcp, "browser_console_messages")
+        url = f"{origins.main}/devtools/console.html"
+        assert re.search(rf"^\[LOG\] hello from log @ {re.escape(url)}:\d+$", shown, re.M), shown
+        assert "[INFO] an info line" in shown
+        assert "[WARNING] careful, a warning" in shown
+        assert "[ERROR] bad thing happened" in shown
+        assert "boom uncaught" in shown  # the page error, with its stack
+        assert "debug detail" not in shown  # info is the default level
+        total = re.search(r"Total messages: (\d+) \(Errors: (\d+), Warnings: (\d+)\)", shown)
+        assert total and int(total[2]) >= 2 and int(total[3]) >= 1, shown
+
+        errors = await call(mcp, "browser_console_messages", {"level": "error"})
+        assert "bad thing happened" in errors and "boom uncaught" in errors
+        assert "hello from log" not in errors and "careful" not in errors
+        assert 'for level "error"' in errors
+        assert "debug detail" in await call(mcp, "browser_console_messages", {"level": "debug"})
+
+        await open_page(mcp, origins, "console.html", "logged")
+        again = await call(mcp, "browser_console_messages")
+        assert again.count("hello from log") == 1, again
+        everything = await call(mcp, "browser_console_messages", {"all": True})
+        assert everything.count("hello from log") == 2, everything
+
+
+async def test_network_lists_the_pages_fetches_with_status_and_one_in_detail(
+        stack: Stack, origins: Origins, out_dir: Path) -> None:
+    """The page's three fetches are listed with the statuses the page itself got; static
+    requests are hidden unless asked; one request shows its headers, bodies on demand."""
+    async with tools(stack) as mcp:
+        await open_page(mcp, origins, "fetch.html", "fetched")
+        seen = await stack.page.evaluate("window.seen")
+        listed = await call(mcp, "browser_network_requests")
+        base = f"{origins.main}/devtools"
+        probe = re.search(rf"^(\d+)\. \[GET\] {re.escape(base)}/data\.json\?probe=1 => "
+                          rf"\[{seen['ok']['status']}\] OK$", listed, re.M)
+        assert probe, listed
+        assert re.search(rf"^\d+\. \[GET\] {re.escape(base)}/missing\.json => "
+                         rf"\[{seen['missing']['status']}\]", listed, re.M), listed
+        posted = re.search(rf"^(\d+)\. \[POST\] {re.escape(base)}/data\.json => "
+                           rf"\[{seen['posted']['status']}\]", listed, re.M)
+        assert posted, listed
+        assert "fetch.html" not in listed and "static request" in listed
+        assert "fetch.html" in await call(mcp, "browser_network_requests", {"static": True})
+        only = await call(mcp, "browser_network_requests", {"filter": r"missing\.json"})
+        assert "missing.json" in only and "probe=1" not in only
+
+        detail = await call(mcp, "browser_network_request", {"index": int(probe[1])})
+        assert f"\n#{probe[1]} [GET] {base}/data.json?probe=1\n" in detail, detail
+        assert "status:    [200] OK" in detail and "type:      fetch" in detail
+        assert "mimeType:  application/json" in detail
+        assert re.search(r"^    x-probe: yes$", detail, re.M), detail
+        body = await call(mcp, "browser_network_request",
+                          {"index": int(probe[1]), "part": "response-body"})
+        assert seen["ok"]["body"].strip() in body
+        sent = await call(mcp, "browser_network_request",
+                          {"index": int(posted[1]), "part": "request-body"})
+        assert "name=trust" in sent
+        saved = await call(mcp, "browser_network_requests", {"filename": "net/list.txt"})
+        assert "missing.json" in (out_dir / "net" / "list.txt").read_text() and "Saved" in saved
+
+        missing = await mcp.call_tool("browser_network_request", {"index": 9999})
+        assert missing.is_error and "not found" in text(missing)
+
+
+async def test_resize_changes_the_pages_inner_size(stack: Stack, origins: Origins) -> None:
+    """browser_resize sets the viewport: the page's innerWidth/innerHeight and its resize
+    event say the new size."""
+    async with tools(stack) as mcp:
+        await open_page(mcp, origins, "shot.html", "Red")
+        said = await call(mcp, "browser_resize", {"width": 700, "height": 500})
+        assert "700x500 CSS px" in said
+        assert await stack.page.evaluate("[innerWidth, innerHeight]") == [700, 500]
+        for _ in range(50):  # the resize event is dispatched with the next frame
+            if [700, 500] in await stack.page.evaluate("window.sizes"):
+                break
+            await asyncio.sleep(0.05)
+        assert [700, 500] in await stack.page.evaluate("window.sizes")
+        small = await mcp.call_tool("browser_resize", {"width": 10, "height": 500})
+        assert small.is_error and "width" in text(small)
+
+
+async def test_pdf_is_listed_only_with_caps_pdf_and_is_a_real_pdf(
+        stack: Stack, origins: Origins, out_dir: Path, browser: str) -> None:
+    """browser_pdf_save is absent without --caps pdf; with it, Chromium saves a real PDF
+    in the output directory; Firefox refuses with BAD_REQUEST; names leaving the output
+    directory are refused."""
+    async with tools(stack) as mcp:
+        names = {t.name for t in (await mcp.list_tools()).tools}
+        assert "browser_pdf_save" not in names and "browser_console_messages" in names
+    async with tools(stack, frozenset({"pdf"})) as mcp:
+        assert "browser_pdf_save" in {t.name for t in (await mcp.list_tools()).tools}
+        await open_page(mcp, origins, "shot.html", "Red")
+        if browser != "chromium":
+            refused = await mcp.call_tool("browser_pdf_save", {})
+            assert refused.is_error and "BAD_REQUEST" in text(refused), text(refused)
+            assert "Chromium" in text(refused)
+            return
+        said = await call(mcp, "browser_pdf_save", {"filename": "docs/page.pdf"})
+        saved = out_dir / "docs" / "page.pdf"
+        assert str(saved) in said
+        assert saved.read_bytes().startswith(b"%PDF-")
+        default = await call(mcp, "browser_pdf_save")
+        (named,) = re.findall(r"to (\S+\.pdf)$", default)
+        assert Path(named).parent == out_dir.resolve() and Path(named).name.startswith("page-")
+        escape = await mcp.call_tool("browser_pdf_save", {"filename": "../x.pdf"})
+        assert escape.is_error and "inside the output directory" in text(escape)
+
+
+async def test_wait_for_text_gone_returns_once_the_page_removed_it(
+        stack: Stack, origins: Origins) -> None:
+    """textGone returns only after the page removed the text (in the top document, and in
+    a child frame); a text that never goes is TIMEOUT; time waits that long."""
+    async with tools(stack) as mcp:
+        await open_page(mcp, origins, "gone.html", "Frame spinner")
+        said = await call(mcp, "browser_wait_for", {"textGone": "Loading data"})
+        assert "Text 'Loading data' was gone after" in said
+        assert await stack.page.evaluate("window.removed.loading") is not None
+        said = await call(mcp, "browser_wait_for", {"textGone": "Frame spinner"})
+        (child,) = [f for f in stack.page.frames if f.url.endswith("gone_frame.html")]
+        assert await child.evaluate("window.removedAt") is not None, said
+        with pytest.raises(E.Timeout):
+            await stack.tab.wait_for_text_gone("Sticky text", timeout_ms=1_500)
+        started = time.monotonic()
+        assert "Waited 0.6 s" in await call(mcp, "browser_wait_for", {"time": 0.6})
+        assert time.monotonic() - started >= 0.6
+
+
+async def test_screenshot_jpeg_file_and_element(
+        stack: Stack, origins: Origins, out_dir: Path) -> None:
+    """type jpeg gives a JPEG; filename saves the capture in the output directory (type
+    from its extension); target captures just the element, as the page painted it."""
+    async with tools(stack) as mcp:
+        await open_page(mcp, origins, "shot.html", "Red")
+        jpeg = await mcp.call_tool("browser_take_screenshot", {"type": "jpeg"})
+        (image,) = [c for c in jpeg.content if c.type == "image"]
+        assert image.mime_type == "image/jpeg"
+        assert base64.b64decode(image.data)[:3] == b"\xff\xd8\xff"
+
+        said = await call(mcp, "browser_take_screenshot", {"filename": "shots/view.png"})
+        width, height = await stack.page.evaluate("[innerWidth, innerHeight]")
+        with Image.open(out_dir / "shots" / "view.png") as saved:
+            assert saved.format == "PNG" and saved.size == (width, height), said
+        await call(mcp, "browser_take_screenshot", {"filename": "shots/view.jpg"})
+        with Image.open(out_dir / "shots" / "view.jpg") as saved:
+            assert saved.format == "JPEG"
+
+        ref = ref_of(await stack.snapshot(), "button", "Red box")
+        el = await mcp.call_tool("browser_take_screenshot",
+                                 {"target": ref, "element": "Red box"})
+        (image,) = [c for c in el.content if c.type == "image"]
+        box = await stack.page.evaluate(
+            "(() => { const r = document.getElementById('box').getBoundingClientRect();"
+            " return [r.width, r.height]; })()")
+        picture = Image.open(io.BytesIO(base64.b64decode(image.data))).convert("RGB")
+        assert picture.size == (round(box[0]), round(box[1])), text(el)
+        red, green, blue = picture.getpixel((5, 5))
+        assert red > 150 and green < 80 and blue < 80, (red, green, blue)
+        clash = await mcp.call_tool("browser_take_screenshot", {"target": ref, "ref": "e999"})
+        assert clash.is_error
+
+
+async def test_close_on_a_shared_bridge_closes_only_the_current_tab(
+        stack: Stack, origins: Origins) -> None:
+    """On a running bridge browser_close closes the current tab; the last tab is replaced
+    by a blank one, so the user's browser stays open and the next call works."""
+    async with tools(stack) as mcp:
+        await open_page(mcp, origins, "shot.html", "Red")
+        await call(mcp, "browser_tabs", {"action": "new", "url": f"{origins.main}/devtools/"
+                                         "console.html"})
+        context = stack.supervisor.context
+        before = len(context.pages)
+        said = await call(mcp, "browser_close")
+        assert "Closed the current tab" in said
+        await wait_until(lambda: len(context.pages) == before - 1, 10)
+        assert not any(p.url.endswith("console.html") for p in context.pages)
+        while len(context.pages) > 1:
+            await call(mcp, "browser_close")
+            await asyncio.sleep(0.1)
+        await call(mcp, "browser_close")  # the last one: a blank tab takes its place
+        await wait_until(lambda: len(context.pages) == 1
+                         and context.pages[0].url == "about:blank", 10)
+        await open_page(mcp, origins, "shot.html", "Red")
+
+
+async def test_close_of_the_embedded_browser_leaves_no_process_and_the_next_call_relaunches(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, origins: Origins) -> None:
+    """Embedded default: browser_close stops the browser, supervisor and bridge this
+    server started (no process left); the next tool call starts a new browser."""
+    monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
+    conn = Connection(bridge_port=0)
+    try:
+        async with Client(build_server(conn)) as mcp:
+            await open_page(mcp, origins, "shot.html", "Red")
+            first = conn.launched
+            assert first is not None and first.child is not None
+            family = [first.child.pid, *_descendants(first.child.pid)]
+            assert len(family) > 2, family
+            said = await call(mcp, "browser_close")
+            assert "next tool call starts a new browser" in said
+            assert conn.launched is None
+            await wait_until(lambda: not any(_alive(p) for p in family), 15)
+            await open_page(mcp, origins, "shot.html", "Red")
+            assert conn.launched is not None and conn.launched is not first
+    finally:
+        await conn.close()
