@@ -12,11 +12,11 @@ rule 3 is the action's route; §10 "each room once" is why they are pushed, not 
 seconds, passed in: nothing here reads a clock) and queries it after the driver's answer:
 the receipt of one click, and the tabs the action opened. A tab the acted-on tab opens
 after the result went out is reported once, with the next snapshot or wait on that tab
-(:meth:`ActionEvents.late_tabs`). It is the one place where the
-bridge decides which new tabs an action opened (and, :func:`may_open_tab`, after which
-actions a tab may still come a little later); the MCP server and the SDK only read the
-``newTabs`` the bridge puts in input results. Nothing here waits: the short waits for a
-pushed receipt or tab are in bridge/after_input.py.
+(:meth:`ActionEvents.late_tabs`), even when another input ran on the tab meanwhile.
+It is the one place where the bridge decides which new tabs an action opened (and,
+:func:`may_open_tab`, after which actions a tab may still come a little later); the MCP
+server and the SDK only read the ``newTabs`` the bridge puts in input results. Nothing
+here waits: the short waits for a pushed receipt or tab are in bridge/after_input.py.
 
 Memory is bounded: receipts are kept only while an action expects them, and the last
 :data:`OPENED_KEEP` ``tab.opened`` events of the last :data:`EXTENSIONS_KEEP` extension
@@ -162,12 +162,17 @@ class ActionEvents:
                   reported: list[int]) -> None:
         """An input action that started at ``started`` (monotonic s) ran on ``tab_id`` and
         its result reported the new tabs ``reported``: a tab that tab opens later is
-        reported once by :meth:`late_tabs`."""
+        reported once by :meth:`late_tabs`.
+
+        The window starts at the tab's *first* input and is never narrowed by a later one:
+        a tab opened between two inputs (a window.open 1 s after a click, then another
+        click before any snapshot) is still reported by the next snapshot or wait, not
+        lost (issue 15 item 2); tabs already reported are left out by id."""
         self.mark_reported(extension, reported)
         if tab_id is None:
             return
-        self._inputs.pop((extension, tab_id), None)
-        self._inputs[(extension, tab_id)] = started
+        first = self._inputs.pop((extension, tab_id), started)
+        self._inputs[(extension, tab_id)] = min(first, started)
         while len(self._inputs) > OPENED_KEEP * EXTENSIONS_KEEP:
             self._inputs.popitem(last=False)
 
@@ -179,7 +184,7 @@ class ActionEvents:
             self._reported.popitem(last=False)
 
     def late_tabs(self, extension: str, tab_id: int | None) -> list[Opened]:
-        """Tabs that ``tab_id`` opened after its last input action started and that no
+        """Tabs that ``tab_id`` opened after its first input action started and that no
         result has reported yet (a page that opens a popup a while after the click, e.g.
         from a timer or after a fetch), marked reported now. Empty when no input ran on
         that tab."""

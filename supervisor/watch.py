@@ -4,35 +4,201 @@
 
 - ``dialog``: a JavaScript dialog opened (the answer comes at once; the input call
   finishes once the dialog is answered, and is never re-sent);
-- ``popups: [{url}]``: pages the action opened.
+- ``popups: [{url}]``: pages the action opened;
+- ``downloads: [{suggestedFilename, path, bytes}]``: downloads it started, each saved
+  under :func:`downloads_dir` (issue 15 item 3); the page stays where it was;
+- ``fileChooser: {multiple}``: a file chooser it opened (issue 15 item 1). The chooser
+  is held for its page until :func:`answer_file_chooser` gives it files (an upload
+  action with no ref), another chooser replaces it, or the page closes.
+
+When a download starts: Chromium announces a download a few ms *after* the click that
+started it returned (measured 1-6 ms), so the watch waits for one (up to
+:data:`DOWNLOAD_START_S`) only when the action gave a sign of it: a navigation request
+of the page aborted during the action (a response the browser turned into a download;
+``net::ERR_ABORTED``, Firefox ``NS_BINDING_ABORTED``), or the element focused after a
+click is a link with a ``download`` attribute. No other action waits. A download that
+still starts within :data:`DOWNLOAD_TAIL_S` after the answer (a script's delayed
+download) is saved all the same and reported by the next action on that page, with
+``late: true``.
+
+Playwright saves every download of the context to a temporary file that is deleted with
+the context; :func:`run_watching` copies each with ``Download.save_as``. Chromium's
+persistent context accepts downloads by default (Playwright's ``acceptDownloads``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
+import re
+import tempfile
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from playwright.async_api import Page
+from playwright.async_api import Download, FileChooser, Page, Request
+from playwright.async_api import Error as PlaywrightError
+
+from bridge.protocol import errors as E
 
 from .dialogs import DialogTracker
 
 log = logging.getLogger("trustbridge.driver")
 
+DOWNLOADS_ENV = "TRUSTBRIDGE_DOWNLOADS_DIR"
+"""Environment variable naming the folder downloads are saved in (``trustbridge mcp
+--output-dir`` sets it for the supervisor it starts)."""
+DOWNLOAD_START_S = 1.0
+"""How long after an action that gave a sign of a download to wait for it to start, s."""
+DOWNLOAD_SAVE_S = 30.0
+"""How long the answer waits for a started download to finish and be saved, s; past it
+the download is reported with ``bytes: null`` and ``finished: false`` (it is still
+saved when it completes)."""
+DOWNLOAD_TAIL_S = 2.0
+"""How long after the answer a download the page starts is still kept, s (reported by
+the next action on that page)."""
+PROBE_S = 0.5
+"""Bound on the one look at the focused element after a click, s."""
+ABORTED = ("ERR_ABORTED", "NS_BINDING_ABORTED")
+"""How a navigation request that became a download fails (Chromium, Firefox)."""
+_DOWNLOAD_LINK_JS = ("() => { const a = document.activeElement; "
+                     "return !!(a && a.closest && a.closest('a[download]')); }")
 
-async def run_watching(page: Page, work: Any, dialogs: DialogTracker) -> dict[str, Any]:
+_made_dir: Path | None = None
+_configured: Path | None = None
+
+
+def configure_downloads(output_dir: str | os.PathLike[str] | None) -> None:
+    """Save downloads in ``output_dir`` (the supervisor's ``--output-dir``; None: back to
+    the default of :func:`downloads_dir`)."""
+    global _configured
+    _configured = Path(output_dir).expanduser() if output_dir else None
+
+
+def downloads_dir() -> Path:
+    """Where downloads are saved, made if missing: the folder given to
+    :func:`configure_downloads`, else ``$TRUSTBRIDGE_DOWNLOADS_DIR`` (read at each
+    download), else one ``trustbridge-downloads-*`` folder in the system temp dir made for
+    this supervisor process (kept after it exits: the files are the agent's)."""
+    global _made_dir
+    named = _configured or os.environ.get(DOWNLOADS_ENV)
+    if named:
+        path = Path(named).expanduser()
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    if _made_dir is None or not _made_dir.is_dir():
+        _made_dir = Path(tempfile.mkdtemp(prefix="trustbridge-downloads-"))
+    return _made_dir
+
+
+def _free_path(folder: Path, suggested: str) -> Path:
+    """``folder/suggested`` made safe (no folders, no leading dots), ``name (1).ext``
+    when taken."""
+    name = re.sub(r"[\x00-\x1f/\\]", "_", suggested).strip().lstrip(".") or "download"
+    stem, dot, ext = name.partition(".")
+    candidate, n = folder / name, 1
+    while candidate.exists():
+        candidate = folder / f"{stem} ({n}){dot}{ext}"
+        n += 1
+    return candidate
+
+
+async def _save(download: Download) -> dict[str, Any]:
+    """Copy ``download`` into :func:`downloads_dir`: ``{suggestedFilename, path, bytes}``,
+    or with ``failure`` when the browser could not download it."""
+    suggested = download.suggested_filename
+    target = _free_path(downloads_dir(), suggested)
+    target.touch()  # reserve the name at once: two downloads may share one
+    try:
+        await download.save_as(target)
+    except PlaywrightError as exc:
+        target.unlink(missing_ok=True)
+        failure = await download.failure() if not download.page.is_closed() else None
+        return {"suggestedFilename": suggested, "path": None, "bytes": None,
+                "failure": failure or str(exc).splitlines()[0]}
+    return {"suggestedFilename": suggested, "path": str(target),
+            "bytes": target.stat().st_size}
+
+
+@dataclass
+class _PageState:
+    """What :mod:`watch` holds for one page between actions."""
+
+    chooser: FileChooser | None = None
+    late: list[asyncio.Task[dict[str, Any]]] = field(default_factory=list)
+    """Saves of downloads that started after an answer, for the next answer."""
+    tail: asyncio.Task[None] | None = None
+    tail_listener: Callable[[Download], None] | None = None
+
+    def end_tail(self, page: Page) -> None:
+        """Stop keeping late downloads (the next action's are its own)."""
+        if self.tail is not None:
+            self.tail.cancel()
+            self.tail = None
+        if self.tail_listener is not None:
+            _off(page, "download", self.tail_listener)
+            self.tail_listener = None
+
+
+_pages: weakref.WeakKeyDictionary[Page, _PageState] = weakref.WeakKeyDictionary()
+
+
+def _state(page: Page) -> _PageState:
+    state = _pages.get(page)
+    if state is None:
+        state = _pages[page] = _PageState()
+    return state
+
+
+async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
+                       action: Any = None) -> dict[str, Any]:
     """Run ``work()``; answer early if a dialog opens (the page is blocked until it is
-    answered, so the input call would not return), and report new pages.
+    answered, so the input call would not return), and report new pages, downloads and
+    a file chooser.
+
+    Args:
+        action: the protocol action ``work`` performs, when the caller passes it: only a
+            click then looks at the focused element for a download link (any action
+            does when None).
 
     Returns:
-        The verb's own fields, plus ``dialog`` and ``popups`` as above.
+        The verb's own fields, plus ``dialog``, ``popups``, ``downloads`` and
+        ``fileChooser`` as in the module docstring.
     """
+    state = _state(page)
     popups: list[Page] = []
+    saves: list[asyncio.Task[dict[str, Any]]] = []
+    choosers: list[FileChooser] = []
+    aborted: list[bool] = []
+    started = asyncio.Event()
 
     def on_popup(popup: Page) -> None:
         popups.append(popup)
 
+    def on_download(download: Download) -> None:
+        saves.append(asyncio.ensure_future(_save(download)))
+        started.set()
+
+    def on_chooser(chooser: FileChooser) -> None:
+        choosers.append(chooser)
+
+    def on_failed(request: Request) -> None:
+        try:
+            if request.is_navigation_request() and any(
+                    code in (request.failure or "") for code in ABORTED):
+                aborted.append(True)
+        except PlaywrightError:
+            return
+
+    state.end_tail(page)  # this action's downloads are its own from now on
     page.context.on("page", on_popup)
+    page.on("download", on_download)
+    page.on("filechooser", on_chooser)
+    page.on("requestfailed", on_failed)
     task = asyncio.ensure_future(work())
     opened = dialogs.opened_event(page)  # issue 13 item 6: this page's dialogs only
     waiter = asyncio.ensure_future(opened.wait())
@@ -47,14 +213,79 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker) -> dict[st
             task.add_done_callback(_quiet)
         if (dialog := dialogs.first_for(page)) is not None:
             extra["dialog"] = dialog
+        elif not saves and (aborted or await _download_link_focused(page, action)):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(started.wait(), DOWNLOAD_START_S)
         if popups:
             await asyncio.sleep(0)  # let the popup's first navigation register
             extra["popups"] = [{"url": p.url} for p in popups]
+        if choosers and extra.get("via") != "file-chooser":  # an upload answers its own
+            state.chooser = choosers[-1]
+            extra["fileChooser"] = {"multiple": choosers[-1].is_multiple()}
+        downloads = await _reports(state.late, late=True) + await _reports(saves)
+        state.late = []
+        if downloads:
+            extra["downloads"] = downloads
         return extra
     finally:
         waiter.cancel()
         dialogs.discard(opened)
         page.context.remove_listener("page", on_popup)
+        for event, listener in (("download", on_download), ("filechooser", on_chooser),
+                                ("requestfailed", on_failed)):
+            _off(page, event, listener)
+        _start_tail(page, state)
+
+
+def _start_tail(page: Page, state: _PageState) -> None:
+    """Keep listening for downloads for DOWNLOAD_TAIL_S after an answer; each one that
+    starts is saved and waits in ``state.late`` for the next answer on the page."""
+    def on_download(download: Download) -> None:
+        state.late.append(asyncio.ensure_future(_save(download)))
+
+    async def end() -> None:
+        await asyncio.sleep(DOWNLOAD_TAIL_S)
+        _off(page, "download", on_download)
+        if state.tail_listener is on_download:
+            state.tail_listener = None
+
+    page.on("download", on_download)
+    state.tail_listener = on_download
+    state.tail = asyncio.ensure_future(end())
+
+
+def _off(page: Page, event: str, listener: Callable[..., None]) -> None:
+    with contextlib.suppress(KeyError, ValueError):
+        page.remove_listener(event, listener)
+
+
+async def _reports(saves: list[asyncio.Task[dict[str, Any]]],
+                   late: bool = False) -> list[dict[str, Any]]:
+    """The report of each save, waiting up to DOWNLOAD_SAVE_S for all of them; one not
+    done by then says ``finished: false`` (it goes on in the background)."""
+    if not saves:
+        return []
+    await asyncio.wait(saves, timeout=DOWNLOAD_SAVE_S)
+    out = []
+    for save in saves:
+        if save.done() and not save.cancelled() and save.exception() is None:
+            report = save.result()
+        else:
+            report = {"suggestedFilename": None, "path": None, "bytes": None,
+                      "finished": False}
+        out.append({**report, "late": True} if late else report)
+    return out
+
+
+async def _download_link_focused(page: Page, action: Any) -> bool:
+    """Whether a click just focused a link with a ``download`` attribute (its download
+    starts a few ms after the click returned). One bounded look; False on any doubt."""
+    if action is not None and getattr(action, "kind", None) != "click":
+        return False
+    try:
+        return bool(await asyncio.wait_for(page.evaluate(_DOWNLOAD_LINK_JS), PROBE_S))
+    except (PlaywrightError, TimeoutError):
+        return False
 
 
 def _quiet(task: asyncio.Future[Any]) -> None:
@@ -63,9 +294,28 @@ def _quiet(task: asyncio.Future[Any]) -> None:
 
 
 async def answer_file_chooser(page: Page, action: Any) -> dict[str, Any]:
-    """Give ``action.files`` to the file chooser an earlier action opened on ``page``.
+    """Give ``action.files`` to the file chooser an earlier action opened on ``page``
+    (Playwright MCP's click → chooser → ``browser_file_upload {paths}``).
 
-    NOT BUILT YET: refused with BAD_REQUEST until it is.
+    Returns:
+        ``{via: "file-chooser", files: N}``.
+
+    Raises:
+        BadRequest: no chooser is open on this page (none was opened, it was answered
+            already, or its page navigated), or several files for a chooser that takes
+            one. The chooser stays open after this error.
     """
-    from bridge.protocol import errors as E
-    raise E.BadRequest("No file chooser is open; give the upload a ref (a file input).")
+    state = _pages.get(page)
+    chooser = state.chooser if state is not None else None
+    if chooser is None:
+        raise E.BadRequest("No file chooser is open on this tab. Click the control that "
+                           "opens one first, or give the upload a ref (a file input).")
+    if len(action.files) > 1 and not chooser.is_multiple():
+        raise E.BadRequest(f"The open file chooser takes one file; {len(action.files)} "
+                           "were given. Nothing was uploaded.",
+                           {"files": len(action.files), "multiple": False})
+    await chooser.set_files(action.files)
+    state.chooser = None  # used once, as the browser's own chooser is
+    return {"via": "file-chooser", "files": len(action.files)}
+
+

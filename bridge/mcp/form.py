@@ -1,5 +1,7 @@
 """Forms and files: browser_fill_form (many fields, one ``page.batch`` request) and
-browser_file_upload.
+browser_file_upload: with no ref it answers the file chooser the last click opened
+(Playwright MCP's click → chooser → ``browser_file_upload {paths}``; the driver holds the
+chooser, supervisor/watch.py); with a ref, the file input or the control that opens one.
 
 Field values are never echoed back for text fields: they may be secrets the page masks.
 """
@@ -52,9 +54,13 @@ class FillFormArgs(ToolArgs):
 
 
 UploadArgs = derive(
-    "UploadArgs", "Which control and which files.", base=TargetArgs,
+    "UploadArgs", "Which files, and for which chooser or control.", base=TargetArgs,
     take={UploadAction: ["files"]}, rename={"files": "paths"},
     describe={"files": "Absolute paths of the files, on the browser's machine."},
+    ref=(Ref | None, Field(default=None, description="Omit to answer the file chooser "
+                           "a click opened; or a file input, or a control that opens a "
+                           "chooser, from the latest snapshot.")),
+    order=["paths"],
 )
 
 
@@ -96,6 +102,12 @@ async def _fill_form(conn: Connection, args: Any, response: Response) -> None:
 
 async def _upload(conn: Connection, args: Any, response: Response) -> None:
     tab = await conn.tab()
+    if args.ref is None:  # the chooser the last click opened (BAD_REQUEST when none)
+        result = await tab.act(UploadAction(files=args.paths), None)
+        response.add_action(f"Gave {len(args.paths)} file(s) to the open file chooser",
+                            [result])
+        response.include_page_state(tab)
+        return
     result = await tab.upload(args.ref, args.paths)
     via = {"input": "its file input", "file-chooser": "the file chooser it opened"}.get(
         str(result.get("via")), "it")
@@ -117,8 +129,9 @@ TOOLS = [
     Tool(
         name="browser_file_upload",
         title="Upload files",
-        description="Upload files through a file input, or through the button that opens "
-        "a file chooser, by its ref.",
+        description="Upload files: with no ref, to the file chooser a click opened (the "
+        "click's result shows it as a modal state); or through a file input, or the "
+        "button that opens a chooser, by its ref.",
         args=UploadArgs,
         run=_upload,
     ),

@@ -1,5 +1,6 @@
-"""How tool results read: the input path, delivery, new tabs, an open dialog, the tab
-list and the page state.
+"""How tool results read: the input path, delivery, what the action caused (effects), new
+tabs and which one is followed, an open dialog or file chooser, the tab list and the page
+state.
 
 Results use Playwright MCP's sections (``### Result``, ``### New tabs``, ``### Open
 tabs``, ``### Modal state``, ``### Page state``). Everything here is a pure function of
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 Result = Mapping[str, Any]
@@ -20,6 +22,12 @@ TabRow = tuple[str, Mapping[str, Any]]
 
 MAX_DIALOG_CHARS = 500
 """Characters of a dialog's message quoted in a result."""
+
+FOLLOW_LATE_MS = 2_000
+"""A foreground tab the page opened at most this long after the last input action's
+answer is followed like one the action opened itself (issue 15 item 2), ms."""
+CLOCK_SLACK_MS = 250
+"""Slack between the browser's clock (a tab's ``openedAt``) and this process's, ms."""
 
 SYNTHETIC = ("SYNTHETIC input: this browser has no input driver, so the page saw untrusted "
              "(isTrusted=false) events")
@@ -61,12 +69,122 @@ def warnings(results: Sequence[Result], labels: Sequence[str]) -> list[str]:
         if result.get("delivered") is False:
             seen = ", ".join(result.get("deliveredEvents") or []) or "none"
             lines.append(
-                f"WARNING delivered: false: {label} was dispatched as real "
-                "input but its target did not receive it (events the target saw: "
-                f"{seen}); something else took it, e.g. an overlay or a moved element. "
-                "It did NOT work as intended: check with browser_snapshot before retrying.")
+                f"WARNING delivered: false: {label} had no visible effect: it was sent as "
+                f"real input but its target never got it (the target saw: {seen}); "
+                "something else took it (an overlay, a moved element). Check with "
+                "browser_snapshot before retrying.")
     if any(r.get("postActionDocumentChanged") for r in results):
         lines.append("The page loaded a new document: refs of earlier snapshots no longer work.")
+    return lines
+
+
+def effects(results: Sequence[Result]) -> list[str]:
+    """Lines for what the actions caused beyond their target (issue 15 item 5), from the
+    results alone: a dialog, downloads, a file chooser. New tabs are said by
+    :func:`tab_effects` (they need the tab list's indexes); a navigation by
+    :func:`warnings`."""
+    lines = []
+    for result in results:
+        if result.get("dialog"):
+            kind = result["dialog"].get("type") or "JavaScript"
+            lines.append(f"Opened a {kind} dialog (see Modal state).")
+        for down in result.get("downloads") or []:
+            name = json.dumps(down.get("suggestedFilename") or "?", ensure_ascii=False)
+            late = " (started after the previous action)" if down.get("late") else ""
+            if down.get("path"):
+                lines.append(f"Downloaded {name}{late}: {down.get('bytes')} bytes, saved as "
+                             f"{down['path']}")
+            elif down.get("finished") is False:
+                lines.append(f"A download{late} started and is still running.")
+            else:
+                lines.append(f"The download of {name}{late} failed: "
+                             f"{down.get('failure') or 'unknown reason'}.")
+        if result.get("fileChooser"):
+            lines.append("Opened a file chooser (see Modal state).")
+    return lines
+
+
+def file_chooser_of(results: Sequence[Result]) -> dict[str, Any] | None:
+    """The file chooser an action opened (``{multiple}``), the last one if several."""
+    found = None
+    for result in results:
+        if result.get("fileChooser"):
+            found = dict(result["fileChooser"])
+    return found
+
+
+def chooser_section(chooser: Mapping[str, Any]) -> str:
+    """The "Modal state" section for an open file chooser (Playwright MCP's wording)."""
+    files = "files" if chooser.get("multiple") else "one file"
+    return ("### Modal state\n- [File chooser]: give it " + files + " with "
+            "browser_file_upload {paths} and no ref. The page is not blocked meanwhile.")
+
+
+@dataclass(frozen=True)
+class OpenedTab:
+    """A tab a bridge result reported opened (``newTabs``), with where it came from.
+
+    Attributes:
+        device: the device of the result (None: not said).
+        tab: the tab as ``tabs.list`` lists it (``tabId``, ``active``, ``openedAt``, ...).
+        late: reported by a snapshot, wait or find (it opened after an input action's
+            result went out), not by that action's own result.
+    """
+
+    device: str | None
+    tab: Mapping[str, Any]
+    late: bool
+
+
+def tab_to_follow(opened: Sequence[OpenedTab],
+                  inputs: Sequence[tuple[float, float]]) -> OpenedTab | None:
+    """The tab later tool calls should act on, if an action opened one in the foreground.
+
+    Rule (issue 15 item 2): the last reported tab that is ``active`` (the browser brought
+    it to the front: target=_blank, window.open). A tab opened in the background (Ctrl or
+    middle click) is not active and is only listed. A late tab is followed only when its
+    ``openedAt`` falls within an input call or at most FOLLOW_LATE_MS after its answer.
+
+    Args:
+        opened: the reported tabs, in order.
+        inputs: ``(sent, answered)`` of recent input calls, ms since the epoch.
+    """
+    def soon_after_input(at: Any) -> bool:
+        if not isinstance(at, (int, float)):
+            return False
+        return any(sent - CLOCK_SLACK_MS <= at <= answered + FOLLOW_LATE_MS + CLOCK_SLACK_MS
+                   for sent, answered in inputs)
+
+    for item in reversed(opened):
+        if not item.tab.get("active") or not isinstance(item.tab.get("tabId"), int):
+            continue
+        if item.late and not soon_after_input(item.tab.get("openedAt")):
+            continue
+        return item
+    return None
+
+
+def tab_effects(opened: Sequence[Mapping[str, Any]], index: Mapping[Any, int],
+                followed: Any) -> list[str]:
+    """``Opened tab 2 "Invoice" — now current`` per new tab.
+
+    Args:
+        opened: the new tabs, as listed now (title, url).
+        index: tab id → the index browser_tabs takes (absent: the tab is gone).
+        followed: the id of the tab that became current, if any.
+    """
+    lines = []
+    for tab in opened:
+        tab_id = tab.get("tabId")
+        title = json.dumps(tab.get("title") or tab.get("url") or "", ensure_ascii=False)
+        if tab_id not in index:
+            lines.append(f"Opened tab {tab_id} {title}; it is closed already.")
+        elif tab_id == followed:
+            lines.append(f"Opened tab {index[tab_id]} {title} — now current: later tools "
+                         "act on it.")
+        else:
+            lines.append(f"Opened tab {index[tab_id]} {title} in the background; not "
+                         f"current (browser_tabs select {index[tab_id]} to act on it).")
     return lines
 
 

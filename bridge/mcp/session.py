@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,22 +28,52 @@ from .options import McpOptions
 from ..protocol import errors as E
 from ..protocol.models import DeviceInfo
 from ..sdk import Browser, SnapshotResult, Tab
-from .report import TabRow
+from .report import OpenedTab, TabRow
 
 log = logging.getLogger("trustbridge.mcp")
 
 
+INPUT_METHODS = frozenset({"page.act", "page.batch"})
+"""Methods whose ``newTabs`` are the action's own (any other reports late tabs)."""
+INPUT_WINDOWS = 8
+"""Input calls whose times are kept to judge when a late tab opened."""
+
+
+class _Recording:
+    """A BridgeClient that hands every result to ``note(method, result)`` (the
+    Connection's record of reported tabs); everything else is the client's."""
+
+    def __init__(self, client: BridgeClient,
+                 note: Callable[[str, Mapping[str, Any], float], None]) -> None:
+        self._client = client
+        self._note = note
+
+    async def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        sent_ms = time.time() * 1000
+        result = await self._client.call(method, params)
+        self._note(method, result, sent_ms)
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
 class ConnectionTab(Tab):
-    """An SDK Tab whose snapshots always use its Connection's own diff baseline.
+    """An SDK Tab whose snapshots always use its Connection's own diff baseline, and whose
+    results tell the Connection which tabs they report opened.
 
     Two MCP servers on one bridge must not share "what you last saw" (issue 13 item 11),
     so every snapshot a tool takes through the connection names the connection's session,
-    whatever session the tool passed.
+    whatever session the tool passed. Every result's ``newTabs`` (an action's, or the late
+    ones a snapshot, wait or find reports) reaches :meth:`Connection.take_opened`, whatever
+    tool asked, so the Response can follow a foreground tab (issue 15 item 2).
     """
 
     def __init__(self, client: BridgeClient, device: str | None, tab_id: int | None,
-                 session: str) -> None:
-        super().__init__(client, device, tab_id)
+                 session: str,
+                 note: Callable[[str, Mapping[str, Any], float], None] | None = None) -> None:
+        super().__init__(_Recording(client, note) if note else client,  # type: ignore[arg-type]
+                         device, tab_id)
         self.session = session
 
     async def snapshot_result(self, *, session: str | None = None,
@@ -205,9 +236,44 @@ class Connection:
 
     async def tab(self) -> Tab:
         """The current tab as an SDK Tab (not checked; a closed tab fails at its next use);
-        its snapshots use :attr:`snapshot_session`."""
+        its snapshots use :attr:`snapshot_session`, and the tabs its results report opened
+        are kept for :meth:`take_opened`."""
         return ConnectionTab(await self.client(), self.device, self.tab_id,
-                             self.snapshot_session)
+                             self.snapshot_session, self._note_result)
+
+    # What results reported (issue 15 item 2). Class defaults: the constructor belongs to
+    # the launch options.
+    _opened: list[OpenedTab] | None = None
+    _inputs: tuple[tuple[float, float], ...] = ()
+
+    @property
+    def input_windows(self) -> tuple[tuple[float, float], ...]:
+        """``(sent, answered)`` of the last INPUT_WINDOWS input calls, ms since the epoch
+        (the clock of a tab's ``openedAt``), oldest first."""
+        return self._inputs
+
+    def _note_result(self, method: str, result: Mapping[str, Any], sent_ms: float) -> None:
+        """Keep the ``newTabs`` of a result (and of a batch's completed actions), and when
+        an input call was sent and answered."""
+        if method in INPUT_METHODS:
+            self._inputs = (*self._inputs, (sent_ms, time.time() * 1000))[-INPUT_WINDOWS:]
+        if self.tab_id is None and method.startswith("page.") \
+                and isinstance(result.get("tabId"), int):
+            # Pin "the active tab" to the tab that answered: a tab the page brings to the
+            # front must become current by being followed (and said), never silently.
+            self.select(result.get("device") or self.device, result["tabId"])
+        items = [result, *(result.get("completedActions") or [])]
+        for item in items:
+            for tab in item.get("newTabs") or []:
+                if self._opened is None:
+                    self._opened = []
+                self._opened.append(OpenedTab(item.get("device") or result.get("device"),
+                                              dict(tab), method not in INPUT_METHODS))
+
+    def take_opened(self) -> list[OpenedTab]:
+        """The tabs results reported opened since the last call, in order (each once)."""
+        opened, self._opened = self._opened or [], None
+        return opened
 
     def select(self, device: str | None, tab_id: int | None) -> None:
         """Make ``tab_id`` of ``device`` the current tab of every later tool call."""
