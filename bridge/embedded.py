@@ -28,6 +28,9 @@ if typing.TYPE_CHECKING:
 log = logging.getLogger("trustbridge.embedded")
 
 READY_TIMEOUT_S = 60.0
+START_FAILED_LINE = b"supervisor: could not start "
+"""Start of the stderr line the supervisor says when its browser cannot be launched
+(supervisor/__main__.py); its rest goes into the error the agent reads."""
 RESTARTED_LINE = b"supervisor: browser restarted:"
 """The stderr line the supervisor says after starting a dead browser again
 (``RESTARTED_LINE`` of supervisor/__main__.py; counted in :attr:`Embedded.restarts`)."""
@@ -81,6 +84,8 @@ class Embedded:
         self.restarts = 0
         """How many times the supervisor said it started its dead browser again."""
         self._stderr_task: asyncio.Task[None] | None = None
+        self._start_failure: str | None = None
+        """The supervisor's "could not start" line, for the error an agent reads."""
 
     @property
     def url(self) -> str:
@@ -147,6 +152,9 @@ class Embedded:
         """Pass the supervisor's stderr through to ours, counting its restart lines."""
         out = getattr(sys.stderr, "buffer", None)
         while line := await stream.readline():
+            if line.startswith(START_FAILED_LINE):
+                self._start_failure = line[len(START_FAILED_LINE):].decode(errors="replace")\
+                    .strip()[:600]
             if line.startswith(RESTARTED_LINE):
                 self.restarts += 1
                 self.progress("the browser died and was started again; its tabs are gone")
@@ -161,9 +169,16 @@ class Embedded:
         policy = self.server.policy
         while time.monotonic() < deadline:
             if self.child is not None and self.child.returncode is not None:
+                if self._stderr_task is not None:  # its last words name the cause
+                    with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                        await asyncio.wait_for(asyncio.shield(self._stderr_task), 2)
+                cause = f" It said: {self._start_failure}" if self._start_failure else \
+                    " See its messages above."
                 raise E.DeviceNotConnected(
                     f"The supervisor exited with code {self.child.returncode} before the "
-                    "browser was ready; see its messages above.")
+                    f"browser was ready.{cause}", {"browser": self.browser},
+                    next_step=f"Tell the user that {self.browser} could not be started and "
+                    "why (above); once fixed, the next call starts it again.")
             ext = self.device in policy.extensions
             drv = self.device in policy.drivers
             if ext and "ext" not in announced:

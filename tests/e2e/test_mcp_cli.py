@@ -39,13 +39,13 @@ VISION_TOOLS = {"browser_mouse_click_xy", "browser_mouse_move_xy", "browser_mous
 
 
 @asynccontextmanager
-async def mcp_server(home: Path, *flags: str) -> AsyncIterator[Client]:
-    """``trustbridge mcp --bridge-port 0 <flags>`` over stdio with state directory ``home``;
-    its stderr goes to ``home/stderr.log``."""
+async def mcp_server(home: Path, *flags: str, **env: str) -> AsyncIterator[Client]:
+    """``trustbridge mcp --bridge-port 0 <flags>`` over stdio with state directory ``home``
+    (and ``env`` on top of ours); its stderr goes to ``home/stderr.log``."""
     home.mkdir(parents=True, exist_ok=True)
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "bridge.cli", "mcp", "--bridge-port", "0", *flags],
-        env=dict(os.environ, TRUSTBRIDGE_HOME=str(home)), cwd=str(REPO))
+        env=dict(os.environ, TRUSTBRIDGE_HOME=str(home), **env), cwd=str(REPO))
     errlog = await asyncio.to_thread(open, home / "stderr.log", "w")
     try:
         async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=120) as client:
@@ -162,3 +162,17 @@ async def test_browser_firefox_navigates_and_clicks_trusted(tmp_path: Path, orig
         assert (await _status(client, "click isTrusted")).startswith("click isTrusted=true")
         agent = await _evaluate(client, "() => navigator.userAgent")
         assert "Firefox/" in str(agent), agent
+
+
+async def test_browser_camoufox_without_its_binary_says_how_to_get_it(tmp_path: Path) -> None:
+    """--browser camoufox with no Camoufox binary: the first tool call fails with
+    DEVICE_NOT_CONNECTED naming the missing binary and the fetch command; the server stays up."""
+    missing = tmp_path / "no-camoufox" / "camoufox-bin"
+    async with mcp_server(tmp_path, "--browser", "camoufox",
+                          TRUSTBRIDGE_CAMOUFOX=str(missing)) as client:
+        nav = await client.call_tool("browser_navigate", {"url": "http://127.0.0.1:9/"})
+        text = _text(nav)
+        assert nav.is_error and "DEVICE_NOT_CONNECTED" in text, text
+        assert f"No Camoufox binary at {missing}" in text and "python -m camoufox fetch" in text
+        assert "camoufox could not be started" in text  # the next step names the cause
+        assert {t.name for t in (await client.list_tools()).tools}  # still serving
