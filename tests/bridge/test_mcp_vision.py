@@ -4,11 +4,15 @@ reaches the extension and the driver, and how results read."""
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from bridge.mcp import Session, build_server
 from bridge.mcp.options import McpOptions
@@ -53,6 +57,21 @@ async def test_vision_tools_are_listed_only_with_caps_vision(session: Session) -
     assert VISION <= {t.name for t in tools_for({"vision"})}
     async with Client(build_server(session)) as mcp:
         assert VISION <= {t.name for t in (await mcp.list_tools()).tools}
+
+
+async def test_trustbridge_mcp_lists_them_with_caps_vision_only(tmp_path: Path) -> None:
+    """``trustbridge mcp --caps vision`` lists the six tools; without --caps it does not."""
+    repo = Path(__file__).resolve().parents[2]
+    listed = []
+    for extra in ([], ["--caps", "vision"]):
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "bridge.cli", "mcp", "--no-embedded", *extra],
+            env=dict(os.environ, TRUSTBRIDGE_HOME=str(tmp_path)), cwd=str(repo))
+        with (tmp_path / "stderr.log").open("w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog),
+                              read_timeout_seconds=60) as client:
+                listed.append({t.name for t in (await client.list_tools()).tools})
+    assert not VISION & listed[0] and VISION <= listed[1]
 
 
 async def test_click_xy_sends_a_mouse_action_and_reports_hit_and_receipt(

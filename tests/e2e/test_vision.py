@@ -223,3 +223,92 @@ async def test_no_driver_means_no_mouse_input_at_all(synthetic_stack: Stack,
     with pytest.raises(E.TrustedInputUnavailable, match="no synthetic events"):
         await stack.tab.mouse("click", BOARD[0] + 5, BOARD[1] + 5)
     assert await records(stack, "board") == []
+
+
+# -- the same through MCP (the --caps vision tools, the mcp client library) ---------------
+
+
+def _text(result: Any) -> str:
+    return "\n".join(c.text for c in result.content if c.type == "text")
+
+
+@pytest.fixture
+async def vision_mcp(stack: Stack) -> AsyncIterator[Session]:
+    """An MCP server connection with ``--caps vision`` on this test's bridge."""
+    session = Session(url=stack.server.url, token=stack.server.token, embedded=False,
+                      options=McpOptions(caps=frozenset({"vision"})))
+    try:
+        yield session
+    finally:
+        await session.close()
+
+
+async def test_mcp_click_xy_on_canvas_frame_and_closed_shadow(
+        stack: Stack, origins: Origins, vision_mcp: Session) -> None:
+    """browser_mouse_click_xy on the canvas, the framed button and the closed-shadow
+    button: each got one trusted click, and each result names the element and its
+    delivered receipt."""
+    async with Client(build_server(vision_mcp)) as mcp:
+        nav = await mcp.call_tool("browser_navigate", {"url": vision_url(origins)})
+        assert not nav.is_error, _text(nav)
+        canvas = await mcp.call_tool("browser_mouse_click_xy",
+                                     {"x": BOARD[0] + 30, "y": BOARD[1] + 40})
+        framed = await mcp.call_tool("browser_mouse_click_xy", {
+            "x": FRAME_CONTENT[0] + FRAMED_BUTTON_CENTRE[0],
+            "y": FRAME_CONTENT[1] + FRAMED_BUTTON_CENTRE[1], "element": "Framed button"})
+        shadow = await mcp.call_tool("browser_mouse_click_xy", {
+            "x": SHADOW_BUTTON_CENTRE[0], "y": SHADOW_BUTTON_CENTRE[1]})
+    assert await records(stack, "board") == [
+        {"isTrusted": True, "x": 30, "y": 40, "detail": 1, "button": 0}]
+    assert await framed_clicks(stack) == [{"isTrusted": True, "x": 120, "y": 75}]
+    assert await records(stack, "shadow") == [{"isTrusted": True}]
+    receipt = "Delivery receipt: the element received the click"
+    assert "<canvas>" in _text(canvas) and receipt in _text(canvas), _text(canvas)
+    assert re.search(r'in frame f\d+: <button> - button "Framed button" \[ref=f\d+e\d+\]',
+                     _text(framed)), _text(framed)
+    assert receipt in _text(framed)
+    assert '- button "Shadow press" [closed-shadow]' in _text(shadow), _text(shadow)
+    assert receipt in _text(shadow) and "with trusted input" in _text(shadow)
+
+
+async def test_mcp_wheel_drag_and_move_down_up(stack: Stack, origins: Origins,
+                                                vision_mcp: Session) -> None:
+    """browser_mouse_wheel where browser_mouse_move_xy left the pointer scrolls the inner
+    list; browser_mouse_drag_xy drags across the pad; down and up land where the pointer
+    was moved: all trusted, as the page recorded."""
+    async with Client(build_server(vision_mcp)) as mcp:
+        await mcp.call_tool("browser_navigate", {"url": vision_url(origins)})
+        await mcp.call_tool("browser_mouse_move_xy",
+                            {"x": SCROLLER_POINT[0], "y": SCROLLER_POINT[1]})
+        wheel = await mcp.call_tool("browser_mouse_wheel", {"deltaY": 900})
+        assert not wheel.is_error, _text(wheel)
+        assert f"at ({SCROLLER_POINT[0]}, {SCROLLER_POINT[1]})" in _text(wheel)
+        drag = await mcp.call_tool("browser_mouse_drag_xy", {
+            "startX": PAD[0] + 20, "startY": PAD[1] + 20,
+            "endX": PAD[0] + 200, "endY": PAD[1] + 100})
+        assert not drag.is_error, _text(drag)
+        await mcp.call_tool("browser_mouse_move_xy", {"x": PRESS[0] + 50, "y": PRESS[1] + 50})
+        down = await mcp.call_tool("browser_mouse_down", {})
+        await mcp.call_tool("browser_mouse_move_xy", {"x": PRESS[0] + 90, "y": PRESS[1] + 70})
+        up = await mcp.call_tool("browser_mouse_up", {})
+        assert "Pressed the left button at (770, 270)" in _text(down), _text(down)
+        assert "Released the left button at (810, 290)" in _text(up), _text(up)
+    assert await stack.page.evaluate("document.getElementById('scroller').scrollTop") >= 600
+    pad = await records(stack, "pad")
+    assert (pad[0]["type"], pad[0]["x"], pad[0]["y"]) == ("pointerdown", 20, 20)
+    assert (pad[-1]["type"], pad[-1]["x"], pad[-1]["y"]) == ("pointerup", 200, 100)
+    press = await records(stack, "press")
+    assert all(r["isTrusted"] for r in pad + press)
+    assert [(r["x"], r["y"]) for r in press if r["type"] == "mousedown"] == [(50, 50)]
+    assert [(r["x"], r["y"]) for r in press if r["type"] == "mouseup"] == [(90, 70)]
+
+
+async def test_mcp_click_with_position(stack: Stack, origins: Origins,
+                                       vision_mcp: Session) -> None:
+    """browser_click {ref, position}: the button is clicked at that offset, trusted."""
+    async with Client(build_server(vision_mcp)) as mcp:
+        nav = await mcp.call_tool("browser_navigate", {"url": vision_url(origins)})
+        ref = ref_of(_text(nav), "button", "Where")
+        result = await mcp.call_tool("browser_click", {"ref": ref, "position": {"x": 150, "y": 8}})
+        assert "at (150, 8) from its top-left corner with trusted input" in _text(result)
+    assert await records(stack, "where") == [{"isTrusted": True, "x": 150, "y": 8}]
