@@ -163,7 +163,8 @@ def steps(origin: str, upload: Path) -> list[Step]:
         Step("browser_network_requests", {"static": False}, expect=("api/ping.json",)),
         Step("browser_network_request", lambda ctx: {"index": ctx.get("ping_index", 1)},
              expect=("api/ping.json", "200")),
-        Step("browser_resize", {"width": 900, "height": 640}, keys=("size_px",)),
+        Step("browser_resize", {"width": 900, "height": 640},
+             probe="() => JSON.stringify([innerWidth, innerHeight])"),
         Step("browser_mouse_move_xy", pad_at(50, 40), keys=("pad_move",), drop=("n",)),
         Step("browser_mouse_click_xy", pad_at(60, 50), keys=("pad_click",)),
         Step("browser_mouse_down", {}, keys=("pad_down",)),
@@ -220,7 +221,7 @@ def trustbridge_spec(home: Path, caps: str = CAPS) -> ServerSpec:
     helptext = subprocess.run([sys.executable, "-m", "bridge.cli", "mcp", "--help"], cwd=REPO,
                               capture_output=True, text=True, timeout=60).stdout
     for flag, value in (("--caps", caps), ("--isolated", None), ("--headless", None),
-                        ("--executable-path", CHROMIUM)):
+                        ("--executable-path", CHROMIUM), ("--output-dir", str(home / "out"))):
         if flag in helptext and (value is None or value):
             args += [flag] + ([value] if value else [])
     return ServerSpec("trustbridge", sys.executable, args, REPO,
