@@ -7,6 +7,9 @@
 - ``popups: [{url}]``: pages the action opened;
 - ``downloads: [{suggestedFilename, path, bytes}]``: downloads it started, each saved
   under :func:`downloads_dir` (issue 15 item 3); the page stays where it was;
+- ``navigationWasDownload: true``: every navigation request the action started turned
+  into a download, so the page kept its document (``postActionDocumentChanged``, set by
+  the driver's NavigationWatch from the request alone, is then not a document change);
 - ``fileChooser: {multiple}``: a file chooser it opened (issue 15 item 1). The chooser
   is held for its page until :func:`answer_file_chooser` gives it files (an upload
   action with no ref), another chooser replaces it, or the page closes.
@@ -173,8 +176,14 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
     popups: list[Page] = []
     saves: list[asyncio.Task[dict[str, Any]]] = []
     choosers: list[FileChooser] = []
-    aborted: list[bool] = []
+    navigations: list[Request] = []  # navigation requests of the page's frames
+    aborted: list[Request] = []  # those the browser aborted (a download, or stopped)
     started = asyncio.Event()
+
+    def on_request(request: Request) -> None:
+        with contextlib.suppress(PlaywrightError):  # a request of a frame already gone
+            if request.is_navigation_request():
+                navigations.append(request)
 
     def on_popup(popup: Page) -> None:
         popups.append(popup)
@@ -190,7 +199,7 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
         try:
             if request.is_navigation_request() and any(
                     code in (request.failure or "") for code in ABORTED):
-                aborted.append(True)
+                aborted.append(request)
         except PlaywrightError:
             return
 
@@ -199,6 +208,7 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
     page.on("download", on_download)
     page.on("filechooser", on_chooser)
     page.on("requestfailed", on_failed)
+    page.on("request", on_request)
     task = asyncio.ensure_future(work())
     opened = dialogs.opened_event(page)  # issue 13 item 6: this page's dialogs only
     waiter = asyncio.ensure_future(opened.wait())
@@ -226,13 +236,17 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
         state.late = []
         if downloads:
             extra["downloads"] = downloads
+            if navigations and all(r in aborted for r in navigations):
+                # Every navigation the action started became a download: the document
+                # stayed (NavigationWatch counts the request as a document change).
+                extra["navigationWasDownload"] = True
         return extra
     finally:
         waiter.cancel()
         dialogs.discard(opened)
         page.context.remove_listener("page", on_popup)
         for event, listener in (("download", on_download), ("filechooser", on_chooser),
-                                ("requestfailed", on_failed)):
+                                ("requestfailed", on_failed), ("request", on_request)):
             _off(page, event, listener)
         _start_tail(page, state)
 

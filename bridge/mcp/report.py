@@ -73,7 +73,9 @@ def warnings(results: Sequence[Result], labels: Sequence[str]) -> list[str]:
                 f"real input but its target never got it (the target saw: {seen}); "
                 "something else took it (an overlay, a moved element). Check with "
                 "browser_snapshot before retrying.")
-    if any(r.get("postActionDocumentChanged") for r in results):
+    # A navigation that became a download left the document as it was (supervisor/watch.py).
+    if any(r.get("postActionDocumentChanged") and not r.get("navigationWasDownload")
+           for r in results):
         lines.append("The page loaded a new document: refs of earlier snapshots no longer work.")
     return lines
 

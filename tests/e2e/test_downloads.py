@@ -1,0 +1,69 @@
+"""Downloads an action starts (issue 15 item 3): the driver saves each one under the
+downloads folder (supervisor/watch.py) and the result names it, its size and its path;
+the page that started it stays where it was, with its state (tests/e2e/pages/tabs)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from supervisor import watch
+
+from .conftest import PAGES, Origins, Stack, ref_of
+from .test_mcp_tabs import call, mcp_on, open_main, page_state, pw_page
+
+
+@pytest.fixture
+def downloads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The downloads folder for this test ($TRUSTBRIDGE_DOWNLOADS_DIR)."""
+    folder = tmp_path / "downloads"
+    monkeypatch.setenv(watch.DOWNLOADS_ENV, str(folder))
+    return folder
+
+
+@pytest.mark.parametrize(("link", "served"), [
+    ("Download report", "report.txt"),  # <a download>: starts a few ms after the click
+    ("Export data", "export.bin"),  # a navigation to application/octet-stream
+])
+async def test_a_click_that_downloads_reports_the_saved_file(
+        stack: Stack, origins: Origins, downloads: Path, browser: str,
+        link: str, served: str) -> None:
+    """The click's result names the file, its size and where it was saved; the file
+    there has the served bytes; the page kept its URL and state and still counts clicks."""
+    if browser != "chromium":
+        pytest.skip("Playwright reports no download events over WebDriver BiDi (Firefox)")
+    expected = (PAGES / "tabs" / served).read_bytes()
+    async with mcp_on(stack) as mcp:
+        text = await open_main(stack, mcp, origins)
+        clicked = await call(mcp, "browser_click", element=link,
+                             ref=ref_of(page_state(text), "link", link))
+        found = re.search(rf'Downloaded "{re.escape(served)}": (\d+) bytes, saved as (\S+)',
+                          clicked)
+        assert found, clicked
+        saved = Path(found[2])
+        assert int(found[1]) == len(expected) and saved.parent == downloads
+        assert saved.read_bytes() == expected
+        assert "loaded a new document" not in clicked
+        main = pw_page(stack, "main.html")
+        assert main.url.endswith("/tabs/main.html")
+        assert await main.evaluate("window.__seen.state") == "kept"
+        await call(mcp, "browser_click", element="Count",
+                   ref=ref_of(page_state(clicked), "button", "Count"))
+        assert await main.evaluate("window.__seen.count") == 1
+
+
+async def test_two_downloads_of_one_name_are_both_kept(
+        stack: Stack, origins: Origins, downloads: Path, browser: str) -> None:
+    """The second download of the same name is saved beside the first, not over it."""
+    if browser != "chromium":
+        pytest.skip("Playwright reports no download events over WebDriver BiDi (Firefox)")
+    await stack.tab.goto(f"{origins.main}/tabs/main.html")
+    ref = ref_of(await stack.snapshot(), "link", "Download report")
+    first = await stack.act(ref, kind="click")
+    second = await stack.act(ref, kind="click")
+    paths = [d["path"] for r in (first, second) for d in r["downloads"]]
+    assert [Path(p).name for p in paths] == ["report.txt", "report (1).txt"]
+    assert all(Path(p).read_bytes() == (PAGES / "tabs" / "report.txt").read_bytes()
+               for p in paths)
