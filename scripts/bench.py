@@ -15,6 +15,9 @@ Benchmarks (details in each ``scripts/benchlib/b*.py``):
   settle wait); targets (c) ≤ 1.10× (a), (d) ≤ 0.5× (e).
 - B2 per-action overhead: trusted click vs ``locator.click`` vs ``mouse.click``; target
   ≤ 5 ms median above ``locator.click``.
+- B2u the click users run: ``trustbridge up`` (a subprocess) + the SDK, and ``trustbridge
+  mcp`` over stdio, against ``locator.click()`` / ``mouse.click()`` of raw Playwright on its
+  own Chromium (same binary); target: the SDK click ≤ 0.5× ``locator.click`` (issue 18).
 - B3 snapshot time and bytes at 100 / 1,000 / 10,000 interactive elements.
 - B4 a proxy adding 25 ms each way: step by step vs batch; target: a batch costs about one
   round trip more than local.
@@ -70,8 +73,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--quick", action="store_true",
                     help="short run: fewer rounds and sizes; writes to a temp folder "
                     "unless --out-dir is given")
-    ap.add_argument("--only", default="b1,b2,b3,b4,b5,profile",
-                    help="comma-separated subset of b1,b2,b3,b4,b5,profile")
+    ap.add_argument("--only", default="b1,b2,b2u,b3,b4,b5,profile",
+                    help="comma-separated subset of b1,b2,b2u,b3,b4,b5,profile")
     ap.add_argument("--arms", default=None,
                     help="B1 arms (default all: a,b,c,d,e,d_form,e_form,e_nosettle)")
     ap.add_argument("--rounds", type=int, default=None,
@@ -104,6 +107,7 @@ def plan(args: argparse.Namespace) -> dict:
         "only": args.only.split(","),
         "b1": {"rounds": r or (3 if q else 10), "arms": arms},
         "b2": {"rounds": r or (10 if q else 40)},
+        "b2u": {"rounds": r or (10 if q else 30), "mcp": not args.no_mcp},
         "b3": {"rounds": r or (2 if q else 5), "sizes": [100, 1000] if q else [100, 1000, 10000],
                "mcp": not args.no_mcp},
         "b4": {"rounds": r or (3 if q else 10),
@@ -122,6 +126,7 @@ async def main(args: argparse.Namespace) -> int:
     from benchlib import (
         b1_form,
         b2_action,
+        b2_users,
         b3_snapshot,
         b4_proxy,
         b5_tabs,
@@ -177,6 +182,8 @@ async def main(args: argparse.Namespace) -> int:
         await step("b3", lambda: b3_snapshot.run(stack, c3["sizes"], c3["rounds"], c3["mcp"], log))
         await stack.close_mcp()  # the MCP servers' browsers would compete for the CPU below
         await step("b2", lambda: b2_action.run(stack, c2["rounds"], log))
+        cu = cfg["b2u"]
+        await step("b2u", lambda: b2_users.run(stack.pages, cu["rounds"], log, log_dir, cu["mcp"]))
         await step("b4", lambda: b4_proxy.run(stack, c4["counts"], c4["rounds"], log))
         await step("b5", lambda: b5_tabs.run(stack, c5["tabs"], c5["actions"], c5["reps"], log))
         await step("profile", lambda: profile.run(stack, _slowest_sdk_arm(res.get("b1")),

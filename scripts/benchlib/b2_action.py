@@ -6,14 +6,19 @@ On ``/clicks`` in the supervisor's tab, each round (order rotated) times:
 - ``trusted_click``: ``page.act`` click by ref: client → bridge → extension resolve
   (``page.resolveTarget``, arming the delivery receipt) → driver
   (``frame.locator(<unique selector>).click()``) → client (the receipt is pushed by the
-  page's click listener and is normally at the bridge before the driver's answer);
+  page's click listener and is normally at the bridge before the driver's answer); the
+  extension measures a verified point and the driver clicks there with ``page.mouse``
+  (the fast path, issue 18; every result must say ``fastPath: true``);
+- ``trusted_click_full``: the same with ``allowCoordinates`` (no fast point is asked for):
+  the full path, ``frame.locator(<unique selector>).click()`` behind the bridge;
 - ``locator_click``: Playwright ``page.locator("#go").click()`` on the same element (the
   baseline: the same actionability checks, no bridge);
 - ``mouse_click``: Playwright ``page.mouse.click(x, y)`` at its centre (no checks at all);
 - ``bridge_roundtrip``: ``tabs.list`` through the bridge and the extension (the cost of one
   client → bridge → extension → client trip, for reference);
 - ``driver_act``: the input driver's own ``act`` called directly in this process with the
-  frame token and CSS the extension gave for the ref (no bridge, no extension): splits the
+  frame token, CSS and fast point the extension gave for the ref (no bridge, no
+  extension): splits the
   overhead into driver and bridge + extension parts;
 - ``handle_click``: the driver's former path, bare: ``query_selector_all`` (uniqueness
   check) then ``ElementHandle.click()`` (kept to show what the locator path saves);
@@ -49,6 +54,8 @@ async def run(stack: Stack, rounds: int, log: Callable[[str], None]) -> dict[str
     cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
     calls: list[list[tuple[str, float]]] = []
 
+    fast: list[Any] = []
+
     async def trusted_click() -> None:
         stack.timer.current = []
         r = await client.call("page.act", {"device": "bench", "ref": ref,
@@ -57,6 +64,14 @@ async def run(stack: Stack, rounds: int, log: Callable[[str], None]) -> dict[str
         stack.timer.current = None
         if r["inputPath"] != "trusted":
             raise AssertionError(f"inputPath {r['inputPath']}")
+        fast.append(r.get("fastPath"))
+
+    async def trusted_click_full() -> None:
+        r = await client.call("page.act", {"device": "bench", "ref": ref,
+                                           "action": {"kind": "click"},
+                                           "allowCoordinates": True})
+        if r["inputPath"] != "trusted" or r.get("fastPath"):
+            raise AssertionError(f"inputPath {r['inputPath']}, fastPath {r.get('fastPath')}")
 
     async def locator_click() -> None:
         await page.locator("#go").click()
@@ -87,19 +102,21 @@ async def run(stack: Stack, rounds: int, log: Callable[[str], None]) -> dict[str
     async def engine_locator_click() -> None:
         await page.main_frame.locator(selector).click()
 
-    ops: list[Callable[[], Awaitable[None]]] = [trusted_click, locator_click, mouse_click,
+    ops: list[Callable[[], Awaitable[None]]] = [trusted_click, trusted_click_full,
+                                                locator_click, mouse_click,
                                                 bridge_roundtrip, driver_act, handle_click,
                                                 engine_locator_click]
     samples: dict[str, list[float]] = {op.__name__: [] for op in ops}
     for op in ops:  # warm-up
         await op()
     calls.clear()
+    fast.clear()
     for r in range(rounds):
         for op in rotated(ops, r):
             t0 = time.perf_counter()
             await op()
             samples[op.__name__].append((time.perf_counter() - t0) * 1000)
-    sent = (rounds + 1) * 6 + 1
+    sent = (rounds + 1) * 7 + 1
     seen = int(await page.text_content("#n") or 0)
     log(f"B2 done: {rounds} rounds")
     stats = {k: summary(v) for k, v in samples.items()}
@@ -122,6 +139,7 @@ async def run(stack: Stack, rounds: int, log: Callable[[str], None]) -> dict[str
         "overhead_split_ms": split,
         "ratio_to_locator_click": {k: ratio(v["median"], base) for k, v in stats.items()},
         "bridge_calls": {m: summary(v) for m, v in by_method.items()},
+        "fast_path_all": all(v is True for v in fast),
         "clicks_sent": sent,
         "clicks_seen": seen,
         "targets": [{"target": "B2 trusted click ≤ 5 ms median above locator.click",

@@ -4,7 +4,10 @@
   submit button; 120 ms after submit a result line names the three values
   (:func:`expected_result`), so waiting for it also checks every step landed.
 - ``/clicks``: a "Query" field and a "Go" button; trusted clicks on Go are counted in
-  ``#n`` (``event.isTrusted`` only), focus changes in ``#f`` (B2, B4, B5).
+  ``#n`` (``event.isTrusted`` only), focus changes in ``#f`` (B2, B4, B5); a "Slow" button
+  inside a box running a transform animation that never moves it (the fast path refuses
+  it as ``moving``, Playwright's stable check passes: the fallback's cost), its trusted
+  clicks counted in ``#s``.
 - ``/n<N>``: an application-like page with exactly N interactive elements (B3), from
   ``scripts/bench_snapshot.py``.
 """
@@ -49,10 +52,14 @@ document.getElementById('f').addEventListener('submit', (e) => {{
 </script></body></html>"""
 
 CLICKS = """<!doctype html><html><head><meta charset="utf-8"><title>Clicks</title></head>
+<style>@keyframes still { from { transform: none; } to { transform: none; } }
+#slowbox { animation: still 1s linear infinite; }</style>
 <body><h1>Latency</h1><input aria-label="Query"><button id="go">Go</button><p id="n">0</p>
-<p id="f">0</p>
+<p id="f">0</p><div id="slowbox"><button id="slow">Slow</button></div><p id="s">0</p>
 <script>let n = 0; document.getElementById('go').addEventListener('click', (e) => {
   if (e.isTrusted) document.getElementById('n').textContent = String(++n); });
+let s = 0; document.getElementById('slow').addEventListener('click', (e) => {
+  if (e.isTrusted) document.getElementById('s').textContent = String(++s); });
 let f = 0; document.addEventListener('focusin', () => {
   document.getElementById('f').textContent = String(++f); });</script>
 </body></html>"""

@@ -59,7 +59,7 @@ def render(res: dict[str, Any], analysis: str) -> str:
         L += ["## Benchmarks that failed in this run", ""]
         L += [f"- {k}: {v}" for k, v in res["failures"].items()]
         L.append("")
-    targets = [t for b in ("b1", "b2", "b4") for t in res.get(b, {}).get("targets", [])]
+    targets = [t for b in ("b1", "b2", "b2u", "b4") for t in res.get(b, {}).get("targets", [])]
     if targets:
         L += ["## Targets", "", "| target | measured | limit | |", "|---|---:|---:|---|"]
         for t in targets:
@@ -72,6 +72,8 @@ def render(res: dict[str, Any], analysis: str) -> str:
         L += _b1(res["b1"])
     if "b2" in res:
         L += _b2(res["b2"])
+    if "b2u" in res:
+        L += _b2u(res["b2u"])
     if "b3" in res:
         L += _b3(res["b3"])
     if "b4" in res:
@@ -138,7 +140,9 @@ def _b2(b: dict[str, Any]) -> list[str]:
          f"One click on the same button, {b['rounds']} rounds, order rotated. The page "
          f"counted {b['clicks_seen']} trusted clicks of {b['clicks_sent']} sent.", "",
          "| operation | median ms | min ms | p95 ms | × locator.click |", "|---|---:|---:|---:|---:|"]
-    names = {"trusted_click": "trusted click through the bridge (`page.act`)",
+    names = {"trusted_click": "trusted click through the bridge (`page.act`, fast path)",
+             "trusted_click_full": "trusted click, full Playwright path (`allowCoordinates`:"
+                                   " no fast point asked)",
              "locator_click": "Playwright `locator.click()` (baseline)",
              "mouse_click": "Playwright `mouse.click(x, y)`",
              "bridge_roundtrip": "bridge round trip (`tabs.list`, via the extension)",
@@ -159,6 +163,38 @@ def _b2(b: dict[str, Any]) -> list[str]:
           f"{_ms(sp.get('handle_click_minus_locator_click'))} ms. "
           "Inside the bridge, per click: " + ", ".join(
               f"`{m}` {s['median']:.1f} ms" for m, s in b["bridge_calls"].items()) + ".", ""]
+    return L
+
+
+def _b2u(b: dict[str, Any]) -> list[str]:
+    sent, seen, fp = b["clicks_sent"], b["clicks_seen"], b["fast_path"]
+    L = ["## B2u the click users run", "",
+         f"`trustbridge up` as a subprocess with the SDK (`Browser.connect`, `tab.click(ref)`), "
+         f"and `trustbridge mcp` over stdio on the same `up`; raw Playwright on its own "
+         f"headless Chromium from the same binary, same page; {b['rounds']} rounds after a "
+         f"warm-up, order rotated. Trusted clicks the pages counted: trustbridge "
+         f"{seen['trustbridge_go']} of {sent['trustbridge_go']} (fast and full path, MCP), "
+         f"fallback button {seen['trustbridge_slow']} of {sent['trustbridge_slow']}, "
+         f"Playwright {seen['playwright']} of {sent['playwright']}. Every SDK click result "
+         f"said fastPath true: {fp['sdk_click_all_fast']}; the fallback button was refused "
+         f"as {', '.join(fp['fallback_refused']) or '–'}.", "",
+         "| operation | median ms | min ms | p95 ms | × locator.click |",
+         "|---|---:|---:|---:|---:|"]
+    names = {"sdk_click": "SDK `tab.click(ref)` via `trustbridge up` (fast path)",
+             "sdk_click_fallback": "the same, a target the fast path refuses (`moving`): "
+                                   "fallback cost",
+             "sdk_click_full": "the same button, full Playwright path (no fast point asked)",
+             "mcp_click": "`trustbridge mcp` `browser_click` (stdio, page state included)",
+             "locator_click": "Playwright `locator.click()` (baseline)",
+             "mouse_click": "Playwright `mouse.click(x, y)`"}
+    for k, s in b["ops"].items():
+        L.append(f"| {names.get(k, k)} | {_ms(s['median'])} | {_ms(s['min'])} | "
+                 f"{_ms(s['p95'])} | {_x(b['ratio_to_locator_click'][k])} |")
+    if b.get("mcp_error"):
+        L += ["", f"MCP arm not run: {b['mcp_error']}"]
+    L += ["", "The fallback button sits in a box running a transform animation that never "
+          "moves it: Playwright's own `locator.click()` on it waits for its stable check "
+          "too, so compare that row with the full-path row, not only with the baseline.", ""]
     return L
 
 

@@ -144,3 +144,31 @@ def _check_readme_shows(readme: str, res: dict[str, Any], targets: list[dict[str
     for name, op in res["b2"]["ops"].items():
         want = tuple(f"{op[k]:,.1f}" for k in ("median", "min", "p95"))
         assert want in shown, (name, want, shown)
+
+
+def test_users_arm_goes_through_trustbridge_up(tmp_path: Path) -> None:
+    """One round of B2u (no MCP): `trustbridge up` as a subprocess and the SDK clicked by
+    ref, every click on the fast path and seen trusted by the page, the fallback button
+    refused as moving and still clicked, Playwright's clicks counted on its own browser;
+    the ratio and verdict follow from the medians, and the README shows the table."""
+    env = dict(os.environ, TRUSTBRIDGE_HOME=str(tmp_path / "home"))
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "bench.py"), "--quick", "--no-mcp",
+         "--only", "b2u", "--rounds", "1", "--out-dir", str(tmp_path)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=150, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    b = json.loads((tmp_path / "results.json").read_text())["b2u"]
+    assert set(b["ops"]) == {"sdk_click", "sdk_click_fallback", "sdk_click_full",
+                             "locator_click", "mouse_click"}
+    assert b["clicks_seen"] == b["clicks_sent"] == {"trustbridge_go": 4, "trustbridge_slow": 2,
+                                                    "playwright": 4}
+    assert b["fast_path"] == {"sdk_click_all_fast": True, "fallback_refused": ["moving"]}
+    _check_ratios(b["ratio_to_locator_click"], {k: v["median"] for k, v in b["ops"].items()},
+                  "locator_click")
+    (target,) = b["targets"]
+    assert target["value"] == b["ratio_to_locator_click"]["sdk_click"]
+    _check_met(target)
+    readme = (tmp_path / "README.md").read_text()
+    shown = {tuple(_cells(ln)[1:4]) for ln in _section(readme, "## B2u ") if ln.startswith("| ")}
+    for name, op in b["ops"].items():
+        assert tuple(f"{op[k]:,.1f}" for k in ("median", "min", "p95")) in shown, name
