@@ -420,8 +420,8 @@ class ResizeParams(TabParams):
 
 
 class PdfParams(TabParams):
-    """Print the tab to PDF (Chromium only; driver). Result: ``{pdf: base64, bytes, tabId}``.
-    Errors: BAD_REQUEST in a browser that cannot print to PDF."""
+    """Print the tab to PDF (driver: headless Chromium, Firefox). Result: ``{pdf: base64,
+    bytes, tabId}``. Errors: BAD_REQUEST in a browser that cannot print to PDF."""
 
 
 class EvaluateParams(TabParams):
