@@ -306,13 +306,14 @@ async def resize(frame: Frame, params: DriverResizeParams) -> dict[str, Any]:
 
 async def pdf(frame: Frame, params: DriverPdfParams) -> dict[str, Any]:
     """The page printed to PDF (``page.pdf``, Playwright's defaults: Letter, print media).
+    Headless Chromium and Firefox over WebDriver BiDi print (both tested,
+    tests/e2e/test_mcp_devtools.py); Playwright refuses headed Chromium.
 
     Returns:
         ``{pdf: base64, bytes}``.
 
     Raises:
-        BadRequest: the browser cannot print to PDF (Playwright supports Chromium
-            headless only).
+        BadRequest: the browser cannot print to PDF (Playwright's refusal, quoted).
     """
     page = frame.page
     try:
@@ -321,9 +322,8 @@ async def pdf(frame: Frame, params: DriverPdfParams) -> dict[str, Any]:
         text = str(exc)
         if "pdf" in text.lower() and ("support" in text.lower() or "headless" in text.lower()):
             raise E.BadRequest(
-                "This browser cannot save a page as PDF: only headless Chromium can "
-                f"({text.splitlines()[0][:200]}).", {"browser": "not headless Chromium"}
-            ) from exc
+                "This browser cannot save a page as PDF here (headless Chromium and "
+                f"Firefox can): {text.splitlines()[0][:200]}.") from exc
         raise map_error(exc) from exc
     if not data.startswith(b"%PDF"):
         raise E.InternalError("The browser returned something that is not a PDF.")

@@ -233,7 +233,7 @@ def _part(req: dict[str, Any], part: str) -> str:
         return "\n".join(_headers(req.get("requestHeaders")))
     if part == "request-body":
         return req["postData"] if req.get("postData") is not None else \
-            f"{number} has no request body."
+            f"{number}: the browser reported no request body."
     if req.get("status") is None:
         return f"{number} has no response ({req.get('failure') or 'not answered yet'})."
     if part == "response-headers":
@@ -371,7 +371,7 @@ TOOLS = [
     Tool(
         name="browser_pdf_save",
         title="Save as PDF",
-        description="Save page as PDF (Chromium) in the output directory.",
+        description="Save page as PDF in the output directory.",
         args=PdfArgs,
         run=_pdf,
         read_only=True,

@@ -93,7 +93,7 @@ async def test_console_lists_the_pages_messages_by_level_and_its_uncaught_error(
 
 
 async def test_network_lists_the_pages_fetches_with_status_and_one_in_detail(
-        stack: Stack, origins: Origins, out_dir: Path) -> None:
+        stack: Stack, origins: Origins, out_dir: Path, browser: str) -> None:
     """The page's three fetches are listed with the statuses the page itself got; static
     requests are hidden unless asked; one request shows its headers, bodies on demand."""
     async with tools(stack) as mcp:
@@ -124,7 +124,10 @@ async def test_network_lists_the_pages_fetches_with_status_and_one_in_detail(
         assert seen["ok"]["body"].strip() in body
         sent = await call(mcp, "browser_network_request",
                           {"index": int(posted[1]), "part": "request-body"})
-        assert "name=trust" in sent
+        if browser == "firefox":  # Playwright over WebDriver BiDi gets no request bodies
+            assert "the browser reported no request body" in sent
+        else:
+            assert "name=trust" in sent
         saved = await call(mcp, "browser_network_requests", {"filename": "net/list.txt"})
         assert "missing.json" in (out_dir / "net" / "list.txt").read_text() and "Saved" in saved
 
@@ -150,21 +153,16 @@ async def test_resize_changes_the_pages_inner_size(stack: Stack, origins: Origin
 
 
 async def test_pdf_is_listed_only_with_caps_pdf_and_is_a_real_pdf(
-        stack: Stack, origins: Origins, out_dir: Path, browser: str) -> None:
-    """browser_pdf_save is absent without --caps pdf; with it, Chromium saves a real PDF
-    in the output directory; Firefox refuses with BAD_REQUEST; names leaving the output
-    directory are refused."""
+        stack: Stack, origins: Origins, out_dir: Path) -> None:
+    """browser_pdf_save is absent without --caps pdf; with it, the page is saved as a real
+    PDF in the output directory (Chromium, and Firefox over WebDriver BiDi); names leaving
+    the output directory are refused."""
     async with tools(stack) as mcp:
         names = {t.name for t in (await mcp.list_tools()).tools}
         assert "browser_pdf_save" not in names and "browser_console_messages" in names
     async with tools(stack, frozenset({"pdf"})) as mcp:
         assert "browser_pdf_save" in {t.name for t in (await mcp.list_tools()).tools}
         await open_page(mcp, origins, "shot.html", "Red")
-        if browser != "chromium":
-            refused = await mcp.call_tool("browser_pdf_save", {})
-            assert refused.is_error and "BAD_REQUEST" in text(refused), text(refused)
-            assert "Chromium" in text(refused)
-            return
         said = await call(mcp, "browser_pdf_save", {"filename": "docs/page.pdf"})
         saved = out_dir / "docs" / "page.pdf"
         assert str(saved) in said
