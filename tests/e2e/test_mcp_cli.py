@@ -132,19 +132,22 @@ async def test_without_origin_lists_both_origins_load(tmp_path: Path, origins) -
         assert await _status(client, "other origin") == "same origin loaded; other origin loaded"
 
 
-async def test_user_data_dir_keeps_local_storage_across_runs(tmp_path: Path, origins) -> None:
+@pytest.mark.parametrize("browser", BROWSERS)
+async def test_user_data_dir_keeps_local_storage_across_runs(tmp_path: Path, origins,
+                                                             browser: str) -> None:
     """--user-data-dir DIR: a visit stored by a trusted click in one server run is in the
     page's localStorage in the next run; without it (isolated) the next run starts empty."""
     profile = tmp_path / "profile"
     url = f"{origins.main}/mcp_cli/storage.html"
     for run in (1, 2):
-        async with mcp_server(tmp_path / f"run{run}", "--user-data-dir", str(profile)) as client:
+        async with mcp_server(tmp_path / f"run{run}", "--browser", browser,
+                              "--user-data-dir", str(profile)) as client:
             snap = await _call(client, "browser_navigate", {"url": url})
             assert f"stored visits={run - 1} at load" in snap, snap
             await _call(client, "browser_click",
                         {"element": "Save visit", "ref": _ref(snap, "button", "Save visit")})
             assert await _status(client, "after click") == f"stored visits={run} after click"
-    async with mcp_server(tmp_path / "isolated", "--isolated") as client:
+    async with mcp_server(tmp_path / "isolated", "--browser", browser, "--isolated") as client:
         snap = await _call(client, "browser_navigate", {"url": url})
         assert "stored visits=0 at load" in snap, snap
 
