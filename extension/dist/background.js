@@ -800,6 +800,7 @@
     }
     let within = null;
     if (params.within) within = tabs2.parseRef(tabId, params.within);
+    console.log("BGDBG start", Date.now() - started);
     const { byFrame, byKey } = await Promise.race([
       framesOf(api2, tabs2, tabId),
       timeout(Math.max(budget * SETUP_SHARE, 200)).then(() => ({ byFrame: null }))
@@ -818,6 +819,7 @@
         { ref: params.within, reason: "navigated" }
       );
     }
+    console.log("BGDBG frames", Date.now() - started);
     const wanted = subtreeOf(byFrame, startFrame);
     const floor = tabs2.tabState(tabId).refFloor;
     const answers = /* @__PURE__ */ new Map();
@@ -853,6 +855,7 @@
       tabs2.noteDocument(tabId, info.ordinal, info.docId, floor, res.nextRef || floor);
       answers.set(frameId, res);
     }));
+    console.log("BGDBG answers", Date.now() - started);
     if (!answers.has(startFrame)) timedOut = true;
     const matches = [];
     let more = false;

@@ -1750,6 +1750,28 @@
       this.byRef.set(ref, { node: new WeakRef(el), desc, seenObs: this.observation, seenAt: this.now(), rebinds: 0 });
       return ref;
     }
+    /**
+     * Ref of `el` when it already has a live entry whose role, name, scope and shadow
+     * placement are these: recorded as seen now, its descriptor kept (a snapshot of a page
+     * that did not change mints and describes nothing). Otherwise null: call refFor().
+     * @param {Element} el @param {string} role @param {string} name
+     * @param {{role: string, name: string}|null} scope @param {boolean} closed
+     * @returns {string|null}
+     */
+    seen(el, role, name, scope, closed) {
+      const ref = this.byElement.get(el);
+      if (!ref) return null;
+      const entry = this.byRef.get(ref);
+      if (!entry || entry.desc.role !== role || entry.desc.name !== name || !!entry.desc.closed !== !!closed) return null;
+      const s = entry.desc.scope;
+      if (s !== scope && (!s || !scope || s.role !== scope.role || s.name !== scope.name)) return null;
+      if (entry.node.deref() !== el) return null;
+      entry.seenObs = this.observation;
+      entry.seenAt = this.now();
+      entry.rebinds = 0;
+      this.expired.delete(ref);
+      return ref;
+    }
     describe(ref) {
       const entry = this.byRef.get(ref);
       return entry ? { role: entry.desc.role, name: entry.desc.name } : null;
@@ -2108,6 +2130,10 @@
           }
         }
       }
+      if (role === "article" && !name && !clickable) {
+        this.descend(el, depth, ctx);
+        return;
+      }
       const shown = role === "row" && !hasAuthorName(el) ? "" : name;
       this.push(this.line(el, role, name, depth, ctx, { clickable, shown }));
       if (el instanceof HTMLSelectElement) {
@@ -2160,7 +2186,8 @@
       if (role === "textbox" && isEditingHost2(el) && !this.aria.style(el).display.startsWith("inline")) s += " [multiline]";
       if (clickable && role !== "generic") s += " [clickable]";
       if (ctx.closed) s += " [closed-shadow]";
-      const ref = this.refs.refFor(el, this.descriptor(el, role, name, ctx));
+      const clipped = clip(name, MAX_NAME);
+      const ref = this.refs.seen(el, role, clipped, ctx.scope, ctx.closed) || this.refs.refFor(el, this.descriptor(el, role, name, ctx));
       this.refCount++;
       s += ` [ref=${this.prefix}${ref}]`;
       if (role === "link") {
@@ -3054,7 +3081,10 @@
   var SKIP_TAGS2 = /* @__PURE__ */ new Set(["script", "style", "template", "noscript", "head", "meta", "link", "title", "base", "option", "datalist"]);
   var NAME_ATTRS = ["aria-label", "alt", "title", "placeholder", "aria-placeholder"];
   var NAME_ATTR_SELECTOR = "[aria-label],[alt],[title],[placeholder],[aria-placeholder],input[type=button][value],input[type=submit][value],input[type=reset][value]";
-  var COLLAPSIBLE_WRAPPERS2 = /* @__PURE__ */ new Set(["cell", "listitem"]);
+  var COLLAPSIBLE_WRAPPERS2 = /* @__PURE__ */ new Set(["cell", "listitem", "paragraph"]);
+  function hasAuthorName2(el) {
+    return el.hasAttribute("aria-label") || el.hasAttribute("aria-labelledby") || el.hasAttribute("title");
+  }
   var ROLE_TAGS = {
     button: "button, input, summary",
     link: "a, area",
@@ -3256,7 +3286,14 @@
       if (role === "iframe") return role;
       if (el.localName === "label" && !role && el.control) return null;
       if (role && !FLATTEN_ROLES.has(role)) return role;
-      return this.walker.clickable(el, role) ? "generic" : null;
+      if (this.walker.clickable(el, role)) return "generic";
+      if (typeof this.walker.ownText === "function" && this.walker.ownText(el) && this.single(el)) return "generic";
+      return null;
+    }
+    /** The text of `el` when it holds exactly one text and nothing else, else null. */
+    single(el) {
+      const held = this.walker.contents(el);
+      return !held.bail && held.texts === 1 && held.elements === 0 ? held.text : null;
     }
     nameOf(el, printed) {
       if (printed === "iframe") {
@@ -3265,8 +3302,8 @@
       if (printed === "generic") return clip(this.walker.safe(implicitName(el, Infinity)), 100);
       return this.walker.safe(this.aria.name(el));
     }
-    /** Printed ancestors of `node` from the top, as {el, role, name, ctx} with the walk's
-     *  context (closed shadow, scope, inside a control) for each. */
+    /** Printed ancestors of `node` from the top, as entries with the walk's context
+     *  (closed shadow, scope, inside a control) for each. */
     path(node) {
       const chain = [];
       for (let n = flatParent(node); n; n = flatParent(n)) chain.push(n);
@@ -3285,36 +3322,75 @@
       }
       return { ancestors: out, ctx };
     }
+    /**
+     * How the walk prints `el` under `ctx` (walker.js visit): null for no line, else
+     * {el, role, name, ctx, opts} where opts are Walker.line's ({clickable, inline, shown}).
+     */
     entry(el, ctx) {
       if (this.aria.invisible(el)) return null;
-      let role = this.printedRole(el);
-      if (role === "generic" && ctx.inControl) role = null;
+      const own = this.aria.role(el);
+      const role = this.printedRole(el);
       if (!role) return null;
-      return { el, role, name: this.nameOf(el, role), ctx };
+      const name = this.nameOf(el, role);
+      const clickable = role !== "generic" && role !== "iframe" && !ctx.inControl && this.walker.clickable(el, own);
+      let opts = { clickable };
+      if (role === "generic") {
+        const isControl2 = !ctx.inControl && this.walker.clickable(el, own);
+        if (!isControl2) {
+          const text = ctx.text && typeof this.walker.ownText === "function" && this.walker.ownText(el) ? this.single(el) : null;
+          if (!text) return null;
+          opts = { inline: text, shown: "" };
+        } else {
+          opts = { clickable: false };
+        }
+      } else if (COLLAPSIBLE_WRAPPERS2.has(role)) {
+        const held = this.walker.contents(el);
+        const authorName = hasAuthorName2(el);
+        if (!held.bail) {
+          if (held.texts === 0 && held.elements > 0 && !authorName && !clickable && (role !== "listitem" || held.elements === 1)) {
+            return null;
+          }
+          if (held.texts === 1 && held.elements === 0 && (!name || name === held.text)) {
+            const named = role === "cell" && !!name;
+            opts = { clickable, shown: named ? name : "", inline: named ? void 0 : held.text };
+          }
+        }
+      } else if (role === "row" && !hasAuthorName2(el)) {
+        opts = { clickable, shown: "" };
+      }
+      return { el, role, name, ctx, opts };
+    }
+    /** The text of the entry is on its own line (inline, or as its shown name). */
+    carries(entry) {
+      const shown = entry.opts.shown === void 0 ? entry.name : entry.opts.shown;
+      return !!entry.opts.inline || (NAME_FROM_CONTENT.has(entry.role) || entry.role === "generic") && !!shown;
     }
     childCtx(el, entry, ctx) {
       if (!entry) return ctx;
       const { role, name } = entry;
-      const inControl = ctx.inControl || WIDGET_ROLES.has(role) || role === "generic" || this.walker.clickable(el, this.aria.role(el));
+      const inControl = ctx.inControl || WIDGET_ROLES.has(role) || role === "generic" || !!entry.opts.clickable;
       const scope = name && CONTAINER_ROLES.has(role) && role !== "row" ? { role, name } : ctx.scope;
-      const text = ctx.text && !((NAME_FROM_CONTENT.has(role) || role === "generic") && !!name);
+      const text = ctx.text && !this.carries(entry);
       return { ...ctx, inControl, scope, text };
     }
     /** The outline line of a printed element, {s, ref, key}, as the walk prints it. */
-    lineOf(entry, inline) {
-      const memo = inline === void 0 ? this.lineMemo.get(entry.el) : void 0;
+    lineOf(entry) {
+      const memo = this.lineMemo.get(entry.el);
       if (memo) return memo;
-      const clickable = entry.role === "generic" ? false : !entry.ctx.inControl && this.walker.clickable(entry.el, this.aria.role(entry.el));
-      const { s } = this.walker.line(entry.el, entry.role, entry.name, 0, entry.ctx, { clickable, inline });
+      const { s } = this.walker.line(entry.el, entry.role, entry.name, 0, entry.ctx, entry.opts);
       const m = /\[ref=((?:f\d+)?e\d+)\]/.exec(s);
       const line = { s, ref: m ? m[1] : null, key: this.idOf(entry.el) };
-      if (inline === void 0) this.lineMemo.set(entry.el, line);
+      this.lineMemo.set(entry.el, line);
       return line;
     }
     /** The item of one matched element: its line and its ancestors' lines. */
     elementItem(el) {
       const { ancestors, ctx } = this.path(el);
-      const entry = this.entry(el, ctx) || { el, role: this.aria.role(el) || "generic", name: this.nameOf(el, this.printedRole(el)), ctx };
+      let entry = this.entry(el, ctx);
+      if (!entry) {
+        const role = this.aria.role(el) || "generic";
+        entry = { el, role, name: this.nameOf(el, role), ctx, opts: {} };
+      }
       const line = this.lineOf(entry);
       return { node: el, ref: line.ref, line: line.s, key: line.key, ancestry: ancestors.map((a) => this.lineOf(a)) };
     }
@@ -3416,55 +3492,40 @@
       }
       return any;
     }
-    /** Text only: the text lines (or the line of the element whose name carries them). */
+    /** Text only: the text lines, or the line of the element that prints the text (a
+     *  button's name, a list item's inline text, a legend's group). */
     byText(root, found, seen) {
       for (const hit of this.hits(root, this.text)) {
         const node = hit.el || hit.text;
         const el = hit.el || hit.text.parentElement;
         if (!el || !this.reachable(el) || hit.text && this.aria.invisible(el)) continue;
-        let owner = null;
         let carried = !!hit.el;
+        let owner = null;
         for (let n = el; n; n = flatParent(n)) {
           if (n instanceof ShadowRoot) continue;
           const tag = n.localName;
           if ((tag === "legend" || tag === "caption") && n.parentElement && (n.parentElement.localName === "fieldset" || n.parentElement.localName === "table")) carried = true;
-          if (this.printedRole(n) && !this.aria.invisible(n)) {
+          if (n !== this.doc.body && n !== this.doc.documentElement && this.printedRole(n) && !this.aria.invisible(n)) {
             owner = n;
             break;
           }
         }
-        if (!owner) {
-          if (hit.text && !seen.has(node)) {
-            seen.add(node);
-            found.push(node);
-          }
-          continue;
+        let match = hit.text ? node : null;
+        if (owner) {
+          const { ctx } = this.path(owner);
+          const entry = this.entry(owner, ctx);
+          if (carried || entry && this.carries(entry)) match = owner;
         }
-        const role = this.printedRole(owner);
-        const name = this.nameOf(owner, role);
-        if (carried || (NAME_FROM_CONTENT.has(role) || role === "generic") && name) {
-          if (!seen.has(owner)) {
-            seen.add(owner);
-            found.push(owner);
-          }
-        } else if (hit.text && !seen.has(node)) {
-          seen.add(node);
-          found.push(node);
+        if (match && !seen.has(match)) {
+          seen.add(match);
+          found.push(match);
         }
         if (found.length > this.limit || this.timedOut) return;
       }
     }
-    /** The item of a text line: `- text: ...`, or its wrapper's inline line. */
+    /** The item of a text line: `- text: …` under its ancestors. */
     textItem(t) {
       const { ancestors } = this.path(t);
-      const owner = ancestors[ancestors.length - 1];
-      if (owner && COLLAPSIBLE_WRAPPERS2.has(owner.role) && !owner.name) {
-        const held = this.walker.contents(owner.el);
-        if (!held.bail && held.texts === 1 && held.elements === 0) {
-          const line = this.lineOf(owner, held.text);
-          return { node: t, ref: line.ref, line: line.s, key: line.key, ancestry: ancestors.slice(0, -1).map((a) => this.lineOf(a)) };
-        }
-      }
       const s = "- text: " + scalar(clip(this.walker.safe(collapse(t.data)), 200));
       return { node: t, ref: null, line: s, key: this.idOf(t), ancestry: ancestors.map((a) => this.lineOf(a)) };
     }
@@ -3483,9 +3544,13 @@
       return out;
     }
     run(scope) {
+      const T0 = performance.now();
+      const T = (l) => console.log("FINDDBG", l, Math.round(performance.now() - T0));
       this.walker.sensitive = collectSensitiveValues(this.doc, /* @__PURE__ */ new Set());
       this.walker.focused = deepActiveElement3(this.doc);
+      T("pre");
       const roots = this.roots(scope);
+      T("roots");
       for (const r of roots) if (r !== this.doc) collectSensitiveValues(r, this.walker.sensitive);
       const found = [];
       let more = false;
@@ -3500,12 +3565,15 @@
         if (here.length > this.limit) more = true;
         found.push(...here);
       }
+      T("search");
       const nodes = Array.from(new Set(found)).filter((n) => n !== scope);
       nodes.sort(compareFlat);
       if (nodes.length > this.limit) more = true;
       const kept = nodes.slice(0, this.limit);
       const items = kept.map((n) => n.nodeType === Node.TEXT_NODE ? this.textItem(n) : this.elementItem(n));
+      T("items");
       const frameItems = this.timedOut ? [] : this.frames(roots);
+      T("frames");
       const all = items.concat(frameItems).sort((a, b) => compareFlat(a.node, b.node));
       return {
         items: all.map(({ node, ...rest }) => {

@@ -39,7 +39,7 @@ export const NAME_FROM_CONTENT = new Set(['button', 'cell', 'checkbox', 'columnh
   'tab', 'tooltip', 'treeitem']);
 
 /** Roles that carry no structure of their own: their children are printed in their place. */
-export const FLATTEN_ROLES = new Set(['generic', 'none', 'presentation', 'paragraph', 'rowgroup', 'strong',
+export const FLATTEN_ROLES = new Set(['generic', 'none', 'presentation', 'rowgroup', 'strong',
   'emphasis', 'code', 'deletion', 'insertion', 'subscript', 'superscript', 'time', 'mark', 'blockquote',
   'caption', 'legend', 'label', 'term', 'definition', 'note', 'figure', 'separator', 'math']);
 
@@ -148,7 +148,9 @@ export class AriaContext {
     return role;
   }
 
-  /** Accessible name of `el` (accname 1.2), whitespace collapsed. */
+  /** Accessible name of `el` (accname 1.2), whitespace collapsed. An editing host
+   *  (contenteditable) is named like a text field: aria-label / aria-labelledby / title,
+   *  then `<label for>`, then its placeholder attributes (editableName). */
   name(el) {
     let name = this.names.get(el);
     if (name === undefined) {
@@ -157,6 +159,7 @@ export class AriaContext {
       } catch {
         name = '';
       }
+      if (!name && isEditingHost(el) && this.role(el) === 'textbox') name = editableName(el);
       this.names.set(el, name);
     }
     return name;
@@ -166,8 +169,14 @@ export class AriaContext {
    *  (display:none, aria-hidden, inert), so the walk skips them. */
   prunes(el) {
     if (el.getAttribute('aria-hidden') === 'true' || el.inert) return true;
-    const style = this.style(el);
-    return style.display === 'none' || style.contentVisibility === 'hidden';
+    return this.style(el).display === 'none';
+  }
+
+  /** True when the element is rendered but its contents are not
+   *  (`content-visibility: hidden`, e.g. `hidden=until-found`): its line stays, its
+   *  subtree is skipped (CSS Containment 2 §4.1). */
+  skipsContents(el) {
+    return this.style(el).contentVisibility === 'hidden';
   }
 
   /** True when the element itself is not rendered visibly (visibility:hidden/collapse);
@@ -192,6 +201,9 @@ function computeRole(el, ctx) {
     }
   }
   const tag = el.localName;
+  // Issue 14 item 3: an editing host is a text field wherever it sits (a bare
+  // <span contenteditable> included); its editable descendants are its content.
+  if (isEditingHost(el) && tag !== 'input' && tag !== 'textarea') return 'textbox';
   switch (tag) {
     case 'form':
     case 'section':
@@ -243,6 +255,39 @@ function computeRole(el, ctx) {
   }
   if (tag === 'input' && role === null) return 'textbox'; // unknown input types render as text fields
   return role;
+}
+
+/**
+ * True when `el` is a contenteditable editing host: editable (`true` / `plaintext-only`,
+ * as `isContentEditable` says, inherited) while its parent in the flat tree is not
+ * (HTML §6.8.1 "editing host"). Only the host gets a line; what it holds is its value.
+ */
+export function isEditingHost(el) {
+  if (!el.isContentEditable) return false;
+  let parent = el.parentElement;
+  if (!parent) {
+    const root = el.getRootNode();
+    parent = root instanceof ShadowRoot ? root.host : null;
+  }
+  return !parent || !parent.isContentEditable;
+}
+
+/** Name of an editing host with no author name: `<label for=id>` text, then
+ *  aria-placeholder, data-placeholder, placeholder (the attributes editors use). */
+function editableName(el) {
+  if (el.id) {
+    const root = el.getRootNode();
+    if (typeof root.querySelectorAll === 'function') {
+      const text = Array.from(root.querySelectorAll('label[for]'))
+        .filter((l) => l.htmlFor === el.id).map((l) => collapse(l.textContent || '')).join(' ');
+      if (text) return text;
+    }
+  }
+  for (const attr of ['aria-placeholder', 'data-placeholder', 'placeholder']) {
+    const v = collapse(el.getAttribute(attr) || '');
+    if (v) return v;
+  }
+  return '';
 }
 
 function isFocusable(el) {
@@ -298,9 +343,10 @@ export function valueOf(el, role) {
     if (text) return text;
   }
   if (!(el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement)) {
-    // A secret editable region (role=textbox on a contenteditable host) shows the mask on
-    // its line; its text below is scrubbed (sensitive.js).
-    return el.isContentEditable && collapse(el.textContent) && isSensitive(el) ? MASK : null;
+    // An editing host's value is its text; a secret one (sensitive.js) shows the mask.
+    if (!el.isContentEditable) return null;
+    const text = collapse(el.textContent || '');
+    return text && isSensitive(el) ? MASK : text;
   }
   if (el.value === '') return null;
   return isSensitive(el) ? MASK : el.value;

@@ -27,9 +27,15 @@ export function listItem(text) {
   return /^[\p{L}\p{N}][^,\[\]"\n]*$/u.test(text) && !/\s$/.test(text) ? text : JSON.stringify(text);
 }
 
-/** The resolved URL of a link (`a.href`), cut at 500 characters; none for javascript:. */
+/** The resolved URL of a link (`a.href`), cut at 500 characters; none for javascript:.
+ *  A link to the document's own http(s) origin prints from its path on (`/docs?q=1`), as
+ *  Playwright MCP prints hrefs: the snapshot's `url` says the origin, and the bytes go to
+ *  what differs between links. */
 export function urlOf(el) {
   const href = typeof el.href === 'string' ? el.href : (el.href && el.href.baseVal) || '';
   if (!href || href.startsWith('javascript:')) return null;
-  return clip(href, MAX_URL).replace(/\]/g, '%5D');
+  let url = href;
+  const origin = el.ownerDocument && el.ownerDocument.location ? el.ownerDocument.location.origin : '';
+  if (/^https?:\/\//.test(origin) && href.startsWith(origin + '/')) url = href.slice(origin.length);
+  return clip(url, MAX_URL).replace(/\]/g, '%5D');
 }

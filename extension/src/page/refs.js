@@ -81,6 +81,29 @@ export class RefRegistry {
     return ref;
   }
 
+  /**
+   * Ref of `el` when it already has a live entry whose role, name, scope and shadow
+   * placement are these: recorded as seen now, its descriptor kept (a snapshot of a page
+   * that did not change mints and describes nothing). Otherwise null: call refFor().
+   * @param {Element} el @param {string} role @param {string} name
+   * @param {{role: string, name: string}|null} scope @param {boolean} closed
+   * @returns {string|null}
+   */
+  seen(el, role, name, scope, closed) {
+    const ref = this.byElement.get(el);
+    if (!ref) return null;
+    const entry = this.byRef.get(ref);
+    if (!entry || entry.desc.role !== role || entry.desc.name !== name || !!entry.desc.closed !== !!closed) return null;
+    const s = entry.desc.scope;
+    if (s !== scope && (!s || !scope || s.role !== scope.role || s.name !== scope.name)) return null;
+    if (entry.node.deref() !== el) return null;
+    entry.seenObs = this.observation;
+    entry.seenAt = this.now();
+    entry.rebinds = 0; // seen again: one rebind allowed anew (as refFor)
+    this.expired.delete(ref);
+    return ref;
+  }
+
   describe(ref) {
     const entry = this.byRef.get(ref);
     return entry ? { role: entry.desc.role, name: entry.desc.name } : null;

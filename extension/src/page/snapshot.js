@@ -52,10 +52,14 @@ export class PageObserver {
    *                                ref numbers unique across the documents of a tab)
    * @param {string} [p.url]        this document's URL (no fragment): when it changed since
    *                                the last walk (history API), every ref is minted anew
+   * @param {number|null} [p.depth] outline: leave out lines nested deeper than this below
+   *                                the root (walker.js CUT_LINE marks each cut)
+   * @param {number|null} [p.timeBudgetMs] stop this chunk after this many ms (`timedOut`)
    * @returns {{walkerId: string|null, lines: Array, chars: number, done: boolean, pausedAt: string|null, refCount: number, resolvedBy?: string}}
    * @throws PageError REF_NOT_FOUND | ELEMENT_TARGET_* when rootRef cannot be resolved
    */
-  start({ mode = 'outline', prefix = '', baseDepth = 0, rootRef = null, maxChars, refFloor = 1, url = null }) {
+  start({ mode = 'outline', prefix = '', baseDepth = 0, rootRef = null, maxChars, refFloor = 1, url = null,
+    depth = null, timeBudgetMs = null }) {
     if (url !== null && this.url !== undefined && url !== this.url && mode === 'outline') this.refs.reset();
     if (url !== null && mode === 'outline') this.url = url;
     this.refs.next = Math.max(this.refs.next, refFloor);
@@ -69,11 +73,12 @@ export class PageObserver {
     if (mode === 'outline') this.refs.observe();
     const walker = new Walker(this.doc, {
       mode, prefix, baseDepth, root, refs: this.refs, shadowRootOf: this.shadowRootOf, frameKeyOf: this.frameKeyOf,
+      maxDepth: mode === 'outline' && typeof depth === 'number' ? depth : null,
     });
     const id = `w${this.nextWalker++}`;
     this.walkers.set(id, { walker, at: Date.now() });
     this.prune();
-    const chunk = this.chunk(id, walker, maxChars);
+    const chunk = this.chunk(id, walker, maxChars, timeBudgetMs);
     if (resolvedBy) chunk.resolvedBy = resolvedBy;
     return chunk;
   }
@@ -82,7 +87,7 @@ export class PageObserver {
    * Next chunk of a walk started by start().
    * @throws PageError BAD_REQUEST when the walk is unknown or expired
    */
-  continue(walkerId, maxChars) {
+  continue(walkerId, maxChars, timeBudgetMs = null) {
     const entry = this.walkers.get(walkerId);
     if (!entry) {
       throw new PageError('BAD_REQUEST',
@@ -90,16 +95,17 @@ export class PageObserver {
         { walkerId });
     }
     entry.at = Date.now();
-    return this.chunk(walkerId, entry.walker, maxChars);
+    return this.chunk(walkerId, entry.walker, maxChars, timeBudgetMs);
   }
 
-  chunk(id, walker, maxChars) {
+  chunk(id, walker, maxChars, timeBudgetMs = null) {
     const before = walker.refCount;
-    const res = walker.next(maxChars);
+    const deadline = typeof timeBudgetMs === 'number' ? performance.now() + timeBudgetMs : Infinity;
+    const res = walker.next(maxChars, deadline);
     if (res.done) this.walkers.delete(id);
     return {
       walkerId: res.done ? null : id, lines: res.lines, chars: res.chars, done: res.done,
-      pausedAt: res.frameKey, refCount: walker.refCount - before, nextRef: this.refs.next,
+      pausedAt: res.frameKey, refCount: walker.refCount - before, nextRef: this.refs.next, timedOut: res.timedOut,
     };
   }
 
@@ -124,7 +130,9 @@ export class PageObserver {
     const out = [];
     const tag = /^[a-z][a-z0-9-]*$/.test(desc.tag) ? desc.tag : '*';
     for (const el of deepQueryAll(this.doc, tag, this.shadowRootOf)) {
-      if (typeof el.checkVisibility === 'function' && !el.checkVisibility()) continue;
+      // display:contents has no box of its own, but its element is rendered (its children)
+      if (typeof el.checkVisibility === 'function' && !el.checkVisibility() &&
+          aria.style(el).display !== 'contents') continue;
       if (el.closest('[aria-hidden="true"]')) continue;
       const role = aria.role(el);
       const implicit = desc.role === 'generic' && (!role || FLATTEN_ROLES.has(role));

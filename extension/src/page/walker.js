@@ -10,24 +10,35 @@
 // keeps its position, so a continuation never repeats or skips a line. Nothing is cut
 // silently: `done` says whether the walk finished.
 //
-// What is left out: display:none, content-visibility:hidden, aria-hidden and inert
-// subtrees, visibility:hidden elements (their visible children stay), the closed part of
-// <details>, script/style/template, native <option>s (listed on their <select>).
-// What gets a ref: widgets (aria.js WIDGET_ROLES), landmarks, groups, tables and rows
-// (CONTAINER_ROLES), and anything that looks clickable (see clickable()).
+// What is left out: display:none, aria-hidden and inert subtrees, the contents of a
+// content-visibility:hidden element, visibility:hidden elements (their visible children
+// stay), the closed part of <details>, script/style/template. Geometry is not looked at:
+// parts of a scrolled container (carousels) that are scrolled out of view stay listed.
+// Every element line carries a ref (issue 14 item 1); `- text:` lines do not. Lines are
+// kept short: a row whose name is its cells prints no name, a cell / list item /
+// paragraph that holds one control prints as that control, a wrapper holding one text
+// prints it on its own line (`- listitem [ref=e5]: Milk`). A native <select> lists its
+// <option>s under its line, each with a ref (a click on it selects it: options.js).
+// Outline options: `maxDepth` leaves out lines nested deeper (a `- …` line marks each
+// cut), `next(maxChars, deadline)` stops at a time as well as a character budget.
 
 import {
-  AriaContext, CONTAINER_ROLES, FLATTEN_ROLES, MASK, NAME_FROM_CONTENT, WIDGET_ROLES, collapse, optionsOf, statesOf, valueOf,
+  AriaContext, CONTAINER_ROLES, FLATTEN_ROLES, MASK, NAME_FROM_CONTENT, WIDGET_ROLES, collapse, isEditingHost, statesOf,
+  valueOf,
 } from './aria.js';
 import { contextOf, mayHostShadow } from './dom.js';
-import { MAX_NAME, clip, implicitName, listItem, scalar, urlOf } from './format.js';
+import { MAX_NAME, clip, implicitName, scalar, urlOf } from './format.js';
 import { elementAttrs } from './refs.js';
 import { collectSensitiveValues, isSensitive, scrub } from './sensitive.js';
 
 const SKIP_TAGS = new Set(['script', 'style', 'template', 'noscript', 'head', 'meta', 'link', 'title', 'base', 'option', 'datalist']);
 const INLINE_HANDLERS = ['onclick', 'onmousedown', 'onmouseup', 'onpointerdown', 'onpointerup', 'ondblclick'];
-const COLLAPSIBLE_WRAPPERS = new Set(['cell', 'listitem']);
+const COLLAPSIBLE_WRAPPERS = new Set(['cell', 'listitem', 'paragraph']);
 const MAX_TEXT = 200;
+const MAX_OPTIONS = 100; // option lines of a select (its own subtree snapshot lists all)
+const DEADLINE_EVERY = 64; // visits between two looks at the clock
+/** The line that stands for content left out below `maxDepth`. */
+export const CUT_LINE = '- …';
 const MAX_READ_LINE = 2000;
 const BLOCK_DISPLAY = /^(block|flex|grid|table|list-item|flow-root|table-row|table-caption|table-cell|-webkit-box)/;
 
@@ -40,6 +51,9 @@ const BLOCK_DISPLAY = /^(block|flex|grid|table|list-item|flow-root|table-row|tab
  * @property {(el: Element) => string} frameKeyOf             key announced to a child frame
  * @property {Element} [root]                  subtree root (itself included); default: body
  * @property {number} [baseDepth]              indentation of this frame in the stitched text
+ * @property {number|null} [maxDepth]          outline: lines deeper than this (the root's
+ *                                             line is depth 0) are left out, each cut marked
+ *                                             by a CUT_LINE one level below
  */
 
 export class Walker {
@@ -52,6 +66,9 @@ export class Walker {
     this.shadowRootOf = opts.shadowRootOf;
     this.frameKeyOf = opts.frameKeyOf;
     this.baseDepth = opts.baseDepth || 0;
+    this.maxDepth = typeof opts.maxDepth === 'number' ? opts.maxDepth : null;
+    this.deadline = Infinity;
+    this.timedOut = false;
     this.aria = new AriaContext(doc.defaultView);
     this.sensitive = null; // values to scrub, collected on the first chunk (sensitive.js)
     this.focused = null;
@@ -81,11 +98,15 @@ export class Walker {
 
   /**
    * Produce lines until `maxChars` characters (indentation and newline included) are
-   * spent, the walk ends, or an iframe line was produced. A call returns at least one
-   * line when any is left, even if that line alone is longer than `maxChars`.
-   * @returns {{lines: Array<{d: number, s: string, frameKey?: string}>, chars: number, done: boolean, frameKey: string|null}}
+   * spent, `deadline` (ms, `performance.now()` clock of this document) passed, the walk
+   * ends, or an iframe line was produced. A call returns at least one line when any is
+   * left, even if that line alone is longer than `maxChars` or came after the deadline.
+   * @param {number} maxChars
+   * @param {number} [deadline]  `performance.now()` value; default: none
+   * @returns {{lines: Array<{d: number, s: string, frameKey?: string}>, chars: number, done: boolean, frameKey: string|null, timedOut: boolean}}
    */
-  next(maxChars) {
+  next(maxChars, deadline = Infinity) {
+    this.deadline = deadline;
     if (this.chunks++) {
       // The page may have changed since the previous chunk.
       this.aria.refresh();
@@ -100,7 +121,7 @@ export class Walker {
   }
 
   step(maxChars) {
-    const out = { lines: [], chars: 0, done: false, frameKey: null };
+    const out = { lines: [], chars: 0, done: false, frameKey: null, timedOut: false };
     this.out = out;
     this.budget = maxChars;
     this.stop = false;
@@ -115,7 +136,13 @@ export class Walker {
     }
     if (this.stop) return out;
     if (this.textCursor && !this.continueText()) return out;
+    let visits = 0;
     while (this.stack.length && !this.stop) {
+      if (++visits % DEADLINE_EVERY === 0 && out.lines.length && performance.now() > this.deadline) {
+        // Out of time: the stack keeps the position, the next call resumes there.
+        out.timedOut = true;
+        return out;
+      }
       const top = this.stack[this.stack.length - 1];
       if (top.i >= top.items.length) {
         this.stack.pop();
@@ -142,6 +169,12 @@ export class Walker {
       this.queue.push(line);
       return false;
     }
+    if (this.maxDepth !== null && line.d > this.maxDepth) {
+      // Below the depth limit: one CUT_LINE (under the last line kept) stands for what
+      // is left out there.
+      if (this.lastWasCut) return true;
+      line = { d: this.maxDepth + 1, s: CUT_LINE };
+    }
     const cost = (this.mode === 'read' ? 0 : 2 * (this.baseDepth + line.d)) + line.s.length + 1;
     if (this.out.lines.length && this.out.chars + cost > this.budget) {
       this.queue.push(line);
@@ -150,6 +183,7 @@ export class Walker {
     }
     this.out.lines.push(line);
     this.out.chars += cost;
+    this.lastWasCut = line.s === CUT_LINE;
     if (line.frameKey) {
       this.out.frameKey = line.frameKey;
       this.stop = true;
@@ -180,6 +214,20 @@ export class Walker {
   }
 
   descend(el, depth, ctx, block = false) {
+    if (this.aria.skipsContents(el)) {
+      if (block) this.flushRead();
+      return;
+    }
+    if (this.maxDepth !== null && depth > this.maxDepth && this.mode === 'outline') {
+      // Not walked: a CUT_LINE says something may be there (an element or a text).
+      for (const n of this.childrenOf(el)) {
+        if (n.nodeType === Node.ELEMENT_NODE || (n.nodeType === Node.TEXT_NODE && n.data.trim())) {
+          this.push({ d: depth, s: CUT_LINE });
+          break;
+        }
+      }
+      return;
+    }
     let items = this.childrenOf(el);
     const root = this.rootOf(el);
     if (root) {
@@ -235,6 +283,16 @@ export class Walker {
     const clickable = !ctx.inControl && this.clickable(el, role);
     if (!role || FLATTEN_ROLES.has(role)) {
       if (!clickable) {
+        if (ctx.text && !ctx.label && this.ownText(el)) {
+          // A block that holds just one text is a `generic` with a ref (right-click,
+          // double-click, drag on text need a target); other wrappers flatten.
+          const held = this.contents(el);
+          if (!held.bail && held.texts === 1 && held.elements === 0) {
+            const name = clip(this.safe(implicitName(el, Infinity)), 100); // the ref's descriptor
+            this.push(this.line(el, 'generic', name, depth, ctx, { inline: held.text, shown: '' }));
+            return;
+          }
+        }
         this.descend(el, depth, ctx);
         return;
       }
@@ -244,62 +302,96 @@ export class Walker {
       return;
     }
     const name = this.safe(this.aria.name(el));
-    if (COLLAPSIBLE_WRAPPERS.has(role) && !clickable) {
+    if (COLLAPSIBLE_WRAPPERS.has(role)) {
       const held = this.contents(el);
       const authorName = el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') || el.hasAttribute('title');
       if (!held.bail) {
-        // A cell whose text is all in its row's printed name adds nothing.
-        if (role === 'cell' && ctx.rowText && held.elements === 0) return;
-        // A cell that holds only controls, or a cell / list item holding one control,
-        // prints as its controls.
-        const onlyControls = held.texts === 0 && held.elements > 0 && !authorName;
-        if (onlyControls && (role === 'cell' || held.elements === 1)) {
+        // A cell that holds only controls, or a cell / list item / paragraph holding one
+        // control, prints as its controls.
+        const onlyControls = held.texts === 0 && held.elements > 0 && !authorName && !clickable;
+        if (onlyControls && (role !== 'listitem' || held.elements === 1)) {
           this.descend(el, depth, ctx);
           return;
         }
-        if (held.texts === 1 && held.elements === 0 && !name) {
-          this.push(this.line(el, role, '', depth, ctx, { clickable, inline: held.text }));
+        if (role === 'paragraph' && held.texts === 0 && held.elements === 0 && !authorName) return; // empty
+        if (held.texts === 1 && held.elements === 0 && (!name || name === held.text)) {
+          const named = role === 'cell' && !!name; // a cell's name is its text
+          this.push(this.line(el, role, name, depth, ctx,
+            { clickable, shown: named ? name : '', inline: named ? undefined : held.text }));
           return;
         }
       }
     }
-    this.push(this.line(el, role, name, depth, ctx, { clickable }));
-    // A select lists its options on its line; a textarea's children are its initial value.
-    if (el instanceof HTMLSelectElement || el instanceof HTMLTextAreaElement) return;
-    const suppress = NAME_FROM_CONTENT.has(role) && !!name;
+    if (role === 'article' && !name && !clickable) {
+      // An unnamed article (a card) adds a level, not a fact: its heading says where it
+      // starts (a draggable or clickable one keeps its line).
+      this.descend(el, depth, ctx);
+      return;
+    }
+    // A row named by its cells prints no name: the cells below say it (item 1).
+    const shown = role === 'row' && !hasAuthorName(el) ? '' : name;
+    this.push(this.line(el, role, name, depth, ctx, { clickable, shown }));
+    if (el instanceof HTMLSelectElement) {
+      this.optionLines(el, depth + 1, ctx);
+      return;
+    }
+    // A textarea's children are its initial value; an editing host's text is its value.
+    if (el instanceof HTMLTextAreaElement || (role === 'textbox' && isEditingHost(el))) return;
+    const suppress = NAME_FROM_CONTENT.has(role) && !!shown;
     const inControl = ctx.inControl || WIDGET_ROLES.has(role) || clickable;
     const scope = name && CONTAINER_ROLES.has(role) && role !== 'row' ? { role, name } : ctx.scope;
-    // A row whose whole name is printed carries the text of its text-only cells.
-    const rowText = role === 'row' && !!name && name.length <= MAX_NAME;
-    const next = suppress || inControl !== ctx.inControl || scope !== ctx.scope || rowText !== !!ctx.rowText
-      ? { ...ctx, text: suppress ? false : ctx.text, inControl, scope, rowText }
+    const next = suppress || inControl !== ctx.inControl || scope !== ctx.scope
+      ? { ...ctx, text: suppress ? false : ctx.text, inControl, scope }
       : ctx;
     this.descend(el, depth + 1, next);
   }
 
-  /** An outline line for an element. */
-  line(el, role, name, depth, ctx, { clickable, inline } = {}) {
-    const wantsRef = WIDGET_ROLES.has(role) || CONTAINER_ROLES.has(role) || clickable || role === 'generic' ||
-      (role === 'list' && name);
+  /** True when `el` (no role of its own) is a block with a non-blank text child. */
+  ownText(el) {
+    let has = false;
+    for (const n of el.childNodes) {
+      if (n.nodeType === Node.TEXT_NODE && n.data.trim()) { has = true; break; }
+    }
+    if (!has || this.rootOf(el)) return false;
+    const display = this.aria.style(el).display;
+    return !display.startsWith('inline') && display !== 'contents';
+  }
+
+  /** The <option>s of a native select, one line each with a ref, under its line. */
+  optionLines(select, depth, ctx) {
+    if (this.maxDepth !== null && depth > this.maxDepth) {
+      if (select.options.length) this.push({ d: depth, s: CUT_LINE });
+      return;
+    }
+    const options = select.options;
+    const max = select === this.rootEl ? options.length : Math.min(options.length, MAX_OPTIONS);
+    for (let i = 0; i < max; i++) {
+      const o = options[i];
+      const label = this.safe(collapse(o.label));
+      this.push(this.line(o, 'option', label, depth, ctx, {}));
+    }
+    if (options.length > max) {
+      this.push({ d: depth, s: `- text: "… ${options.length - max} more options (select_option takes any by value or label)"` });
+    }
+  }
+
+  /** An outline line for an element: every one carries a ref. `shown` is the name
+   *  printed when it differs from the ref's descriptor name (a row named by its cells). */
+  line(el, role, name, depth, ctx, { clickable, inline, shown = name } = {}) {
     let s = `- ${role}`;
-    if (name) s += ' ' + JSON.stringify(clip(name, MAX_NAME));
+    if (shown) s += ' ' + JSON.stringify(clip(shown, MAX_NAME));
     for (const state of statesOf(el, role, this.focused)) s += ` [${state}]`;
-    if (role === 'generic' && el.isContentEditable) s += ' [editable]';
+    if (role === 'textbox' && isEditingHost(el) && !this.aria.style(el).display.startsWith('inline')) s += ' [multiline]';
     if (clickable && role !== 'generic') s += ' [clickable]';
     if (ctx.closed) s += ' [closed-shadow]';
-    if (wantsRef) {
-      const ref = this.refs.refFor(el, this.descriptor(el, role, name, ctx));
-      this.refCount++;
-      s += ` [ref=${this.prefix}${ref}]`;
-    }
+    const clipped = clip(name, MAX_NAME);
+    const ref = this.refs.seen(el, role, clipped, ctx.scope, ctx.closed) ||
+      this.refs.refFor(el, this.descriptor(el, role, name, ctx));
+    this.refCount++;
+    s += ` [ref=${this.prefix}${ref}]`;
     if (role === 'link') {
       const url = urlOf(el);
       if (url) s += ` [url=${this.safe(url)}]`; // a page may put a typed secret in a link
-    }
-    const options = optionsOf(el, el === this.rootEl); // a select's own subtree lists all
-    if (options) {
-      const list = options.labels.map((l) => listItem(clip(this.safe(l), 60))).join(', ');
-      s += ` [options: ${list}${options.more ? `, … ${options.more} more` : ''}]`;
     }
     const value = valueOf(el, role);
     if (value === MASK) s += ': ' + MASK;
@@ -473,6 +565,11 @@ export class Walker {
     if (cur.offset >= cur.text.length) this.textCursor = null;
     return !this.stop;
   }
+}
+
+/** True when `el` is named by its author (not from its content). */
+function hasAuthorName(el) {
+  return el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') || el.hasAttribute('title');
 }
 
 function deepActiveElement(doc) {
