@@ -1,0 +1,72 @@
+"""docs/mcp.md's tool table against the real tool lists: every trustbridge tool (TOOLS) with
+its capability and every argument, and every Playwright MCP 0.0.83 tool with its arguments
+(scripts/conformance/playwright-mcp-0.0.83-tools.json, itself checked against the installed
+server when node and the npm package are there)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bridge.mcp.server import TOOLS
+
+REPO = Path(__file__).resolve().parents[2]
+DOC = REPO / "docs" / "mcp.md"
+PEER = REPO / "scripts" / "conformance" / "playwright-mcp-0.0.83-tools.json"
+PEER_CLI = REPO / "scripts" / "conformance" / "node_modules" / "@playwright" / "mcp" / "cli.js"
+
+
+def _rows() -> list[list[str]]:
+    text = DOC.read_text()
+    m = re.search(r"<!-- tool-table:start -->\n(.*?)<!-- tool-table:end -->", text, re.S)
+    assert m, "docs/mcp.md has no tool table between the tool-table markers"
+    lines = [ln for ln in m.group(1).splitlines() if ln.startswith("|")][2:]
+    rows = [[c.strip() for c in re.split(r"(?<!\\)\|", ln)[1:-1]] for ln in lines]
+    assert all(len(r) == 5 for r in rows), "each row: tool | caps | arguments | peer | differences"
+    return rows
+
+
+def _names(cell: str) -> set[str]:
+    return set(re.findall(r"`(\w+)`", cell))
+
+
+def test_every_tool_has_a_row_with_its_caps_and_arguments() -> None:
+    """Each tool in TOOLS has one row naming its --caps and every argument of its schema."""
+    rows = {r[0].strip("`"): r for r in _rows() if r[0] != "—"}
+    assert set(rows) == {t.name for t in TOOLS}
+    for tool in TOOLS:
+        row = rows[tool.name]
+        assert row[1] == (tool.cap or "core"), tool.name
+        assert _names(row[2]) >= set(tool.input_schema()["properties"]), tool.name
+
+
+def test_every_playwright_mcp_tool_is_in_the_table() -> None:
+    """Each Playwright MCP tool appears in the peer column with all its arguments."""
+    peer = json.loads(PEER.read_text())
+    cells = [r[3] for r in _rows()]
+    for tool in peer:
+        cell = next((c for c in cells if c.startswith(f"`{tool['name']}`")), None)
+        assert cell is not None, tool["name"]
+        assert _names(cell) >= set(tool["inputSchema"].get("properties", {})), tool["name"]
+
+
+def test_peer_snapshot_matches_installed_playwright_mcp() -> None:
+    """The stored Playwright MCP tool list is the installed server's own (--caps vision,pdf)."""
+    node = shutil.which("node")
+    if node is None or not PEER_CLI.exists():
+        pytest.skip("Playwright MCP not installed (npm ci --prefix scripts/conformance)")
+    from mcp import Client, StdioServerParameters
+
+    async def listing() -> list[dict]:
+        params = StdioServerParameters(
+            command=node, args=[str(PEER_CLI), "--headless", "--isolated", "--caps", "vision,pdf"])
+        async with Client(params, read_timeout_seconds=60) as client:
+            return [t.model_dump(by_alias=True, mode="json", exclude_none=True)
+                    for t in (await client.list_tools()).tools]
+
+    assert asyncio.run(listing()) == json.loads(PEER.read_text())
