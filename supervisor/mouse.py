@@ -69,7 +69,8 @@ async def act(page: Page, action: MouseAction, pointer: PointerPath) -> dict[str
     mouse = page.mouse
     out: dict[str, Any] = {"at": {"x": a.x, "y": a.y}}
     async with _held(page, a.modifiers):
-        await mouse.move(a.x, a.y, steps=pointer.steps if a.op == "click" else 1)
+        if a.op != "click" or pointer.steps > 1:  # a bare click moves there itself
+            await mouse.move(a.x, a.y, steps=pointer.steps if a.op == "click" else 1)
         if a.op == "click":
             hold = pointer.hold()
             await mouse.click(a.x, a.y, button=a.button, click_count=a.clickCount,
