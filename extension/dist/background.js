@@ -454,6 +454,8 @@
   var DIFF_MAX_CHARS = 5e6;
   var DEFAULT_MAX_CHARS = 5e4;
   var NO_FRAME = "(frame content not available)";
+  var TIME_CHUNK_CHARS = 16e3;
+  var CUT_LINE = "- \u2026";
   var cursors = /* @__PURE__ */ new Map();
   var baselines = /* @__PURE__ */ new Map();
   function randomId() {
@@ -473,14 +475,19 @@
   }
   async function snapshotTab(api2, tabs2, tabId, params = {}) {
     const maxChars = params.maxChars || DEFAULT_MAX_CHARS;
+    const budget = { maxChars, timeBudgetMs: params.timeBudgetMs || null };
     pruneCursors();
-    if (params.cursor) return continueCursor(tabs2, tabId, params.cursor, maxChars);
+    if (params.cursor) return continueCursor(tabs2, tabId, params.cursor, budget);
     const mode = params.mode || "snapshot";
     if (mode === "diff" && params.ref) throw new PageError("BAD_REQUEST", "A diff covers the whole tab; leave out ref.");
+    if (typeof params.depth === "number" && mode !== "snapshot") {
+      throw new PageError("BAD_REQUEST", "depth applies to the outline snapshot only; leave it out for read and diff.");
+    }
     const state = await begin(api2, tabs2, tabId, mode === "read" ? "read" : "outline", params.ref || null);
     state.mode = mode;
     state.session = params.session || "default";
-    state.keep = mode !== "read" && !params.ref;
+    state.depth = typeof params.depth === "number" ? params.depth : null;
+    state.keep = mode !== "read" && !params.ref && state.depth === null;
     if (!state.top) {
       await tabs2.throwIfCrashed(tabId);
       return { snapshot: "", url: "", title: "", tabId, mode, frames: 0, refs: 0, chars: 0, truncated: false, cursor: null };
@@ -502,7 +509,10 @@
       const textState = { kind: "text", tabId, lines, i: 0, info: state, diff: { baseline: !!previous, added, removed } };
       return pageOfText(textState, maxChars, page.refs);
     }
-    return finishPage(state, await render(tabs2, state, maxChars), maxChars);
+    return finishPage(state, await render(tabs2, state, maxChars, deadlineOf(budget)), budget);
+  }
+  function deadlineOf(budget) {
+    return budget.timeBudgetMs ? Date.now() + budget.timeBudgetMs : null;
   }
   async function begin(api2, tabs2, tabId, walkMode, ref) {
     const frames = await api2.webNavigation.getAllFrames({ tabId }) || [];
@@ -541,20 +551,40 @@
       pages: 0
     };
   }
-  async function render(tabs2, state, budget) {
+  async function render(tabs2, state, budget, deadline = null) {
     const out = [];
     let chars = 0;
     let refs = 0;
+    let timedOut = false;
     const { tabId } = state;
     const indent = (d) => state.walkMode === "read" ? "" : "  ".repeat(d);
+    const depth = state.depth ?? null;
+    let lastCut = false;
+    const emit = (d, s) => {
+      if (depth !== null && d > depth) {
+        if (lastCut) return;
+        d = depth + 1;
+        s = CUT_LINE;
+      }
+      lastCut = s === CUT_LINE;
+      const text = indent(d) + s;
+      out.push(text);
+      chars += text.length + 1;
+    };
     while (state.stack.length) {
       const remaining = budget - chars;
       if (remaining <= 0 && out.length) break;
+      if (deadline !== null && out.length && Date.now() >= deadline) {
+        timedOut = true;
+        break;
+      }
       const top = state.stack[state.stack.length - 1];
       const info = state.byFrame.get(top.frameId);
       const prefix = info.ordinal === 0 ? "" : `f${info.ordinal}`;
       let res;
       const floor = tabs2.tabState(tabId).refFloor;
+      const ask = deadline === null ? remaining : Math.min(remaining, TIME_CHUNK_CHARS);
+      const timeBudgetMs = deadline === null ? null : Math.max(1, deadline - Date.now());
       try {
         if (!top.started) {
           top.started = true;
@@ -562,24 +592,27 @@
             op: "snapshot",
             prefix,
             mode: state.walkMode,
-            maxChars: remaining,
+            maxChars: ask,
             baseDepth: top.baseDepth,
             rootRef: top.rootRef,
             docId: top.docId,
-            refFloor: floor
+            refFloor: floor,
+            timeBudgetMs,
+            depth: depth === null ? null : depth - top.baseDepth
           });
         } else {
           res = await tabs2.toFrame(tabId, top.frameId, {
             op: "snapshotContinue",
             walkerId: top.walkerId,
-            maxChars: remaining,
-            docId: top.docId
+            maxChars: ask,
+            docId: top.docId,
+            timeBudgetMs
           });
         }
       } catch (err) {
         if (top.frameId === state.stack[0].frameId) throw err;
         state.stack.pop();
-        out.push(indent(top.baseDepth) + (state.walkMode === "read" ? NO_FRAME : `- text: "${NO_FRAME}"`));
+        emit(top.baseDepth, state.walkMode === "read" ? NO_FRAME : `- text: "${NO_FRAME}"`);
         continue;
       }
       if (res.docId) top.docId = res.docId;
@@ -588,20 +621,19 @@
       refs += res.refCount || 0;
       let lastDepth = 0;
       for (const line of res.lines) {
-        const text = indent(top.baseDepth + line.d) + line.s;
-        out.push(text);
-        chars += text.length + 1;
+        emit(top.baseDepth + line.d, line.s);
         lastDepth = line.d;
       }
       if (res.pausedAt) {
         const child = state.byKey.get(res.pausedAt);
-        if (child && !state.placed.has(child.frameId)) {
+        const childDepth = top.baseDepth + lastDepth + 1;
+        if (depth !== null && childDepth > depth) {
+          emit(childDepth, CUT_LINE);
+        } else if (child && !state.placed.has(child.frameId)) {
           state.placed.add(child.frameId);
-          state.stack.push({ frameId: child.frameId, walkerId: null, started: false, baseDepth: top.baseDepth + lastDepth + 1, rootRef: null, docId: null });
+          state.stack.push({ frameId: child.frameId, walkerId: null, started: false, baseDepth: childDepth, rootRef: null, docId: null });
         } else {
-          const text = indent(top.baseDepth + lastDepth + 1) + (state.walkMode === "read" ? NO_FRAME : `- text: "${NO_FRAME}"`);
-          out.push(text);
-          chars += text.length + 1;
+          emit(childDepth, state.walkMode === "read" ? NO_FRAME : `- text: "${NO_FRAME}"`);
         }
         continue;
       }
@@ -609,11 +641,12 @@
         state.stack.pop();
         continue;
       }
+      if (ask < remaining) continue;
       break;
     }
-    return { lines: out, chars, refs };
+    return { lines: out, chars, refs, timedOut };
   }
-  function finishPage(state, page, maxChars) {
+  function finishPage(state, page, budget) {
     state.pages++;
     if (state.keep) state.acc.push(...page.lines);
     const truncated = state.stack.length > 0;
@@ -622,7 +655,8 @@
     if (truncated) {
       cursor = randomId();
       cursors.set(cursor, { state, at: Date.now() });
-      lines.push(`# truncated at ${maxChars} characters (page ${state.pages}); call page.snapshot with cursor "${cursor}" for the rest`);
+      const why = page.timedOut ? `after the time budget of ${budget.timeBudgetMs} ms` : `at ${budget.maxChars} characters`;
+      lines.push(`# truncated ${why} (page ${state.pages}); call page.snapshot with cursor "${cursor}" for the rest`);
     } else if (state.keep) {
       baselines.set(`${state.tabId}/${state.session}`, state.acc);
     }
@@ -671,7 +705,7 @@
       diff: textState.diff
     };
   }
-  async function continueCursor(tabs2, tabId, id, maxChars) {
+  async function continueCursor(tabs2, tabId, id, budget) {
     const entry = cursors.get(id);
     cursors.delete(id);
     if (!entry) {
@@ -683,8 +717,8 @@
     }
     const owner = entry.state ? entry.state.tabId : entry.text.tabId;
     if (tabId !== null && owner !== tabId) throw new PageError("BAD_REQUEST", "This cursor belongs to another tab.", { tabId: owner });
-    if (entry.text) return pageOfText(entry.text, maxChars, 0);
-    return finishPage(entry.state, await render(tabs2, entry.state, maxChars), maxChars);
+    if (entry.text) return pageOfText(entry.text, budget.maxChars, 0);
+    return finishPage(entry.state, await render(tabs2, entry.state, budget.maxChars, deadlineOf(budget)), budget);
   }
   function pruneCursors() {
     const now = Date.now();
@@ -763,7 +797,9 @@
   async function framesOf(api2, tabs2, tabId) {
     const frames = await api2.webNavigation.getAllFrames({ tabId }) || [];
     tabs2.navigations.learn(tabId, frames);
-    await Promise.all(frames.map((f) => tabs2.toFrame(tabId, f.frameId, { op: "announceFrames" }).catch(() => null)));
+    if (frames.length > 1) {
+      await Promise.all(frames.map((f) => tabs2.toFrame(tabId, f.frameId, { op: "announceFrames" }).catch(() => null)));
+    }
     let infos = await identifyAll2(tabs2, tabId, frames);
     if (infos.some((r) => !r.isTop && !r.frameKey)) {
       await new Promise((r) => setTimeout(r, RETRY_MS2));

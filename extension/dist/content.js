@@ -1438,7 +1438,7 @@
     }
     if (!(el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement)) {
       if (!el.isContentEditable) return null;
-      const text = collapse(el.textContent || "");
+      const text = collapse((typeof el.innerText === "string" ? el.innerText : el.textContent) || "");
       return text && isSensitive(el) ? MASK : text;
     }
     if (el.value === "") return null;
@@ -2935,8 +2935,18 @@
   }
 
   // src/page/options.js
-  function optionRoute(el, _locatorFor) {
-    return null;
+  function optionRoute(el, locatorFor2) {
+    const select = selectOf(el);
+    if (!select) return null;
+    const index = Array.prototype.indexOf.call(select.options, el);
+    if (index < 0) return null;
+    return { css: locatorFor2(select, { role: "combobox", name: select.name || "" }), selectOption: index };
+  }
+  function selectOf(el) {
+    if (!(el instanceof HTMLOptionElement)) return null;
+    let parent = el.parentElement;
+    if (parent && parent.localName === "optgroup") parent = parent.parentElement;
+    return parent instanceof HTMLSelectElement ? parent : null;
   }
 
   // src/page/hittest.js
@@ -3150,11 +3160,11 @@
   function matcher(pattern, regex) {
     if (pattern === null || pattern === void 0 || pattern === "") return null;
     if (!regex) {
-      const needle = collapse(String(pattern)).toLowerCase();
-      if (!needle) return null;
-      const test = (s) => s.toLowerCase().includes(needle);
-      const word = needle.split(" ")[0];
-      test.quick = (raw) => raw.toLowerCase().includes(word);
+      const words = collapse(String(pattern)).split(" ").filter(Boolean);
+      if (!words.length) return null;
+      const re2 = new RegExp(words.map((w) => w.replace(/[\\^$.*+?()[\]{}|/-]/g, "\\$&")).join("\\s+"), "i");
+      const test = (s) => re2.test(s);
+      test.raw = true;
       return test;
     }
     const m = /^\/([\s\S]+)\/([dgimsuvy]*)$/.exec(pattern);
@@ -3416,6 +3426,7 @@
      *  name-bearing attribute matches. */
     *hits(root, test) {
       const attrs = [];
+      const T1 = performance.now();
       for (const el of root.querySelectorAll(NAME_ATTR_SELECTOR)) {
         for (const a of NAME_ATTRS.concat(el.localName === "input" ? ["value"] : [])) {
           const v = el.getAttribute(a);
@@ -3425,19 +3436,37 @@
           }
         }
       }
+      console.log("FINDDBG attrs", Math.round(performance.now() - T1));
       let ai = 0;
-      const tw = this.doc.createTreeWalker(root, NodeFilter.SHOW_TEXT);
-      for (let t = tw.nextNode(); t; t = tw.nextNode()) {
+      for (const t of test.raw ? this.prunedText(root, test) : this.allText(root)) {
         if (this.late()) return;
         const data = t.data;
-        if (test.quick && !test.quick(data)) continue;
+        if (test.raw ? !test(data) : !test(collapse(data))) continue;
         const text = collapse(data);
-        if (!text || !test(text)) continue;
         if (this.walker.sensitive.size && !test(this.walker.safe(text))) continue;
         while (ai < attrs.length && compareFlat(attrs[ai], t) < 0) yield { el: attrs[ai++] };
         yield { text: t };
       }
       while (ai < attrs.length) yield { el: attrs[ai++] };
+    }
+    /** Every text node of one tree, in document order. */
+    *allText(root) {
+      const tw = this.doc.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+      for (let t = tw.nextNode(); t; t = tw.nextNode()) yield t;
+    }
+    /** The text nodes of one tree that `test` (a raw-text test) may match, in document
+     *  order: a subtree whose textContent (joined in C++) does not match holds no matching
+     *  text node, so it is skipped without visiting its nodes. */
+    *prunedText(node, test) {
+      for (let c = node.firstChild; c; c = c.nextSibling) {
+        if (c.nodeType === Node.TEXT_NODE) {
+          yield c;
+        } else if (c.nodeType === Node.ELEMENT_NODE && !SKIP_TAGS2.has(c.localName)) {
+          if (this.late()) return;
+          const all = c.textContent;
+          if (all && test(all)) yield* this.prunedText(c, test);
+        }
+      }
     }
     /** Role and/or name, narrowed by the text scan: climb from each hit. */
     byHits(root, found, seen) {
@@ -3560,7 +3589,8 @@
         const seen = /* @__PURE__ */ new Set();
         if (this.role && !this.name && !this.text) this.byRole(root, here);
         else if (!this.role && !this.name) this.byText(root, here, seen);
-        else if (this.role && root.querySelectorAll(this.roleSel).length <= ROLE_SCAN_MAX) this.byRole(root, here);
+        else if (this.role && (T("count0"), root.querySelectorAll(this.roleSel).length <= ROLE_SCAN_MAX)) this.byRole(root, here);
+        else if (T("count1")) ;
         else this.byHits(root, here, seen);
         if (here.length > this.limit) more = true;
         found.push(...here);

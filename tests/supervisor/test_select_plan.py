@@ -75,3 +75,16 @@ def test_commit_keys_fall_back_to_the_fewest_commits() -> None:
 def test_commit_keys_skip_labels_without_a_key() -> None:
     assert select_commit_keys(["a", "+plus", "b", "c"], 0, 1) == ["ArrowDown"]
     assert select_commit_keys(["a", "b", "", "c", "d"], 0, 2) == ["ArrowDown", "ArrowDown"]
+
+
+def test_option_at_maps_an_options_index_to_its_place_among_enabled_ones() -> None:
+    from supervisor.select import option_at
+
+    html = ('<option>a</option><optgroup label="G" disabled><option>g1</option></optgroup>'
+            '<option disabled>d</option><option value="z">Zed</option>')
+    assert option_at(html, 0)[1] == 0
+    assert option_at(html, 1)[1] == -1  # disabled by its optgroup
+    assert option_at(html, 2)[1] == -1  # disabled itself
+    option, place = option_at(html, 3)
+    assert (option.value, option.label, place) == ("z", "Zed", 1)
+    assert option_at(html, 4) == (None, -1)

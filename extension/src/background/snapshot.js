@@ -8,6 +8,13 @@
 //             session (diff.js); the new snapshot becomes the baseline
 // A snapshot that was cut by the budget does not become the diff baseline unless the
 // agent follows its cursor to the end.
+// Budgets: `maxChars` (characters of stitched text) and `timeBudgetMs` (ms of walking,
+// issue 14 item 6): whichever is spent first ends the page, with a cursor for the rest,
+// and the trailer line says which. Under a time budget each frame is asked for chunks of
+// at most TIME_CHUNK_CHARS, so the clock is looked at between chunks and across frames
+// (the frame's walker also gets the time left, walker.js next()).
+// `depth` (outline): lines nested deeper than `depth` below the root (the `ref`'s line,
+// or the page's top level) are left out, a CUT_LINE marking each cut, across frames.
 
 import { diffOutline } from './diff.js';
 import { PageError } from '../page/errors.js';
@@ -18,6 +25,9 @@ const MAX_CURSORS = 16;
 const DIFF_MAX_CHARS = 5_000_000;
 const DEFAULT_MAX_CHARS = 50_000;
 const NO_FRAME = '(frame content not available)';
+const TIME_CHUNK_CHARS = 16_000;
+/** Stands for lines left out below the depth limit (the same as page/walker.js CUT_LINE). */
+const CUT_LINE = '- …';
 
 /** cursor id → {state, at} */
 const cursors = new Map();
@@ -46,7 +56,9 @@ async function identifyAll(tabs, tabId, frames) {
  * @param {object} api  chrome / browser namespace
  * @param {import('./tabs.js').Tabs} tabs
  * @param {number|null} tabId  null only with a cursor: the cursor's own tab
- * @param {{mode?: 'snapshot'|'read'|'diff', maxChars?: number, ref?: string, cursor?: string, session?: string}} params
+ * @param {{mode?: 'snapshot'|'read'|'diff', maxChars?: number, ref?: string, cursor?: string, session?: string,
+ *   depth?: number, timeBudgetMs?: number}} params  timeBudgetMs: ms for this page (a
+ *   cursor's page too); depth: outline only, kept by the cursor
  * @returns {Promise<{snapshot: string, url: string, title: string, tabId: number, mode: string,
  *   frames: number, refs: number, chars: number, truncated: boolean, cursor: string|null,
  *   diff?: {baseline: boolean, added: number, removed: number}}>}
@@ -55,14 +67,20 @@ async function identifyAll(tabs, tabId, frames) {
  */
 export async function snapshotTab(api, tabs, tabId, params = {}) {
   const maxChars = params.maxChars || DEFAULT_MAX_CHARS;
+  const budget = { maxChars, timeBudgetMs: params.timeBudgetMs || null };
   pruneCursors();
-  if (params.cursor) return continueCursor(tabs, tabId, params.cursor, maxChars);
+  if (params.cursor) return continueCursor(tabs, tabId, params.cursor, budget);
   const mode = params.mode || 'snapshot';
   if (mode === 'diff' && params.ref) throw new PageError('BAD_REQUEST', 'A diff covers the whole tab; leave out ref.');
+  if (typeof params.depth === 'number' && mode !== 'snapshot') {
+    throw new PageError('BAD_REQUEST', 'depth applies to the outline snapshot only; leave it out for read and diff.');
+  }
   const state = await begin(api, tabs, tabId, mode === 'read' ? 'read' : 'outline', params.ref || null);
   state.mode = mode;
   state.session = params.session || 'default';
-  state.keep = mode !== 'read' && !params.ref; // a complete whole-tab outline becomes the baseline
+  state.depth = typeof params.depth === 'number' ? params.depth : null;
+  // a complete whole-tab outline becomes the baseline
+  state.keep = mode !== 'read' && !params.ref && state.depth === null;
   if (!state.top) {
     // No frame answered: a renderer that crashed meanwhile is said, not shown as empty.
     await tabs.throwIfCrashed(tabId);
@@ -83,7 +101,11 @@ export async function snapshotTab(api, tabs, tabId, params = {}) {
     const textState = { kind: 'text', tabId, lines, i: 0, info: state, diff: { baseline: !!previous, added, removed } };
     return pageOfText(textState, maxChars, page.refs);
   }
-  return finishPage(state, await render(tabs, state, maxChars), maxChars);
+  return finishPage(state, await render(tabs, state, maxChars, deadlineOf(budget)), budget);
+}
+
+function deadlineOf(budget) {
+  return budget.timeBudgetMs ? Date.now() + budget.timeBudgetMs : null;
 }
 
 async function begin(api, tabs, tabId, walkMode, ref) {
@@ -118,38 +140,64 @@ async function begin(api, tabs, tabId, walkMode, ref) {
   };
 }
 
-/** Produce up to `budget` characters of stitched lines, advancing `state`. */
-async function render(tabs, state, budget) {
+/**
+ * Produce up to `budget` characters of stitched lines, advancing `state`; with a
+ * `deadline` (ms, Date.now() clock), stop once it passed (at least one line is produced).
+ * @returns {Promise<{lines: string[], chars: number, refs: number, timedOut: boolean}>}
+ */
+async function render(tabs, state, budget, deadline = null) {
   const out = [];
   let chars = 0;
   let refs = 0;
+  let timedOut = false;
   const { tabId } = state;
   const indent = (d) => (state.walkMode === 'read' ? '' : '  '.repeat(d));
+  const depth = state.depth ?? null;
+  let lastCut = false;
+  /** Keep a line at stitched depth `d` (relative to the root), or mark a cut. */
+  const emit = (d, s) => {
+    if (depth !== null && d > depth) {
+      if (lastCut) return;
+      d = depth + 1;
+      s = CUT_LINE;
+    }
+    lastCut = s === CUT_LINE;
+    const text = indent(d) + s;
+    out.push(text);
+    chars += text.length + 1;
+  };
   while (state.stack.length) {
     const remaining = budget - chars;
     if (remaining <= 0 && out.length) break;
+    if (deadline !== null && out.length && Date.now() >= deadline) {
+      timedOut = true;
+      break;
+    }
     const top = state.stack[state.stack.length - 1];
     const info = state.byFrame.get(top.frameId);
     const prefix = info.ordinal === 0 ? '' : `f${info.ordinal}`;
     let res;
     const floor = tabs.tabState(tabId).refFloor;
+    const ask = deadline === null ? remaining : Math.min(remaining, TIME_CHUNK_CHARS);
+    const timeBudgetMs = deadline === null ? null : Math.max(1, deadline - Date.now());
     try {
       if (!top.started) {
         top.started = true;
         res = await tabs.toFrame(tabId, top.frameId, {
-          op: 'snapshot', prefix, mode: state.walkMode, maxChars: remaining, baseDepth: top.baseDepth,
-          rootRef: top.rootRef, docId: top.docId, refFloor: floor,
+          op: 'snapshot', prefix, mode: state.walkMode, maxChars: ask, baseDepth: top.baseDepth,
+          rootRef: top.rootRef, docId: top.docId, refFloor: floor, timeBudgetMs,
+          depth: depth === null ? null : depth - top.baseDepth,
         });
       } else {
         res = await tabs.toFrame(tabId, top.frameId, {
-          op: 'snapshotContinue', walkerId: top.walkerId, maxChars: remaining, docId: top.docId,
+          op: 'snapshotContinue', walkerId: top.walkerId, maxChars: ask, docId: top.docId, timeBudgetMs,
         });
       }
     } catch (err) {
       if (top.frameId === state.stack[0].frameId) throw err;
       // A child frame that went away or has no content script: say so in its place.
       state.stack.pop();
-      out.push(indent(top.baseDepth) + (state.walkMode === 'read' ? NO_FRAME : `- text: "${NO_FRAME}"`));
+      emit(top.baseDepth, state.walkMode === 'read' ? NO_FRAME : `- text: "${NO_FRAME}"`);
       continue;
     }
     if (res.docId) top.docId = res.docId;
@@ -158,20 +206,19 @@ async function render(tabs, state, budget) {
     refs += res.refCount || 0;
     let lastDepth = 0;
     for (const line of res.lines) {
-      const text = indent(top.baseDepth + line.d) + line.s;
-      out.push(text);
-      chars += text.length + 1;
+      emit(top.baseDepth + line.d, line.s);
       lastDepth = line.d;
     }
     if (res.pausedAt) {
       const child = state.byKey.get(res.pausedAt);
-      if (child && !state.placed.has(child.frameId)) {
+      const childDepth = top.baseDepth + lastDepth + 1;
+      if (depth !== null && childDepth > depth) {
+        emit(childDepth, CUT_LINE); // the frame's content is below the limit: not walked
+      } else if (child && !state.placed.has(child.frameId)) {
         state.placed.add(child.frameId);
-        state.stack.push({ frameId: child.frameId, walkerId: null, started: false, baseDepth: top.baseDepth + lastDepth + 1, rootRef: null, docId: null });
+        state.stack.push({ frameId: child.frameId, walkerId: null, started: false, baseDepth: childDepth, rootRef: null, docId: null });
       } else {
-        const text = indent(top.baseDepth + lastDepth + 1) + (state.walkMode === 'read' ? NO_FRAME : `- text: "${NO_FRAME}"`);
-        out.push(text);
-        chars += text.length + 1;
+        emit(childDepth, state.walkMode === 'read' ? NO_FRAME : `- text: "${NO_FRAME}"`);
       }
       continue;
     }
@@ -179,12 +226,13 @@ async function render(tabs, state, budget) {
       state.stack.pop();
       continue;
     }
+    if (ask < remaining) continue; // a time-budget chunk: look at the clock, go on
     break; // budget spent inside this frame
   }
-  return { lines: out, chars, refs };
+  return { lines: out, chars, refs, timedOut };
 }
 
-function finishPage(state, page, maxChars) {
+function finishPage(state, page, budget) {
   state.pages++;
   if (state.keep) state.acc.push(...page.lines);
   const truncated = state.stack.length > 0;
@@ -193,7 +241,8 @@ function finishPage(state, page, maxChars) {
   if (truncated) {
     cursor = randomId();
     cursors.set(cursor, { state, at: Date.now() });
-    lines.push(`# truncated at ${maxChars} characters (page ${state.pages}); call page.snapshot with cursor "${cursor}" for the rest`);
+    const why = page.timedOut ? `after the time budget of ${budget.timeBudgetMs} ms` : `at ${budget.maxChars} characters`;
+    lines.push(`# truncated ${why} (page ${state.pages}); call page.snapshot with cursor "${cursor}" for the rest`);
   } else if (state.keep) {
     baselines.set(`${state.tabId}/${state.session}`, state.acc);
   }
@@ -228,7 +277,7 @@ function pageOfText(textState, maxChars, refs) {
   };
 }
 
-async function continueCursor(tabs, tabId, id, maxChars) {
+async function continueCursor(tabs, tabId, id, budget) {
   const entry = cursors.get(id);
   cursors.delete(id);
   if (!entry) {
@@ -238,8 +287,8 @@ async function continueCursor(tabs, tabId, id, maxChars) {
   }
   const owner = entry.state ? entry.state.tabId : entry.text.tabId;
   if (tabId !== null && owner !== tabId) throw new PageError('BAD_REQUEST', 'This cursor belongs to another tab.', { tabId: owner });
-  if (entry.text) return pageOfText(entry.text, maxChars, 0);
-  return finishPage(entry.state, await render(tabs, entry.state, maxChars), maxChars);
+  if (entry.text) return pageOfText(entry.text, budget.maxChars, 0);
+  return finishPage(entry.state, await render(tabs, entry.state, budget.maxChars, deadlineOf(budget)), budget);
 }
 
 function pruneCursors() {

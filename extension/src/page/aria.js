@@ -345,7 +345,8 @@ export function valueOf(el, role) {
   if (!(el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement)) {
     // An editing host's value is its text; a secret one (sensitive.js) shows the mask.
     if (!el.isContentEditable) return null;
-    const text = collapse(el.textContent || '');
+    // innerText: the text as rendered, blocks apart ("First" / "Second", not "FirstSecond")
+    const text = collapse((typeof el.innerText === 'string' ? el.innerText : el.textContent) || '');
     return text && isSensitive(el) ? MASK : text;
   }
   if (el.value === '') return null;
