@@ -27,7 +27,7 @@ from . import locator_engine
 from .driver import InputDriver
 from . import page_logs
 from .frames import FrameRegistry
-from . import origins
+from . import origins, watch
 from .origins import OriginPolicy
 from .launcher import (
     BROWSERS,
@@ -132,6 +132,8 @@ class Supervisor:
     async def start(self) -> None:
         """Launch the browser with the extension and start the driver."""
         self._stopping = False
+        if self.output_dir:  # downloads go there (process-wide: one supervisor per process)
+            watch.configure_downloads(self.output_dir)
         self._pw_cm = async_playwright()
         pw = await self._pw_cm.__aenter__()
         await locator_engine.register(pw)
