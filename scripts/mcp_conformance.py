@@ -87,6 +87,8 @@ class Step:
         drop: record fields ignored in the comparison (counts that depend on how many
             events a mouse path has).
         image: the result must carry an image.
+        saved: the result names a file it saved, which must exist under the server's
+            output directory (``--output-dir``).
         note: why the step is as it is, shown in the report.
     """
 
@@ -97,6 +99,7 @@ class Step:
     expect: tuple[str, ...] = ()
     drop: tuple[str, ...] = ()
     image: bool = False
+    saved: bool = False
     note: str = ""
 
 
@@ -167,6 +170,8 @@ def steps(origin: str, upload: Path) -> list[Step]:
              probe="() => JSON.stringify([innerWidth, innerHeight])"),
         Step("browser_mouse_move_xy", pad_at(50, 40), keys=("pad_move",), drop=("n",)),
         Step("browser_mouse_click_xy", pad_at(60, 50), keys=("pad_click",)),
+        Step("browser_mouse_click_xy", lambda ctx: {**pad_at(70, 60)(ctx), "clickCount": 2},
+             keys=("pad_click",), note="clickCount 2"),
         Step("browser_mouse_down", {}, keys=("pad_down",)),
         Step("browser_mouse_up", {}, keys=("pad_up",)),
         Step("browser_mouse_drag_xy", lambda ctx: {
@@ -174,12 +179,21 @@ def steps(origin: str, upload: Path) -> list[Step]:
             "endX": ctx["pad"]["x"] + 150, "endY": ctx["pad"]["y"] + 120},
             keys=("pad_down", "pad_up"), drop=("n",)),
         Step("browser_mouse_wheel", {"deltaX": 0, "deltaY": 100}, keys=("pad_wheel",), drop=("n",)),
-        Step("browser_pdf_save", {}, expect=(".pdf",)),
+        Step("browser_pdf_save", {}, expect=(".pdf",), saved=True),
         Step("browser_emulate_media", {"colorScheme": "dark"}, probe=DARK_JS),
         Step("browser_drop", {"element": "Drop zone", "target": Ref("region", "Drop zone"),
                               "paths": [str(upload)]}, keys=("drop",)),
         Step("browser_actions", {"actions": [{"kind": "click", "ref": Ref("button", "Count")}]},
              keys=("count",), note="trustbridge only"),
+        Step("browser_snapshot", {"depth": 1}, note="depth 1"),
+        Step("browser_click", {"element": "Download", "target": Ref("link", "Download")},
+             probe=PATH_JS, expect=("dl.txt",), saved=True, note="starts a download"),
+        Step("browser_click", {"element": "Open later", "target": Ref("button", "Open later")},
+             note="window.open 500 ms later"),
+        Step("browser_wait_for", {"time": 1}, probe=PATH_JS,
+             note="the next call after a delayed window.open: which tab is current"),
+        Step("browser_tabs", {"action": "select", "index": 0}, probe=PATH_JS,
+             note="back to the first tab"),
         Step("browser_click", {"element": "Open tab", "target": Ref("link", "Open tab")},
              probe=PATH_JS, note="target=_blank: which tab is current after"),
         Step("browser_tabs", {"action": "list"}, expect=("page2.html",)),
@@ -211,6 +225,7 @@ class ServerSpec:
     args: list[str]
     cwd: Path
     env: dict[str, str]
+    output_dir: Path | None = None  # where saved files must land (None: not checked)
     adapt: bool = False  # retry a refused Playwright MCP argument under trustbridge's name
 
 
@@ -224,8 +239,9 @@ def trustbridge_spec(home: Path, caps: str = CAPS) -> ServerSpec:
                         ("--executable-path", CHROMIUM), ("--output-dir", str(home / "out"))):
         if flag in helptext and (value is None or value):
             args += [flag] + ([value] if value else [])
+    out = home / "out" if "--output-dir" in args else None
     return ServerSpec("trustbridge", sys.executable, args, REPO,
-                      dict(os.environ, TRUSTBRIDGE_HOME=str(home)), adapt=True)
+                      dict(os.environ, TRUSTBRIDGE_HOME=str(home)), output_dir=out, adapt=True)
 
 
 def playwright_spec(workdir: Path, caps: str = CAPS) -> ServerSpec:
@@ -238,7 +254,8 @@ def playwright_spec(workdir: Path, caps: str = CAPS) -> ServerSpec:
         args += ["--caps", caps]
     if os.geteuid() == 0:  # Chromium's sandbox cannot start as root (as the supervisor knows)
         args.append("--no-sandbox")
-    return ServerSpec("playwright", node, args, workdir, dict(os.environ))
+    return ServerSpec("playwright", node, args, workdir, dict(os.environ),
+                      output_dir=workdir / "out")
 
 
 def playwright_version() -> str | None:
@@ -335,6 +352,23 @@ def result_value(text: str) -> Any:
         except ValueError:
             break
     return body
+
+
+def saved_file_problems(text: str, spec: ServerSpec) -> list[str]:
+    """Problems with the file a result says it saved: none named, missing, or outside
+    ``spec.output_dir`` (a relative path is the server's workspace, its cwd)."""
+    names = re.findall(r"(?:saved as |to |\]\()((?:/|out/)[^\s)\"']+\.\w+)", text)
+    if not names:
+        return ["names no saved file"]
+    out = []
+    for name in names:
+        path = (spec.cwd / name).resolve() if not name.startswith("/") else Path(name)
+        assert spec.output_dir is not None
+        if not path.is_relative_to(spec.output_dir.resolve()):
+            out.append(f"saved {name} outside --output-dir {spec.output_dir}")
+        elif not path.exists():
+            out.append(f"{name} does not exist")
+    return out
 
 
 def probe_value(value: Any) -> Any:
@@ -457,6 +491,8 @@ class Runner:
                 res.problems.append(f"result lacks {want!r}")
         if step.image and "image" not in res.shape["content"]:
             res.problems.append("no image in the result")
+        if step.saved and self.spec.output_dir is not None:
+            res.problems += saved_file_problems(res.text, self.spec)
         if step.tool == "browser_network_requests":
             m = re.search(r"^\D*?(\d+)\D[^\n]*api/ping\.json", res.text, re.M)
             if m:
@@ -557,6 +593,9 @@ INTENDED = {
         "intended: trustbridge follows a tab the action opened in the foreground "
         "(issue 15 item 2); Playwright MCP 0.0.83 stays on the opener",
     "browser_actions (trustbridge only)": "intended: trustbridge's batch tool",
+    "browser_wait_for (the next call after a delayed window.open: which tab is current)":
+        "intended: trustbridge follows a tab opened up to 2 s after the action (issue 15 "
+        "item 2); Playwright MCP 0.0.83 stays",
     "browser_run_code_unsafe": "intended absence",
 }
 
