@@ -43,6 +43,9 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import anyio
+from mcp import MCPError
+
 REPO = Path(__file__).resolve().parents[1]
 CONFORMANCE = REPO / "scripts" / "conformance"
 PAGES = CONFORMANCE / "pages"
@@ -54,6 +57,11 @@ CAPS = "vision,pdf"
 
 RENAMES = {"target": "ref", "startTarget": "startRef", "endTarget": "endRef"}
 """Playwright MCP argument name → trustbridge's older name, tried when ``target`` is refused."""
+
+CALL_ERRORS = (MCPError, TimeoutError, OSError, anyio.ClosedResourceError,
+               anyio.BrokenResourceError)
+"""What a call to a server may raise: a JSON-RPC error (unknown tool), a call over its time,
+a server that died."""
 
 RECORD_JS = "() => document.getElementById('record').textContent"
 PATH_JS = "() => location.pathname"
@@ -234,7 +242,7 @@ def trustbridge_spec(home: Path, caps: str = CAPS) -> ServerSpec:
     it starts its own embedded bridge and headless Chromium); ``--caps`` when the CLI has it."""
     args = ["-m", "bridge.cli", "mcp"]
     helptext = subprocess.run([sys.executable, "-m", "bridge.cli", "mcp", "--help"], cwd=REPO,
-                              capture_output=True, text=True, timeout=60).stdout
+                              capture_output=True, text=True, timeout=60, check=False).stdout
     for flag, value in (("--caps", caps), ("--isolated", None), ("--headless", None),
                         ("--executable-path", CHROMIUM), ("--output-dir", str(home / "out"))):
         if flag in helptext and (value is None or value):
@@ -340,7 +348,7 @@ def drop_path(args: dict[str, Any], path: str) -> dict[str, Any]:
 
 def result_value(text: str) -> Any:
     """The value under ``### Result`` of an evaluate result, decoded from JSON when it is."""
-    m = re.search(r"### Result\s*\n(.*?)(?:\n###|\Z)", text, re.S)
+    m = re.search(r"### Result\s*\n(.*?)(?:\n###|\Z)", text, re.DOTALL)
     body: Any = (m.group(1) if m else text).strip()
     if "\n" in body and not body.startswith(("{", "[", '"')):
         body = body.split("\n", 1)[1].strip()  # trustbridge: "Evaluated in ...; it returned:"
@@ -410,7 +418,7 @@ def shape(result: Any) -> dict[str, Any]:
     text = text_of(result)
     return {"isError": bool(result.is_error),
             "content": sorted({c.type for c in result.content}),
-            "sections": [h.strip() for h in re.findall(r"^###? [^\n]+", text, re.M)]}
+            "sections": [h.strip() for h in re.findall(r"^###? [^\n]+", text, re.MULTILINE)]}
 
 
 @dataclass
@@ -447,7 +455,7 @@ class Runner:
             return None
         try:
             result = await self.call("browser_evaluate", {"function": function})
-        except Exception as exc:  # a probe that fails leaves the outcome unknown
+        except CALL_ERRORS as exc:  # a probe that fails leaves the outcome unknown
             return f"<probe failed: {type(exc).__name__}>"
         return f"<probe error: {text_of(result)[:120]}>" if result.is_error \
             else result_value(text_of(result))
@@ -455,7 +463,7 @@ class Runner:
     async def snapshot_text(self) -> str:
         try:
             return text_of(await self.call("browser_snapshot", {}))
-        except Exception:
+        except CALL_ERRORS:
             return ""
 
     async def run(self, step: Step) -> StepResult:
@@ -478,7 +486,7 @@ class Runner:
             result = await self.call(step.tool, args)
             if result.is_error and self.spec.adapt and "BAD_REQUEST" in text_of(result):
                 result = await self.adapt(step.tool, args, result, res)
-        except Exception as exc:
+        except CALL_ERRORS as exc:
             res.problems.append(f"call failed: {type(exc).__name__}: {exc}"[:200])
             return res
         res.text = text_of(result)
@@ -494,7 +502,7 @@ class Runner:
         if step.saved and self.spec.output_dir is not None:
             res.problems += saved_file_problems(res.text, self.spec)
         if step.tool == "browser_network_requests":
-            m = re.search(r"^\D*?(\d+)\D[^\n]*api/ping\.json", res.text, re.M)
+            m = re.search(r"^\D*?(\d+)\D[^\n]*api/ping\.json", res.text, re.MULTILINE)
             if m:
                 self.ctx["ping_index"] = int(m.group(1))
         record = await self.evaluate(RECORD_JS) if step.tool != "browser_close" else None
@@ -610,7 +618,7 @@ def trust_only(a: Any, b: Any) -> bool:
     if not (isinstance(a, dict) and isinstance(b, dict)) or a.keys() != b.keys():
         return False
     if "trusted" in a:
-        rest = lambda d: {k: v for k, v in d.items() if k != "trusted"}  # noqa: E731
+        rest = lambda d: {k: v for k, v in d.items() if k != "trusted"}
         return a["trusted"] is True and b["trusted"] is False and rest(a) == rest(b)
     differing = [k for k in a if a[k] != b[k]]
     return bool(differing) and all(trust_only(a[k], b[k]) for k in differing)

@@ -23,7 +23,7 @@ PEER_CLI = REPO / "scripts" / "conformance" / "node_modules" / "@playwright" / "
 
 def _rows() -> list[list[str]]:
     text = DOC.read_text()
-    m = re.search(r"<!-- tool-table:start -->\n(.*?)<!-- tool-table:end -->", text, re.S)
+    m = re.search(r"<!-- tool-table:start -->\n(.*?)<!-- tool-table:end -->", text, re.DOTALL)
     assert m, "docs/mcp.md has no tool table between the tool-table markers"
     lines = [ln for ln in m.group(1).splitlines() if ln.startswith("|")][2:]
     rows = [[c.strip() for c in re.split(r"(?<!\\)\|", ln)[1:-1]] for ln in lines]
