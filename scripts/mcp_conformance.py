@@ -95,6 +95,7 @@ class Step:
         drop: record fields ignored in the comparison (counts that depend on how many
             events a mouse path has).
         image: the result must carry an image.
+        fails: the call must be a tool error (``isError``), e.g. a ref no snapshot gave.
         saved: the result names a file it saved, which must exist under the server's
             output directory (``--output-dir``).
         note: why the step is as it is, shown in the report.
@@ -108,6 +109,7 @@ class Step:
     drop: tuple[str, ...] = ()
     image: bool = False
     saved: bool = False
+    fails: bool = False
     note: str = ""
 
 
@@ -126,6 +128,8 @@ def steps(origin: str, upload: Path) -> list[Step]:
              keys=("count",)),
         Step("browser_click", {"element": "Count button", "target": Ref("button", "Count"),
                                "doubleClick": True}, keys=("count",), note="doubleClick"),
+        Step("browser_click", {"element": "Nothing", "target": "e999"}, keys=("count",),
+             fails=True, note="a ref no snapshot gave"),
         Step("browser_type", {"element": "Name", "target": Ref("textbox", "Name"), "text": "Ada"},
              keys=("name",)),
         Step("browser_type", {"element": "Keys", "target": Ref("textbox", "Keys"), "text": "x",
@@ -492,7 +496,11 @@ class Runner:
         res.text = text_of(result)
         res.shape = shape(result)
         res.ok = not result.is_error
-        if result.is_error:
+        if step.fails:
+            res.ok = bool(result.is_error)
+            if not result.is_error:
+                res.problems.append("no tool error for a call that must fail")
+        elif result.is_error:
             res.problems.append("error: " + res.text.splitlines()[0][:160] if res.text else "error")
         for want in step.expect:
             if want not in res.text:
@@ -608,6 +616,12 @@ INTENDED = {
 }
 
 
+def first_line(text: str, width: int = 90) -> str:
+    """The first line of a result that is not a section heading, cut to ``width``."""
+    line = next((ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")), "")
+    return line[:width] + ("…" if len(line) > width else "")
+
+
 def sections(result: StepResult) -> set[str]:
     return {SECTION_SAME.get(h, h) for h in result.shape.get("sections", [])} - SECTION_IGNORED
 
@@ -646,6 +660,9 @@ def compare(ours: list[StepResult], theirs: list[StepResult]) -> list[Row]:
             if trust_only(a.outcome, b.outcome):
                 diffs.append("intended: trustbridge's input is trusted where Playwright MCP "
                              "dispatches synthetic events")
+        if a.shape.get("isError") and b.shape.get("isError"):
+            diffs.append(f"error text: trustbridge {first_line(a.text)!r} vs Playwright MCP "
+                         f"{first_line(b.text)!r}")
         if a.shape.get("content") != b.shape.get("content"):
             diffs.append(f"content types: {a.shape.get('content')} vs {b.shape.get('content')}")
         sa, sb = sections(a), sections(b)
