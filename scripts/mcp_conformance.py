@@ -609,6 +609,8 @@ INTENDED = {
         "intended: trustbridge follows a tab the action opened in the foreground "
         "(issue 15 item 2); Playwright MCP 0.0.83 stays on the opener",
     "browser_actions (trustbridge only)": "intended: trustbridge's batch tool",
+    "browser_type (submit)": "by design: trusted replace selects the old text with a real "
+        "Control+A, which the page sees as keydowns (Playwright MCP's fill sends none)",
     "browser_wait_for (the next call after a delayed window.open: which tab is current)":
         "intended: trustbridge follows a tab opened up to 2 s after the action (issue 15 "
         "item 2); Playwright MCP 0.0.83 stays",
