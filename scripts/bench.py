@@ -18,6 +18,8 @@ Benchmarks (details in each ``scripts/benchlib/b*.py``):
 - B2u the click users run: ``trustbridge up`` (a subprocess) + the SDK, and ``trustbridge
   mcp`` over stdio, against ``locator.click()`` / ``mouse.click()`` of raw Playwright on its
   own Chromium (same binary); target: the SDK click ≤ 0.5× ``locator.click`` (issue 18).
+- B2f the trusted click on Firefox ESR (WebDriver BiDi) beside Chromium's, same run;
+  target ≤ 2× Chromium's.
 - B3 snapshot time and bytes at 100 / 1,000 / 10,000 interactive elements.
 - B4 a proxy adding 25 ms each way: step by step vs batch; target: a batch costs about one
   round trip more than local.
@@ -73,8 +75,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--quick", action="store_true",
                     help="short run: fewer rounds and sizes; writes to a temp folder "
                     "unless --out-dir is given")
-    ap.add_argument("--only", default="b1,b2,b2u,b3,b4,b5,profile",
-                    help="comma-separated subset of b1,b2,b2u,b3,b4,b5,profile")
+    ap.add_argument("--only", default="b1,b2,b2u,b2f,b3,b4,b5,profile",
+                    help="comma-separated subset of b1,b2,b2u,b2f,b3,b4,b5,profile")
     ap.add_argument("--arms", default=None,
                     help="B1 arms (default all: a,b,c,d,e,d_form,e_form,e_nosettle)")
     ap.add_argument("--rounds", type=int, default=None,
@@ -108,6 +110,7 @@ def plan(args: argparse.Namespace) -> dict:
         "b1": {"rounds": r or (3 if q else 10), "arms": arms},
         "b2": {"rounds": r or (10 if q else 40)},
         "b2u": {"rounds": r or (10 if q else 30), "mcp": not args.no_mcp},
+        "b2f": {"rounds": r or (5 if q else 15)},
         "b3": {"rounds": r or (2 if q else 5), "sizes": [100, 1000] if q else [100, 1000, 10000],
                "mcp": not args.no_mcp},
         "b4": {"rounds": r or (3 if q else 10),
@@ -126,6 +129,7 @@ async def main(args: argparse.Namespace) -> int:
     from benchlib import (
         b1_form,
         b2_action,
+        b2_firefox,
         b2_users,
         b3_snapshot,
         b4_proxy,
@@ -184,6 +188,7 @@ async def main(args: argparse.Namespace) -> int:
         await step("b2", lambda: b2_action.run(stack, c2["rounds"], log))
         cu = cfg["b2u"]
         await step("b2u", lambda: b2_users.run(stack.pages, cu["rounds"], log, log_dir, cu["mcp"]))
+        await step("b2f", lambda: b2_firefox.run(stack, cfg["b2f"]["rounds"], log))
         await step("b4", lambda: b4_proxy.run(stack, c4["counts"], c4["rounds"], log))
         await step("b5", lambda: b5_tabs.run(stack, c5["tabs"], c5["actions"], c5["reps"], log))
         await step("profile", lambda: profile.run(stack, _slowest_sdk_arm(res.get("b1")),

@@ -41,11 +41,11 @@ from bridge.protocol.models import (
     ClickAction,
     DragAction,
     DriverActParams,
-    HoverAction,
     DriverDialogParams,
     DriverEvaluateParams,
     DriverScreenshotParams,
     Hello,
+    HoverAction,
     MouseAction,
     PressAction,
     Request,
@@ -253,7 +253,8 @@ class InputDriver:
         selector = locator_engine.unique_selector(css)
         return A.Target(locator=frame.locator(selector), frame=frame, selector=selector,
                         trusted_insert_text=bool(self.capabilities.get("unicodeText")),
-                        pointer=self.pointer, allow_script=allow_script)
+                        pointer=self.pointer, allow_script=allow_script,
+                        bidi=(self.browser or "").startswith("firefox"))
 
     async def _run_watching(self, page: Page, work: Any) -> dict[str, Any]:
         return await watch.run_watching(page, work, self.dialogs)

@@ -59,7 +59,7 @@ def render(res: dict[str, Any], analysis: str) -> str:
         L += ["## Benchmarks that failed in this run", ""]
         L += [f"- {k}: {v}" for k, v in res["failures"].items()]
         L.append("")
-    targets = [t for b in ("b1", "b2", "b2u", "b4") for t in res.get(b, {}).get("targets", [])]
+    targets = [t for b in ("b1", "b2", "b2u", "b2f", "b4") for t in res.get(b, {}).get("targets", [])]
     if targets:
         L += ["## Targets", "", "| target | measured | limit | |", "|---|---:|---:|---|"]
         for t in targets:
@@ -74,6 +74,8 @@ def render(res: dict[str, Any], analysis: str) -> str:
         L += _b2(res["b2"])
     if "b2u" in res:
         L += _b2u(res["b2u"])
+    if "b2f" in res:
+        L += _b2f(res["b2f"])
     if "b3" in res:
         L += _b3(res["b3"])
     if "b4" in res:
@@ -195,6 +197,30 @@ def _b2u(b: dict[str, Any]) -> list[str]:
     L += ["", "The fallback button sits in a box running a transform animation that never "
           "moves it: Playwright's own `locator.click()` on it waits for its stable check "
           "too, so compare that row with the full-path row, not only with the baseline.", ""]
+    return L
+
+
+def _b2f(b: dict[str, Any]) -> list[str]:
+    sent, seen = b["clicks_sent"], b["clicks_seen"]
+    L = ["## B2f the trusted click on Firefox", "",
+         f"Headless Firefox ESR over WebDriver BiDi with its own bridge in the benchmark "
+         f"process, beside the shared Chromium stack; {b['rounds']} rounds after a warm-up, "
+         f"order rotated. Trusted clicks counted: Firefox {seen['firefox']} of "
+         f"{sent['firefox']}, Chromium {seen['chromium']} of {sent['chromium']}; every "
+         f"fast-path result said fastPath true: {b['fast_path_all']}. Firefox / Chromium "
+         f"(trusted click by ref): **{_x(b['firefox_to_chromium'])}**.", "",
+         "| operation | median ms | min ms | p95 ms | × Firefox locator.click |",
+         "|---|---:|---:|---:|---:|"]
+    names = {"trusted_click": "Firefox trusted click by ref (fast path)",
+             "trusted_click_full": "Firefox trusted click, full Playwright path",
+             "locator_click": "Firefox Playwright `locator.click()`",
+             "mouse_click": "Firefox Playwright `mouse.click(x, y)`",
+             "mouse_split": "Firefox `mouse.move`, `down`, `up` one after the other",
+             "chromium_trusted_click": "Chromium trusted click by ref (fast path)"}
+    for k, s in b["ops"].items():
+        L.append(f"| {names.get(k, k)} | {_ms(s['median'])} | {_ms(s['min'])} | "
+                 f"{_ms(s['p95'])} | {_x(b['ratio_to_locator_click'][k])} |")
+    L.append("")
     return L
 
 
