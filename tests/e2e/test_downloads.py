@@ -28,12 +28,10 @@ def downloads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ("Export data", "export.bin"),  # a navigation to application/octet-stream
 ])
 async def test_a_click_that_downloads_reports_the_saved_file(
-        stack: Stack, origins: Origins, downloads: Path, browser: str,
+        stack: Stack, origins: Origins, downloads: Path,
         link: str, served: str) -> None:
     """The click's result names the file, its size and where it was saved; the file
     there has the served bytes; the page kept its URL and state and still counts clicks."""
-    if browser != "chromium":
-        pytest.skip("Playwright reports no download events over WebDriver BiDi (Firefox)")
     expected = (PAGES / "tabs" / served).read_bytes()
     async with mcp_on(stack) as mcp:
         text = await open_main(stack, mcp, origins)
@@ -49,21 +47,39 @@ async def test_a_click_that_downloads_reports_the_saved_file(
         main = pw_page(stack, "main.html")
         assert main.url.endswith("/tabs/main.html")
         assert await main.evaluate("window.__seen.state") == "kept"
+
+
+@pytest.mark.parametrize("link", ["Download report", "Export data"])
+async def test_the_page_still_takes_clicks_after_a_download(
+        stack: Stack, origins: Origins, downloads: Path, browser: str, link: str) -> None:
+    """After the download the page's refs still work: a click on Count counts there."""
+    if browser != "chromium":
+        pytest.skip("Firefox reports no end of a navigation that became a download "
+                    "(webNavigation has no onCommitted / onErrorOccurred for it), so the "
+                    "extension keeps fencing the page's refs as navigating")
+    async with mcp_on(stack) as mcp:
+        text = await open_main(stack, mcp, origins)
+        clicked = await call(mcp, "browser_click", element=link,
+                             ref=ref_of(page_state(text), "link", link))
+        assert "Downloaded" in clicked
         await call(mcp, "browser_click", element="Count",
                    ref=ref_of(page_state(clicked), "button", "Count"))
-        assert await main.evaluate("window.__seen.count") == 1
+        assert await pw_page(stack, "main.html").evaluate("window.__seen.count") == 1
 
 
 async def test_two_downloads_of_one_name_are_both_kept(
         stack: Stack, origins: Origins, downloads: Path, browser: str) -> None:
     """The second download of the same name is saved beside the first, not over it."""
-    if browser != "chromium":
-        pytest.skip("Playwright reports no download events over WebDriver BiDi (Firefox)")
     await stack.tab.goto(f"{origins.main}/tabs/main.html")
     ref = ref_of(await stack.snapshot(), "link", "Download report")
     first = await stack.act(ref, kind="click")
+    if browser != "chromium":  # the extension fences the page's refs after a download
+        await stack.tab.goto(f"{origins.main}/tabs/main.html")
+        ref = ref_of(await stack.snapshot(), "link", "Download report")
     second = await stack.act(ref, kind="click")
     paths = [d["path"] for r in (first, second) for d in r["downloads"]]
-    assert [Path(p).name for p in paths] == ["report.txt", "report (1).txt"]
+    # Firefox names the second "report(1).txt" itself; Chromium suggests the same name.
+    assert Path(paths[0]).name == "report.txt" and len(set(paths)) == 2
+    assert {Path(p).parent for p in paths} == {downloads}
     assert all(Path(p).read_bytes() == (PAGES / "tabs" / "report.txt").read_bytes()
                for p in paths)
