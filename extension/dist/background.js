@@ -836,14 +836,23 @@
     }
     let within = null;
     if (params.within) within = tabs2.parseRef(tabId, params.within);
-    console.log("BGDBG start", Date.now() - started);
     const { byFrame, byKey } = await Promise.race([
       framesOf(api2, tabs2, tabId),
-      timeout(Math.max(budget * SETUP_SHARE, 200)).then(() => ({ byFrame: null }))
+      timeout(Math.max(budget * SETUP_SHARE, 1e3)).then(() => ({ byFrame: null }))
     ]);
+    if (!byFrame) {
+      return {
+        matches: [],
+        text: render2([], { more: false, timedOut: true, limit, budget }),
+        truncated: true,
+        url: "",
+        title: "",
+        tabId
+      };
+    }
     const startFrame = within ? within.frameId : 0;
-    const top = byFrame && byFrame.get(0);
-    if (!byFrame || !byFrame.get(startFrame)) {
+    const top = byFrame.get(0);
+    if (!byFrame.get(startFrame)) {
       await tabs2.throwIfCrashed(tabId);
       if (within) throw new PageError("BROWSER_DOCUMENT_CHANGED", `The frame of ref ${params.within} is gone. Take a new snapshot.`, { ref: params.within });
       throw new PageError("BROWSER_DOCUMENT_CHANGED", "The page did not answer (it is loading or navigating). Retry in a moment.", { tabId });
@@ -855,7 +864,6 @@
         { ref: params.within, reason: "navigated" }
       );
     }
-    console.log("BGDBG frames", Date.now() - started);
     const wanted = subtreeOf(byFrame, startFrame);
     const floor = tabs2.tabState(tabId).refFloor;
     const answers = /* @__PURE__ */ new Map();
@@ -891,7 +899,6 @@
       tabs2.noteDocument(tabId, info.ordinal, info.docId, floor, res.nextRef || floor);
       answers.set(frameId, res);
     }));
-    console.log("BGDBG answers", Date.now() - started);
     if (!answers.has(startFrame)) timedOut = true;
     const matches = [];
     let more = false;

@@ -2105,7 +2105,7 @@
         this.descend(el, depth + 1, { ...ctx, text: !name2 && ctx.text, inControl: true });
         return;
       }
-      const name = this.safe(this.aria.name(el));
+      const name = role === "row" && !hasAuthorName(el) ? "" : this.safe(this.aria.name(el));
       if (COLLAPSIBLE_WRAPPERS.has(role)) {
         const held = this.contents(el);
         const authorName = el.hasAttribute("aria-label") || el.hasAttribute("aria-labelledby") || el.hasAttribute("title");
@@ -2134,14 +2134,13 @@
         this.descend(el, depth, ctx);
         return;
       }
-      const shown = role === "row" && !hasAuthorName(el) ? "" : name;
-      this.push(this.line(el, role, name, depth, ctx, { clickable, shown }));
+      this.push(this.line(el, role, name, depth, ctx, { clickable }));
       if (el instanceof HTMLSelectElement) {
         this.optionLines(el, depth + 1, ctx);
         return;
       }
       if (el instanceof HTMLTextAreaElement || role === "textbox" && isEditingHost2(el)) return;
-      const suppress = NAME_FROM_CONTENT.has(role) && !!shown;
+      const suppress = NAME_FROM_CONTENT.has(role) && !!name;
       const inControl = ctx.inControl || WIDGET_ROLES.has(role) || clickable;
       const scope = name && CONTAINER_ROLES.has(role) && role !== "row" ? { role, name } : ctx.scope;
       const next = suppress || inControl !== ctx.inControl || scope !== ctx.scope ? { ...ctx, text: suppress ? false : ctx.text, inControl, scope } : ctx;
@@ -2508,7 +2507,8 @@
         const role = aria.role(el);
         const implicit = desc.role === "generic" && (!role || FLATTEN_ROLES.has(role));
         if (role !== desc.role && !implicit) continue;
-        const name = clip(implicit ? implicitName(el) : aria.name(el), MAX_NAME);
+        const rowByCells = role === "row" && !hasAuthorName(el);
+        const name = rowByCells ? "" : clip(implicit ? implicitName(el) : aria.name(el), MAX_NAME);
         if (sameDescriptor(desc, describeElement(el, desc.role, name, aria))) out.push(el);
       }
       return out;
@@ -3090,7 +3090,8 @@
   var MAX_TESTED = 1e4;
   var SKIP_TAGS2 = /* @__PURE__ */ new Set(["script", "style", "template", "noscript", "head", "meta", "link", "title", "base", "option", "datalist"]);
   var NAME_ATTRS = ["aria-label", "alt", "title", "placeholder", "aria-placeholder"];
-  var NAME_ATTR_SELECTOR = "[aria-label],[alt],[title],[placeholder],[aria-placeholder],input[type=button][value],input[type=submit][value],input[type=reset][value]";
+  var NAME_ATTR_SELECTOR = "[aria-label],[alt],[title],[placeholder],[aria-placeholder],input[value]";
+  var VALUE_NAMED = /* @__PURE__ */ new Set(["button", "submit", "reset"]);
   var COLLAPSIBLE_WRAPPERS2 = /* @__PURE__ */ new Set(["cell", "listitem", "paragraph"]);
   function hasAuthorName2(el) {
     return el.hasAttribute("aria-label") || el.hasAttribute("aria-labelledby") || el.hasAttribute("title");
@@ -3261,7 +3262,7 @@
       const visit = (node) => {
         out.push(node);
         for (const el of node.querySelectorAll("*")) {
-          if (!mayHostShadow(el)) continue;
+          if (this.late()) return;
           const sr = this.walker.rootOf(el);
           if (sr) visit(sr);
         }
@@ -3426,9 +3427,8 @@
      *  name-bearing attribute matches. */
     *hits(root, test) {
       const attrs = [];
-      const T1 = performance.now();
       for (const el of root.querySelectorAll(NAME_ATTR_SELECTOR)) {
-        for (const a of NAME_ATTRS.concat(el.localName === "input" ? ["value"] : [])) {
+        for (const a of NAME_ATTRS.concat(el.localName === "input" && VALUE_NAMED.has(el.type) ? ["value"] : [])) {
           const v = el.getAttribute(a);
           if (v && test(this.walker.safe(collapse(v)))) {
             attrs.push(el);
@@ -3436,7 +3436,6 @@
           }
         }
       }
-      console.log("FINDDBG attrs", Math.round(performance.now() - T1));
       let ai = 0;
       for (const t of test.raw ? this.prunedText(root, test) : this.allText(root)) {
         if (this.late()) return;
@@ -3573,13 +3572,9 @@
       return out;
     }
     run(scope) {
-      const T0 = performance.now();
-      const T = (l) => console.log("FINDDBG", l, Math.round(performance.now() - T0));
       this.walker.sensitive = collectSensitiveValues(this.doc, /* @__PURE__ */ new Set());
       this.walker.focused = deepActiveElement3(this.doc);
-      T("pre");
       const roots = this.roots(scope);
-      T("roots");
       for (const r of roots) if (r !== this.doc) collectSensitiveValues(r, this.walker.sensitive);
       const found = [];
       let more = false;
@@ -3589,21 +3584,17 @@
         const seen = /* @__PURE__ */ new Set();
         if (this.role && !this.name && !this.text) this.byRole(root, here);
         else if (!this.role && !this.name) this.byText(root, here, seen);
-        else if (this.role && (T("count0"), root.querySelectorAll(this.roleSel).length <= ROLE_SCAN_MAX)) this.byRole(root, here);
-        else if (T("count1")) ;
+        else if (this.role && root.querySelectorAll(this.roleSel).length <= ROLE_SCAN_MAX) this.byRole(root, here);
         else this.byHits(root, here, seen);
         if (here.length > this.limit) more = true;
         found.push(...here);
       }
-      T("search");
       const nodes = Array.from(new Set(found)).filter((n) => n !== scope);
       nodes.sort(compareFlat);
       if (nodes.length > this.limit) more = true;
       const kept = nodes.slice(0, this.limit);
       const items = kept.map((n) => n.nodeType === Node.TEXT_NODE ? this.textItem(n) : this.elementItem(n));
-      T("items");
       const frameItems = this.timedOut ? [] : this.frames(roots);
-      T("frames");
       const all = items.concat(frameItems).sort((a, b) => compareFlat(a.node, b.node));
       return {
         items: all.map(({ node, ...rest }) => {

@@ -31,7 +31,11 @@ async function identifyAll(tabs, tabId, frames) {
 async function framesOf(api, tabs, tabId) {
   const frames = (await api.webNavigation.getAllFrames({ tabId })) || [];
   tabs.navigations.learn(tabId, frames);
-  await Promise.all(frames.map((f) => tabs.toFrame(tabId, f.frameId, { op: 'announceFrames' }).catch(() => null)));
+  // Child frames learn the key of their <iframe> from an announcement (one scan of each
+  // parent document); a tab with one frame has none to learn.
+  if (frames.length > 1) {
+    await Promise.all(frames.map((f) => tabs.toFrame(tabId, f.frameId, { op: 'announceFrames' }).catch(() => null)));
+  }
   let infos = await identifyAll(tabs, tabId, frames);
   if (infos.some((r) => !r.isTop && !r.frameKey)) {
     await new Promise((r) => setTimeout(r, RETRY_MS)); // postMessage of the key is asynchronous
@@ -81,13 +85,19 @@ export async function findInTab(api, tabs, tabId, params = {}) {
   }
   let within = null;
   if (params.within) within = tabs.parseRef(tabId, params.within);
+  // Finding the frames is bounded too: a page too busy to say who its frames are within
+  // the budget gets a truncated answer that says so, not an error.
   const { byFrame, byKey } = await Promise.race([
     framesOf(api, tabs, tabId),
-    timeout(Math.max(budget * SETUP_SHARE, 200)).then(() => ({ byFrame: null })),
+    timeout(Math.max(budget * SETUP_SHARE, 1000)).then(() => ({ byFrame: null })),
   ]);
+  if (!byFrame) {
+    return { matches: [], text: render([], { more: false, timedOut: true, limit, budget }), truncated: true,
+      url: '', title: '', tabId };
+  }
   const startFrame = within ? within.frameId : 0;
-  const top = byFrame && byFrame.get(0);
-  if (!byFrame || !byFrame.get(startFrame)) {
+  const top = byFrame.get(0);
+  if (!byFrame.get(startFrame)) {
     await tabs.throwIfCrashed(tabId);
     if (within) throw new PageError('BROWSER_DOCUMENT_CHANGED', `The frame of ref ${params.within} is gone. Take a new snapshot.`, { ref: params.within });
     throw new PageError('BROWSER_DOCUMENT_CHANGED', 'The page did not answer (it is loading or navigating). Retry in a moment.', { tabId });

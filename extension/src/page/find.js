@@ -38,9 +38,15 @@ const MAX_TESTED = 10_000; // characters of one text node a pattern is tested ag
 // Skipped with their subtree, as the walk skips them (walker.js SKIP_TAGS).
 const SKIP_TAGS = new Set(['script', 'style', 'template', 'noscript', 'head', 'meta', 'link', 'title', 'base', 'option', 'datalist']);
 const NAME_ATTRS = ['aria-label', 'alt', 'title', 'placeholder', 'aria-placeholder'];
-const NAME_ATTR_SELECTOR = '[aria-label],[alt],[title],[placeholder],[aria-placeholder],' +
-  'input[type=button][value],input[type=submit][value],input[type=reset][value]';
-const COLLAPSIBLE_WRAPPERS = new Set(['cell', 'listitem']);
+// One flat list of simple selectors: Blink matches it several times faster than compound
+// ones (input[type=button][value]); the input types are checked in hits().
+const NAME_ATTR_SELECTOR = '[aria-label],[alt],[title],[placeholder],[aria-placeholder],input[value]';
+const VALUE_NAMED = new Set(['button', 'submit', 'reset']);
+const COLLAPSIBLE_WRAPPERS = new Set(['cell', 'listitem', 'paragraph']); // walker.js
+
+function hasAuthorName(el) {
+  return el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') || el.hasAttribute('title');
+}
 
 // Tags that may carry a role implicitly (html-aam), a superset: every candidate is checked
 // with AriaContext.role. A role missing here is searched among all elements.
@@ -75,13 +81,13 @@ export function roleSelector(role) {
 export function matcher(pattern, regex) {
   if (pattern === null || pattern === undefined || pattern === '') return null;
   if (!regex) {
-    const needle = collapse(String(pattern)).toLowerCase();
-    if (!needle) return null;
-    const test = (s) => s.toLowerCase().includes(needle);
-    // A cheap first look at raw text: collapsing whitespace cannot create a word, so a
-    // raw text without the needle's first word cannot match.
-    const word = needle.split(' ')[0];
-    test.quick = (raw) => raw.toLowerCase().includes(word);
+    const words = collapse(String(pattern)).split(' ').filter(Boolean);
+    if (!words.length) return null;
+    // The substring on whitespace-collapsed text, as one case-insensitive regex over the
+    // raw text (no copy of the text is made per node: the scan of a huge page is this).
+    const re = new RegExp(words.map((w) => w.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')).join('\\s+'), 'i');
+    const test = (s) => re.test(s);
+    test.raw = true; // the test holds on raw text as on collapsed text
     return test;
   }
   const m = /^\/([\s\S]+)\/([dgimsuvy]*)$/.exec(pattern);
@@ -186,8 +192,8 @@ class Finder {
     const visit = (node) => {
       out.push(node);
       for (const el of node.querySelectorAll('*')) {
-        if (!mayHostShadow(el)) continue;
-        const sr = this.walker.rootOf(el);
+        if (this.late()) return;
+        const sr = this.walker.rootOf(el); // asks only elements that may host one
         if (sr) visit(sr);
       }
     };
@@ -223,7 +229,16 @@ class Finder {
     if (role === 'iframe') return role;
     if (el.localName === 'label' && !role && el.control) return null; // the control carries it
     if (role && !FLATTEN_ROLES.has(role)) return role;
-    return this.walker.clickable(el, role) ? 'generic' : null;
+    if (this.walker.clickable(el, role)) return 'generic';
+    // A block holding just one text prints as a generic (walker.js, issue 14 item 1).
+    if (typeof this.walker.ownText === 'function' && this.walker.ownText(el) && this.single(el)) return 'generic';
+    return null;
+  }
+
+  /** The text of `el` when it holds exactly one text and nothing else, else null. */
+  single(el) {
+    const held = this.walker.contents(el);
+    return !held.bail && held.texts === 1 && held.elements === 0 ? held.text : null;
   }
 
   nameOf(el, printed) {
@@ -234,8 +249,8 @@ class Finder {
     return this.walker.safe(this.aria.name(el));
   }
 
-  /** Printed ancestors of `node` from the top, as {el, role, name, ctx} with the walk's
-   *  context (closed shadow, scope, inside a control) for each. */
+  /** Printed ancestors of `node` from the top, as entries with the walk's context
+   *  (closed shadow, scope, inside a control) for each. */
   path(node) {
     const chain = [];
     for (let n = flatParent(node); n; n = flatParent(n)) chain.push(n);
@@ -255,39 +270,80 @@ class Finder {
     return { ancestors: out, ctx };
   }
 
+  /**
+   * How the walk prints `el` under `ctx` (walker.js visit): null for no line, else
+   * {el, role, name, ctx, opts} where opts are Walker.line's ({clickable, inline, shown}).
+   */
   entry(el, ctx) {
     if (this.aria.invisible(el)) return null;
-    let role = this.printedRole(el);
-    if (role === 'generic' && ctx.inControl) role = null;
+    const own = this.aria.role(el);
+    const role = this.printedRole(el);
     if (!role) return null;
-    return { el, role, name: this.nameOf(el, role), ctx };
+    const name = this.nameOf(el, role);
+    const clickable = role !== 'generic' && role !== 'iframe' && !ctx.inControl && this.walker.clickable(el, own);
+    let opts = { clickable };
+    if (role === 'generic') {
+      const isControl = !ctx.inControl && this.walker.clickable(el, own);
+      if (!isControl) {
+        const text = ctx.text && typeof this.walker.ownText === 'function' && this.walker.ownText(el) ? this.single(el) : null;
+        if (!text) return null;
+        opts = { inline: text, shown: '' };
+      } else {
+        opts = { clickable: false };
+      }
+    } else if (COLLAPSIBLE_WRAPPERS.has(role)) {
+      const held = this.walker.contents(el);
+      const authorName = hasAuthorName(el);
+      if (!held.bail) {
+        if (held.texts === 0 && held.elements > 0 && !authorName && !clickable && (role !== 'listitem' || held.elements === 1)) {
+          return null; // printed as its controls
+        }
+        if (held.texts === 1 && held.elements === 0 && (!name || name === held.text)) {
+          const named = role === 'cell' && !!name;
+          opts = { clickable, shown: named ? name : '', inline: named ? undefined : held.text };
+        }
+      }
+    } else if (role === 'row' && !hasAuthorName(el)) {
+      opts = { clickable, shown: '' }; // a row named by its cells: the cells say it
+    }
+    return { el, role, name, ctx, opts };
+  }
+
+  /** The text of the entry is on its own line (inline, or as its shown name). */
+  carries(entry) {
+    const shown = entry.opts.shown === undefined ? entry.name : entry.opts.shown;
+    return !!entry.opts.inline || ((NAME_FROM_CONTENT.has(entry.role) || entry.role === 'generic') && !!shown);
   }
 
   childCtx(el, entry, ctx) {
     if (!entry) return ctx;
     const { role, name } = entry;
-    const inControl = ctx.inControl || WIDGET_ROLES.has(role) || role === 'generic' || this.walker.clickable(el, this.aria.role(el));
+    const inControl = ctx.inControl || WIDGET_ROLES.has(role) || role === 'generic' || !!entry.opts.clickable;
     const scope = name && CONTAINER_ROLES.has(role) && role !== 'row' ? { role, name } : ctx.scope;
-    const text = ctx.text && !((NAME_FROM_CONTENT.has(role) || role === 'generic') && !!name);
+    const text = ctx.text && !this.carries(entry);
     return { ...ctx, inControl, scope, text };
   }
 
   /** The outline line of a printed element, {s, ref, key}, as the walk prints it. */
-  lineOf(entry, inline) {
-    const memo = inline === undefined ? this.lineMemo.get(entry.el) : undefined;
+  lineOf(entry) {
+    const memo = this.lineMemo.get(entry.el);
     if (memo) return memo;
-    const clickable = entry.role === 'generic' ? false : (!entry.ctx.inControl && this.walker.clickable(entry.el, this.aria.role(entry.el)));
-    const { s } = this.walker.line(entry.el, entry.role, entry.name, 0, entry.ctx, { clickable, inline });
+    const { s } = this.walker.line(entry.el, entry.role, entry.name, 0, entry.ctx, entry.opts);
     const m = /\[ref=((?:f\d+)?e\d+)\]/.exec(s);
     const line = { s, ref: m ? m[1] : null, key: this.idOf(entry.el) };
-    if (inline === undefined) this.lineMemo.set(entry.el, line);
+    this.lineMemo.set(entry.el, line);
     return line;
   }
 
   /** The item of one matched element: its line and its ancestors' lines. */
   elementItem(el) {
     const { ancestors, ctx } = this.path(el);
-    const entry = this.entry(el, ctx) || { el, role: this.aria.role(el) || 'generic', name: this.nameOf(el, this.printedRole(el)), ctx };
+    let entry = this.entry(el, ctx);
+    if (!entry) {
+      // Matched but folded into its parent by the walk (a cell of controls): its own line.
+      const role = this.aria.role(el) || 'generic';
+      entry = { el, role, name: this.nameOf(el, role), ctx, opts: {} };
+    }
     const line = this.lineOf(entry);
     return { node: el, ref: line.ref, line: line.s, key: line.key, ancestry: ancestors.map((a) => this.lineOf(a)) };
   }
@@ -318,25 +374,44 @@ class Finder {
   *hits(root, test) {
     const attrs = [];
     for (const el of root.querySelectorAll(NAME_ATTR_SELECTOR)) {
-      for (const a of NAME_ATTRS.concat(el.localName === 'input' ? ['value'] : [])) {
+      for (const a of NAME_ATTRS.concat(el.localName === 'input' && VALUE_NAMED.has(el.type) ? ['value'] : [])) {
           const v = el.getAttribute(a);
         if (v && test(this.walker.safe(collapse(v)))) { attrs.push(el); break; }
       }
     }
     let ai = 0;
-    const tw = this.doc.createTreeWalker(root, NodeFilter.SHOW_TEXT);
-    for (let t = tw.nextNode(); t; t = tw.nextNode()) {
+    for (const t of test.raw ? this.prunedText(root, test) : this.allText(root)) {
       if (this.late()) return;
       const data = t.data;
-      if (test.quick && !test.quick(data)) continue;
+      if (test.raw ? !test(data) : !test(collapse(data))) continue;
       const text = collapse(data);
-      if (!text || !test(text)) continue;
       // Masked first: a search must not probe a secret field's value (sensitive.js).
       if (this.walker.sensitive.size && !test(this.walker.safe(text))) continue;
       while (ai < attrs.length && compareFlat(attrs[ai], t) < 0) yield { el: attrs[ai++] };
       yield { text: t };
     }
     while (ai < attrs.length) yield { el: attrs[ai++] };
+  }
+
+  /** Every text node of one tree, in document order. */
+  *allText(root) {
+    const tw = this.doc.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let t = tw.nextNode(); t; t = tw.nextNode()) yield t;
+  }
+
+  /** The text nodes of one tree that `test` (a raw-text test) may match, in document
+   *  order: a subtree whose textContent (joined in C++) does not match holds no matching
+   *  text node, so it is skipped without visiting its nodes. */
+  *prunedText(node, test) {
+    for (let c = node.firstChild; c; c = c.nextSibling) {
+      if (c.nodeType === Node.TEXT_NODE) {
+        yield c;
+      } else if (c.nodeType === Node.ELEMENT_NODE && !SKIP_TAGS.has(c.localName)) {
+        if (this.late()) return;
+        const all = c.textContent;
+        if (all && test(all)) yield* this.prunedText(c, test);
+      }
+    }
   }
 
   /** Role and/or name, narrowed by the text scan: climb from each hit. */
@@ -395,50 +470,42 @@ class Finder {
     return any;
   }
 
-  /** Text only: the text lines (or the line of the element whose name carries them). */
+  /** Text only: the text lines, or the line of the element that prints the text (a
+   *  button's name, a list item's inline text, a legend's group). */
   byText(root, found, seen) {
     for (const hit of this.hits(root, this.text)) {
       const node = hit.el || hit.text;
       const el = hit.el || hit.text.parentElement;
       if (!el || !this.reachable(el) || (hit.text && this.aria.invisible(el))) continue;
-      // The innermost element with a line; is the text printed under it, or carried by
-      // its name (a button's label, a legend, a caption)?
-      let owner = null;
       let carried = !!hit.el;
+      let owner = null;
       for (let n = el; n; n = flatParent(n)) {
         if (n instanceof ShadowRoot) continue;
         const tag = n.localName;
         if ((tag === 'legend' || tag === 'caption') && n.parentElement &&
             (n.parentElement.localName === 'fieldset' || n.parentElement.localName === 'table')) carried = true;
-        if (this.printedRole(n) && !this.aria.invisible(n)) { owner = n; break; }
+        if (n !== this.doc.body && n !== this.doc.documentElement && this.printedRole(n) && !this.aria.invisible(n)) {
+          owner = n;
+          break;
+        }
       }
-      if (!owner) {
-        if (hit.text && !seen.has(node)) { seen.add(node); found.push(node); }
-        continue;
+      let match = hit.text ? node : null;
+      if (owner) {
+        const { ctx } = this.path(owner);
+        const entry = this.entry(owner, ctx);
+        if (carried || (entry && this.carries(entry))) match = owner;
       }
-      const role = this.printedRole(owner);
-      const name = this.nameOf(owner, role);
-      if (carried || ((NAME_FROM_CONTENT.has(role) || role === 'generic') && name)) {
-        if (!seen.has(owner)) { seen.add(owner); found.push(owner); }
-      } else if (hit.text && !seen.has(node)) {
-        seen.add(node);
-        found.push(node);
+      if (match && !seen.has(match)) {
+        seen.add(match);
+        found.push(match);
       }
       if (found.length > this.limit || this.timedOut) return;
     }
   }
 
-  /** The item of a text line: `- text: ...`, or its wrapper's inline line. */
+  /** The item of a text line: `- text: …` under its ancestors. */
   textItem(t) {
     const { ancestors } = this.path(t);
-    const owner = ancestors[ancestors.length - 1];
-    if (owner && COLLAPSIBLE_WRAPPERS.has(owner.role) && !owner.name) {
-      const held = this.walker.contents(owner.el);
-      if (!held.bail && held.texts === 1 && held.elements === 0) {
-        const line = this.lineOf(owner, held.text);
-        return { node: t, ref: line.ref, line: line.s, key: line.key, ancestry: ancestors.slice(0, -1).map((a) => this.lineOf(a)) };
-      }
-    }
     const s = '- text: ' + scalar(clip(this.walker.safe(collapse(t.data)), 200));
     return { node: t, ref: null, line: s, key: this.idOf(t), ancestry: ancestors.map((a) => this.lineOf(a)) };
   }
