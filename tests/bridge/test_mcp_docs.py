@@ -1,11 +1,13 @@
 """docs/mcp.md's tool table against the real tool lists: every trustbridge tool (TOOLS) with
 its capability and every argument, and every Playwright MCP 0.0.83 tool with its arguments
 (scripts/conformance/playwright-mcp-0.0.83-tools.json, itself checked against the installed
-server when node and the npm package are there)."""
+server when node and the npm package are there), and the table is the one
+scripts/conformance/tool_table.py generates."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import re
 import shutil
@@ -18,6 +20,7 @@ from bridge.mcp.server import TOOLS
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "mcp.md"
 PEER = REPO / "scripts" / "conformance" / "playwright-mcp-0.0.83-tools.json"
+TABLE_SCRIPT = REPO / "scripts" / "conformance" / "tool_table.py"
 PEER_CLI = REPO / "scripts" / "conformance" / "node_modules" / "@playwright" / "mcp" / "cli.js"
 
 
@@ -53,6 +56,35 @@ def test_every_playwright_mcp_tool_is_in_the_table() -> None:
         cell = next((c for c in cells if c.startswith(f"`{tool['name']}`")), None)
         assert cell is not None, tool["name"]
         assert _names(cell) >= set(tool["inputSchema"].get("properties", {})), tool["name"]
+
+
+def _table_module():
+    spec = importlib.util.spec_from_file_location("tool_table", TABLE_SCRIPT)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_table_is_the_generated_one() -> None:
+    """The table is what scripts/conformance/tool_table.py makes from the tool lists and
+    the notes (rerun it with --write after changing a tool), with a note for every tool."""
+    text, missing = _table_module().table()
+    assert not missing, f"no note in scripts/conformance/tool_notes.json for {missing}"
+    doc = DOC.read_text()
+    assert f"<!-- tool-table:start -->\n{text}<!-- tool-table:end -->" in doc, \
+        "docs/mcp.md's tool table is stale: run scripts/conformance/tool_table.py --write"
+
+
+def test_rows_state_the_argument_differences() -> None:
+    """Each row of a tool both servers have starts its differences with the argument
+    differences computed from both schemas."""
+    peer = {t["name"]: t for t in json.loads(PEER.read_text())}
+    rows = {r[0].strip("`"): r for r in _rows() if r[0] != "—"}
+    for tool in TOOLS:
+        if tool.name in peer:
+            want = _table_module().arg_differences(tool.input_schema(), peer[tool.name]["inputSchema"])
+            assert rows[tool.name][4].startswith(want), (tool.name, want)
 
 
 def test_peer_snapshot_matches_installed_playwright_mcp() -> None:
