@@ -570,15 +570,20 @@ async def run_server(spec: ServerSpec, script: list[Step], workdir: Path,
 
     params = StdioServerParameters(command=spec.command, args=spec.args, env=spec.env,
                                    cwd=str(spec.cwd))
-    with log.open("w") as errlog:
-        async with Client(stdio_client(params, errlog=errlog),
-                          read_timeout_seconds=90) as client:
-            tools = [t.name for t in (await client.list_tools()).tools]
-            runner = Runner(client, spec, set(tools), workdir)
-            results = []
-            for step in script:
-                results.append(await runner.run(step))
-            return tools, results
+    try:
+        with log.open("w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog),
+                              read_timeout_seconds=90) as client:
+                tools = [t.name for t in (await client.list_tools()).tools]
+                runner = Runner(client, spec, set(tools), workdir)
+                results = []
+                for step in script:
+                    results.append(await runner.run(step))
+                return tools, results
+    except (*CALL_ERRORS, BaseExceptionGroup) as exc:  # the server never came up, or died
+        tail = log.read_text()[-1500:] if log.exists() else ""
+        raise SystemExit(f"{spec.name} MCP server failed ({type(exc).__name__}: {exc}); "
+                         f"its stderr ends:\n{tail}") from exc
 
 
 # --------------------------------------------------------------------------- comparing
