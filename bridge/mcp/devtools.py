@@ -132,9 +132,11 @@ async def _console(conn: Connection, args: Any, response: Response) -> None:
     tab = await conn.tab()
     got = await tab.console(args.level, all=bool(args.all))
     messages = got.get("messages") or []
-    lines = [f"Total messages: {got.get('total', len(messages))} (Errors: "
-             f"{got.get('errors', 0)}, Warnings: {got.get('warnings', 0)})"]
-    if len(messages) != got.get("total", len(messages)):
+    total = got.get("total", len(messages))
+    header = (f"Total messages: {total} (Errors: {got.get('errors', 0)}, Warnings: "
+              f"{got.get('warnings', 0)})")
+    lines = [header]
+    if len(messages) != total:
         lines.append(f"Returning {len(messages)} messages for level \"{args.level}\"")
     text = "\n".join([*lines, "", *map(console_line, messages)]).rstrip()
     _text_or_file(conn, response, "the console messages", text, args.filename)

@@ -70,7 +70,8 @@ async def test_console_lists_the_pages_messages_by_level_and_its_uncaught_error(
         await open_page(mcp, origins, "console.html", "logged")
         shown = await call(mcp, "browser_console_messages")
         url = f"{origins.main}/devtools/console.html"
-        assert re.search(rf"^\[LOG\] hello from log @ {re.escape(url)}:\d+$", shown, re.M), shown
+        logged = rf"^\[LOG\] hello from log @ {re.escape(url)}:\d+$"
+        assert re.search(logged, shown, re.MULTILINE), shown
         assert "[INFO] an info line" in shown
         assert "[WARNING] careful, a warning" in shown
         assert "[ERROR] bad thing happened" in shown
@@ -102,12 +103,12 @@ async def test_network_lists_the_pages_fetches_with_status_and_one_in_detail(
         listed = await call(mcp, "browser_network_requests")
         base = f"{origins.main}/devtools"
         probe = re.search(rf"^(\d+)\. \[GET\] {re.escape(base)}/data\.json\?probe=1 => "
-                          rf"\[{seen['ok']['status']}\] OK$", listed, re.M)
+                          rf"\[{seen['ok']['status']}\] OK$", listed, re.MULTILINE)
         assert probe, listed
         assert re.search(rf"^\d+\. \[GET\] {re.escape(base)}/missing\.json => "
-                         rf"\[{seen['missing']['status']}\]", listed, re.M), listed
+                         rf"\[{seen['missing']['status']}\]", listed, re.MULTILINE), listed
         posted = re.search(rf"^(\d+)\. \[POST\] {re.escape(base)}/data\.json => "
-                           rf"\[{seen['posted']['status']}\]", listed, re.M)
+                           rf"\[{seen['posted']['status']}\]", listed, re.MULTILINE)
         assert posted, listed
         assert "fetch.html" not in listed and "static request" in listed
         assert "fetch.html" in await call(mcp, "browser_network_requests", {"static": True})
@@ -118,7 +119,7 @@ async def test_network_lists_the_pages_fetches_with_status_and_one_in_detail(
         assert f"\n#{probe[1]} [GET] {base}/data.json?probe=1\n" in detail, detail
         assert "status:    [200] OK" in detail and "type:      fetch" in detail
         assert "mimeType:  application/json" in detail
-        assert re.search(r"^    x-probe: yes$", detail, re.M), detail
+        assert re.search(r"^    x-probe: yes$", detail, re.MULTILINE), detail
         body = await call(mcp, "browser_network_request",
                           {"index": int(probe[1]), "part": "response-body"})
         assert seen["ok"]["body"].strip() in body
