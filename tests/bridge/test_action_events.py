@@ -180,3 +180,14 @@ def test_a_late_tab_is_the_acted_on_tab_s_after_its_last_input_and_reported_once
     ev.tab_opened(EXT, opened(53, opener=1), at=3.1)  # the result already named it
     assert ev.late_tabs(EXT, 1) == []
     assert ev.late_tabs(OTHER, 1) == []
+
+
+def test_a_tab_opened_between_two_inputs_is_still_reported_late() -> None:
+    """A window.open a second after a click, then another click before any snapshot:
+    the next late_tabs still reports it (the window starts at the first input)."""
+    ev = ActionEvents()
+    ev.input_ran(EXT, 1, started=2.0, reported=[])
+    ev.tab_opened(EXT, opened(61, opener=1), at=3.0)
+    ev.input_ran(EXT, 1, started=4.0, reported=[])
+    assert ids(ev.late_tabs(EXT, 1)) == [61]
+    assert ev.late_tabs(EXT, 1) == []

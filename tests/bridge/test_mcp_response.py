@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from bridge.mcp import TOOLS, Connection, build_server
+from bridge.mcp import TOOLS, Connection, build_server, report
 from bridge.protocol import errors as E
 from bridge.server import BridgeServer
 
@@ -170,6 +170,101 @@ async def test_a_tab_the_snapshot_reports_opened_late_is_in_new_tabs(
     assert "### New tabs\n- 1: [Late](http://127.0.0.1/late) tab 3" in shown
 
 
+POPUP_TABS = [
+    {"tabId": 1, "url": "http://127.0.0.1/", "title": "Main", "active": False},
+    {"tabId": 2, "url": "http://127.0.0.1/inv", "title": "Invoice", "active": True,
+     "openerTabId": 1, "status": "complete"}]
+
+
+async def test_a_foreground_tab_the_click_opened_becomes_current(
+        bridge: BridgeServer, peers: Callable[..., Awaitable[FakePeer]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The result says "now current", the page state is the new tab's (after one
+    tabs.list for its load status) and the next tool call addresses it."""
+    ext = await peers(FakeExtension)
+    drv = await peers(FakeDriver)
+    # openedAt after the click started: the bridge counts it as the popup the driver saw
+    ext.results["tabs.list"] = {"tabs": [POPUP_TABS[0], {**POPUP_TABS[1],
+                                                         "openedAt": time.time() * 1000 + 60}]}
+    drv.results["driver.act"] = {"done": True, "popups": [{"url": "http://127.0.0.1/inv"}]}
+    conn = Connection(url=bridge.url, token=bridge.token, embedded=False)
+    try:
+        calls = await spy(conn, monkeypatch)
+        async with Client(build_server(conn)) as mcp:
+            shown = text(await mcp.call_tool("browser_click", {"ref": "e7"}))
+            assert calls == ["page.act", "tabs.list", "page.snapshot", "devices.list",
+                             "tabs.list"]
+            assert (await ext.wait_for_request("page.snapshot")).params["tabId"] == 2
+            assert 'Opened tab 1 "Invoice" — now current: later tools act on it.' in shown
+            assert "### New tabs\n- 1: (current) [Invoice](http://127.0.0.1/inv) tab 2" \
+                in shown and "select one with" not in shown
+            await mcp.call_tool("browser_snapshot", {})
+        assert [r.params.get("tabId") for r in ext.requests
+                if r.method == "page.snapshot"] == [2, 2]
+    finally:
+        await conn.close()
+
+
+@pytest.mark.parametrize(("after_s", "followed"), [(1.0, True), (30.0, False)])
+async def test_a_late_foreground_tab_is_followed_only_within_two_seconds(
+        bridge: BridgeServer, peers: Callable[..., Awaitable[FakePeer]],
+        monkeypatch: pytest.MonkeyPatch, after_s: float, followed: bool) -> None:
+    """A tab the page-state snapshot reports opened late is followed when it opened
+    within 2 s of the click's answer (the page state is then taken again, of it), else
+    only listed."""
+    ext = await peers(FakeExtension)
+    await peers(FakeDriver)
+    late = {**POPUP_TABS[1], "openedAt": (time.time() + after_s) * 1000}
+    ext.results["tabs.list"] = {"tabs": [POPUP_TABS[0], late]}
+    ext.results["page.snapshot"] = {**ext.results["page.snapshot"], "newTabs": [late]}
+    shown, calls = await click(bridge, monkeypatch)
+    if followed:
+        assert calls == ["page.act", "page.snapshot", "tabs.list", "page.snapshot",
+                         "devices.list", "tabs.list"]
+        assert 'Opened tab 1 "Invoice" — now current' in shown
+    else:
+        assert calls == ["page.act", "page.snapshot", "devices.list", "tabs.list"]
+        assert 'Opened tab 1 "Invoice" in the background; not current' in shown
+
+
+async def test_a_file_chooser_in_the_result_is_a_modal_state_beside_the_page_state(
+        bridge: BridgeServer, peers: Callable[..., Awaitable[FakePeer]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """fileChooser in the click's result: an effect line, a Modal state naming
+    browser_file_upload, and the page state still (the page is not blocked)."""
+    await peers(FakeExtension)
+    drv = await peers(FakeDriver)
+    drv.results["driver.act"] = {"done": True, "fileChooser": {"multiple": False}}
+    shown, calls = await click(bridge, monkeypatch)
+    assert calls == ["page.act", "page.snapshot"]
+    sections = shown.split("\n\n")
+    assert sections[0].endswith("Opened a file chooser (see Modal state).")
+    assert sections[1].startswith("### Modal state\n- [File chooser]: give it one file "
+                                  "with browser_file_upload {paths} and no ref.")
+    assert sections[2].startswith("### Page state")
+
+
+async def test_upload_with_no_ref_sends_an_upload_without_a_target(
+        bridge: BridgeServer, peers: Callable[..., Awaitable[FakePeer]]) -> None:
+    """browser_file_upload {paths}: one page.act with an upload action and no ref; the
+    driver gets css null (it answers the chooser it holds)."""
+    ext = await peers(FakeExtension)
+    drv = await peers(FakeDriver)
+    ext.results["page.resolveTarget"] = {"frameToken": "tok", "css": None, "tabId": 1}
+    drv.results["driver.act"] = {"done": True, "via": "file-chooser", "files": 1}
+    conn = Connection(url=bridge.url, token=bridge.token, embedded=False,
+                      snapshot_after_action=False)
+    try:
+        async with Client(build_server(conn)) as mcp:
+            result = await mcp.call_tool("browser_file_upload", {"paths": ["/tmp/a.txt"]})
+        assert text(result) == ("### Result\nGave 1 file(s) to the open file chooser with "
+                                "trusted input.")
+        sent = (await drv.wait_for_request("driver.act")).params
+        assert sent["css"] is None and sent["action"]["kind"] == "upload"
+    finally:
+        await conn.close()
+
+
 def test_browser_type_says_it_replaces_unless_slowly_which_types_key_by_key() -> None:
     """browser_type's description keeps Playwright MCP's contract: it replaces the
     content, and only slowly types key by key."""
@@ -177,3 +272,37 @@ def test_browser_type_says_it_replaces_unless_slowly_which_types_key_by_key() ->
     assert "Replaces its content unless slowly is true, which types key by key" \
         in tool.description
     assert tool.description.count("key by key") == 1
+
+
+def test_effects_name_downloads_a_chooser_and_a_dialog() -> None:
+    """Each effect a result carries is one short line; a navigation that only became a
+    download is not called a new document; a missed click says no visible effect."""
+    results = [{"downloads": [{"suggestedFilename": "a.csv", "path": "/d/a.csv", "bytes": 12},
+                              {"suggestedFilename": "b.zip", "path": None, "bytes": None,
+                               "failure": "canceled"}],
+                "postActionDocumentChanged": True, "navigationWasDownload": True},
+               {"fileChooser": {"multiple": True}, "dialog": {"type": "confirm"}}]
+    assert report.effects(results) == [
+        'Downloaded "a.csv": 12 bytes, saved as /d/a.csv',
+        'The download of "b.zip" failed: canceled.',
+        "Opened a confirm dialog (see Modal state).",
+        "Opened a file chooser (see Modal state)."]
+    assert report.warnings(results, ["x", "y"]) == []
+    missed = report.warnings([{"delivered": False, "deliveredEvents": []}], ["the click"])
+    assert missed[0].startswith("WARNING delivered: false: the click had no visible effect")
+
+
+def test_only_an_active_tab_is_followed_and_a_late_one_only_near_an_input() -> None:
+    """tab_to_follow: the last active reported tab; a background one never; a late one
+    when it opened during an input call or up to 2 s after its answer."""
+    def opened(tab_id: int, active: bool, late: bool = False, at: float | None = None):
+        return report.OpenedTab("d", {"tabId": tab_id, "active": active, "openedAt": at},
+                                late)
+    inputs = [(10_000.0, 10_100.0)]
+    assert report.tab_to_follow([opened(1, False)], inputs) is None
+    assert report.tab_to_follow([opened(1, True), opened(2, False)], inputs).tab["tabId"] == 1
+    assert report.tab_to_follow([opened(3, True, True, 12_000)], inputs) is not None
+    assert report.tab_to_follow([opened(3, True, True, 10_050)], inputs) is not None
+    assert report.tab_to_follow([opened(3, True, True, 13_000)], inputs) is None
+    assert report.tab_to_follow([opened(3, True, True, 9_000)], inputs) is None
+    assert report.tab_to_follow([opened(3, True, True, None)], inputs) is None

@@ -93,3 +93,35 @@ def test_the_modal_state_is_the_current_tab_s_dialog_not_another_tab_s() -> None
     assert conn._dialog([device(one, two)], active={DEVICE: 7}) is None
     unplaced = {"type": "confirm", "message": "somewhere"}
     assert conn._dialog([device(unplaced)], active={DEVICE: 7})["message"] == "somewhere"
+
+
+async def test_the_first_tab_that_answers_becomes_the_current_tab(
+        bridge: BridgeServer) -> None:
+    """With no tab chosen, the tab a page result names is pinned as current, so a tab
+    the page later brings to the front is followed and said, never switched to silently."""
+    async with contextlib.AsyncExitStack() as stack:
+        ext = await stack.enter_async_context(FakeExtension(bridge.url, bridge.token, DEVICE))
+        await wait_until(lambda: DEVICE in bridge.policy.extensions)
+        ext.results["page.snapshot"] = {**ext.results["page.snapshot"], "tabId": 4}
+        conn = Connection(url=bridge.url, token=bridge.token, embedded=False)
+        stack.push_async_callback(conn.close)
+        assert conn.tab_id is None
+        await (await conn.tab()).snapshot_result()
+        assert (conn.device, conn.tab_id) == (DEVICE, 4)
+        assert conn.take_opened() == []
+
+
+async def test_every_result_s_new_tabs_reach_take_opened_once(bridge: BridgeServer) -> None:
+    """newTabs of a snapshot (late) and of an action reach take_opened, marked late or
+    not, with the result's device; a second take is empty."""
+    async with contextlib.AsyncExitStack() as stack:
+        ext = await stack.enter_async_context(FakeExtension(bridge.url, bridge.token, DEVICE))
+        await wait_until(lambda: DEVICE in bridge.policy.extensions)
+        tab = {"tabId": 5, "url": "http://127.0.0.1/", "title": "x", "active": True}
+        ext.results["page.snapshot"] = {**ext.results["page.snapshot"], "newTabs": [tab]}
+        conn = Connection(url=bridge.url, token=bridge.token, embedded=False)
+        stack.push_async_callback(conn.close)
+        await (await conn.tab()).snapshot_result()
+        [opened] = conn.take_opened()
+        assert (opened.device, opened.tab["tabId"], opened.late) == (DEVICE, 5, True)
+        assert conn.take_opened() == []
