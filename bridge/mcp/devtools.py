@@ -265,8 +265,7 @@ async def _request(conn: Connection, args: Any, response: Response) -> None:
 ResizeArgs = derive(
     "ResizeArgs", "The new viewport size.",
     take={ResizeParams: ["width", "height"]},
-    describe={"width": "Width of the browser window (its viewport), CSS px.",
-              "height": "Height of the browser window (its viewport), CSS px."},
+    describe={"width": "Width of the browser window", "height": "Height of the browser window"},
 )
 
 
@@ -358,7 +357,7 @@ TOOLS = [
     Tool(
         name="browser_resize",
         title="Resize browser window",
-        description="Resize the browser window's viewport (CSS px).",
+        description="Resize the browser window (its viewport, CSS px)",
         args=ResizeArgs,
         run=_resize,
     ),

@@ -29,8 +29,7 @@ TEXT_TIMEOUT_MS = 10_000
 WaitArgs = derive(
     "WaitArgs", "What to wait for: a time, a text to disappear, a text to appear.",
     take={WaitParams: ["text", "textGone"]},
-    describe={"text": "The text to wait for (up to 10 s).",
-              "textGone": "The text to wait for to disappear (up to 10 s)."},
+    describe={"text": "The text to wait for", "textGone": "The text to wait for to disappear"},
     time=(float | None, Field(default=None, ge=0, le=MAX_WAIT_S,
                               description="The time to wait in seconds.")),
     order=["time"],
@@ -61,8 +60,8 @@ TOOLS = [
     Tool(
         name="browser_wait_for",
         title="Wait for",
-        description="Wait for text to appear or disappear (any frame) or a specified time to "
-        "pass. Returns the snapshot after.",
+        description="Wait for text to appear or disappear (10 s at most) or a specified time "
+        "to pass",
         args=WaitArgs,
         run=_wait,
         read_only=True,
