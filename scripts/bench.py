@@ -90,6 +90,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--no-mcp", action="store_true",
                     help="skip every MCP arm (no npm, no MCP subprocesses)")
     ap.add_argument("--out-dir", type=Path, default=None, help="where to write the results")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the other benchmarks of the results.json in the out dir and "
+                    "replace only those run now (each section says when it was measured)")
     ap.add_argument("--render-only", action="store_true",
                     help="only re-render README.md from the results.json in the out dir")
     return ap.parse_args(argv)
@@ -161,6 +164,8 @@ async def main(args: argparse.Namespace) -> int:
     res: dict = {"config": cfg, "machine": env.machine()}
     res["machine"]["load_start"] = round(os.getloadavg()[0], 2)
     only = set(cfg["only"])
+    if args.merge and (out_dir / "results.json").exists():
+        res = _merged(json.loads((out_dir / "results.json").read_text()), res, only)
     failures: dict[str, str] = {}
 
     def save() -> None:
@@ -196,6 +201,8 @@ async def main(args: argparse.Namespace) -> int:
                                                   out_dir / "profile.txt", log))
         res["versions"] = env.versions(stack.chromium_version, stack.playwright_mcp_version)
     res["machine"]["load_end"] = round(os.getloadavg()[0], 2)
+    for name in only & set(res.get("runs", {})):
+        res["runs"][name]["load_end"] = res["machine"]["load_end"]
     save()
     readme = out_dir / "README.md"
     old = readme.read_text() if readme.exists() else None
@@ -203,6 +210,24 @@ async def main(args: argparse.Namespace) -> int:
     log(f"wrote {out_dir / 'results.json'} and {readme} (MCP server logs: {log_dir})")
     print(readme.read_text())
     return 1 if failures else 0
+
+
+def _merged(old: dict, new: dict, only: set[str]) -> dict:
+    """``old`` results with this run's machine facts, and a ``runs`` entry per benchmark
+    saying which run measured it (date, load at start; load at end added later): those in
+    ``only`` are this run's (and replaced as they finish), the others keep ``old``'s."""
+    runs = old.get("runs") or {}
+    then = {"date": old["machine"]["date"], "load_start": old["machine"].get("load_start"),
+            "load_end": old["machine"].get("load_end")}
+    for name in ("b1", "b2", "b2u", "b2f", "b3", "b4", "b5", "profile"):
+        if name in only:
+            runs[name] = {"date": new["machine"]["date"],
+                          "load_start": new["machine"]["load_start"], "load_end": None}
+        elif name in old:
+            runs.setdefault(name, then)
+    merged = {k: v for k, v in old.items() if k not in only}
+    merged.update(config=new["config"], machine=new["machine"], runs=runs)
+    return merged
 
 
 def _slowest_sdk_arm(b1: dict | None) -> str:

@@ -49,6 +49,7 @@ from bridge.protocol.models import (
     UploadAction,
 )
 
+from . import fastpoint
 from . import values as V
 from .errors import NOT_A_FIELD, map_playwright_errors
 from .isolated_eval import evaluate_isolated
@@ -135,8 +136,7 @@ class Target:
         bidi: the browser is driven over WebDriver BiDi (Firefox): every Playwright mouse
             call is one ``input.performActions``, and ``mouse.click`` sends its three
             (move, down, up) at once, which Firefox answers in ~56 ms against ~27 ms for
-            the same three sent one after the other (measured, headless Firefox ESR 128;
-            :func:`fast_pointer` sends them one after the other there).
+            the same three sent one after the other (supervisor/fastpoint.py ``send``).
     """
 
     locator: Locator
@@ -544,19 +544,15 @@ async def fast_pointer(t: Target, a: ClickAction | HoverAction, at: Point,
     target topmost there), without Playwright's actionability waits.
 
     ``page.mouse`` sends the same browser input ``locator.click`` ends with (CDP
-    ``Input.dispatchMouseEvent`` / BiDi ``input.performActions``): a move to the point
-    (``t.pointer.steps`` moves), then for a click ``a.clickCount`` presses of ``a.button``
-    with ``a.modifiers`` held and ``t.pointer``'s hold between press and release. Chromium:
-    one ``mouse.click`` (its move, press and release go out together, ~2.5 ms); over BiDi
-    (``t.bidi``) the three calls one after the other, which Firefox answers twice as fast.
+    ``Input.dispatchMouseEvent`` / BiDi ``input.performActions``), at the point mapped to
+    the top-level viewport (supervisor/fastpoint.py: a frame one level down through its
+    frame element, hit-tested in the parent document). ``t.pointer``'s steps and hold
+    apply as on the full path.
 
-    What this cannot check itself goes the full way (``locator.click`` / ``locator.hover``,
-    Playwright's actionability path), and the result says why (``fastRefused``):
-
-    - ``in-frame``: the target is in a child frame. The point is in that frame's viewport;
-      mapping it to the top-level viewport needs the frame element's box and borders, and
-      what the ancestor documents show at that point is not hit-tested by the extension.
-    - ``outside-top-viewport``: the point is not inside the page's viewport.
+    When the driver cannot map or confirm the point, the full way runs
+    (``locator.click`` / ``locator.hover``, Playwright's actionability path) and the result
+    says why (``fastRefused``: ``nested-frame``, ``frame-unknown``, ``frame-transformed``,
+    ``outside-frame``, ``outside-top-viewport``, ``frame-covered``).
 
     The delivery receipt armed on the target (bridge/after_input.py) still says whether
     the target got the press; a miss is reported, never retried.
@@ -568,46 +564,10 @@ async def fast_pointer(t: Target, a: ClickAction | HoverAction, at: Point,
         ``{fastPath: True}``, or the full path's fields with ``fastPath: False`` and
         ``fastRefused``.
     """
-    refused = _fast_refusal(t, at)
-    if refused is not None:
+    point = await fastpoint.top_point(t.frame, at, timeout_ms)
+    if isinstance(point, str):
         slow = await (click(t, a, timeout_ms) if isinstance(a, ClickAction)
                       else hover(t, a, timeout_ms))
-        return {**slow, "fastPath": False, "fastRefused": refused}
-    mouse = t.page.mouse
-    steps = t.pointer.steps
-    if isinstance(a, HoverAction):
-        await mouse.move(at.x, at.y, steps=steps)
-        return {"fastPath": True}
-    keyboard = t.page.keyboard
-    held: list[str] = []
-    try:
-        for modifier in a.modifiers:
-            await keyboard.down(modifier)
-            held.append(modifier)
-        hold = t.pointer.hold()
-        if steps == 1 and not t.bidi:
-            # One call: move, press, release (Playwright's mouse.click).
-            await mouse.click(at.x, at.y, button=a.button, click_count=a.clickCount,
-                              delay=hold)
-        else:
-            await mouse.move(at.x, at.y, steps=steps)
-            for count in range(1, a.clickCount + 1):
-                await mouse.down(button=a.button, click_count=count)
-                if hold:
-                    await asyncio.sleep(hold / 1000)
-                await mouse.up(button=a.button, click_count=count)
-    finally:
-        for modifier in reversed(held):
-            with contextlib.suppress(PlaywrightError):
-                await keyboard.up(modifier)
+        return {**slow, "fastPath": False, "fastRefused": point}
+    await fastpoint.send(t.page, a, point[0], point[1], t.pointer, t.bidi)
     return {"fastPath": True}
-
-
-def _fast_refusal(t: Target, at: Point) -> str | None:
-    """Why the driver itself cannot use ``at`` (see :func:`fast_pointer`), or None."""
-    if t.frame.parent_frame is not None:
-        return "in-frame"
-    size = t.page.viewport_size
-    if size is not None and not (0 <= at.x < size["width"] and 0 <= at.y < size["height"]):
-        return "outside-top-viewport"
-    return None

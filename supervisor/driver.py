@@ -245,7 +245,7 @@ class InputDriver:
             await refuse_undeliverable(self.capabilities, self.browser or "this browser",
                                        action, target.locator if target else None)
             with NavigationWatch(frame) as nav:  # issue 4: postActionDocumentChanged
-                extra = await self._run_watching(page, work)
+                extra = await self._run_watching(page, work, action)
             extra["postActionDocumentChanged"] = nav.changed
         return {"done": True, "action": action.kind, "frameUrl": frame.url, **extra}
 
@@ -256,8 +256,9 @@ class InputDriver:
                         pointer=self.pointer, allow_script=allow_script,
                         bidi=(self.browser or "").startswith("firefox"))
 
-    async def _run_watching(self, page: Page, work: Any) -> dict[str, Any]:
-        return await watch.run_watching(page, work, self.dialogs)
+    async def _run_watching(self, page: Page, work: Any, action: Any = None) -> dict[str, Any]:
+        # The action lets the watch skip the download-link look after anything but a click.
+        return await watch.run_watching(page, work, self.dialogs, action)
 
     async def dialog(self, params: DriverDialogParams) -> dict[str, Any]:
         """Accept or dismiss the oldest open dialog.

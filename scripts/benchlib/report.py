@@ -44,6 +44,12 @@ def render(res: dict[str, Any], analysis: str) -> str:
           "Re-run the command to refresh; only the *Analysis* section is hand-written.", ""]
     if cfg["quick"]:
         L += ["> **Quick run**: fewer rounds than the full benchmark; indicative only.", ""]
+    if res.get("runs"):
+        L += ["> **Merged results** (`--merge`): each benchmark below comes from one run, "
+              "and its ratios are within that run; the runs differ:", ""]
+        L += [f"> - {name}: {r['date']} (load {r.get('load_start', '?')} → "
+              f"{r.get('load_end', '?')})" for name, r in res["runs"].items()]
+        L.append("")
     m, v = res["machine"], res["versions"]
     L += ["## Machine and versions", "", "| | |", "|---|---|",
           f"| CPU | {m['cpu']} |", f"| cores | {m['cores']} |", f"| RAM | {m['ram_gib']} GiB |",

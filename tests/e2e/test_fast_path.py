@@ -119,16 +119,38 @@ async def test_target_inside_closed_shadow_root_is_refused(stack: Stack, origins
     assert await _clicks(stack) == []
 
 
-async def test_target_in_scrolled_iframe_lands(stack: Stack, origins: Origins) -> None:
-    """A button in an iframe whose document is scrolled, with a border and padding: the
-    driver does not map frame points itself (fastRefused in-frame) and the full path
-    clicks the right element."""
+async def _frame_target(stack: Stack, origins: Origins):
     await _open(stack, origins)
-    frame = next(f for f in stack.page.frames if f.url.endswith("/fast/frame.html"))
+    handle = await stack.page.wait_for_selector("#frame")
+    frame = await handle.content_frame()
+    assert frame is not None
+    await frame.wait_for_selector("#in-frame")
     await frame.evaluate("window.scrollTo(0, 250)")
-    snap = await stack.snapshot()
-    res = await stack.act(ref_of(snap, "button", "In frame"), kind="click")
-    _slow(res, "in-frame")
+    return frame, ref_of(await stack.snapshot(), "button", "In frame")
+
+
+async def test_target_in_scrolled_iframe_is_clicked_fast_at_the_mapped_point(
+        stack: Stack, origins: Origins) -> None:
+    """A button in an iframe whose document is scrolled, the iframe with a border and
+    padding: the driver maps the frame's point through its frame element and the click
+    lands on the button (fast path, delivered, the frame saw it trusted)."""
+    frame, ref = await _frame_target(stack, origins)
+    res = await stack.act(ref, kind="click")
+    assert res["fastPath"] is True and res["delivered"] is True, res
+    assert await frame.evaluate("window.__events") == [
+        {"type": "click", "trusted": True, "target": "in-frame"}]
+    assert await _clicks(stack) == []
+
+
+async def test_target_in_covered_iframe_falls_back(stack: Stack, origins: Origins) -> None:
+    """Something in the parent document over the iframe: the child frame's own hit test
+    passes, the parent's does not (fastRefused frame-covered), and the full path clicks
+    the button once the cover goes; the cover never got a click."""
+    frame, ref = await _frame_target(stack, origins)
+    await stack.page.evaluate("""() => { const c = document.getElementById('frame-cover');
+        c.style.display = 'block'; setTimeout(() => c.remove(), 400); }""")
+    res = await stack.act(ref, kind="click")
+    _slow(res, "frame-covered")
     assert res["delivered"] is True
     assert await frame.evaluate("window.__events") == [
         {"type": "click", "trusted": True, "target": "in-frame"}]

@@ -118,12 +118,13 @@ async def test_fast_hover_moves_in_the_pointer_path_steps() -> None:
     assert page.calls == [("move", 1, 2, 3)]
 
 
-async def test_child_frame_or_point_outside_the_page_takes_the_full_path() -> None:
-    """A target in a child frame, or a point outside the top-level viewport: Playwright's
-    locator click runs instead, and the result says why."""
-    t, page = _target(PointerPath(), parent=object())
+async def test_nested_frame_or_point_outside_the_page_takes_the_full_path() -> None:
+    """A target two frames down, or a point outside the top-level viewport: Playwright's
+    locator click or hover runs instead, and the result says why."""
+    grandparent = _Frame(_Recorder())
+    t, page = _target(PointerPath(), parent=_Frame(page=_Recorder(), parent=grandparent))
     res = await fast_pointer(t, ClickAction(), Point(x=1, y=2), 5000)
-    assert res == {"fastPath": False, "fastRefused": "in-frame"}
+    assert res == {"fastPath": False, "fastRefused": "nested-frame"}
     assert [c[0] for c in page.calls] == ["locator.click"]
     t, page = _target(PointerPath())
     res = await fast_pointer(t, HoverAction(), Point(x=5000, y=2), 5000)
