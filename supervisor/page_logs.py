@@ -145,6 +145,9 @@ def attach(context: BrowserContext) -> None:
     for page in context.pages:
         _watch(page)
     context.on("page", _watch)
+    # A browser that dies may not say "close" for each page: drop the context's pages.
+    context.on("close", lambda _ctx: [_logs.pop(p, None) for p in list(_logs)
+                                      if p.context == context])
 
 
 def _watch(page: Page) -> None:
