@@ -3241,6 +3241,7 @@
       this.lineMemo = /* @__PURE__ */ new Map();
       this.ids = /* @__PURE__ */ new Map();
       this.labelSeen = /* @__PURE__ */ new Set();
+      this.printedMemo = /* @__PURE__ */ new Map();
       this.roleSel = this.role ? roleSelector(this.role) : null;
     }
     late() {
@@ -3293,12 +3294,20 @@
     }
     /** The role the outline prints `el` under (null: no line of its own). */
     printedRole(el) {
+      let printed = this.printedMemo.get(el);
+      if (printed === void 0) {
+        printed = this.computePrinted(el);
+        this.printedMemo.set(el, printed);
+      }
+      return printed;
+    }
+    computePrinted(el) {
       const role = this.aria.role(el);
       if (role === "iframe") return role;
       if (el.localName === "label" && !role && el.control) return null;
       if (role && !FLATTEN_ROLES.has(role)) return role;
       if (this.walker.clickable(el, role)) return "generic";
-      if (typeof this.walker.ownText === "function" && this.walker.ownText(el) && this.single(el)) return "generic";
+      if (typeof this.walker.ownText === "function" && this.single(el) && this.walker.ownText(el)) return "generic";
       return null;
     }
     /** The text of `el` when it holds exactly one text and nothing else, else null. */
@@ -3348,7 +3357,7 @@
       if (role === "generic") {
         const isControl2 = !ctx.inControl && this.walker.clickable(el, own);
         if (!isControl2) {
-          const text = ctx.text && typeof this.walker.ownText === "function" && this.walker.ownText(el) ? this.single(el) : null;
+          const text = ctx.text && typeof this.walker.ownText === "function" && this.single(el) && this.walker.ownText(el) ? this.single(el) : null;
           if (!text) return null;
           opts = { inline: text, shown: "" };
         } else {

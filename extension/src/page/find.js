@@ -168,6 +168,7 @@ class Finder {
     this.lineMemo = new Map();
     this.ids = new Map();
     this.labelSeen = new Set();
+    this.printedMemo = new Map();
     this.roleSel = this.role ? roleSelector(this.role) : null;
   }
 
@@ -225,13 +226,23 @@ class Finder {
 
   /** The role the outline prints `el` under (null: no line of its own). */
   printedRole(el) {
+    let printed = this.printedMemo.get(el);
+    if (printed === undefined) {
+      printed = this.computePrinted(el);
+      this.printedMemo.set(el, printed);
+    }
+    return printed;
+  }
+
+  computePrinted(el) {
     const role = this.aria.role(el);
     if (role === 'iframe') return role;
     if (el.localName === 'label' && !role && el.control) return null; // the control carries it
     if (role && !FLATTEN_ROLES.has(role)) return role;
     if (this.walker.clickable(el, role)) return 'generic';
     // A block holding just one text prints as a generic (walker.js, issue 14 item 1).
-    if (typeof this.walker.ownText === 'function' && this.walker.ownText(el) && this.single(el)) return 'generic';
+    // single() first: it stops at the second child element, ownText() reads every child.
+    if (typeof this.walker.ownText === 'function' && this.single(el) && this.walker.ownText(el)) return 'generic';
     return null;
   }
 
@@ -285,7 +296,8 @@ class Finder {
     if (role === 'generic') {
       const isControl = !ctx.inControl && this.walker.clickable(el, own);
       if (!isControl) {
-        const text = ctx.text && typeof this.walker.ownText === 'function' && this.walker.ownText(el) ? this.single(el) : null;
+        const text = ctx.text && typeof this.walker.ownText === 'function' && this.single(el) && this.walker.ownText(el)
+          ? this.single(el) : null;
         if (!text) return null;
         opts = { inline: text, shown: '' };
       } else {
