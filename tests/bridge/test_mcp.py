@@ -32,7 +32,8 @@ TOOL_NAMES = {
     "browser_type", "browser_hover", "browser_press_key", "browser_select_option",
     "browser_drag", "browser_fill_form", "browser_file_upload", "browser_handle_dialog",
     "browser_actions", "browser_tabs", "browser_wait_for", "browser_take_screenshot",
-    "browser_evaluate",
+    "browser_evaluate", "browser_console_messages", "browser_network_requests",
+    "browser_network_request", "browser_resize", "browser_close",
 }
 
 
