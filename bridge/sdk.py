@@ -383,24 +383,14 @@ class Tab:
         Raises:
             BadRequest: a point outside the viewport; nothing was sent.
             TrustedInputUnavailable: no input driver (synthetic input is never sent for
-                a point).
+                a point), or a browser that would deliver it as something else (the
+                driver's refusal: a multiple click or a native drag on Firefox,
+                supervisor/browser_limits.py); nothing was sent.
             Same as :meth:`act` otherwise.
         """
         action = build_action(MouseAction, op=op, x=x, y=y, toX=to_x, toY=to_y,
                               button=button, clickCount=click_count, deltaX=delta_x,
                               deltaY=delta_y, modifiers=modifiers or [])
-        if op == "click" and click_count > 1:
-            # Firefox over BiDi delivers a multiple click as single clicks (the driver's
-            # multiClick capability, supervisor/browser_limits.py): refuse, as the driver
-            # does for a ClickAction, until the driver checks a MouseAction itself.
-            listed = (await self._client.call("devices.list"))["devices"]
-            mine = [d for d in listed if d["device"] == self.device or self.device is None]
-            if len(mine) == 1 and mine[0].get("capabilities", {}).get("multiClick") is False:
-                raise E.TrustedInputUnavailable(
-                    f"{mine[0].get('browser') or 'This browser'} cannot take clickCount "
-                    f"{click_count} as real input (it would arrive as single clicks); nothing "
-                    "was sent. Use a Chromium or Camoufox device for this step.",
-                    {"device": mine[0]["device"], "capability": "multiClick"})
         return await self.act(action, None, timeout_ms)
 
     async def fill(self, ref: str, value: str, timeout_ms: int = 10_000, *,

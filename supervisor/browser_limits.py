@@ -25,10 +25,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from playwright.async_api import ElementHandle, Locator
+from playwright.async_api import ElementHandle, Locator, Page
 
 from bridge.protocol import errors as E
-from bridge.protocol.models import ClickAction, DragAction, FillAction, TypeAction
+from bridge.protocol.models import (
+    ClickAction,
+    DragAction,
+    FillAction,
+    MouseAction,
+    TypeAction,
+)
 
 DRIVER_CAPABILITIES: dict[str, dict[str, bool]] = {
     "chromium": {"trustedInput": True, "coordinateRoute": True, "multiClick": True,
@@ -59,6 +65,32 @@ _NATIVE_DRAG_JS = """el => {
   return false;
 }"""
 
+# The element at a viewport point of one frame's document, through open shadow roots
+# (the same descent as extension/src/page/hittest.js; a closed root answers its host).
+_ELEMENT_AT_JS = """([x, y]) => {
+  let root = document, el = null;
+  for (let depth = 0; depth < 32; depth++) {
+    const next = root.elementFromPoint(x, y);
+    if (!next || next === el) break;
+    el = next;
+    if (!el.shadowRoot) break;
+    root = el.shadowRoot;
+  }
+  return el;
+}"""
+
+# Where a point of the parent's viewport falls in an <iframe>'s own viewport, CSS px:
+# its content box starts past the border and the padding.
+_INTO_FRAME_JS = """(el, [x, y]) => {
+  const r = el.getBoundingClientRect(), cs = getComputedStyle(el);
+  return [x - r.left - el.clientLeft - parseFloat(cs.paddingLeft),
+          y - r.top - el.clientTop - parseFloat(cs.paddingTop)];
+}"""
+
+MAX_FRAME_DEPTH = 8
+"""Frames descended into to find the element under a mouse point (as the extension's hit
+test, extension/src/background/hittest.js)."""
+
 
 def driver_capabilities(browser: str) -> dict[str, bool]:
     """The capabilities the driver of ``browser`` reports in its hello (shown by doctor).
@@ -83,9 +115,41 @@ def _unavailable(browser: str, capability: str, what: str, extra: dict[str, Any]
     )
 
 
+async def element_at(page: Page, x: float, y: float) -> ElementHandle | None:
+    """The element under a point of the tab's viewport, through frames and open shadow roots.
+
+    Args:
+        page: the tab's page.
+        x, y: CSS px from the top-left corner of the top-level viewport (MouseAction).
+
+    Returns:
+        A handle on the innermost element found (the caller disposes of it), or None when
+        nothing but the viewport is there. A cross-origin frame is entered too: Playwright
+        reaches every frame of the page.
+    """
+    frame, point = page.main_frame, [x, y]
+    for depth in range(MAX_FRAME_DEPTH + 1):
+        handle = (await frame.evaluate_handle(_ELEMENT_AT_JS, point)).as_element()
+        if handle is None:
+            return None
+        child = await handle.content_frame() if depth < MAX_FRAME_DEPTH else None
+        if child is None:
+            return handle
+        point = await handle.evaluate(_INTO_FRAME_JS, point)
+        await handle.dispose()
+        frame = child
+    return None  # not reached: the last depth returns its element
+
+
 async def refuse_undeliverable(capabilities: dict[str, bool], browser: str, action: Any,
-                               source: Locator | ElementHandle | None) -> None:
+                               source: Locator | ElementHandle | None,
+                               page: Page | None = None) -> None:
     """Raise before dispatch when ``action`` would not reach the page as asked.
+
+    A ``MouseAction`` is held to the same rules as the verbs with a ref: a ``click`` with
+    ``clickCount`` > 1 as a ClickAction's, a ``drag`` as a DragAction whose source is the
+    element under its start point (:func:`element_at`, looked up only on a browser
+    without ``html5DragDrop``).
 
     Args:
         capabilities: the driver's capabilities (:func:`driver_capabilities`).
@@ -93,17 +157,34 @@ async def refuse_undeliverable(capabilities: dict[str, bool], browser: str, acti
         action: the protocol action about to run.
         source: the target element (the drag source for a drag), if any: the driver's
             unique locator on it, or a handle.
+        page: the tab's page; needed for a MouseAction ``drag`` (its start point is
+            looked up there). Without it such a drag is not probed.
 
     Raises:
         TrustedInputUnavailable: ``details = {browser, capability, ...}``; for text only
-            the count of the offending characters is given, never the text.
+            the count of the offending characters is given, never the text; a mouse
+            drag's details add ``x``, ``y`` (its start point).
     """
-    if isinstance(action, ClickAction) and action.clickCount > 1 \
-            and not capabilities.get("multiClick", True):
-        what = {2: "a double click", 3: "a triple click"}.get(action.clickCount,
-                                                            f"{action.clickCount} clicks")
-        raise _unavailable(browser, "multiClick", f"{what} (clickCount {action.clickCount})",
-                           {"clickCount": action.clickCount})
+    clicks = action.clickCount if isinstance(action, ClickAction) else (
+        action.clickCount if isinstance(action, MouseAction) and action.op == "click" else 1)
+    if clicks > 1 and not capabilities.get("multiClick", True):
+        what = {2: "a double click", 3: "a triple click"}.get(clicks, f"{clicks} clicks")
+        raise _unavailable(browser, "multiClick",
+                           f"{what} (clickCount {clicks}; it would arrive as single clicks)",
+                           {"clickCount": clicks})
+    if isinstance(action, MouseAction) and action.op == "drag" and page is not None \
+            and not capabilities.get("html5DragDrop", True):
+        start = await element_at(page, action.x, action.y)
+        if start is not None:
+            try:
+                native = await start.evaluate(_NATIVE_DRAG_JS)
+            finally:
+                await start.dispose()
+            if native:
+                raise _unavailable(browser, "html5DragDrop",
+                                   "an HTML5 drag-and-drop (the element at the start point "
+                                   "is draggable; the drop would never fire)",
+                                   {"x": action.x, "y": action.y})
     if isinstance(action, (TypeAction, FillAction)) and not capabilities.get("unicodeText", True):
         text = action.text if isinstance(action, TypeAction) else action.value
         count = sum(1 for ch in text if ch not in KEYED_CHARACTERS)

@@ -243,7 +243,7 @@ class InputDriver:
                     work = lambda: verb(one, action, params.timeoutMs)
             # issue 6: refuse what this browser would deliver as something else.
             await refuse_undeliverable(self.capabilities, self.browser or "this browser",
-                                       action, target.locator if target else None)
+                                       action, target.locator if target else None, page)
             with NavigationWatch(frame) as nav:  # issue 4: postActionDocumentChanged
                 extra = await self._run_watching(page, work, action)
             extra["postActionDocumentChanged"] = nav.changed
