@@ -42,9 +42,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bridge.client import BridgeClient  # noqa: E402
-from bridge.server import BridgeServer  # noqa: E402
-from supervisor.runner import Supervisor  # noqa: E402
+from bridge.client import BridgeClient
+from bridge.server import BridgeServer
+from supervisor.runner import Supervisor
 
 PAGES = REPO / "tests" / "e2e" / "pages"
 DEVICE = "bench-find"
@@ -130,9 +130,9 @@ async def run(rows: int, rounds: int) -> dict[str, Any]:
 def table(res: dict[str, Any]) -> str:
     medians = {k: statistics.median(v) for k, v in res["ms"].items()}
     base = medians["snapshot"]
-    lines = [f"page.find vs full snapshot, {res['rows']:,} rows, Chromium {res['browser']}, "
-             f"median of {res['rounds']} rounds",
-             "", "| call | median ms | ratio to snapshot |", "|---|---:|---:|"]
+    title = (f"page.find vs full snapshot, {res['rows']:,} rows, Chromium {res['browser']}, "
+             f"median of {res['rounds']} rounds")
+    lines = [title, "", "| call | median ms | ratio to snapshot |", "|---|---:|---:|"]
     for name, ms in medians.items():
         lines.append(f"| {name} | {ms:,.1f} | {ms / base:.3f} |")
     return "\n".join(lines)

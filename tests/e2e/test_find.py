@@ -10,6 +10,7 @@ Pages: tests/e2e/pages/find/. Every test checks what the page recorded (its clic
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 
 import pytest
@@ -139,3 +140,67 @@ async def test_last_row_of_a_60000_row_table_found_and_clicked(stack: Stack, ori
     assert "Item 60000" in by_text["line"]
     await stack.tab.click(match["ref"])
     assert await _clicks(stack) == [{"row": "60000", "trusted": True}]
+
+
+# -- MCP on a real browser ---------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def _mcp(stack: Stack):
+    """An in-process MCP client of a server on this test's bridge (no embedded browser)."""
+    from mcp import Client
+
+    from bridge.mcp import Connection, build_server
+
+    conn = Connection(url=stack.server.url, token=stack.server.token, embedded=False)
+    try:
+        async with Client(build_server(conn)) as client:
+            yield client
+    finally:
+        await conn.close()
+
+
+def _text(result) -> str:
+    return "\n".join(c.text for c in result.content if c.type == "text")
+
+
+async def test_mcp_browser_find_then_click_the_last_row(stack: Stack, origins: Origins) -> None:
+    """browser_find names the last row's button of the 60,000-row table with a ref under
+    its table line; browser_click on that ref is a trusted click the page records."""
+    await _open(stack, origins, "table.html")
+    async with _mcp(stack) as mcp:
+        found = await mcp.call_tool("browser_find", {"role": "button",
+                                                     "regex": "/^delete row 60000$/i"})
+        shown = _text(found)
+        assert not found.is_error, shown
+        (ref,) = re.findall(r'- button "Delete row 60000" \[ref=(e\d+)\]', shown)
+        assert '- table "Rows"' in shown and "1 match for role 'button'" in shown
+        clicked = await mcp.call_tool("browser_click", {"ref": ref, "element": "last row"})
+        assert not clicked.is_error, _text(clicked)
+        assert "with trusted input" in _text(clicked)
+    assert await _clicks(stack) == [{"row": "60000", "trusted": True}]
+
+
+async def test_mcp_find_in_a_frame_and_snapshot_of_a_target_to_a_depth(
+        stack: Stack, origins: Origins) -> None:
+    """browser_find reaches the child frame's button (an f-prefixed ref) and the click
+    lands there; browser_snapshot {target} shows only that region's subtree, and with
+    depth 0 only its own line and the mark of the cut."""
+    await _open(stack, origins)
+    async with _mcp(stack) as mcp:
+        found = _text(await mcp.call_tool("browser_find", {"text": "frame action"}))
+        (ref,) = re.findall(r'- button "Frame action" \[ref=(f\d+e\d+)\]', found)
+        assert not (await mcp.call_tool("browser_click", {"ref": ref})).is_error
+        region = _text(await mcp.call_tool("browser_find", {"role": "region",
+                                                            "name": "Orders"}))
+        (orders,) = re.findall(r'- region "Orders" \[ref=(e\d+)\]', region)
+        sub = await mcp.call_tool("browser_snapshot", {"target": orders})
+        part = _text(sub).split("- Page Snapshot:")[1]
+        assert not sub.is_error and '- region "Orders"' in part
+        assert "Order 1003" in part and "Order 2001" not in part and "Publish" not in part
+        cut = await mcp.call_tool("browser_snapshot", {"ref": orders, "depth": 0})
+        part = _text(cut).split("- Page Snapshot:")[1]
+        assert not cut.is_error and '- region "Orders"' in part
+        assert "Order 1001" not in part and "- …" in part, part
+    child = next(f for f in stack.page.frames if f.url.endswith("/find/child.html"))
+    assert await _clicks(stack, child) == [{"id": "inner", "trusted": True}]
