@@ -93,6 +93,19 @@ class ActResult(TypedDict):
     the page is blocked until :meth:`Tab.handle_dialog` answers it."""
     newTabs: NotRequired[list[dict[str, Any]]]
     """Tabs the action opened, as :meth:`Browser.tabs` lists them."""
+    hit: NotRequired[dict[str, Any]]
+    """Mouse input at a point (:meth:`Tab.mouse`): the element there, ``{ref, role, name,
+    line, tag?, frame?}`` (null fields: nothing but the page); its ref works for :meth:`Tab.act`."""
+    fastPath: NotRequired[bool]
+    """A click or hover on a ref: True when the verified-point fast path sent the input,
+    False when Playwright's full actionability path did."""
+    fastRefused: NotRequired[str]
+    """With ``fastPath`` False: the check that sent it the slow way."""
+    downloads: NotRequired[list[dict[str, Any]]]
+    """Downloads the action started, ``{suggestedFilename, path, bytes}`` each."""
+    fileChooser: NotRequired[dict[str, Any]]
+    """A file chooser the action opened, ``{multiple}``: answer it with an upload action
+    with no ref."""
 
 
 class WaitResult(TypedDict):
