@@ -284,9 +284,22 @@ class Executor:
         return driver_id
 
     async def _trusted_input(self, route: TrustedInput, params: ActParams) -> dict[str, Any]:
-        """Rule 3: resolve the ref (and a drag's drop target) on the extension, then act."""
+        """Rule 3: resolve the ref (and a drag's drop target) on the extension, then act.
+
+        Raises:
+            BadRequest: ``allowCoordinates`` with a ClickAction ``position`` (the coordinate
+                route clicks the hit-tested centre, not the offset); nothing was sent.
+        """
         started = time.monotonic()
         action = params.action
+        if params.allowCoordinates and isinstance(action, ClickAction) \
+                and action.position is not None:
+            raise E.BadRequest(
+                "position and allowCoordinates cannot be combined: the coordinate route "
+                "clicks the point the extension hit-tested (the target's centre), not an "
+                "offset; nothing was sent. Drop position, or drop allowCoordinates for an "
+                "element outside a closed shadow root.",
+                {"position": action.position.model_dump(), "allowCoordinates": True})
         is_click = isinstance(action, ClickAction) and params.ref is not None
         flags: dict[str, Any] = {
             "receipt": is_click,

@@ -480,3 +480,20 @@ async def test_a_snapshot_held_by_a_dialog_on_its_tab_answers_dialog_open_at_onc
     with pytest.raises(E.DialogOpen) as blocked:
         await bounded(pending)
     assert blocked.value.details["tabId"] == 1
+
+
+@pytest.mark.usefixtures("no_late_wait")
+async def test_a_click_position_with_allow_coordinates_is_refused_before_anything_is_sent(
+    client: BridgeClient, ext: HeldExtension, drv: HeldDriver
+) -> None:
+    """allowCoordinates with a ClickAction position: BAD_REQUEST naming both, and neither
+    the extension nor the driver is asked anything; each alone still acts."""
+    sent = (len(ext.requests), len(drv.requests))
+    both = click(allowCoordinates=True, action={"kind": "click", "position": {"x": 3, "y": 4}})
+    with pytest.raises(E.BadRequest, match="position and allowCoordinates cannot be combined"):
+        await bounded(client.call("page.act", both))
+    assert (len(ext.requests), len(drv.requests)) == sent
+    await bounded(client.call("page.act", click(allowCoordinates=True)))
+    await bounded(client.call("page.act", click(action={"kind": "click",
+                                                        "position": {"x": 3, "y": 4}})))
+    assert [r.method for r in drv.requests].count("driver.act") == 2
