@@ -249,3 +249,20 @@ test('sensitive: scrub masks every occurrence of a collected value and leaves ot
   assert.equal(sensitive.scrub('key sk_live_ab saved', values), 'key sk_live_ab saved');
   assert.equal(sensitive.scrub('key sk_live_abc', new Set()), 'key sk_live_abc');
 });
+
+test('seen() keeps a known ref without a new descriptor while role, name and scope hold', () => {
+  const refs = new RefRegistry();
+  refs.observe();
+  const a = node();
+  const d = desc('A');
+  assert.equal(refs.seen(a, 'textbox', 'A', d.scope, false), null); // never minted
+  assert.equal(refs.refFor(a, d), 'e1');
+  for (let i = 0; i < 20; i++) {
+    refs.observe();
+    assert.equal(refs.seen(a, 'textbox', 'A', { role: 'form', name: 'Login' }, false), 'e1');
+  }
+  assert.equal(refs.resolve('e1', () => []).el, a); // seen keeps it alive past 16 snapshots
+  assert.equal(refs.seen(a, 'textbox', 'B', d.scope, false), null); // renamed: describe anew
+  assert.equal(refs.seen(a, 'textbox', 'A', null, false), null); // moved out of its form
+  assert.equal(refs.seen(a, 'textbox', 'A', d.scope, true), null); // now in a closed root
+});

@@ -17,7 +17,7 @@ import { RefRegistry, elementAttrs, sameDescriptor } from './refs.js';
 import { isSensitive } from './sensitive.js';
 import { contextOf } from './dom.js';
 import { MAX_NAME, clip, implicitName } from './format.js';
-import { Walker } from './walker.js';
+import { Walker, hasAuthorName } from './walker.js';
 
 const MAX_WALKERS = 8;
 const WALKER_TTL_MS = 10 * 60 * 1000;
@@ -137,7 +137,9 @@ export class PageObserver {
       const role = aria.role(el);
       const implicit = desc.role === 'generic' && (!role || FLATTEN_ROLES.has(role));
       if (role !== desc.role && !implicit) continue;
-      const name = clip(implicit ? implicitName(el) : aria.name(el), MAX_NAME);
+      // as the walk names them: a row named by its cells has no name in its descriptor
+      const rowByCells = role === 'row' && !hasAuthorName(el);
+      const name = rowByCells ? '' : clip(implicit ? implicitName(el) : aria.name(el), MAX_NAME);
       if (sameDescriptor(desc, describeElement(el, desc.role, name, aria))) out.push(el);
     }
     return out;

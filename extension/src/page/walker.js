@@ -301,7 +301,9 @@ export class Walker {
       this.descend(el, depth + 1, { ...ctx, text: !name && ctx.text, inControl: true });
       return;
     }
-    const name = this.safe(this.aria.name(el));
+    // A row named by its cells prints no name (the cells below say it) and its ref's
+    // descriptor has none: its name is not even computed (snapshot.js descriptorName).
+    const name = role === 'row' && !hasAuthorName(el) ? '' : this.safe(this.aria.name(el));
     if (COLLAPSIBLE_WRAPPERS.has(role)) {
       const held = this.contents(el);
       const authorName = el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') || el.hasAttribute('title');
@@ -328,16 +330,14 @@ export class Walker {
       this.descend(el, depth, ctx);
       return;
     }
-    // A row named by its cells prints no name: the cells below say it (item 1).
-    const shown = role === 'row' && !hasAuthorName(el) ? '' : name;
-    this.push(this.line(el, role, name, depth, ctx, { clickable, shown }));
+    this.push(this.line(el, role, name, depth, ctx, { clickable }));
     if (el instanceof HTMLSelectElement) {
       this.optionLines(el, depth + 1, ctx);
       return;
     }
     // A textarea's children are its initial value; an editing host's text is its value.
     if (el instanceof HTMLTextAreaElement || (role === 'textbox' && isEditingHost(el))) return;
-    const suppress = NAME_FROM_CONTENT.has(role) && !!shown;
+    const suppress = NAME_FROM_CONTENT.has(role) && !!name;
     const inControl = ctx.inControl || WIDGET_ROLES.has(role) || clickable;
     const scope = name && CONTAINER_ROLES.has(role) && role !== 'row' ? { role, name } : ctx.scope;
     const next = suppress || inControl !== ctx.inControl || scope !== ctx.scope
@@ -568,7 +568,7 @@ export class Walker {
 }
 
 /** True when `el` is named by its author (not from its content). */
-function hasAuthorName(el) {
+export function hasAuthorName(el) {
   return el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') || el.hasAttribute('title');
 }
 
