@@ -27,14 +27,23 @@ from mcp.client.stdio import stdio_client
 
 REPO = Path(__file__).resolve().parents[2]
 PAGES = REPO / "tests" / "e2e" / "pages"
+# Written out, not derived from bridge/mcp/server.py TOOLS: a tool added, renamed or
+# dropped there must be added here on purpose (and to docs/mcp.md).
 TOOL_NAMES = {
     "browser_snapshot", "browser_navigate", "browser_navigate_back", "browser_click",
     "browser_type", "browser_hover", "browser_press_key", "browser_select_option",
     "browser_drag", "browser_fill_form", "browser_file_upload", "browser_handle_dialog",
     "browser_actions", "browser_tabs", "browser_wait_for", "browser_take_screenshot",
     "browser_evaluate", "browser_console_messages", "browser_network_requests",
-    "browser_network_request", "browser_resize", "browser_close",
+    "browser_network_request", "browser_resize", "browser_close", "browser_find",
 }
+"""What ``trustbridge mcp`` lists with no ``--caps``."""
+CAPS_TOOL_NAMES = {
+    "vision": {"browser_mouse_move_xy", "browser_mouse_click_xy", "browser_mouse_drag_xy",
+               "browser_mouse_down", "browser_mouse_up", "browser_mouse_wheel"},
+    "pdf": {"browser_pdf_save"},
+}
+"""What ``--caps vision,pdf`` adds, per capability (Playwright MCP's names)."""
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
@@ -117,6 +126,16 @@ async def test_tools_list_and_errors_without_a_bridge(tmp_path: Path,
         again = await client.call_tool("browser_tabs", {"action": "list"})
         assert again.is_error and "DEVICE_NOT_CONNECTED" in _text(again)
     _no_junk_on_stdout(caplog)
+
+
+async def test_caps_vision_and_pdf_add_exactly_their_tools(tmp_path: Path) -> None:
+    """``--caps vision,pdf`` lists the default tools and the six mouse tools and
+    browser_pdf_save besides, each with a closed input schema."""
+    async with mcp_server(tmp_path, "--no-embedded", "--caps", "vision,pdf") as client:
+        tools = (await client.list_tools()).tools
+    assert {t.name for t in tools} == TOOL_NAMES | CAPS_TOOL_NAMES["vision"] \
+        | CAPS_TOOL_NAMES["pdf"]
+    assert all(t.input_schema.get("additionalProperties") is False for t in tools)
 
 
 @pytest.mark.browser
