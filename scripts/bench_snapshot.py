@@ -226,7 +226,7 @@ def render(results: dict, rounds: int) -> str:
         "cell after one warm-up, order rotated each round; medians.",
         "",
         "trustbridge = `page.snapshot` through the bridge (all frames, refs, states, values, "
-        "full link URLs). Playwright = `page.aria_snapshot()` of the same page in the same "
+        "link URLs). Playwright = `page.aria_snapshot()` of the same page in the same "
         "browser and run (the baseline); Playwright ai = `aria_snapshot(mode=\"ai\")` (with "
         "refs: the text of Playwright MCP's `browser_snapshot`). Targets at 1,000 and 10,000 "
         "(issue 14): bytes ≤ 1.0× Playwright and ≤ 0.65× Playwright ai, time ≤ 0.7× Playwright.",
