@@ -2167,10 +2167,11 @@
       }
       const options = select.options;
       const max = select === this.rootEl ? options.length : Math.min(options.length, MAX_OPTIONS);
+      const secret = isSensitive(select);
       for (let i = 0; i < max; i++) {
         const o = options[i];
         const label = this.safe(collapse(o.label));
-        this.push(this.line(o, "option", label, depth, ctx, {}));
+        this.push(this.line(o, "option", label, depth, ctx, { hideSelected: secret }));
       }
       if (options.length > max) {
         this.push({ d: depth, s: `- text: "\u2026 ${options.length - max} more options (select_option takes any by value or label)"` });
@@ -2178,10 +2179,10 @@
     }
     /** An outline line for an element: every one carries a ref. `shown` is the name
      *  printed when it differs from the ref's descriptor name (a row named by its cells). */
-    line(el, role, name, depth, ctx, { clickable, inline, shown = name } = {}) {
+    line(el, role, name, depth, ctx, { clickable, inline, shown = name, hideSelected = false } = {}) {
       let s = `- ${role}`;
       if (shown) s += " " + JSON.stringify(clip(shown, MAX_NAME));
-      for (const state of statesOf(el, role, this.focused)) s += ` [${state}]`;
+      for (const state of statesOf(el, role, this.focused)) if (!hideSelected || state !== "selected") s += ` [${state}]`;
       if (role === "textbox" && isEditingHost2(el) && !this.aria.style(el).display.startsWith("inline")) s += " [multiline]";
       if (clickable && role !== "generic") s += " [clickable]";
       if (ctx.closed) s += " [closed-shadow]";
@@ -3164,9 +3165,9 @@
       const words = collapse(String(pattern)).split(" ").filter(Boolean);
       if (!words.length) return null;
       const re2 = new RegExp(words.map((w) => w.replace(/[\\^$.*+?()[\]{}|/-]/g, "\\$&")).join("\\s+"), "i");
-      const test = (s) => re2.test(s);
-      test.raw = true;
-      return test;
+      const test2 = (s) => re2.test(s);
+      test2.raw = true;
+      return test2;
     }
     const m = /^\/([\s\S]+)\/([dgimsuvy]*)$/.exec(pattern);
     let re;
@@ -3175,7 +3176,16 @@
     } catch (err) {
       throw new PageError("BAD_REQUEST", `Not a valid regular expression: ${err.message}`, { pattern: clip(String(pattern), 100) });
     }
-    return (s) => re.test(s.length > MAX_TESTED ? s.slice(0, MAX_TESTED) : s);
+    const test = (s) => re.test(s.length > MAX_TESTED ? s.slice(0, MAX_TESTED) : s);
+    const inner = (m ? m[1] : pattern).replace(/^\^/, "").replace(/(^|[^\\])\$$/, "$1");
+    if (!/[\^$]|\\[bB]|\(\?<?[=!]/.test(inner)) {
+      try {
+        const loose = new RegExp(inner, re.flags);
+        test.prune = (all) => loose.test(collapse(all));
+      } catch {
+      }
+    }
+    return test;
   }
   function deepActiveElement3(doc) {
     let el = doc.activeElement;
@@ -3446,7 +3456,8 @@
         }
       }
       let ai = 0;
-      for (const t of test.raw ? this.prunedText(root, test) : this.allText(root)) {
+      const prune = test.raw ? test : test.prune;
+      for (const t of prune ? this.prunedText(root, prune) : this.allText(root)) {
         if (this.late()) return;
         const data = t.data;
         if (test.raw ? !test(data) : !test(collapse(data))) continue;
@@ -3462,9 +3473,9 @@
       const tw = this.doc.createTreeWalker(root, NodeFilter.SHOW_TEXT);
       for (let t = tw.nextNode(); t; t = tw.nextNode()) yield t;
     }
-    /** The text nodes of one tree that `test` (a raw-text test) may match, in document
-     *  order: a subtree whose textContent (joined in C++) does not match holds no matching
-     *  text node, so it is skipped without visiting its nodes. */
+    /** The text nodes of one tree that may match, in document order: a subtree whose
+     *  textContent (joined in C++) fails `test` (which a superstring of any match passes)
+     *  holds no matching text node, so it is skipped without visiting its nodes. */
     *prunedText(node, test) {
       for (let c = node.firstChild; c; c = c.nextSibling) {
         if (c.nodeType === Node.TEXT_NODE) {
@@ -3483,7 +3494,7 @@
         let start = hit.el || hit.text.parentElement;
         if (!start) continue;
         if (this.role) {
-          for (let n = start; n; n = flatParent(n)) {
+          for (let n = start; n && n !== this.scope; n = flatParent(n)) {
             if (n instanceof ShadowRoot) continue;
             if (seen.has(n)) break;
             seen.add(n);
@@ -3491,7 +3502,7 @@
             this.label(n, found, seen);
           }
         } else {
-          for (let n = start; n; n = flatParent(n)) {
+          for (let n = start; n && n !== this.scope; n = flatParent(n)) {
             if (n instanceof ShadowRoot) continue;
             if (this.label(n, found, seen)) break;
             if (!this.printedRole(n)) continue;
@@ -3538,7 +3549,7 @@
         if (!el || !this.reachable(el) || hit.text && this.aria.invisible(el)) continue;
         let carried = !!hit.el;
         let owner = null;
-        for (let n = el; n; n = flatParent(n)) {
+        for (let n = el; n && n !== this.scope; n = flatParent(n)) {
           if (n instanceof ShadowRoot) continue;
           const tag = n.localName;
           if ((tag === "legend" || tag === "caption") && n.parentElement && (n.parentElement.localName === "fieldset" || n.parentElement.localName === "table")) carried = true;
@@ -3580,7 +3591,14 @@
       }
       return out;
     }
+    /** Whether `node` is in the search scope (a label's control may be outside it). */
+    inside(node) {
+      if (this.scope.nodeType === Node.DOCUMENT_NODE) return true;
+      for (let n = node; n; n = n.parentNode || n.host || null) if (n === this.scope) return true;
+      return false;
+    }
     run(scope) {
+      this.scope = scope;
       this.walker.sensitive = collectSensitiveValues(this.doc, /* @__PURE__ */ new Set());
       this.walker.focused = deepActiveElement3(this.doc);
       const roots = this.roots(scope);
@@ -3598,7 +3616,7 @@
         if (here.length > this.limit) more = true;
         found.push(...here);
       }
-      const nodes = Array.from(new Set(found)).filter((n) => n !== scope);
+      const nodes = Array.from(new Set(found)).filter((n) => n !== scope && this.inside(n));
       nodes.sort(compareFlat);
       if (nodes.length > this.limit) more = true;
       const kept = nodes.slice(0, this.limit);

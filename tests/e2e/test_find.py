@@ -95,6 +95,11 @@ async def test_find_within_a_ref_searches_only_its_subtree(stack: Stack, origins
     assert '- region "Archive"' in match["ancestry"][0]
     await stack.tab.click(match["ref"])
     assert await _clicks(stack) == [{"id": "o2001", "trusted": True}]
+    texts = await stack.tab.find(text="order", within=archive["ref"])
+    assert [m["line"] for m in texts["matches"]] == [
+        next(m["line"] for m in texts["matches"] if "Order 2001" in m["line"])]
+    named = await stack.tab.find(name="open", within=archive["ref"])
+    assert [m["ref"] for m in named["matches"]] == [match["ref"]]
     with pytest.raises(E.RefNotFound):
         await stack.tab.find(role="button", within="e99999")
 

@@ -97,7 +97,19 @@ export function matcher(pattern, regex) {
   } catch (err) {
     throw new PageError('BAD_REQUEST', `Not a valid regular expression: ${err.message}`, { pattern: clip(String(pattern), 100) });
   }
-  return (s) => re.test(s.length > MAX_TESTED ? s.slice(0, MAX_TESTED) : s);
+  const test = (s) => re.test(s.length > MAX_TESTED ? s.slice(0, MAX_TESTED) : s);
+  // A subtree can be skipped when its whole (collapsed) text does not match the pattern
+  // without its outer anchors: a match inside one of its text nodes would be a match
+  // there too. Only for patterns where that holds: no inner anchors, word boundaries or
+  // lookarounds (a conservative check of the source).
+  const inner = (m ? m[1] : pattern).replace(/^\^/, '').replace(/(^|[^\\])\$$/, '$1');
+  if (!/[\^$]|\\[bB]|\(\?<?[=!]/.test(inner)) {
+    try {
+      const loose = new RegExp(inner, re.flags);
+      test.prune = (all) => loose.test(collapse(all));
+    } catch { /* no pruning */ }
+  }
+  return test;
 }
 
 function deepActiveElement(doc) {
@@ -392,7 +404,8 @@ class Finder {
       }
     }
     let ai = 0;
-    for (const t of test.raw ? this.prunedText(root, test) : this.allText(root)) {
+    const prune = test.raw ? test : test.prune;
+    for (const t of prune ? this.prunedText(root, prune) : this.allText(root)) {
       if (this.late()) return;
       const data = t.data;
       if (test.raw ? !test(data) : !test(collapse(data))) continue;
@@ -411,9 +424,9 @@ class Finder {
     for (let t = tw.nextNode(); t; t = tw.nextNode()) yield t;
   }
 
-  /** The text nodes of one tree that `test` (a raw-text test) may match, in document
-   *  order: a subtree whose textContent (joined in C++) does not match holds no matching
-   *  text node, so it is skipped without visiting its nodes. */
+  /** The text nodes of one tree that may match, in document order: a subtree whose
+   *  textContent (joined in C++) fails `test` (which a superstring of any match passes)
+   *  holds no matching text node, so it is skipped without visiting its nodes. */
   *prunedText(node, test) {
     for (let c = node.firstChild; c; c = c.nextSibling) {
       if (c.nodeType === Node.TEXT_NODE) {
@@ -433,7 +446,7 @@ class Finder {
       let start = hit.el || hit.text.parentElement;
       if (!start) continue;
       if (this.role) {
-        for (let n = start; n; n = flatParent(n)) {
+        for (let n = start; n && n !== this.scope; n = flatParent(n)) {
           if (n instanceof ShadowRoot) continue;
           if (seen.has(n)) break; // its ancestors were checked from an earlier hit
           seen.add(n);
@@ -442,7 +455,7 @@ class Finder {
         }
       } else {
         // No role: the innermost element with a line of its own that matches.
-        for (let n = start; n; n = flatParent(n)) {
+        for (let n = start; n && n !== this.scope; n = flatParent(n)) {
           if (n instanceof ShadowRoot) continue;
           if (this.label(n, found, seen)) break;
           if (!this.printedRole(n)) continue;
@@ -491,7 +504,7 @@ class Finder {
       if (!el || !this.reachable(el) || (hit.text && this.aria.invisible(el))) continue;
       let carried = !!hit.el;
       let owner = null;
-      for (let n = el; n; n = flatParent(n)) {
+      for (let n = el; n && n !== this.scope; n = flatParent(n)) {
         if (n instanceof ShadowRoot) continue;
         const tag = n.localName;
         if ((tag === 'legend' || tag === 'caption') && n.parentElement &&
@@ -537,7 +550,15 @@ class Finder {
     return out;
   }
 
+  /** Whether `node` is in the search scope (a label's control may be outside it). */
+  inside(node) {
+    if (this.scope.nodeType === Node.DOCUMENT_NODE) return true;
+    for (let n = node; n; n = n.parentNode || n.host || null) if (n === this.scope) return true;
+    return false;
+  }
+
   run(scope) {
+    this.scope = scope;
     this.walker.sensitive = collectSensitiveValues(this.doc, new Set());
     this.walker.focused = deepActiveElement(this.doc);
     const roots = this.roots(scope);
@@ -555,7 +576,7 @@ class Finder {
       if (here.length > this.limit) more = true;
       found.push(...here);
     }
-    const nodes = Array.from(new Set(found)).filter((n) => n !== scope);
+    const nodes = Array.from(new Set(found)).filter((n) => n !== scope && this.inside(n));
     nodes.sort(compareFlat);
     if (nodes.length > this.limit) more = true;
     const kept = nodes.slice(0, this.limit);
