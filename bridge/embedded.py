@@ -23,7 +23,7 @@ from .routing import ENV_REQUIRE_TRUSTED_INPUT, RoutingPolicy, parse_device_list
 from .server import BridgeServer
 
 if typing.TYPE_CHECKING:
-    from supervisor.origins import OriginPolicy
+    from .protocol.origins import OriginPolicy
 
 log = logging.getLogger("trustbridge.embedded")
 
@@ -55,7 +55,9 @@ class Embedded:
             supervisor's 1280x800).
         user_data_dir: a profile kept across runs (None: a fresh temp profile per launch).
         executable_path: the browser binary (None: the installed one).
-        origins: which origins the pages may request (supervisor/origins.py).
+        origins: which origins the pages may request (bridge/protocol/origins.py): the
+            supervisor enforces them on every request and the bridge refuses an agent's
+            navigation to a blocked origin before it is sent.
         output_dir: where the browser's produced files are saved (None: its default).
     """
 
@@ -79,7 +81,7 @@ class Embedded:
         self.token = config.load_or_create_token()
         seeded = parse_device_list(os.environ.get(ENV_REQUIRE_TRUSTED_INPUT))
         self.server = BridgeServer(self.token, host=host, port=port, policy=RoutingPolicy(seeded),
-                                   allow_file_urls=allow_file_urls)
+                                   allow_file_urls=allow_file_urls, origins=origins)
         self.child: asyncio.subprocess.Process | None = None
         self.restarts = 0
         """How many times the supervisor said it started its dead browser again."""

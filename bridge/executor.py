@@ -31,6 +31,7 @@ click's receipt, §2.3, and ``tab.opened`` events) becomes the result's ``delive
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -58,11 +59,14 @@ from .protocol.models import (
     HoverAction,
     MouseAction,
 )
+from .protocol.origins import OriginPolicy
 from .protocol.validate import validate_params
 from .routing import Local, RoutingPolicy, ToDriver, ToExtension, TrustedInput
 from .secrets import TypedSecrets
 from .tabqueue import TabQueue
 from .urls import check_navigation_url
+
+log = logging.getLogger("trustbridge.executor")
 
 DRIVER_MARGIN_S = 5.0
 """Extra seconds the bridge waits for a peer beyond the action's own ``timeoutMs``."""
@@ -90,13 +94,16 @@ class Executor:
         peer: returns the live peer with that id, or raises DeviceNotConnected.
         allow_file_urls: ``page.navigate`` / ``tabs.new`` may load ``file:`` URLs
             (bridge/urls.py).
+        origins: the origin lists the browser enforces: ``page.navigate`` / ``tabs.new``
+            to an origin they block is refused before it is sent (bridge/urls.py).
     """
 
     def __init__(self, policy: RoutingPolicy, peer: Callable[[str], PeerCall],
-                 allow_file_urls: bool = False) -> None:
+                 allow_file_urls: bool = False, origins: OriginPolicy | None = None) -> None:
         self.policy = policy
         self.peer = peer
         self.allow_file_urls = allow_file_urls
+        self.origins = origins if origins is not None and origins.active else None
         self.queue = TabQueue()
         # self.peer is looked up at each call: scripts/benchlib wraps it after construction
         self.after = AfterInput(lambda peer_id: self.peer(peer_id))
@@ -138,7 +145,12 @@ class Executor:
         """
         parsed = validate_params(method, params)
         if url := getattr(parsed, "url", None):
-            check_navigation_url(url, self.allow_file_urls)
+            try:
+                check_navigation_url(url, self.allow_file_urls, self.origins)
+            except E.BadRequest as err:
+                if "reason" in err.details:  # an origin list: said where the user reads it too
+                    log.warning("blocked a navigation to %s: %s", url[:200], err.details["reason"])
+                raise
         # A dialog that just opened blocks every tab until it is placed on its own.
         await self.dialog_waits.settled(getattr(parsed, "device", None))
         route = self.policy.route(method, getattr(parsed, "device", None),

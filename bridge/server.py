@@ -47,6 +47,7 @@ from .protocol.models import (
     Welcome,
 )
 from .executor import Executor
+from .protocol.origins import OriginPolicy
 from .protocol.peer import Connection, answer, encode
 from .protocol.validate import error_locs, summarise, validate_result
 from .routing import RoutingPolicy
@@ -116,6 +117,8 @@ class BridgeServer:
         port: TCP port; 0 picks a free one (see :attr:`url`).
         policy: routing policy; a new one seeded with nothing if omitted.
         max_message_bytes: largest accepted frame, bytes; larger ones close with 1009.
+        origins: the origin lists the browser enforces; navigation to an origin they
+            block is refused before it is sent (bridge/urls.py).
     """
 
     def __init__(
@@ -126,6 +129,7 @@ class BridgeServer:
         policy: RoutingPolicy | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         allow_file_urls: bool | None = None,
+        origins: OriginPolicy | None = None,
     ) -> None:
         self.token = token
         self.host = host
@@ -137,7 +141,8 @@ class BridgeServer:
         self._peer_ids = itertools.count(1)
         if allow_file_urls is None:
             allow_file_urls = os.environ.get("TRUSTBRIDGE_ALLOW_FILE_URLS", "") == "1"
-        self.executor = Executor(self.policy, self._peer, allow_file_urls=allow_file_urls)
+        self.executor = Executor(self.policy, self._peer, allow_file_urls=allow_file_urls,
+                                 origins=origins)
 
     @property
     def url(self) -> str:

@@ -14,6 +14,10 @@
 - Browser-internal pages (``chrome:``, ``about:`` other than ``about:blank``,
   ``chrome-extension:``, ``moz-extension:``, ``view-source:``, ``devtools:``...) are
   refused: extensions may not script them, so there would be no snapshot and no refs.
+- With an origin policy (``--allowed-origins`` / ``--blocked-origins``,
+  bridge/protocol/origins.py), an http(s) URL of an origin it blocks is refused before
+  anything is sent; the browser would only fail the load with
+  ``net::ERR_BLOCKED_BY_CLIENT`` (supervisor/origins.py checks every request there).
 """
 
 from __future__ import annotations
@@ -21,26 +25,42 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from .protocol import errors as E
+from .protocol.origins import OriginPolicy
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 
+BLOCKED_ORIGIN_NEXT_STEP = (
+    "Nothing was loaded. Open a URL of an origin the lists allow; the lists are the "
+    "--allowed-origins / --blocked-origins this server was started with (Playwright MCP's "
+    "network.allowedOrigins / network.blockedOrigins in a config file).")
 
-def check_navigation_url(url: str, allow_file_urls: bool = False) -> None:
+
+def check_navigation_url(url: str, allow_file_urls: bool = False,
+                         origins: OriginPolicy | None = None) -> None:
     """Raise BadRequest unless ``url`` may be loaded (the rules above).
 
     Args:
         url: the absolute URL an agent asked for.
         allow_file_urls: the bridge was started with local file access.
+        origins: the origin lists the browser enforces, if any.
 
     Raises:
-        BadRequest: relative URL, refused scheme, or ``file:`` without permission;
-            ``details.scheme`` names the scheme.
+        BadRequest: relative URL, refused scheme, or ``file:`` without permission
+            (``details.scheme`` names the scheme); an origin the policy blocks
+            (``details = {scheme, reason}``, ``reason`` from
+            :meth:`OriginPolicy.refusal`, with a next step).
     """
     try:
         scheme = urlsplit(url.strip()).scheme.lower()
     except ValueError as exc:
         raise E.BadRequest("The URL cannot be parsed.", {"scheme": None}) from exc
     if scheme in ALLOWED_SCHEMES:
+        reason = origins.refusal(url.strip()) if origins is not None else None
+        if reason is not None:
+            # "Navigation failed" as the browser's own refusal reads; this one comes first.
+            raise E.BadRequest(
+                f"Navigation failed before anything was sent: {reason}.",
+                {"scheme": scheme, "reason": reason}, next_step=BLOCKED_ORIGIN_NEXT_STEP)
         return
     if scheme == "about" and url.strip().lower() == "about:blank":
         return

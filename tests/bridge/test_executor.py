@@ -17,6 +17,7 @@ from bridge import after_input
 from bridge.client import BridgeClient
 from bridge.protocol import errors as E
 from bridge.protocol.models import Request
+from bridge.protocol.origins import OriginPolicy, parse_origin_list
 from bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension, wait_until
@@ -497,3 +498,34 @@ async def test_a_click_position_with_allow_coordinates_is_refused_before_anythin
     await bounded(client.call("page.act", click(action={"kind": "click",
                                                         "position": {"x": 3, "y": 4}})))
     assert [r.method for r in drv.requests].count("driver.act") == 2
+
+
+async def test_navigation_to_a_blocked_origin_is_refused_before_anything_is_sent(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A bridge given origin lists refuses page.navigate and tabs.new to a blocked origin
+    with the policy's reason (logged too) and sends the extension nothing; an allowed
+    origin still navigates."""
+    rules = OriginPolicy(blocked=parse_origin_list("http://localhost:*"))
+    srv = BridgeServer(TOKEN, host="127.0.0.1", port=0, origins=rules)
+    await bounded(srv.start())
+    fake = HeldExtension(srv.url)
+    try:
+        await bounded(fake.connect())
+        c = await bounded(BridgeClient.connect(srv.url, TOKEN))
+        try:
+            for method, params in (("page.navigate", {"url": "http://localhost:9/x"}),
+                                   ("tabs.new", {"url": "http://localhost:9/"})):
+                with pytest.raises(E.BadRequest) as info:
+                    await bounded(c.call(method, {"device": D, **params}))
+                assert info.value.details["reason"] == rules.refusal(params["url"])
+                assert "--blocked-origins" in info.value.to_payload().nextStep
+            assert fake.requests == []
+            assert "blocked a navigation to http://localhost:9/x" in caplog.text
+            await bounded(c.call("page.navigate", {"device": D, "url": "http://127.0.0.1/"}))
+            assert fake.methods() == ["page.navigate"]
+        finally:
+            await c.close()
+    finally:
+        await fake.close()
+        await srv.stop()
