@@ -2778,8 +2778,10 @@
     zeroSize: "zero-size",
     outside: "outside-viewport",
     moving: "moving",
-    covered: "covered"
+    covered: "covered",
+    noFrame: "no-frame"
   });
+  var FRAME_WAIT_MS = 100;
   var MAX_SHADOW_DEPTH = 32;
   var EPSILON = 0.5;
   var PAINT_ONLY = /* @__PURE__ */ new Set([
@@ -2832,7 +2834,7 @@
     const before = lastBoxes.get(el);
     if (before && !sameBox(before, box)) waitFrame = true;
     if (waitFrame) {
-      await nextFrame(win);
+      if (el.ownerDocument.hidden || !await nextFrame(win)) return refuse(CHECKS.noFrame);
       if (!el.isConnected) return refuse(CHECKS.detached);
       const again = firstBox(el);
       if (!again) return refuse(CHECKS.zeroSize);
@@ -2909,7 +2911,13 @@
     return props > 0;
   }
   function nextFrame(win) {
-    return new Promise((resolve) => win.requestAnimationFrame(() => resolve()));
+    return new Promise((resolve) => {
+      const timer = win.setTimeout(() => resolve(false), FRAME_WAIT_MS);
+      win.requestAnimationFrame(() => {
+        win.clearTimeout(timer);
+        resolve(true);
+      });
+    });
   }
   function composedParent(node) {
     if (node.parentElement) return node.parentElement;

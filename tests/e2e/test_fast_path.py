@@ -187,3 +187,22 @@ async def test_hover_on_covered_target_falls_back(stack: Stack, origins: Origins
     assert res.get("fastPath") is not True and res["fastRefused"] == "covered", res
     events = await stack.page.evaluate("window.__events")
     assert {"type": "mouseover", "trusted": True, "target": "covered"} in events
+
+
+async def test_target_needing_a_frame_in_a_background_tab_does_not_hang(
+        stack: Stack, origins: Origins) -> None:
+    """A tab behind another one gets no animation frames: a target that needs its scroll
+    checked over a frame is refused (no-frame) at once instead of waiting for one, and the
+    full path still clicks it."""
+    snap = await _open(stack, origins)
+    ref = ref_of(snap, "button", "Far below")
+    tab_id = (await stack.client.call("tabs.list", {}))["tabs"][0]["tabId"]
+    await stack.client.call("tabs.new", {"url": "about:blank"})
+    # Firefox hides the tab behind; headless Chromium keeps it visible (frames still come).
+    hidden = await stack.page.evaluate("document.hidden")
+    res = await stack.client.call("page.act", {"tabId": tab_id, "ref": ref,
+                                               "action": {"kind": "click"}})
+    assert res["inputPath"] == "trusted" and res["delivered"] is True, res
+    if hidden:
+        assert res.get("fastPath") is not True and res["fastRefused"] == "no-frame", res
+    assert await _clicks(stack) == [{"trusted": True, "target": "far"}]

@@ -14,7 +14,8 @@
 //
 // One animation frame is waited, and the box measured again, only when stability cannot
 // be told at once: right after the extension scrolled, or when the box differs from the
-// one measured for this element before. Waiting two frames as Playwright does would cost
+// one measured for this element before (a hidden document, which gets no frames, or no
+// frame within 100 ms: `no-frame`). Waiting two frames as Playwright does would cost
 // the whole budget (~16 ms each in headless Chromium).
 //
 // Any failed check answers `{fastRefused: <check>}` and the driver takes Playwright's full
@@ -31,7 +32,12 @@ export const CHECKS = Object.freeze({
   outside: 'outside-viewport',
   moving: 'moving',
   covered: 'covered',
+  noFrame: 'no-frame',
 });
+
+/** Longest wait for the one animation frame, ms: a hidden document (a background tab)
+ *  gets no frames at all, and the full path deals with it as Playwright does. */
+const FRAME_WAIT_MS = 100;
 
 /** Shadow roots descended at one point at most. */
 const MAX_SHADOW_DEPTH = 32;
@@ -83,7 +89,7 @@ export async function measureFastPoint(el, shadowRootOf) {
   const before = lastBoxes.get(el);
   if (before && !sameBox(before, box)) waitFrame = true;
   if (waitFrame) {
-    await nextFrame(win);
+    if (el.ownerDocument.hidden || !(await nextFrame(win))) return refuse(CHECKS.noFrame);
     if (!el.isConnected) return refuse(CHECKS.detached);
     const again = firstBox(el);
     if (!again) return refuse(CHECKS.zeroSize);
@@ -178,8 +184,12 @@ function paintOnly(anim) {
   return props > 0;
 }
 
+/** True after the next animation frame, false when none came within FRAME_WAIT_MS. */
 function nextFrame(win) {
-  return new Promise((resolve) => win.requestAnimationFrame(() => resolve()));
+  return new Promise((resolve) => {
+    const timer = win.setTimeout(() => resolve(false), FRAME_WAIT_MS);
+    win.requestAnimationFrame(() => { win.clearTimeout(timer); resolve(true); });
+  });
 }
 
 /** Parent across shadow boundaries (a shadow root's parent is its host). */
