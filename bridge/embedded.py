@@ -192,7 +192,12 @@ class Embedded:
             if ext and (drv or not self.trusted_input):
                 return
             await asyncio.sleep(0.05)
-        raise E.DeviceNotConnected(f"The browser was not ready within {READY_TIMEOUT_S:.0f} s.")
+        # Its own next step: the generic one ("run `trustbridge up`") is for a bridge that
+        # is not running, not for the browser this process was starting.
+        raise E.DeviceNotConnected(
+            f"The browser was not ready within {READY_TIMEOUT_S:.0f} s.", {"browser": self.browser},
+            next_step=f"Tell the user that {self.browser} did not start in time (its messages "
+            "are on this server's stderr); the next call tries to start it again.")
 
     async def stop(self) -> None:
         """Stop the supervisor (SIGTERM, then SIGKILL after 10 s) and the bridge, and

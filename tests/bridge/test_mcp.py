@@ -25,6 +25,9 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from bridge import embedded
+from bridge.mcp import Session, build_server
+
 REPO = Path(__file__).resolve().parents[2]
 PAGES = REPO / "tests" / "e2e" / "pages"
 # Written out, not derived from bridge/mcp/server.py TOOLS: a tool added, renamed or
@@ -126,6 +129,34 @@ async def test_tools_list_and_errors_without_a_bridge(tmp_path: Path,
         again = await client.call_tool("browser_tabs", {"action": "list"})
         assert again.is_error and "DEVICE_NOT_CONNECTED" in _text(again)
     _no_junk_on_stdout(caplog)
+
+
+@pytest.mark.parametrize("child,said", [
+    # The supervisor's own words when its browser cannot be launched, then its exit.
+    (("import sys; sys.stderr.write('supervisor: could not start chromium: no binary\\n');"
+      " sys.exit(3)"), "chromium could not be started"),
+    # A supervisor that never connects: the ready wait runs out.
+    ("import time; time.sleep(30)", "chromium did not start in time"),
+])
+async def test_an_embedded_browser_that_fails_to_start_shows_its_own_next_step(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, child: str, said: str) -> None:
+    """When the browser this server starts does not come up, the tool result's next step
+    is the embedded launch's own (the cause, the next call retries), not the generic
+    "run `trustbridge up`" of DEVICE_NOT_CONNECTED."""
+    monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
+    monkeypatch.setattr(embedded, "READY_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(embedded.Embedded, "supervisor_args",
+                        lambda self: [sys.executable, "-c", child])
+    session = Session(bridge_port=0, snapshot_after_action=False)
+    try:
+        async with Client(build_server(session)) as client:
+            result = await client.call_tool("browser_snapshot", {})
+    finally:
+        await session.close()
+    text = _text(result)
+    assert result.is_error and "DEVICE_NOT_CONNECTED" in text, text
+    step = text.split("Next step: ", 1)[1]
+    assert said in step and "trustbridge up" not in step, text
 
 
 async def test_caps_vision_and_pdf_add_exactly_their_tools(tmp_path: Path) -> None:
