@@ -105,6 +105,18 @@ async def test_select_option_clicked_through_its_ref_makes_one_change(
     assert "[selected]" in next(ln for ln in snap.splitlines() if '- option "Elderberry"' in ln)
 
 
+async def test_secret_select_lists_options_without_saying_which_is_selected(
+        stack: Stack, origins: Origins) -> None:
+    """A card-expiry select prints its value masked and no option as [selected]."""
+    snap = await _open(stack, origins, "controls.html")
+    lines = snap.splitlines()
+    combo = next(i for i, ln in enumerate(lines) if '- combobox "Expiry month"' in ln)
+    assert lines[combo].endswith(": ••••••")
+    options = lines[combo + 1:combo + 4]
+    assert [re.sub(rf" {REF}", "", o.strip()) for o in options] == [
+        '- option "01"', '- option "02"', '- option "03"']
+
+
 async def test_disabled_option_is_refused_and_nothing_changes(stack: Stack,
                                                               origins: Origins) -> None:
     """A click on a disabled option's ref is ELEMENT_TARGET_DISABLED; the page sees no

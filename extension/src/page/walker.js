@@ -365,10 +365,13 @@ export class Walker {
     }
     const options = select.options;
     const max = select === this.rootEl ? options.length : Math.min(options.length, MAX_OPTIONS);
+    // A secret select (card expiry ...) shows its value masked: which option is selected
+    // is not said either.
+    const secret = isSensitive(select);
     for (let i = 0; i < max; i++) {
       const o = options[i];
       const label = this.safe(collapse(o.label));
-      this.push(this.line(o, 'option', label, depth, ctx, {}));
+      this.push(this.line(o, 'option', label, depth, ctx, { hideSelected: secret }));
     }
     if (options.length > max) {
       this.push({ d: depth, s: `- text: "… ${options.length - max} more options (select_option takes any by value or label)"` });
@@ -377,10 +380,10 @@ export class Walker {
 
   /** An outline line for an element: every one carries a ref. `shown` is the name
    *  printed when it differs from the ref's descriptor name (a row named by its cells). */
-  line(el, role, name, depth, ctx, { clickable, inline, shown = name } = {}) {
+  line(el, role, name, depth, ctx, { clickable, inline, shown = name, hideSelected = false } = {}) {
     let s = `- ${role}`;
     if (shown) s += ' ' + JSON.stringify(clip(shown, MAX_NAME));
-    for (const state of statesOf(el, role, this.focused)) s += ` [${state}]`;
+    for (const state of statesOf(el, role, this.focused)) if (!hideSelected || state !== 'selected') s += ` [${state}]`;
     if (role === 'textbox' && isEditingHost(el) && !this.aria.style(el).display.startsWith('inline')) s += ' [multiline]';
     if (clickable && role !== 'generic') s += ' [clickable]';
     if (ctx.closed) s += ' [closed-shadow]';
