@@ -86,6 +86,21 @@ async def test_find_by_name_and_by_text_and_by_regex(stack: Stack, origins: Orig
         await stack.tab.find()
 
 
+async def test_find_neither_shows_nor_matches_a_secret_fields_value(
+        stack: Stack, origins: Origins) -> None:
+    """A password's value echoed by the page is masked in find's lines, and searching
+    for it finds nothing (find cannot be used to probe a secret)."""
+    await _open(stack, origins)
+    for query in ({"text": "Secret!pw"}, {"text": "/Hunter2/", "regex": True},
+                  {"name": "Hunter2"}):
+        found = await stack.tab.find(**query)
+        assert found["matches"] == [], (query, found["text"])
+    echo = _one(await stack.tab.find(text="echo of"))
+    assert "Secret" not in echo["line"] and "••••••" in echo["line"]
+    field = _one(await stack.tab.find(role="textbox", name="password"))
+    assert "Secret" not in field["line"] and "Hunter2" not in found["text"]
+
+
 async def test_find_within_a_ref_searches_only_its_subtree(stack: Stack, origins: Origins) -> None:
     """within a found region's ref: only its Open buttons; clicking one hits that row."""
     await _open(stack, origins)
