@@ -18,7 +18,11 @@ passes click counts, native drags and ``Page.insertText`` to the browser; that i
 from Playwright's code, not run here (no Camoufox binary on this machine).
 
 On a browser without the capability the driver refuses with ``TRUSTED_INPUT_UNAVAILABLE``
-before anything is dispatched.
+before anything is dispatched. Mouse input at a viewport point (``MouseAction``, the
+vision tools) is held to the same rules: a click with ``clickCount`` > 1, and a ``drag``
+whose start point is on a natively draggable element. Not covered: a draggable element
+inside a closed shadow root (page script sees only its host), and a native drag built
+from separate ``down`` / ``move`` / ``up`` ops.
 """
 
 from __future__ import annotations
