@@ -3092,19 +3092,8 @@
     return el === doc.body ? null : el;
   }
 
-  // src/page/find.js
-  var ROLE_SCAN_MAX = 2e3;
-  var MAX_FRAMES = 100;
-  var CHECK_EVERY = 128;
+  // src/page/find_query.js
   var MAX_TESTED = 1e4;
-  var SKIP_TAGS2 = /* @__PURE__ */ new Set(["script", "style", "template", "noscript", "head", "meta", "link", "title", "base", "option", "datalist"]);
-  var NAME_ATTRS = ["aria-label", "alt", "title", "placeholder", "aria-placeholder"];
-  var NAME_ATTR_SELECTOR = "[aria-label],[alt],[title],[placeholder],[aria-placeholder],input[value]";
-  var VALUE_NAMED = /* @__PURE__ */ new Set(["button", "submit", "reset"]);
-  var COLLAPSIBLE_WRAPPERS2 = /* @__PURE__ */ new Set(["cell", "listitem", "paragraph"]);
-  function hasAuthorName2(el) {
-    return el.hasAttribute("aria-label") || el.hasAttribute("aria-labelledby") || el.hasAttribute("title");
-  }
   var ROLE_TAGS = {
     button: "button, input, summary",
     link: "a, area",
@@ -3195,11 +3184,6 @@
     }
     return test;
   }
-  function deepActiveElement3(doc) {
-    let el = doc.activeElement;
-    while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
-    return el === doc.body ? null : el;
-  }
   function flatParent(node) {
     const slot = node.assignedSlot;
     if (slot) return slot;
@@ -3230,42 +3214,27 @@
     if (pos & Node.DOCUMENT_POSITION_CONTAINS) return 1;
     return pos & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1;
   }
-  var Finder = class {
-    constructor(doc, msg, { shadowRootOf: shadowRootOf2, observer: observer2, frameKeys: frameKeys2 }) {
+
+  // src/page/find_lines.js
+  var SKIP_TAGS2 = /* @__PURE__ */ new Set(["script", "style", "template", "noscript", "head", "meta", "link", "title", "base", "option", "datalist"]);
+  var COLLAPSIBLE_WRAPPERS2 = /* @__PURE__ */ new Set(["cell", "listitem", "paragraph"]);
+  function hasAuthorName2(el) {
+    return el.hasAttribute("aria-label") || el.hasAttribute("aria-labelledby") || el.hasAttribute("title");
+  }
+  var OutlineLines = class {
+    /**
+     * @param {Document} doc
+     * @param {import('./walker.js').Walker} walker  prints the lines (its AriaContext, refs,
+     *        prefix and sensitive values are this search's)
+     */
+    constructor(doc, walker) {
       this.doc = doc;
-      this.shadowRootOf = shadowRootOf2;
-      this.observer = observer2;
-      this.prefix = msg.prefix || "";
-      this.role = msg.role ? String(msg.role).trim().toLowerCase() : null;
-      this.name = matcher(msg.name, !!msg.regex);
-      this.text = matcher(msg.text, !!msg.regex);
-      if (!this.role && !this.name && !this.text) {
-        throw new PageError("BAD_REQUEST", "page.find needs a role, a name or a text to look for.", {});
-      }
-      this.limit = Math.max(1, Math.min(Number(msg.limit) || 20, 500));
-      this.deadline = performance.now() + Math.max(1, Number(msg.budgetMs) || 3e3);
-      this.timedOut = false;
-      this.ticks = 0;
-      this.walker = new Walker(doc, {
-        mode: "outline",
-        prefix: this.prefix,
-        refs: observer2.refs,
-        shadowRootOf: shadowRootOf2,
-        frameKeyOf: (el) => frameKeys2.keyOf(el),
-        root: doc.documentElement
-      });
-      this.aria = this.walker.aria;
+      this.walker = walker;
+      this.aria = walker.aria;
       this.visibleMemo = /* @__PURE__ */ new Map();
       this.lineMemo = /* @__PURE__ */ new Map();
-      this.ids = /* @__PURE__ */ new Map();
-      this.labelSeen = /* @__PURE__ */ new Set();
       this.printedMemo = /* @__PURE__ */ new Map();
-      this.roleSel = this.role ? roleSelector(this.role) : null;
-    }
-    late() {
-      if (++this.ticks % CHECK_EVERY) return this.timedOut;
-      if (performance.now() > this.deadline) this.timedOut = true;
-      return this.timedOut;
+      this.ids = /* @__PURE__ */ new Map();
     }
     idOf(node) {
       let id = this.ids.get(node);
@@ -3274,24 +3243,6 @@
         this.ids.set(node, id);
       }
       return id;
-    }
-    /** `scope` and every shadow root inside it, in tree order. */
-    roots(scope) {
-      const out = [];
-      const visit = (node) => {
-        out.push(node);
-        for (const el of node.querySelectorAll("*")) {
-          if (this.late()) return;
-          const sr = this.walker.rootOf(el);
-          if (sr) visit(sr);
-        }
-      };
-      if (scope.nodeType === Node.ELEMENT_NODE) {
-        const own = mayHostShadow(scope) ? this.walker.rootOf(scope) : null;
-        if (own) visit(own);
-      }
-      visit(scope);
-      return out;
     }
     /** Whether `el` is in the rendered outline's reach: nothing on its flat-tree path is
      *  skipped, pruned (display:none, aria-hidden, inert) or inside a closed <details>. */
@@ -3452,6 +3403,73 @@
       const line = this.lineOf(entry);
       return { node: el, ref: line.ref, line: line.s, key: line.key, ancestry: ancestors.map((a) => this.lineOf(a)) };
     }
+    /** The item of a text line: `- text: …` under its ancestors. */
+    textItem(t) {
+      const { ancestors } = this.path(t);
+      const s = "- text: " + scalar(clip(this.walker.safe(collapse(t.data)), 200));
+      return { node: t, ref: null, line: s, key: this.idOf(t), ancestry: ancestors.map((a) => this.lineOf(a)) };
+    }
+  };
+
+  // src/page/find.js
+  var ROLE_SCAN_MAX = 2e3;
+  var MAX_FRAMES = 100;
+  var CHECK_EVERY = 128;
+  var NAME_ATTRS = ["aria-label", "alt", "title", "placeholder", "aria-placeholder"];
+  var NAME_ATTR_SELECTOR = "[aria-label],[alt],[title],[placeholder],[aria-placeholder],input[value]";
+  var VALUE_NAMED = /* @__PURE__ */ new Set(["button", "submit", "reset"]);
+  function deepActiveElement3(doc) {
+    let el = doc.activeElement;
+    while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+    return el === doc.body ? null : el;
+  }
+  var Finder = class extends OutlineLines {
+    constructor(doc, msg, { shadowRootOf: shadowRootOf2, observer: observer2, frameKeys: frameKeys2 }) {
+      const role = msg.role ? String(msg.role).trim().toLowerCase() : null;
+      const name = matcher(msg.name, !!msg.regex);
+      const text = matcher(msg.text, !!msg.regex);
+      if (!role && !name && !text) {
+        throw new PageError("BAD_REQUEST", "page.find needs a role, a name or a text to look for.", {});
+      }
+      super(doc, new Walker(doc, {
+        mode: "outline",
+        prefix: msg.prefix || "",
+        refs: observer2.refs,
+        shadowRootOf: shadowRootOf2,
+        frameKeyOf: (el) => frameKeys2.keyOf(el),
+        root: doc.documentElement
+      }));
+      Object.assign(this, { role, name, text, observer: observer2 });
+      this.limit = Math.max(1, Math.min(Number(msg.limit) || 20, 500));
+      this.deadline = performance.now() + Math.max(1, Number(msg.budgetMs) || 3e3);
+      this.timedOut = false;
+      this.ticks = 0;
+      this.labelSeen = /* @__PURE__ */ new Set();
+      this.roleSel = role ? roleSelector(role) : null;
+    }
+    late() {
+      if (++this.ticks % CHECK_EVERY) return this.timedOut;
+      if (performance.now() > this.deadline) this.timedOut = true;
+      return this.timedOut;
+    }
+    /** `scope` and every shadow root inside it, in tree order. */
+    roots(scope) {
+      const out = [];
+      const visit = (node) => {
+        out.push(node);
+        for (const el of node.querySelectorAll("*")) {
+          if (this.late()) return;
+          const sr = this.walker.rootOf(el);
+          if (sr) visit(sr);
+        }
+      };
+      if (scope.nodeType === Node.ELEMENT_NODE) {
+        const own = mayHostShadow(scope) ? this.walker.rootOf(scope) : null;
+        if (own) visit(own);
+      }
+      visit(scope);
+      return out;
+    }
     /** Does `el` satisfy every criterion? */
     matches(el) {
       if (!this.reachable(el) || this.aria.invisible(el)) return false;
@@ -3598,12 +3616,6 @@
         }
         if (found.length > this.limit || this.timedOut) return;
       }
-    }
-    /** The item of a text line: `- text: …` under its ancestors. */
-    textItem(t) {
-      const { ancestors } = this.path(t);
-      const s = "- text: " + scalar(clip(this.walker.safe(collapse(t.data)), 200));
-      return { node: t, ref: null, line: s, key: this.idOf(t), ancestry: ancestors.map((a) => this.lineOf(a)) };
     }
     /** The frames inside the scope that the outline shows, as items. */
     frames(roots) {
