@@ -22,13 +22,15 @@ from .conftest import Origins, Stack
 pytestmark = pytest.mark.browser
 
 
-async def _open(stack: Stack, origins: Origins, page: str = "main.html") -> None:
-    await stack.client.call("page.navigate", {"url": f"{origins.main}/find/{page}"})
+async def _open(stack: Stack, origins: Origins, page: str = "main.html",
+                other: bool = False) -> None:
+    query = f"?other={origins.other_port}" if other else ""
+    await stack.client.call("page.navigate", {"url": f"{origins.main}/find/{page}{query}"})
     if page == "main.html":
-        # The child frame's content script must be up before a find can reach it.
+        # The child frames' content scripts must be up before a find can reach them.
         for _ in range(200):
             found = await stack.tab.find(text="Frame action")
-            if found["matches"]:
+            if len(found["matches"]) == (2 if other else 1):
                 return
             await asyncio.sleep(0.05)
         raise AssertionError("the child frame never answered")
@@ -119,16 +121,21 @@ async def test_find_within_a_ref_searches_only_its_subtree(stack: Stack, origins
         await stack.tab.find(role="button", within="e99999")
 
 
-async def test_find_inside_an_iframe_and_click_it(stack: Stack, origins: Origins) -> None:
-    """A match in a child frame has a frame-prefixed ref under its iframe line; the click
-    reaches the child document as trusted input."""
-    await _open(stack, origins)
-    match = _one(await stack.tab.find(role="button", name="Frame action"))
-    assert re.fullmatch(r"f\d+e\d+", match["ref"])
-    assert any(a.startswith('- iframe "Child frame"') for a in match["ancestry"])
-    await stack.tab.click(match["ref"])
-    child = next(f for f in stack.page.frames if f.url.endswith("/find/child.html"))
-    assert await _clicks(stack, child) == [{"id": "inner", "trusted": True}]
+async def test_find_inside_iframes_and_click_it(stack: Stack, origins: Origins) -> None:
+    """Matches in a same-origin and a cross-origin child frame come in document order,
+    each with its frame's ref prefix under its iframe line; a click on the cross-origin
+    one reaches that document as trusted input, and nothing else."""
+    await _open(stack, origins, other=True)
+    found = await stack.tab.find(role="button", name="Frame action")
+    near, far = found["matches"]
+    assert re.fullmatch(r"f\d+e\d+", near["ref"]) and re.fullmatch(r"f\d+e\d+", far["ref"])
+    assert near["ref"].split("e")[0] != far["ref"].split("e")[0]
+    assert any(a.startswith('- iframe "Child frame"') for a in near["ancestry"])
+    assert any(a.startswith('- iframe "Other origin"') for a in far["ancestry"])
+    await stack.tab.click(far["ref"])
+    frames = {f.url.split("/find/")[0]: f for f in stack.page.frames if f.url.endswith("/find/child.html")}
+    assert await _clicks(stack, frames[origins.other]) == [{"id": "inner", "trusted": True}]
+    assert await _clicks(stack, frames[origins.main]) == []
     assert await _clicks(stack) == []
 
 
