@@ -12,14 +12,19 @@
   the driver's NavigationWatch from the request alone, is then not a document change);
 - ``fileChooser: {multiple}``: a file chooser it opened (issue 15 item 1). The chooser
   is held for its page until :func:`answer_file_chooser` gives it files (an upload
-  action with no ref), another chooser replaces it, or the page closes.
+  action with no ref), another chooser replaces it, or the page closes. One announced
+  within :data:`CHOOSER_TAIL_S` after the answer is held too, and reported by the next
+  action with ``late: true`` (unless that action answers it).
 
 When a download starts: Chromium announces a download a few ms *after* the click that
 started it returned (measured 1-6 ms), so the watch waits for one (up to
 :data:`DOWNLOAD_START_S`) only when the action gave a sign of it: a navigation request
 of the page aborted during the action (a response the browser turned into a download;
-``net::ERR_ABORTED``, Firefox ``NS_BINDING_ABORTED``), or the element focused after a
-click is a link with a ``download`` attribute. No other action waits. A download that
+``net::ERR_ABORTED``, Firefox ``NS_BINDING_ABORTED``; then up to
+:data:`DOWNLOAD_AFTER_ABORT_S`), a navigation of the action that has neither committed
+nor failed when the action returned (until it does, or a download starts), or the
+element focused after a click is a link with a ``download`` attribute. No other action
+waits. A download that
 still starts within :data:`DOWNLOAD_TAIL_S` after the answer (a script's delayed
 download) is saved all the same and reported by the next action on that page, with
 ``late: true``.
@@ -43,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from playwright.async_api import Download, FileChooser, Page, Request
+from playwright.async_api import Download, FileChooser, Frame, Page, Request
 from playwright.async_api import Error as PlaywrightError
 
 from bridge.protocol import errors as E
@@ -57,6 +62,9 @@ DOWNLOADS_ENV = "TRUSTBRIDGE_DOWNLOADS_DIR"
 --output-dir`` sets it for the supervisor it starts)."""
 DOWNLOAD_START_S = 1.0
 """How long after an action that gave a sign of a download to wait for it to start, s."""
+DOWNLOAD_AFTER_ABORT_S = 0.3
+"""How long after a navigation of the action was aborted to wait for its download (the
+browser announces it within ms of the abort; a 204 or a stopped load never does), s."""
 DOWNLOAD_SAVE_S = 30.0
 """How long the answer waits for a started download to finish and be saved, s; past it
 the download is reported with ``bytes: null`` and ``finished: false`` (it is still
@@ -64,6 +72,12 @@ saved when it completes)."""
 DOWNLOAD_TAIL_S = 2.0
 """How long after the answer a download the page starts is still kept, s (reported by
 the next action on that page)."""
+CHOOSER_ROUND_TRIPS = 2
+"""Round trips to the page after an action before its file choosers are read: Playwright
+resolves a chooser's input element (one more protocol round trip) before announcing it,
+so one round trip was not always enough on Chromium under load."""
+CHOOSER_TAIL_S = 2.0
+"""How long after an answer a file chooser that opens is still held for the agent, s."""
 PROBE_S = 0.5
 """Bound on the one look at the page after an action (focused element, round trip), s."""
 ABORTED = ("ERR_ABORTED", "NS_BINDING_ABORTED")
@@ -135,6 +149,10 @@ class _PageState:
     catching: list[list[FileChooser]] = field(default_factory=list)
     """One list per action running on the page: the choosers it opened."""
     listening: bool = False
+    held_until: float = 0.0
+    """Until when (loop time, s) a chooser that opens after an answer is still held."""
+    late_chooser: bool = False
+    """A chooser opened after the last answer and is held, not reported yet."""
     late: list[asyncio.Task[dict[str, Any]]] = field(default_factory=list)
     """Saves of downloads that started after an answer, for the next answer."""
     tail: asyncio.Task[None] | None = None
@@ -154,7 +172,8 @@ _pages: weakref.WeakKeyDictionary[Page, _PageState] = weakref.WeakKeyDictionary(
 
 
 def _state(page: Page) -> _PageState:
-    """The page's state; from the first action on, its file choosers are caught.
+    """The page's state; from its first action on (:func:`_listen`), its file choosers
+    are caught.
 
     The ``filechooser`` listener stays on the page once added: Playwright intercepts a
     page's file choosers while any listener is on, and over WebDriver BiDi (Firefox) a
@@ -164,15 +183,22 @@ def _state(page: Page) -> _PageState:
     state = _pages.get(page)
     if state is None:
         state = _pages[page] = _PageState()
-    if not state.listening:
-        def on_chooser(chooser: FileChooser) -> None:
-            for caught in state.catching:
-                caught.append(chooser)
-
-        page.on("filechooser", on_chooser)
-        page.on("close", lambda closed: _pages.pop(closed, None))  # its chooser dies too
-        state.listening = True
     return state
+
+
+def _listen(page: Page, state: _PageState) -> None:
+    """Catch the page's file choosers from now on (see :func:`_state`)."""
+    def on_chooser(chooser: FileChooser) -> None:
+        for caught in state.catching:
+            caught.append(chooser)
+        if not state.catching and asyncio.get_running_loop().time() < state.held_until:
+            # Announced after the click's answer (under load): held all the same, so an
+            # upload with no ref answers it; the next action's result reports it.
+            state.chooser, state.late_chooser = chooser, True
+
+    page.on("filechooser", on_chooser)
+    page.on("close", lambda closed: _pages.pop(closed, None))  # its chooser dies too
+    state.listening = True
 
 
 async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
@@ -191,12 +217,25 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
         ``fileChooser`` as in the module docstring.
     """
     state = _state(page)
+    if not state.listening:
+        _listen(page, state)
+        # Playwright turns the page's chooser interception on asynchronously; one round
+        # trip lets it take effect before this first action (measured: without it,
+        # Chromium missed the chooser of the first click about 1 time in 3).
+        await _round_trip(page)
     popups: list[Page] = []
     saves: list[asyncio.Task[dict[str, Any]]] = []
     choosers: list[FileChooser] = []
     navigations: list[Request] = []  # navigation requests of the page's frames
     aborted: list[Request] = []  # those aborted (Chromium: one that became a download)
+    failed: list[Request] = []  # those that failed, aborted or not
+    committed: list[Frame] = []  # frames that committed a new document meanwhile
     started = asyncio.Event()
+    changed = asyncio.Event()  # a download, a commit or a failure came
+
+    def on_navigated(frame: Frame) -> None:
+        committed.append(frame)
+        changed.set()
 
     def on_request(request: Request) -> None:
         with contextlib.suppress(PlaywrightError):  # a request of a frame already gone
@@ -212,12 +251,15 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
         saves.append(asyncio.ensure_future(_save(download)))
         urls.add(download.url)
         started.set()
+        changed.set()
 
     def on_failed(request: Request) -> None:
         try:
-            if request.is_navigation_request() and any(
-                    code in (request.failure or "") for code in ABORTED):
-                aborted.append(request)
+            if request.is_navigation_request():
+                failed.append(request)
+                if any(code in (request.failure or "") for code in ABORTED):
+                    aborted.append(request)
+                changed.set()
         except PlaywrightError:
             return
 
@@ -227,6 +269,7 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
     state.catching.append(choosers)
     page.on("requestfailed", on_failed)
     page.on("request", on_request)
+    page.on("framenavigated", on_navigated)
     task = asyncio.ensure_future(work())
     opened = dialogs.opened_event(page)  # issue 13 item 6: this page's dialogs only
     waiter = asyncio.ensure_future(opened.wait())
@@ -242,17 +285,42 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
         if (dialog := dialogs.first_for(page)) is not None:
             extra["dialog"] = dialog
         else:
-            if not choosers and _late_chooser_events(page):
+            for _ in range(CHOOSER_ROUND_TRIPS):
+                if choosers:
+                    break
                 await _round_trip(page)
-            if not saves and (aborted or await _download_link_focused(page, action)):
+            if not saves and not navigations and await _download_link_focused(page, action):
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(started.wait(), DOWNLOAD_START_S)
+
+            def download_may_come() -> float:
+                """How long a download may still be waited for (0: none is expected)."""
+                if saves:
+                    return 0.0
+                if any(r not in failed and r.frame not in committed for r in navigations):
+                    return DOWNLOAD_START_S  # neither committed nor failed: it may become one
+                return DOWNLOAD_AFTER_ABORT_S if aborted else 0.0
+
+            now = asyncio.get_running_loop().time
+            began = now()
+            while (wait := download_may_come()) > 0:
+                changed.clear()
+                left = began + wait - now()
+                if left <= 0:
+                    break
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(changed.wait(), left)
         if popups:
             await asyncio.sleep(0)  # let the popup's first navigation register
             extra["popups"] = [{"url": p.url} for p in popups]
         if choosers and extra.get("via") != "file-chooser":  # an upload answers its own
             state.chooser = choosers[-1]
             extra["fileChooser"] = {"multiple": choosers[-1].is_multiple()}
+        elif state.late_chooser and state.chooser is not None \
+                and extra.get("via") != "file-chooser":
+            extra["fileChooser"] = {"multiple": state.chooser.is_multiple(), "late": True}
+        state.late_chooser = False
+        state.held_until = asyncio.get_running_loop().time() + CHOOSER_TAIL_S
         downloads = await _reports(state.late, late=True) + await _reports(saves)
         state.late = []
         if downloads:
@@ -269,7 +337,7 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
         page.context.remove_listener("page", on_popup)
         state.catching.remove(choosers)
         for event, listener in (("download", on_download), ("requestfailed", on_failed),
-                                ("request", on_request)):
+                                ("request", on_request), ("framenavigated", on_navigated)):
             _off(page, event, listener)
         _start_tail(page, state)
 
@@ -314,18 +382,13 @@ async def _reports(saves: list[asyncio.Task[dict[str, Any]]],
     return out
 
 
-def _late_chooser_events(page: Page) -> bool:
-    """Whether this browser may announce a file chooser after the click that opened it
-    returned: Firefox over WebDriver BiDi did, by ~35 ms, in 1 of 6 clicks (measured);
-    Chromium always announced it before."""
-    browser = page.context.browser
-    return browser is None or browser.browser_type.name != "chromium"
-
-
 async def _round_trip(page: Page) -> None:
     """One bounded script round trip to the page: an event the browser sent before its
-    answer (a file chooser that opened during the click) has then been delivered (6 of 6
-    on Firefox, measured); a page that does not answer is left alone."""
+    answer (a file chooser that opened during the click) has then been delivered.
+    Firefox over BiDi announced a chooser ~35 ms after the click returned in 1 of 6
+    clicks, and always before this round trip's answer (6 of 6, measured); a page that
+    does not answer is left alone. An action that opened no chooser pays
+    CHOOSER_ROUND_TRIPS of them (about 1 ms each on a local page)."""
     with contextlib.suppress(PlaywrightError, TimeoutError):
         await asyncio.wait_for(page.evaluate("0"), PROBE_S)
 

@@ -102,7 +102,9 @@ def effects(results: Sequence[Result]) -> list[str]:
                 lines.append(f"The download of {name}{late} failed: "
                              f"{down.get('failure') or 'unknown reason'}.")
         if result.get("fileChooser"):
-            lines.append("Opened a file chooser (see Modal state).")
+            lines.append("A file chooser opened after the previous action (see Modal state)."
+                         if result["fileChooser"].get("late") else
+                         "Opened a file chooser (see Modal state).")
     return lines
 
 
