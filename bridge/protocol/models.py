@@ -319,8 +319,11 @@ class FindParams(TabParams):
                              description="Accessible name: substring, case-insensitive "
                              "(a regular expression when regex is true).")
     text: str | None = Field(default=None, max_length=1000,
-                             description="Text the element contains: substring, "
-                             "case-insensitive (a regular expression when regex is true).")
+                             description="Text shown in or on the element (its text, or a "
+                             "name attribute: aria-label, alt, title, placeholder): "
+                             "substring, case-insensitive (a regular expression when "
+                             "regex is true). Alone, it also finds plain text lines (no "
+                             "ref).")
     regex: bool = Field(default=False, description="name and text are JavaScript regexes.")
     within: Ref | None = Field(default=None, description="Search only inside this element.")
     limit: int = Field(default=20, ge=1, le=500, description="Most matches returned.")
