@@ -358,6 +358,8 @@ class Executor:
             path = result.get("inputPath") or (
                 "trusted-coordinates" if target.get("point") else "trusted")
             out.update(inputPath=path, device=route.device, ref=params.ref)
+            if out.get("fastRefused"):  # the extension refused the point: the full path ran
+                out.setdefault("fastPath", False)
             if receipt_id and not result.get("dialog"):
                 hit_ref = (target.get("hit") or {}).get("ref")  # MouseAction: the hit element
                 out.update(await self.after.delivery(route.extension, out.get("tabId"),
