@@ -3,8 +3,8 @@ without capturing the whole snapshot (``page.find``, issue 14 item 5).
 
 Playwright MCP's browser_find takes ``text`` (case-insensitive substring) or ``regex`` (a
 pattern, ``/…/flags`` for flags), one of them, and searches its snapshot text; this one
-takes the same two, plus ``role``, ``name``, ``target`` (search inside that element; also
-``ref``) and ``limit``. The refs it gives are snapshot refs: every tool takes them.
+takes the same two, plus ``role``, ``name``, ``target`` (search inside that element) and
+``limit``. The refs it gives are snapshot refs: every tool takes them.
 """
 
 from __future__ import annotations
@@ -25,20 +25,15 @@ FindArgs = derive(
     "FindArgs", "What to look for: a role, a name, a text or a regular expression.",
     take={FindParams: ["role", "name", "text", "limit"]},
     describe={
-        "role": "ARIA role the element has, e.g. button, link, textbox, row, heading.",
-        "name": "Accessible name (its label): case-insensitive substring.",
-        "text": "Text shown in or on the element (names included): case-insensitive "
-        "substring. Give text or regex, not both.",
-        "limit": "Most matches returned (default 20).",
+        "role": "ARIA role, e.g. button.",
+        "name": "Accessible name: case-insensitive substring.",
+        "text": "Shown text or name: case-insensitive substring. Not with regex.",
+        "limit": "Most matches (default 20).",
     },
     regex=(str | None, Field(
         default=None, min_length=1, max_length=1000,
-        description="JavaScript regular expression the shown text must match; "
-        "case-sensitive, wrap it in slashes to add flags, e.g. \"/delete row \\d+/i\". "
-        "Give text or regex, not both.")),
-    target=(Ref | None, Field(default=None, description="Search only inside this element "
-                              "(a ref from a snapshot or an earlier find).")),
-    ref=(Ref | None, Field(default=None, description="Same as target.")),
+        description="Regex of the shown text; slashes for flags, e.g. \"/row \\d+/i\".")),
+    target=(Ref | None, Field(default=None, description="Search only inside this element.")),
     order=["role", "name", "text", "regex", "target"],
 )
 
@@ -106,10 +101,8 @@ TOOLS = [
         name="browser_find",
         title="Find in page",
         description=(
-            "Find elements on the current page (all frames, shadow roots) by role, "
-            "accessible name, text or regular expression, without the whole snapshot: "
-            "returns the matching lines with refs, each under its ancestors' lines. "
-            "Cheaper than browser_snapshot on a large page when you know what you look for."
+            "Find elements by role, name, text or regex (all frames) without the whole "
+            "snapshot: the matching lines with refs, under their ancestors' lines."
         ),
         args=FindArgs,
         run=_find,

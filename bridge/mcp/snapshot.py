@@ -3,7 +3,7 @@ of one element's subtree (``target``, Playwright MCP's name, or ``ref``), to a `
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -13,22 +13,24 @@ from .response import Response
 from .session import Connection
 from .tool import Tool, ToolArgs, derive, with_next_step
 
+RefAlias = Annotated[str, Field(pattern=r"^(f\d+)?e\d+$")]
+"""A ref taken under a second name (``ref`` beside ``target``): the pattern alone, so the
+schema the model reads stays short; bounds are checked by the protocol model."""
+
 SnapshotArgs = derive(
     "SnapshotArgs", "Snapshot of the current tab (outline, visible text or changes).",
     take={SnapshotParams: ["depth"]},
-    describe={"depth": "Limit the depth of the snapshot tree: leave out nodes nested deeper "
-              "than this below the root (0: the root's own line); the cut is marked."},
+    describe={"depth": "Limit the depth of the snapshot tree (0: the root's line only)."},
     mode=(Literal["snapshot", "read", "diff"], Field(
         default="snapshot",
-        description="snapshot: elements with refs; read: visible text only; diff: only what "
-        "changed since your last snapshot of this tab.")),
-    target=(Ref | None, Field(
-        default=None, description="Exact target element ref from the page snapshot: "
-        "snapshot only its subtree (frames inside it included).")),
-    ref=(Ref | None, Field(default=None, description="Same as target.")),
+        description="snapshot (with refs), read (visible text) or diff (changes since your "
+        "last snapshot).")),
+    target=(Ref | None, Field(default=None,
+                              description="Ref of an element: snapshot only its subtree.")),
+    ref=(RefAlias | None, Field(default=None, description="Same as target.")),
     cursor=(str | None, Field(
         default=None, min_length=1, max_length=64,
-        description="From a truncated snapshot's last line: returns the next part.")),
+        description="From a truncated snapshot's last line: the next part.")),
     order=["target", "depth"],
 )
 
@@ -80,10 +82,7 @@ TOOLS = [
         description=(
             "Capture an accessibility snapshot of the current page: one line per element, "
             "e.g. `- button \"Save\" [ref=e7]`, across all frames (refs like f1e3 are in "
-            "iframes). Use it before acting and whenever refs may be stale; act with the "
-            "refs of the latest snapshot. Better than a screenshot for deciding what to do. "
-            "target (a ref) gives one element's subtree; depth limits how deep it goes; "
-            "browser_find locates an element without the whole page."
+            "iframes). Act with the refs of the latest snapshot. Better than a screenshot."
         ),
         args=SnapshotArgs,
         run=_snapshot,

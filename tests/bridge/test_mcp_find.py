@@ -58,7 +58,7 @@ async def test_find_sends_the_criteria_and_shows_matches_under_their_ancestors(
         ext.results["page.find"] = FOUND
         listed = {t.name: t for t in (await mcp.list_tools()).tools}
         schema = listed["browser_find"].input_schema["properties"]
-        assert {"role", "name", "text", "regex", "target", "ref", "limit"} <= set(schema)
+        assert {"role", "name", "text", "regex", "target", "limit"} <= set(schema)
         assert listed["browser_find"].annotations.read_only_hint is True
         result = await mcp.call_tool("browser_find", {
             "role": "button", "name": "Delete row 60000", "target": "e2", "limit": 5})
@@ -85,14 +85,14 @@ async def test_find_regex_and_text_follow_playwright_mcp(
         ext.results["page.find"] = FOUND | {"truncated": True, "text": FOUND["text"] +
                                             "\n# more matches than the limit of 1: narrow"}
         got = await mcp.call_tool("browser_find", {"regex": "/row \\d+/i", "name": "a.b",
-                                                   "ref": "e2"})
+                                                   "target": "e2"})
         assert not got.is_error, text(got)
         params = (await ext.wait_for_request("page.find")).params
         assert params["text"] == "/row \\d+/i" and params["regex"] is True
         assert params["name"] == "/a\\.b/i" and params["within"] == "e2"
         assert "Not every match is listed" in text(got)
         ext.requests.clear()
-        for bad in ({"text": "x", "regex": "y"}, {}, {"target": "e1", "ref": "e2", "text": "x"}):
+        for bad in ({"text": "x", "regex": "y"}, {}, {"ref": "e2", "text": "x"}):
             refused = await mcp.call_tool("browser_find", bad)
             assert refused.is_error and "BAD_REQUEST" in text(refused), bad
         assert "page.find" not in ext.methods()
