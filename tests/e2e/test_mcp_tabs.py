@@ -111,7 +111,10 @@ async def test_a_ctrl_click_background_tab_is_listed_not_followed(
         await call(mcp, "browser_click", element="Count", ref=ref_of(page_state(clicked),
                                                                       "button", "Count"))
         assert await pw_page(stack, "main.html").evaluate("window.__seen.count") == 1
-        assert await pw_page(stack, "bg=1").evaluate("window.__seen.count") == 0
+        await wait_until(lambda: any("bg=1" in p.url for p in stack.supervisor.context.pages))
+        background = pw_page(stack, "bg=1")
+        await background.wait_for_load_state()
+        assert await background.evaluate("window.__seen.count") == 0
 
 
 async def test_a_click_that_opens_a_file_chooser_then_upload_without_ref(
