@@ -183,6 +183,9 @@ class Executor:
         result = await self._route(method, parsed, route)
         if method == "page.snapshot":
             self.secrets.scrub_snapshot(route.device, result)
+        elif method == "page.find":
+            self.secrets.scrub_find(route.device, result)
+            self.secrets.scrub_tabs(route.device, result)
         elif not isinstance(route, Local):
             self.secrets.scrub_tabs(route.device, result)
         return result

@@ -111,6 +111,25 @@ class TypedSecrets:
                 result[key] = self.mask(device, result[key])
         return result
 
+    def scrub_find(self, device: str, result: dict[str, Any]) -> dict[str, Any]:
+        """Mask a ``page.find`` result: its outline ``text``, each match's ``line`` and
+        ``ancestry``, URL and title (a page that echoes a typed secret would otherwise
+        show it in a find result). Returns the same dict."""
+        if device not in self._by_device:
+            return result
+        for key in ("text", "url", "title"):
+            if isinstance(result.get(key), str):
+                result[key] = self.mask(device, result[key])
+        for match in result.get("matches") or []:
+            if not isinstance(match, dict):
+                continue
+            if isinstance(match.get("line"), str):
+                match["line"] = self.mask(device, match["line"])
+            if isinstance(match.get("ancestry"), list):
+                match["ancestry"] = [self.mask(device, a) if isinstance(a, str) else a
+                                     for a in match["ancestry"]]
+        return result
+
     def scrub_tabs(self, device: str, result: dict[str, Any]) -> dict[str, Any]:
         """Mask the URL and title of any other result that names pages: the result's own
         (``page.navigate``, ``tabs.new`` …) and each tab of its ``tabs`` and ``newTabs``

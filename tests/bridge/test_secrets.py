@@ -50,3 +50,17 @@ def test_tab_lists_and_page_results_are_masked_too() -> None:
     assert "sk-live-42" not in repr(listed)
     assert listed["tabs"][1] == {"tabId": 2, "title": "other", "url": "http://b/"}
     assert listed["tabs"][0]["url"] == f"http://a/?k={MASK}"
+
+
+def test_find_results_are_masked_in_text_lines_and_ancestry() -> None:
+    """A typed secret the page echoes is masked in a page.find result's outline text, in
+    each match's line and ancestry, and in its url/title; other text is kept."""
+    s = TypedSecrets()
+    s.typed(D, 1, "e1", {"kind": "type", "text": "sk-live-42"}, sensitive=True)
+    found = {"text": '- paragraph "echo sk-live-42" [ref=e5]', "url": "http://a/?k=sk-live-42",
+             "title": "t", "matches": [{"ref": "e5", "line": '- paragraph "echo sk-live-42"',
+                                        "ancestry": ['- region "sk-live-42 box"', "- main"]}]}
+    s.scrub_find(D, found)
+    assert "sk-live-42" not in repr(found)
+    assert found["matches"][0]["ancestry"][1] == "- main" and found["title"] == "t"
+    assert found["matches"][0]["line"] == f'- paragraph "echo {MASK}"'
