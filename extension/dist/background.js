@@ -648,7 +648,7 @@
   }
   function finishPage(state, page, budget) {
     state.pages++;
-    if (state.keep) state.acc.push(...page.lines);
+    if (state.keep) for (const line of page.lines) state.acc.push(line);
     const truncated = state.stack.length > 0;
     let cursor = null;
     const lines = page.lines;

@@ -211,6 +211,15 @@ async def test_time_budgeted_snapshot_of_a_huge_page_is_truncated_with_a_cursor(
     assert more and not set(more) & set(seen)  # no line repeated (refs make lines unique)
 
 
+async def test_whole_huge_page_in_one_page(stack: Stack, origins: Origins) -> None:
+    """A 60,000-row page asked for in one page (240,000 lines) comes back whole: the
+    baseline it becomes is built without spreading the lines into one call."""
+    await _open_huge(stack, origins)
+    res = await stack.client.call("page.snapshot", {"maxChars": 10_000_000})
+    assert not res["truncated"]
+    assert res["snapshot"].splitlines()[-1].strip().startswith('- button "Open 59999"')
+
+
 async def test_subtree_snapshot_with_depth_marks_the_cut(stack: Stack, origins: Origins) -> None:
     """depth with ref: the table's rows are listed, their cells are not, and each cut is
     marked with a `- …` line; depth 0 is the root's line and one mark."""

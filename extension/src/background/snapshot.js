@@ -234,7 +234,8 @@ async function render(tabs, state, budget, deadline = null) {
 
 function finishPage(state, page, budget) {
   state.pages++;
-  if (state.keep) state.acc.push(...page.lines);
+  // one by one: spreading a page of 200,000+ lines into push() overflows the call stack
+  if (state.keep) for (const line of page.lines) state.acc.push(line);
   const truncated = state.stack.length > 0;
   let cursor = null;
   const lines = page.lines;
