@@ -20,7 +20,7 @@ const codeOf = (fn) => {
   return null;
 };
 
-test('the same element keeps its ref; new elements get new numbers', () => {
+test('the same element keeps its ref (refFor, and seen() with no new descriptor); new elements get new numbers', () => {
   const refs = new RefRegistry();
   refs.observe();
   const a = node();
@@ -30,6 +30,23 @@ test('the same element keeps its ref; new elements get new numbers', () => {
   refs.observe();
   assert.equal(refs.refFor(a, desc('A')), 'e1');
   assert.deepEqual(refs.resolve('e1', () => []), { el: a, resolvedBy: 'original_ref', rebound: false });
+  {
+    // seen(): a known ref is kept without a new descriptor while role, name and scope hold
+    const refs = new RefRegistry();
+    refs.observe();
+    const a = node();
+    const d = desc('A');
+    assert.equal(refs.seen(a, 'textbox', 'A', d.scope, false), null); // never minted
+    assert.equal(refs.refFor(a, d), 'e1');
+    for (let i = 0; i < 20; i++) {
+      refs.observe();
+      assert.equal(refs.seen(a, 'textbox', 'A', { role: 'form', name: 'Login' }, false), 'e1');
+    }
+    assert.equal(refs.resolve('e1', () => []).el, a); // seen keeps it alive past 16 snapshots
+    assert.equal(refs.seen(a, 'textbox', 'B', d.scope, false), null); // renamed: describe anew
+    assert.equal(refs.seen(a, 'textbox', 'A', null, false), null); // moved out of its form
+    assert.equal(refs.seen(a, 'textbox', 'A', d.scope, true), null); // now in a closed root
+  }
 });
 
 test('a ref unseen for 16 observations expires; seen within them it lives', () => {
@@ -248,21 +265,4 @@ test('sensitive: scrub masks every occurrence of a collected value and leaves ot
   assert.equal(sensitive.scrub('key sk_live_abc saved; again sk_live_abc', values), 'key •••••• saved; again ••••••');
   assert.equal(sensitive.scrub('key sk_live_ab saved', values), 'key sk_live_ab saved');
   assert.equal(sensitive.scrub('key sk_live_abc', new Set()), 'key sk_live_abc');
-});
-
-test('seen() keeps a known ref without a new descriptor while role, name and scope hold', () => {
-  const refs = new RefRegistry();
-  refs.observe();
-  const a = node();
-  const d = desc('A');
-  assert.equal(refs.seen(a, 'textbox', 'A', d.scope, false), null); // never minted
-  assert.equal(refs.refFor(a, d), 'e1');
-  for (let i = 0; i < 20; i++) {
-    refs.observe();
-    assert.equal(refs.seen(a, 'textbox', 'A', { role: 'form', name: 'Login' }, false), 'e1');
-  }
-  assert.equal(refs.resolve('e1', () => []).el, a); // seen keeps it alive past 16 snapshots
-  assert.equal(refs.seen(a, 'textbox', 'B', d.scope, false), null); // renamed: describe anew
-  assert.equal(refs.seen(a, 'textbox', 'A', null, false), null); // moved out of its form
-  assert.equal(refs.seen(a, 'textbox', 'A', d.scope, true), null); // now in a closed root
 });
