@@ -29,9 +29,9 @@ still starts within :data:`DOWNLOAD_TAIL_S` after the answer (a script's delayed
 download) is saved all the same and reported by the next action on that page, with
 ``late: true``.
 
-Playwright saves every download of the context to a temporary file that is deleted with
-the context; :func:`run_watching` copies each with ``Download.save_as``. Chromium's
-persistent context accepts downloads by default (Playwright's ``acceptDownloads``).
+Each download is copied out of Playwright's temporary file into the downloads folder by
+supervisor/downloads.py. Chromium's persistent context accepts downloads by default
+(Playwright's ``acceptDownloads``).
 """
 
 from __future__ import annotations
@@ -39,13 +39,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import re
-import tempfile
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from playwright.async_api import Download, FileChooser, Frame, Page, Request
@@ -54,21 +50,17 @@ from playwright.async_api import Error as PlaywrightError
 from bridge.protocol import errors as E
 
 from .dialogs import DialogTracker
+from .downloads import configure_downloads, downloads_dir, reports, save
+
+__all__ = ["answer_file_chooser", "configure_downloads", "downloads_dir", "run_watching"]
 
 log = logging.getLogger("trustbridge.driver")
 
-DOWNLOADS_ENV = "TRUSTBRIDGE_DOWNLOADS_DIR"
-"""Environment variable naming the folder downloads are saved in (``trustbridge mcp
---output-dir`` sets it for the supervisor it starts)."""
 DOWNLOAD_START_S = 1.0
 """How long after an action that gave a sign of a download to wait for it to start, s."""
 DOWNLOAD_AFTER_ABORT_S = 0.3
 """How long after a navigation of the action was aborted to wait for its download (the
 browser announces it within ms of the abort; a 204 or a stopped load never does), s."""
-DOWNLOAD_SAVE_S = 30.0
-"""How long the answer waits for a started download to finish and be saved, s; past it
-the download is reported with ``bytes: null`` and ``finished: false`` (it is still
-saved when it completes)."""
 DOWNLOAD_TAIL_S = 2.0
 """How long after the answer a download the page starts is still kept, s (reported by
 the next action on that page)."""
@@ -84,62 +76,6 @@ ABORTED = ("ERR_ABORTED", "NS_BINDING_ABORTED")
 """How a navigation request that became a download fails (Chromium, Firefox)."""
 _DOWNLOAD_LINK_JS = ("() => { const a = document.activeElement; "
                      "return !!(a && a.closest && a.closest('a[download]')); }")
-
-_made_dir: Path | None = None
-_configured: Path | None = None
-
-
-def configure_downloads(output_dir: str | os.PathLike[str] | None) -> None:
-    """Save downloads in ``output_dir`` (the supervisor's ``--output-dir``; None: back to
-    the default of :func:`downloads_dir`)."""
-    global _configured
-    _configured = Path(output_dir).expanduser() if output_dir else None
-
-
-def downloads_dir() -> Path:
-    """Where downloads are saved, made if missing: the folder given to
-    :func:`configure_downloads`, else ``$TRUSTBRIDGE_DOWNLOADS_DIR`` (read at each
-    download), else one ``trustbridge-downloads-*`` folder in the system temp dir made for
-    this supervisor process (kept after it exits: the files are the agent's)."""
-    global _made_dir
-    named = _configured or os.environ.get(DOWNLOADS_ENV)
-    if named:
-        path = Path(named).expanduser()
-        path.mkdir(parents=True, exist_ok=True)
-        return path
-    if _made_dir is None or not _made_dir.is_dir():
-        _made_dir = Path(tempfile.mkdtemp(prefix="trustbridge-downloads-"))
-    return _made_dir
-
-
-def _free_path(folder: Path, suggested: str) -> Path:
-    """``folder/suggested`` made safe (no folders, no leading dots), ``name (1).ext``
-    when taken."""
-    name = re.sub(r"[\x00-\x1f/\\]", "_", suggested).strip().lstrip(".") or "download"
-    stem, dot, ext = name.partition(".")
-    candidate, n = folder / name, 1
-    while candidate.exists():
-        candidate = folder / f"{stem} ({n}){dot}{ext}"
-        n += 1
-    return candidate
-
-
-async def _save(download: Download) -> dict[str, Any]:
-    """Copy ``download`` into :func:`downloads_dir`: ``{suggestedFilename, path, bytes}``,
-    or with ``failure`` when the browser could not download it."""
-    suggested = download.suggested_filename
-    target = _free_path(downloads_dir(), suggested)
-    target.touch()  # reserve the name at once: two downloads may share one
-    try:
-        await download.save_as(target)
-    except PlaywrightError as exc:
-        target.unlink(missing_ok=True)
-        failure = await download.failure() if not download.page.is_closed() else None
-        return {"suggestedFilename": suggested, "path": None, "bytes": None,
-                "failure": failure or str(exc).splitlines()[0]}
-    return {"suggestedFilename": suggested, "path": str(target),
-            "bytes": target.stat().st_size}
-
 
 @dataclass
 class _PageState:
@@ -248,7 +184,7 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
     urls: set[str] = set()  # of this action's downloads
 
     def on_download(download: Download) -> None:
-        saves.append(asyncio.ensure_future(_save(download)))
+        saves.append(asyncio.ensure_future(save(download)))
         urls.add(download.url)
         started.set()
         changed.set()
@@ -327,7 +263,7 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
             extra["fileChooser"] = {"multiple": state.chooser.is_multiple(), "late": True}
         state.late_chooser = False
         state.held_until = asyncio.get_running_loop().time() + CHOOSER_TAIL_S
-        downloads = await _reports(state.late, late=True) + await _reports(saves)
+        downloads = await reports(state.late, late=True) + await reports(saves)
         state.late = []
         if downloads:
             extra["downloads"] = downloads
@@ -352,7 +288,7 @@ def _start_tail(page: Page, state: _PageState) -> None:
     """Keep listening for downloads for DOWNLOAD_TAIL_S after an answer; each one that
     starts is saved and waits in ``state.late`` for the next answer on the page."""
     def on_download(download: Download) -> None:
-        state.late.append(asyncio.ensure_future(_save(download)))
+        state.late.append(asyncio.ensure_future(save(download)))
 
     async def end() -> None:
         await asyncio.sleep(DOWNLOAD_TAIL_S)
@@ -368,24 +304,6 @@ def _start_tail(page: Page, state: _PageState) -> None:
 def _off(page: Page, event: str, listener: Callable[..., None]) -> None:
     with contextlib.suppress(KeyError, ValueError):
         page.remove_listener(event, listener)
-
-
-async def _reports(saves: list[asyncio.Task[dict[str, Any]]],
-                   late: bool = False) -> list[dict[str, Any]]:
-    """The report of each save, waiting up to DOWNLOAD_SAVE_S for all of them; one not
-    done by then says ``finished: false`` (it goes on in the background)."""
-    if not saves:
-        return []
-    await asyncio.wait(saves, timeout=DOWNLOAD_SAVE_S)
-    out = []
-    for save in saves:
-        if save.done() and not save.cancelled() and save.exception() is None:
-            report = save.result()
-        else:
-            report = {"suggestedFilename": None, "path": None, "bytes": None,
-                      "finished": False}
-        out.append({**report, "late": True} if late else report)
-    return out
 
 
 async def _round_trip(page: Page) -> None:

@@ -1,5 +1,5 @@
 """Downloads an action starts (issue 15 item 3): the driver saves each one under the
-downloads folder (supervisor/watch.py) and the result names it, its size and its path;
+downloads folder (supervisor/watch.py, supervisor/downloads.py) and the result names it, its size and its path;
 the page that started it stays where it was, with its state (tests/e2e/pages/tabs)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from supervisor import watch
+from supervisor.downloads import DOWNLOADS_ENV
 
 from .conftest import PAGES, Origins, Stack, ref_of
 from .test_mcp_tabs import call, mcp_on, open_main, page_state, pw_page
@@ -19,7 +19,7 @@ from .test_mcp_tabs import call, mcp_on, open_main, page_state, pw_page
 def downloads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The downloads folder for this test ($TRUSTBRIDGE_DOWNLOADS_DIR)."""
     folder = tmp_path / "downloads"
-    monkeypatch.setenv(watch.DOWNLOADS_ENV, str(folder))
+    monkeypatch.setenv(DOWNLOADS_ENV, str(folder))
     return folder
 
 
