@@ -220,7 +220,7 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
             task.add_done_callback(_quiet)
         if (dialog := dialogs.first_for(page)) is not None:
             extra["dialog"] = dialog
-        else:
+        elif _may_activate(action):  # typing, hovering, selecting open no chooser
             # The look for a focused download link is the first round trip for choosers.
             if saves or navigations:  # a link that navigated is no download link
                 link = False
@@ -304,6 +304,15 @@ def _start_tail(page: Page, state: _PageState) -> None:
 def _off(page: Page, event: str, listener: Callable[..., None]) -> None:
     with contextlib.suppress(KeyError, ValueError):
         page.remove_listener(event, listener)
+
+
+def _may_activate(action: Any) -> bool:
+    """Whether ``action`` may activate an element, and so open a file chooser or start a
+    download: a click, a key press, mouse input at a point, typing that submits (any
+    action when the caller did not say which)."""
+    kind = getattr(action, "kind", None)
+    return action is None or kind in ("click", "press", "mouse") \
+        or (kind == "type" and bool(getattr(action, "submit", False)))
 
 
 async def _round_trip(page: Page) -> None:
