@@ -3757,7 +3757,7 @@
       };
     },
     /** Start a walk (outline or read, optionally at a ref) and return its first chunk. */
-    snapshot({ prefix, mode, maxChars, baseDepth, rootRef, refFloor, docId: expected }) {
+    snapshot({ prefix, mode, maxChars, baseDepth, rootRef, refFloor, docId: expected, depth, timeBudgetMs }) {
       if (rootRef) checkDocument(expected);
       const chunk = observer.start({
         mode,
@@ -3766,14 +3766,16 @@
         rootRef,
         maxChars: maxChars || 5e4,
         refFloor: refFloor || 1,
-        url: identity.current().url
+        url: identity.current().url,
+        depth: depth ?? null,
+        timeBudgetMs: timeBudgetMs ?? null
       });
       return { ...chunk, docId: identity.current() };
     },
     /** Next chunk of a walk. */
-    snapshotContinue({ walkerId, maxChars, docId: expected }) {
+    snapshotContinue({ walkerId, maxChars, docId: expected, timeBudgetMs }) {
       checkDocument(expected);
-      return observer.continue(walkerId, maxChars || 5e4);
+      return observer.continue(walkerId, maxChars || 5e4, timeBudgetMs ?? null);
     },
     /** The browser reported that a navigation of this frame did not happen. */
     navigationSettled() {
@@ -3799,7 +3801,7 @@
       if (option) Object.assign(out, option);
       else if (fastPoint && !point) Object.assign(out, await measureFastPoint(el, shadowRootOf));
       if (isSensitive(el)) out.sensitive = true;
-      if (receipt) out.receiptId = receipts.arm(el);
+      if (receipt && !option) out.receiptId = receipts.arm(el);
       return out;
     },
     receipt({ receiptId }) {

@@ -84,7 +84,15 @@ def find_target(nodes: list[Node], target: dict[str, Any]) -> Node:
                    for part in target["frame"].split(">>")] if target.get("frame") else []
     name = " ".join(str(target.get("name", "")).split())
     matches = []
+    # A row named by its cells prints no name (it would repeat them): its accessible
+    # name is its cells' text (WAI-ARIA 1.2 row: name from content).
+    cells: dict[int, list[str]] = {}
     for node in nodes:
+        if node.parent is not None and node.parent.role == "row" and node.name:
+            cells.setdefault(id(node.parent), []).append(node.name)
+    for node in nodes:
+        if node.role == "row" and not node.name:
+            node.name = " ".join(cells.get(id(node), []))
         if node.role != target["role"] or node.name != name or node.ref is None:
             continue
         if _frame_chain(node) != want_frames:

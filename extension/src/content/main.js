@@ -77,18 +77,19 @@ const handlers = {
     };
   },
   /** Start a walk (outline or read, optionally at a ref) and return its first chunk. */
-  snapshot({ prefix, mode, maxChars, baseDepth, rootRef, refFloor, docId: expected }) {
+  snapshot({ prefix, mode, maxChars, baseDepth, rootRef, refFloor, docId: expected, depth, timeBudgetMs }) {
     if (rootRef) checkDocument(expected);
     const chunk = observer.start({
       mode, prefix: prefix || '', baseDepth: baseDepth || 0, rootRef, maxChars: maxChars || 50000,
       refFloor: refFloor || 1, url: identity.current().url,
+      depth: depth ?? null, timeBudgetMs: timeBudgetMs ?? null,
     });
     return { ...chunk, docId: identity.current() };
   },
   /** Next chunk of a walk. */
-  snapshotContinue({ walkerId, maxChars, docId: expected }) {
+  snapshotContinue({ walkerId, maxChars, docId: expected, timeBudgetMs }) {
     checkDocument(expected);
-    return observer.continue(walkerId, maxChars || 50000);
+    return observer.continue(walkerId, maxChars || 50000, timeBudgetMs ?? null);
   },
   /** The browser reported that a navigation of this frame did not happen. */
   navigationSettled() {
@@ -118,7 +119,8 @@ const handlers = {
     else if (fastPoint && !point) Object.assign(out, await measureFastPoint(el, shadowRootOf));
     // The bridge then masks what the agent types here wherever the page echoes it.
     if (isSensitive(el)) out.sensitive = true;
-    if (receipt) out.receiptId = receipts.arm(el);
+    // An option is selected through its select (no click reaches it): no receipt to wait for.
+    if (receipt && !option) out.receiptId = receipts.arm(el);
     return out;
   },
   receipt({ receiptId }) {
