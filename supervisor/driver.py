@@ -246,7 +246,9 @@ class InputDriver:
                                        action, target.locator if target else None, page)
             with NavigationWatch(frame) as nav:  # issue 4: postActionDocumentChanged
                 extra = await self._run_watching(page, work, action)
-            extra["postActionDocumentChanged"] = nav.changed
+            # A navigation that became a download kept the document (supervisor/watch.py).
+            extra["postActionDocumentChanged"] = (nav.changed
+                                                  and not extra.get("navigationWasDownload"))
         return {"done": True, "action": action.kind, "frameUrl": frame.url, **extra}
 
     def _target(self, frame: Frame, css: str, *, allow_script: bool = False) -> A.Target:
