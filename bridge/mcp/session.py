@@ -228,6 +228,9 @@ class Connection:
     async def _stop_embedded(self) -> None:
         if self._emb is not None:
             emb, self._emb = self._emb, None
+            # The next embedded default counts its restarts from 0: a restart of it must
+            # still be reported when the stopped one had restarted before.
+            self._restarts_seen = 0
             await emb.stop()
 
     async def browser(self) -> Browser:
