@@ -51,6 +51,7 @@ from bridge.protocol import errors as E
 
 from .dialogs import DialogTracker
 from .downloads import configure_downloads, downloads_dir, reports, save
+from .isolated_eval import evaluate_isolated
 
 __all__ = ["answer_file_chooser", "configure_downloads", "downloads_dir", "run_watching"]
 
@@ -335,8 +336,11 @@ async def _download_link_focused(page: Page, action: Any) -> bool:
         await _round_trip(page)
         return False
     try:
-        return bool(await asyncio.wait_for(page.evaluate(_DOWNLOAD_LINK_JS), PROBE_S))
-    except (PlaywrightError, TimeoutError):
+        # In the isolated world (docs/security.md row 7): a page that patched
+        # activeElement or closest() never sees the driver look.
+        return bool(await asyncio.wait_for(
+            evaluate_isolated(page.main_frame, None, _DOWNLOAD_LINK_JS, PROBE_S), PROBE_S))
+    except (PlaywrightError, TimeoutError, E.TrustbridgeError):
         return False
 
 
