@@ -21,7 +21,7 @@ from ..sdk import Tab
 from .report import warnings
 from .response import Response
 from .session import Connection
-from .tool import Tool, ToolArgs, derive
+from .tool import ElementArgs, Tool, ToolArgs, derive
 
 ACTION_MODELS = get_args(get_args(Action)[0])
 """The protocol's action models, in the order of the ``Action`` union."""
@@ -52,12 +52,13 @@ def _flat_step() -> type[ToolArgs]:
     kind_names = tuple(m.model_fields["kind"].default for m in ACTION_MODELS)
     kind_type = Literal[kind_names]  # type: ignore[valid-type]
     return derive(
-        "Step", "One action.", take={BatchItem: ["ref", "timeoutMs"]},
+        "Step", "One action.", base=ElementArgs, take={BatchItem: ["ref", "timeoutMs"]},
+        rename={"ref": "target"},
         describe={"ref": "Target ref from the latest snapshot (none for a press in the "
                   "focused element)."},
         kind=(kind_type, Field(description="Action, with the fields it takes: "
                                + "; ".join(kinds) + ".")),
-        order=["kind", "ref", *fields, "timeoutMs"],
+        order=["kind", "target", *fields, "timeoutMs"],
         **fields,
     )
 
@@ -80,7 +81,7 @@ def to_item(index: int, step: Any) -> BatchItem:
     Raises:
         BadRequest: a field the step's kind does not take, or a missing one.
     """
-    given = step.model_dump(exclude_none=True, exclude={"ref", "timeoutMs"})
+    given = step.model_dump(exclude_none=True, exclude={"target", "timeoutMs"})
     try:
         action = ACTION_ADAPTER.validate_python(given)
     except pydantic.ValidationError as exc:
@@ -89,7 +90,7 @@ def to_item(index: int, step: Any) -> BatchItem:
             for e in exc.errors()[:3])
         raise E.BadRequest(f"Invalid {step.kind} action: {problems}. Nothing was run.",
                            {"index": index}) from exc
-    return BatchItem(ref=step.ref or None, action=action, timeoutMs=step.timeoutMs)
+    return BatchItem(ref=step.target or None, action=action, timeoutMs=step.timeoutMs)
 
 
 async def run_batch(tab: Tab, items: Sequence[BatchItem],
@@ -130,7 +131,7 @@ async def run_batch(tab: Tab, items: Sequence[BatchItem],
 
 async def _actions(conn: Connection, args: Any, response: Response) -> None:
     items = [to_item(i, step) for i, step in enumerate(args.actions)]
-    labels = [f"{s.kind} {s.ref}" if s.ref else s.kind for s in args.actions]
+    labels = [f"{s.kind} {s.target}" if s.target else s.kind for s in args.actions]
     tab = await conn.tab()
     results = await run_batch(tab, items, labels)
     response.add_action(f"Ran {len(results)} actions ({', '.join(labels)})", results,

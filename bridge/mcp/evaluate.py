@@ -18,14 +18,15 @@ from pydantic import Field
 from ..protocol.models import EvaluateParams
 from .response import Response
 from .session import Connection
-from .tool import Tool, derive
+from .tool import ElementArgs, Tool, derive
 
 MAX_RESULT_CHARS = 20_000
 """Characters of the JSON result returned to the model; more is cut with a note."""
 
 EvaluateArgs = derive(
-    "EvaluateArgs", "What to run, and where.",
-    take={EvaluateParams: ["expression", "ref", "world"]}, rename={"expression": "function"},
+    "EvaluateArgs", "What to run, and where.", base=ElementArgs,
+    take={EvaluateParams: ["expression", "ref", "world"]},
+    rename={"expression": "function", "ref": "target"},
     describe={"expression": "() => { /* code */ }, or (element) => { /* code */ } with ref.",
               "ref": "Element passed to the function; it runs in that element's frame.",
               "world": "isolated (default): the DOM without the page's JavaScript, which "
@@ -38,12 +39,12 @@ EvaluateArgs = derive(
 
 async def _evaluate(conn: Connection, args: Any, response: Response) -> None:
     tab = await conn.tab()
-    value = await tab.evaluate(args.function, args.ref, world=args.world)
+    value = await tab.evaluate(args.function, args.target, world=args.world)
     text = json.dumps(value, indent=2, ensure_ascii=False, default=str) \
         if value is not None else "null (or undefined)"
     if len(text) > MAX_RESULT_CHARS:
         text = text[:MAX_RESULT_CHARS] + f"\n… (cut: {len(text)} characters in all)"
-    where = f" on {args.element or 'ref'} {args.ref}" if args.ref else ""
+    where = f" on {args.element or 'ref'} {args.target}" if args.target else ""
     world = "the page's isolated world" if args.world == "isolated" else \
         "the page's main world"
     response.add_result(f"Evaluated in {world}{where}; it returned:\n{text}")

@@ -27,19 +27,20 @@ from .batch import run_batch
 from .input import TargetArgs, target
 from .response import Response
 from .session import Connection
-from .tool import Tool, ToolArgs, derive
+from .tool import ElementArgs, Tool, ToolArgs, derive
 
 FieldType = Literal["textbox", "checkbox", "radio", "combobox", "slider"]
 
 FormField = derive(
-    "FormField", "One field of a form.",
+    "FormField", "One field of a form.", base=ElementArgs,
     name=(str, Field(max_length=300, description="Human-readable field name.")),
     type=(FieldType, Field(description="Type of the field.")),
-    ref=(Ref, Field(description="Exact field ref from the latest page snapshot.")),
+    target=(Ref, Field(description="Exact field ref from the page snapshot (ref is taken "
+                       "too).")),
     take={FillAction: ["value"]},
     describe={"value": "Text for a textbox; true or false for a checkbox or radio; the "
               "option's label for a combobox; a number on its steps for a slider."},
-    order=["name", "type", "ref"],
+    order=["name", "type", "target"],
 )
 MAX_FIELDS = next(m.max_length for m in BatchParams.model_fields["actions"].metadata
                   if hasattr(m, "max_length"))
@@ -57,7 +58,7 @@ UploadArgs = derive(
     "UploadArgs", "Which files, and for which chooser or control.", base=TargetArgs,
     take={UploadAction: ["files"]}, rename={"files": "paths"},
     describe={"files": "Absolute paths of the files, on the browser's machine."},
-    ref=(Ref | None, Field(default=None, description="Omit to answer the file chooser "
+    target=(Ref | None, Field(default=None, description="Omit to answer the file chooser "
                            "a click opened; or a file input, or a control that opens a "
                            "chooser, from the latest snapshot.")),
     order=["paths"],
@@ -80,7 +81,7 @@ def _action(index: int, field: Any) -> Action:
 
 
 def _summary(field: Any, result: dict[str, Any]) -> str:
-    where = f"{field.name} ({field.type} {field.ref}"
+    where = f"{field.name} ({field.type} {field.target}"
     if field.type in ("checkbox", "radio"):
         state = "checked" if field.value == "true" else "unchecked"
         return where + (f": {state})" if result.get("changed", True) else f": already {state})")
@@ -90,8 +91,8 @@ def _summary(field: Any, result: dict[str, Any]) -> str:
 
 
 async def _fill_form(conn: Connection, args: Any, response: Response) -> None:
-    items = [BatchItem(ref=f.ref, action=_action(i, f)) for i, f in enumerate(args.fields)]
-    labels = [f"{f.type} {f.name} ({f.ref})" for f in args.fields]
+    items = [BatchItem(ref=f.target, action=_action(i, f)) for i, f in enumerate(args.fields)]
+    labels = [f"{f.type} {f.name} ({f.target})" for f in args.fields]
     tab = await conn.tab()
     results = await run_batch(tab, items, labels)
     parts = ", ".join(_summary(f, r) for f, r in zip(args.fields, results))
@@ -102,17 +103,17 @@ async def _fill_form(conn: Connection, args: Any, response: Response) -> None:
 
 async def _upload(conn: Connection, args: Any, response: Response) -> None:
     tab = await conn.tab()
-    if args.ref is None:  # the chooser the last click opened (BAD_REQUEST when none)
+    if args.target is None:  # the chooser the last click opened (BAD_REQUEST when none)
         result = await tab.act(UploadAction(files=args.paths), None)
         response.add_action(f"Gave {len(args.paths)} file(s) to the open file chooser",
                             [result])
         response.include_page_state(tab)
         return
-    result = await tab.upload(args.ref, args.paths)
+    result = await tab.upload(args.target, args.paths)
     via = {"input": "its file input", "file-chooser": "the file chooser it opened"}.get(
         str(result.get("via")), "it")
     response.add_action(
-        f"Gave {len(args.paths)} file(s) to {target(args.element, args.ref)} through {via}",
+        f"Gave {len(args.paths)} file(s) to {target(args.element, args.target)} through {via}",
         [result])
     response.include_page_state(tab)
 

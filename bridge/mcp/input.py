@@ -29,16 +29,17 @@ from ..protocol.models import (
 from .batch import run_batch
 from .response import Response
 from .session import Connection
-from .tool import Tool, ToolArgs, derive
+from .tool import ElementArgs, Tool, ToolArgs, derive
 
 ELEMENT_DOC = "Human-readable element description, e.g. 'Save button'; used in messages."
 
 
-class TargetArgs(ToolArgs):
+class TargetArgs(ElementArgs):
     """An element of the latest snapshot."""
 
     element: str | None = Field(default=None, max_length=300, description=ELEMENT_DOC)
-    ref: Ref = Field(description="Exact target element ref from the latest page snapshot.")
+    target: Ref = Field(description="Exact target element ref from the page snapshot "
+                        "(ref is taken too).")
 
 
 ClickArgs = derive(
@@ -69,13 +70,14 @@ SelectArgs = derive("SelectArgs", "Which <select> and which options.", base=Targ
                     describe={"values": "Option values or labels; several for a multiple "
                               "select."})
 DragArgs = derive(
-    "DragArgs", "What to drag where.",
-    take={DragAction: ["to"]}, rename={"to": "endRef"},
-    order=["startElement", "startRef", "endElement"],
-    describe={"to": "Ref of the drop target."},
+    "DragArgs", "What to drag where.", base=ElementArgs,
+    take={DragAction: ["to"]}, rename={"to": "endTarget"},
+    order=["startElement", "startTarget", "endElement"],
+    describe={"to": "Ref of the drop target (endRef is taken too)."},
     startElement=(str | None, Field(default=None, max_length=300,
                                     description="Source description, for messages.")),
-    startRef=(Ref, Field(description="Ref of the element to drag.")),
+    startTarget=(Ref, Field(description="Ref of the element to drag (startRef is taken "
+                            "too).")),
     endElement=(str | None, Field(default=None, max_length=300,
                                   description="Drop target description, for messages.")),
 )
@@ -97,12 +99,12 @@ async def _click(conn: Connection, args: Any, response: Response) -> None:
     if args.allowCoordinates or args.position is not None:  # options Tab.click does not take
         action = ClickAction(button=args.button, clickCount=clicks, modifiers=args.modifiers,
                              position=args.position)
-        result = await tab.act(action, args.ref, allow_coordinates=args.allowCoordinates)
+        result = await tab.act(action, args.target, allow_coordinates=args.allowCoordinates)
     else:
-        result = await tab.click(args.ref, button=args.button, click_count=clicks,
+        result = await tab.click(args.target, button=args.button, click_count=clicks,
                                  modifiers=args.modifiers)
     verb = "Double-clicked" if args.doubleClick else "Clicked"
-    where = target(args.element, args.ref)
+    where = target(args.element, args.target)
     if args.position is not None:
         where += f" at ({args.position.x:g}, {args.position.y:g}) from its top-left corner"
     response.add_action(f"{verb} {where}", [result], [f"the click on {where}"])
@@ -111,25 +113,25 @@ async def _click(conn: Connection, args: Any, response: Response) -> None:
 
 async def _type(conn: Connection, args: Any, response: Response) -> None:
     tab = await conn.tab()
-    where = target(args.element, args.ref)
+    where = target(args.element, args.target)
     # The text itself is never echoed: it may be a secret the page masks.
     script = args.allowScript
     if args.slowly:  # key by key, after the current content
-        results = [await tab.type(args.ref, args.text, submit=args.submit,
+        results = [await tab.type(args.target, args.text, submit=args.submit,
                                   allow_script=script)]
         line = f"Typed {len(args.text)} characters into {where} after its content"
     elif args.submit and script:  # a batch item carries no allowScript
-        results = [await tab.fill(args.ref, args.text, allow_script=True),
-                   await tab.press("Enter", args.ref)]
+        results = [await tab.fill(args.target, args.text, allow_script=True),
+                   await tab.press("Enter", args.target)]
         line = f"Typed {len(args.text)} characters into {where} (replacing its content)"
     elif args.submit:  # one request: fill, then Enter in the same element
         results = await run_batch(
-            tab, [BatchItem(ref=args.ref, action=FillAction(value=args.text)),
-                  BatchItem(ref=args.ref, action=PressAction(key="Enter"))],
+            tab, [BatchItem(ref=args.target, action=FillAction(value=args.text)),
+                  BatchItem(ref=args.target, action=PressAction(key="Enter"))],
             [f"fill {where}", f"press Enter in {where}"])
         line = f"Typed {len(args.text)} characters into {where} (replacing its content)"
     else:  # Playwright MCP's browser_type replaces the content unless slowly
-        results = [await tab.fill(args.ref, args.text, allow_script=script)]
+        results = [await tab.fill(args.target, args.text, allow_script=script)]
         line = f"Typed {len(args.text)} characters into {where} (replacing its content)"
     if any(r.get("inputPath") == "script" for r in results):
         # report.input_path names the script route; the line must not claim typing.
@@ -141,8 +143,8 @@ async def _type(conn: Connection, args: Any, response: Response) -> None:
 
 async def _hover(conn: Connection, args: Any, response: Response) -> None:
     tab = await conn.tab()
-    response.add_action(f"Hovered {target(args.element, args.ref)}",
-                        [await tab.hover(args.ref)])
+    response.add_action(f"Hovered {target(args.element, args.target)}",
+                        [await tab.hover(args.target)])
     response.include_page_state(tab)
 
 
@@ -154,17 +156,17 @@ async def _press(conn: Connection, args: Any, response: Response) -> None:
 
 async def _select(conn: Connection, args: Any, response: Response) -> None:
     tab = await conn.tab()
-    result = await tab.select(args.ref, args.values)
+    result = await tab.select(args.target, args.values)
     chosen = result.get("selected", args.values)
-    response.add_action(f"Selected {chosen!r} in {target(args.element, args.ref)}", [result])
+    response.add_action(f"Selected {chosen!r} in {target(args.element, args.target)}", [result])
     response.include_page_state(tab)
 
 
 async def _drag(conn: Connection, args: Any, response: Response) -> None:
     tab = await conn.tab()
-    result = await tab.drag(args.startRef, args.endRef)
-    response.add_action(f"Dragged {target(args.startElement, args.startRef)} onto "
-                        f"{target(args.endElement, args.endRef)}", [result])
+    result = await tab.drag(args.startTarget, args.endTarget)
+    response.add_action(f"Dragged {target(args.startElement, args.startTarget)} onto "
+                        f"{target(args.endElement, args.endTarget)}", [result])
     response.include_page_state(tab)
 
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 import pydantic
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from ..protocol import errors as E
 from .response import Content, Response
@@ -40,10 +40,47 @@ Handler = Callable[["Connection", Any, Response], Awaitable[None]]
 """``async (connection, args, response)``: acts, and fills ``response``."""
 
 
+ALIASES: dict[str, str] = {"ref": "target", "startRef": "startTarget", "endRef": "endTarget"}
+"""Older argument name → the name Playwright MCP 0.0.83 uses for an element reference.
+
+The schema lists only the new name; a call with the old one is taken as the same
+argument (clients written for older Playwright MCP versions send ``ref``)."""
+
+
 class ToolArgs(BaseModel):
     """Base of every tool's arguments: unknown arguments are refused."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+class ElementArgs(ToolArgs):
+    """Base of the arguments of a tool that acts on elements: ``ref``, ``startRef`` and
+    ``endRef`` are taken as ``target``, ``startTarget`` and ``endTarget`` where the model
+    has only the latter (see :data:`ALIASES`)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_names(cls, data: Any) -> Any:
+        """Move an old element-reference name onto the new one.
+
+        Raises:
+            ValueError: both names are given with different values (reported as an
+                invalid-arguments BAD_REQUEST).
+        """
+        if not isinstance(data, dict):
+            return data
+        for old, new in ALIASES.items():
+            if old not in data or old in cls.model_fields or new not in cls.model_fields:
+                continue
+            data = dict(data)
+            value = data.pop(old)
+            if new in data and data[new] is not None and value is not None \
+                    and data[new] != value:
+                raise ValueError(f"{new} {data[new]!r} and {old} {value!r} name different "
+                                 f"elements; give {new} only")
+            if data.get(new) is None:
+                data[new] = value
+        return data
 
 
 def derive(name: str, doc: str, /, *, base: type[ToolArgs] = ToolArgs,

@@ -618,3 +618,60 @@ async def test_snapshot_passes_mode_and_cursor_and_names_itself_in_the_trailer(
         ext.errors["page.snapshot"] = E.BadRequest("Cursor \"c42\" is unknown or expired.")
         expired = text(await mcp.call_tool("browser_snapshot", {"cursor": "c42"}))
         assert "Next step: Call browser_snapshot without a cursor" in expired
+
+
+ELEMENT_TOOLS = {  # tool → (arguments naming e2 the 0.0.83 way, the older name of each)
+    "browser_click": ({"target": "e2"}, {"target": "ref"}),
+    "browser_type": ({"target": "e2", "text": "x"}, {"target": "ref"}),
+    "browser_hover": ({"target": "e2"}, {"target": "ref"}),
+    "browser_select_option": ({"target": "e2", "values": ["a"]}, {"target": "ref"}),
+    "browser_drag": ({"startTarget": "e2", "endTarget": "e3"},
+                     {"startTarget": "startRef", "endTarget": "endRef"}),
+}
+
+
+async def test_element_tools_list_target_and_take_ref_as_its_alias(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
+    """The schema names target/startTarget/endTarget only (Playwright MCP 0.0.83); the
+    old names reach the same element; both, different, is BAD_REQUEST with nothing sent."""
+    async with tools() as mcp:
+        ext = await peers(FakeExtension)
+        drv = await peers(FakeDriver)
+        listed = {t.name: t.input_schema for t in (await mcp.list_tools()).tools}
+        for name, (args, old) in ELEMENT_TOOLS.items():
+            props = listed[name]["properties"]
+            assert set(old) <= set(props) and not set(old.values()) & set(props), name
+            assert set(old) <= set(listed[name]["required"]), name
+        for name, model in (("browser_fill_form", "FormField"), ("browser_actions", "Step")):
+            item = listed[name]["$defs"][model]
+            assert "target" in item["properties"] and "ref" not in item["properties"], name
+        assert "target" in listed["browser_evaluate"]["properties"]
+        assert "ref" not in listed["browser_evaluate"]["properties"]
+        for name, (args, old) in ELEMENT_TOOLS.items():
+            for new_args in (args, {old.get(k, k): v for k, v in args.items()}):
+                ext.requests.clear()
+                result = await mcp.call_tool(name, new_args)
+                assert not result.is_error, (name, new_args, text(result))
+                resolved = [r.params.get("ref") for r in ext.requests
+                            if r.method == "page.resolveTarget"]
+                assert resolved[0] == "e2", (name, new_args, resolved)
+            ext.requests.clear()
+            drv.requests.clear()
+            clash = {**args, **{old[k]: "e9" for k in old}}
+            refused = await mcp.call_tool(name, clash)
+            assert refused.is_error and "BAD_REQUEST" in text(refused), (name, text(refused))
+            assert "name different elements" in text(refused), text(refused)
+            assert ext.methods() == [] and drv.methods() == [], name
+        same = await mcp.call_tool("browser_click", {"target": "e2", "ref": "e2"})
+        assert not same.is_error, text(same)
+        for key in ("target", "ref"):
+            drv.requests.clear()
+            form = await mcp.call_tool("browser_fill_form", {"fields": [
+                {"name": "N", "type": "textbox", key: "e4", "value": "v"}]})
+            batch = await mcp.call_tool("browser_actions", {"actions": [
+                {"kind": "click", key: "e5"}]})
+            assert not form.is_error and not batch.is_error, (text(form), text(batch))
+            assert "(textbox e4" in text(form) and "click e5" in text(batch)
+        bad = await mcp.call_tool("browser_actions", {"actions": [
+            {"kind": "click", "target": "e5", "ref": "e6"}]})
+        assert bad.is_error and "name different elements" in text(bad)
