@@ -118,11 +118,21 @@ def derive(name: str, doc: str, /, *, base: type[ToolArgs] = ToolArgs,
     return pydantic.create_model(name, __base__=base, __doc__=doc, **fields)
 
 
+BOUNDS = frozenset({"title", "minLength", "maxLength", "minimum", "maximum",
+                    "exclusiveMinimum", "exclusiveMaximum", "pattern", "minItems",
+                    "maxItems"})
+"""Keywords :func:`clean_schema` leaves out of the schema the model reads."""
+
+
 def clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """Shrink a pydantic JSON Schema for the model's context without changing its meaning.
 
-    Drops ``title`` keywords (the property names say it) and turns an optional
-    ``anyOf: [X, null]`` with default null into ``X`` (the field is simply not required).
+    Drops ``title`` keywords (the property names say it) and the numeric and length
+    bounds (:data:`BOUNDS`: the argument models still enforce them, so a value out of
+    bounds is a BAD_REQUEST naming the field and the bound; Playwright MCP's schemas carry
+    none either), and turns an optional ``anyOf: [X, null]`` with default null into ``X``
+    (the field is simply not required). A property that is itself called like a keyword
+    (``title``) stays.
     """
 
     def walk(node: Any) -> Any:
@@ -132,7 +142,7 @@ def clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
             return node
         out: dict[str, Any] = {}
         for key, value in node.items():
-            if key == "title":
+            if key in BOUNDS:
                 continue
             if key in ("properties", "$defs"):
                 out[key] = {k: walk(v) for k, v in value.items()}

@@ -8,6 +8,7 @@ import asyncio
 import base64
 import contextlib
 import io
+import json
 import signal
 import socket
 import time
@@ -541,18 +542,49 @@ async def test_click_allow_coordinates_reaches_the_resolver_and_is_labelled(
         assert (await ext.wait_for_request("page.resolveTarget")).params["allowCoordinates"]
 
 
-def test_clean_schema_drops_titles_and_null_unions_only() -> None:
-    """Titles go, ``anyOf [X, null]`` with default null becomes X; a property that is
-    itself called ``title`` stays."""
+def test_clean_schema_drops_titles_bounds_and_null_unions_only() -> None:
+    """Titles and bounds go, ``anyOf [X, null]`` with default null becomes X; a property
+    that is itself called ``title`` or ``pattern`` stays, and so do enums and defaults."""
     schema = {"title": "M", "type": "object", "properties": {
-        "title": {"title": "Title", "type": "string"},
-        "n": {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}],
-              "default": None, "title": "N", "description": "d"},
+        "title": {"title": "Title", "type": "string", "maxLength": 9},
+        "pattern": {"type": "string", "pattern": "^a$", "minLength": 1},
+        "n": {"anyOf": [{"type": "integer", "minimum": 0, "exclusiveMaximum": 5},
+                        {"type": "null"}], "default": None, "title": "N", "description": "d"},
+        "l": {"type": "array", "items": {"type": "number", "maximum": 1.5},
+              "minItems": 1, "maxItems": 3, "default": [0]},
+        "k": {"enum": ["a", "b"], "exclusiveMinimum": 0},
         "m": {"anyOf": [{"type": "integer"}, {"type": "string"}], "title": "M"}}}
     assert clean_schema(schema) == {"type": "object", "properties": {
         "title": {"type": "string"},
-        "n": {"type": "integer", "minimum": 0, "description": "d"},
+        "pattern": {"type": "string"},
+        "n": {"type": "integer", "description": "d"},
+        "l": {"type": "array", "items": {"type": "number"}, "default": [0]},
+        "k": {"enum": ["a", "b"]},
         "m": {"anyOf": [{"type": "integer"}, {"type": "string"}]}}}
+
+
+async def test_bounds_left_out_of_the_schema_are_still_enforced(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
+    """No tool lists a bound, yet a bad ref, an over-long element, a negative coordinate
+    and an empty batch are BAD_REQUEST naming the field, with nothing sent."""
+    async with tools() as mcp:
+        ext = await peers(FakeExtension)
+        drv = await peers(FakeDriver)
+        listed = (await mcp.list_tools()).tools
+        for tool in listed:
+            dumped = json.dumps(tool.input_schema)
+            for key in ("minLength", "maxLength", "minimum", "maximum", "pattern",
+                        "minItems", "maxItems", "exclusiveMinimum", "exclusiveMaximum"):
+                assert f'"{key}":' not in dumped, (tool.name, key)
+        for name, args, field in (
+                ("browser_click", {"target": "not a ref"}, "target"),
+                ("browser_hover", {"target": "e1", "element": "x" * 301}, "element"),
+                ("browser_actions", {"actions": []}, "actions"),
+                ("browser_wait_for", {"time": -1}, "time")):
+            result = await mcp.call_tool(name, args)
+            assert result.is_error and "BAD_REQUEST" in text(result), (name, text(result))
+            assert field in text(result), (name, text(result))
+        assert ext.methods() == [] and drv.methods() == []
 
 
 @pytest.mark.browser
