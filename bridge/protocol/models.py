@@ -221,6 +221,8 @@ class MouseAction(_Model):
     toY: float | None = Field(default=None, ge=0, le=100_000, description="drag: end y.")
     button: Literal["left", "right", "middle"] = "left"
     clickCount: int = Field(default=1, ge=1, le=3)
+    delay: float = Field(default=0, ge=0, le=10_000,
+                         description="click: ms between press and release.")
     deltaX: float = Field(default=0, ge=-100_000, le=100_000, description="wheel, CSS px.")
     deltaY: float = Field(default=0, ge=-100_000, le=100_000, description="wheel, CSS px.")
     modifiers: list[Modifier] = Field(default_factory=list, max_length=5)
