@@ -11,8 +11,8 @@ sends the input.
 Each op first moves the pointer to its point (Playwright MCP's down, up and wheel act
 where the pointer is; here the point is explicit, so the element named is the one the
 input lands on even when another verb moved the pointer since): ``move`` moves,
-``click`` presses and releases ``clickCount`` times, ``down`` / ``up`` press or release
-``button``, ``wheel`` turns the wheel by (``deltaX``, ``deltaY``) CSS px, ``drag`` presses
+``click`` presses and releases ``clickCount`` times (``delay`` ms apart), ``down`` /
+``up`` press or release ``button``, ``wheel`` turns the wheel by (``deltaX``, ``deltaY``) CSS px, ``drag`` presses
 at (x, y), moves to (toX, toY) along :data:`DRAG_STEPS` points and releases.
 ``modifiers`` are held for the op.
 """
@@ -72,7 +72,9 @@ async def act(page: Page, action: MouseAction, pointer: PointerPath) -> dict[str
         if a.op != "click" or pointer.steps > 1:  # a bare click moves there itself
             await mouse.move(a.x, a.y, steps=pointer.steps if a.op == "click" else 1)
         if a.op == "click":
-            hold = pointer.hold()
+            # The delay asked for (Playwright's mouse.click delay, ms) wins over the
+            # configured human-like hold.
+            hold = a.delay or pointer.hold()
             await mouse.click(a.x, a.y, button=a.button, click_count=a.clickCount,
                               **({"delay": hold} if hold is not None else {}))
         elif a.op == "down":

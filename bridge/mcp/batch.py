@@ -54,8 +54,7 @@ def _flat_step() -> type[ToolArgs]:
     return derive(
         "Step", "One action.", base=ElementArgs, take={BatchItem: ["ref", "timeoutMs"]},
         rename={"ref": "target"},
-        describe={"ref": "Target ref from the latest snapshot (none for a press in the "
-                  "focused element)."},
+        describe={"ref": "Element ref (alias: ref); none: press in the focused element."},
         kind=(kind_type, Field(description="Action, with the fields it takes: "
                                + "; ".join(kinds) + ".")),
         order=["kind", "target", *fields, "timeoutMs"],

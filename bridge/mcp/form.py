@@ -35,8 +35,7 @@ FormField = derive(
     "FormField", "One field of a form.", base=ElementArgs,
     name=(str, Field(max_length=300, description="Human-readable field name.")),
     type=(FieldType, Field(description="Type of the field.")),
-    target=(Ref, Field(description="Exact field ref from the page snapshot (ref is taken "
-                       "too).")),
+    target=(Ref, Field(description="Exact field ref from the page snapshot (alias: ref).")),
     take={FillAction: ["value"]},
     describe={"value": "Text for a textbox; true or false for a checkbox or radio; the "
               "option's label for a combobox; a number on its steps for a slider."},

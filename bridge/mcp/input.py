@@ -31,24 +31,23 @@ from .response import Response
 from .session import Connection
 from .tool import ElementArgs, Tool, ToolArgs, derive
 
-ELEMENT_DOC = "Human-readable element description, e.g. 'Save button'; used in messages."
+ELEMENT_DOC = "Human-readable element description, for messages."
 
 
 class TargetArgs(ElementArgs):
     """An element of the latest snapshot."""
 
     element: str | None = Field(default=None, max_length=300, description=ELEMENT_DOC)
-    target: Ref = Field(description="Exact target element ref from the page snapshot "
-                        "(ref is taken too).")
+    target: Ref = Field(description="Exact element ref from the page snapshot (alias: "
+                        "ref).")
 
 
 ClickArgs = derive(
     "ClickArgs", "Which element and how to click it.", base=TargetArgs,
     take={ClickAction: ["button", "modifiers", "position"], ActParams: ["allowCoordinates"]},
-    describe={"allowCoordinates": "Only for a target in a closed shadow root (error "
-              "CLOSED_SHADOW_ROOT): click its hit-tested centre instead.",
-              "position": "Click at this point, CSS px from the element's top-left corner "
-              "(its border box), instead of its centre."},
+    describe={"allowCoordinates": "Only for a target in a closed shadow root "
+              "(CLOSED_SHADOW_ROOT): click its hit-tested centre.",
+              "position": "Click here, CSS px from the element's top-left, not its centre."},
     doubleClick=(bool, Field(default=False, description="Double click instead of single.")),
     order=["doubleClick"],
 )
@@ -56,9 +55,8 @@ TypeArgs = derive(
     "TypeArgs", "Where and what to type.", base=TargetArgs,
     take={TypeAction: ["text", "submit"], ActParams: ["allowScript"]},
     describe={"text": "Text to type.",
-              "allowScript": "Only for a control no real input can set (error "
-              "TRUSTED_INPUT_UNAVAILABLE naming allowScript, e.g. a colour input): set its "
-              "value by script; the page sees untrusted events."},
+              "allowScript": "Only when TRUSTED_INPUT_UNAVAILABLE names it (e.g. a colour "
+              "input): set the value by script; the page sees untrusted events."},
     slowly=(bool, Field(default=False, description="Type after the current content instead "
                         "of replacing it.")),
 )
@@ -73,11 +71,10 @@ DragArgs = derive(
     "DragArgs", "What to drag where.", base=ElementArgs,
     take={DragAction: ["to"]}, rename={"to": "endTarget"},
     order=["startElement", "startTarget", "endElement"],
-    describe={"to": "Ref of the drop target (endRef is taken too)."},
+    describe={"to": "Ref of the drop target (alias: endRef)."},
     startElement=(str | None, Field(default=None, max_length=300,
                                     description="Source description, for messages.")),
-    startTarget=(Ref, Field(description="Ref of the element to drag (startRef is taken "
-                            "too).")),
+    startTarget=(Ref, Field(description="Ref of the element to drag (alias: startRef).")),
     endElement=(str | None, Field(default=None, max_length=300,
                                   description="Drop target description, for messages.")),
 )
@@ -174,8 +171,8 @@ TOOLS = [
     Tool(
         name="browser_click",
         title="Click",
-        description="Click an element of the page by its ref, with real (trusted) mouse "
-        "input. Returns the page snapshot after the click.",
+        description="Click an element by its ref with real (trusted) mouse input; returns "
+        "the page snapshot after.",
         args=ClickArgs,
         run=_click,
     ),

@@ -32,15 +32,15 @@ from typing import Any
 from pydantic import Field
 
 from ..protocol.models import MouseAction
-from ..sdk import Tab
+from ..sdk import Tab, build_action
 from .response import Response
 from .session import Connection
 from .tool import Tool, ToolArgs, derive
 
-ELEMENT_DOC = "What is at the point, e.g. 'Play button'; used in messages."
-X_DOC = "X coordinate: CSS px from the viewport's left edge (screenshot px / its scale)."
-Y_DOC = "Y coordinate: CSS px from the viewport's top edge."
-LAST = " Default: where the last mouse tool left the pointer."
+ELEMENT_DOC = "What is at the point, for messages."
+X_DOC = "CSS px from the viewport's left (screenshot px / its scale)."
+Y_DOC = "CSS px from the viewport's top."
+LAST = " Default: the last mouse point."
 
 _pointers: weakref.WeakKeyDictionary[Connection, dict[Any, tuple[float, float]]] = \
     weakref.WeakKeyDictionary()
@@ -63,23 +63,22 @@ MoveArgs = derive("MoveArgs", "Where to move the pointer.", base=_Described,
                   take={MouseAction: ["x", "y"]}, describe={"x": X_DOC, "y": Y_DOC})
 ClickXYArgs = derive(
     "ClickXYArgs", "Where and how to click.", base=_Described,
-    take={MouseAction: ["x", "y", "button", "clickCount"]},
-    describe={"x": X_DOC, "y": Y_DOC, "button": "Button to click, defaults to left.",
-              "clickCount": "2 for a double click, 3 for a triple click."})
+    take={MouseAction: ["x", "y", "button", "clickCount", "delay"]},
+    describe={"x": X_DOC, "y": Y_DOC, "button": "Defaults to left.",
+              "clickCount": "2: double click, 3: triple.",
+              "delay": "ms between press and release (Playwright's mouse.click delay)."})
 DragXYArgs = derive(
     "DragXYArgs", "From where to where to drag.", base=_Described,
     order=["startX", "startY", "endX", "endY"],
-    startX=_coordinate("Start " + X_DOC),
-    startY=_coordinate("Start Y coordinate."), endX=_coordinate("End X coordinate."),
-    endY=_coordinate("End Y coordinate."))
+    startX=_coordinate("Start: " + X_DOC),
+    startY=_coordinate("Start y."), endX=_coordinate("End x."), endY=_coordinate("End y."))
 ButtonArgs = derive(
     "ButtonArgs", "Which button.", take={MouseAction: ["button"]},
-    describe={"button": "Button to press, defaults to left."},
+    describe={"button": "Defaults to left."},
     x=_optional(X_DOC + LAST), y=_optional(Y_DOC + LAST))
 WheelArgs = derive(
     "WheelArgs", "How far to turn the wheel.", take={MouseAction: ["deltaX", "deltaY"]},
-    describe={"deltaX": "X delta, CSS px (positive: right).",
-              "deltaY": "Y delta, CSS px (positive: down)."},
+    describe={"deltaX": "CSS px, positive: right.", "deltaY": "CSS px, positive: down."},
     x=_optional(X_DOC + LAST), y=_optional(Y_DOC + LAST))
 
 
@@ -136,7 +135,13 @@ async def _mouse(conn: Connection, response: Response, line: str, label: str,
     """Send one MouseAction and report it: what was done, the element at the point, the
     receipt; the pointer is then at the op's last point."""
     tab = await conn.tab()
-    result = await tab.mouse(op, x, y, **fields)  # type: ignore[arg-type]
+    delay = fields.pop("delay", 0)
+    if delay:  # Tab.mouse takes no delay: the same MouseAction, built here
+        result = await tab.act(build_action(
+            MouseAction, op=op, x=x, y=y, button=fields.get("button", "left"),
+            clickCount=fields.get("click_count", 1), delay=delay), None)
+    else:
+        result = await tab.mouse(op, x, y, **fields)  # type: ignore[arg-type]
     end = (fields.get("to_x", x), fields.get("to_y", y))
     _remember(conn, *end)
     response.add_action(line, [result], [label])
@@ -158,10 +163,12 @@ async def _move(conn: Connection, args: Any, response: Response) -> None:
 async def _click(conn: Connection, args: Any, response: Response) -> None:
     verb = {1: "Clicked", 2: "Double-clicked", 3: "Triple-clicked"}[args.clickCount]
     button = "" if args.button == "left" else f" with the {args.button} button"
+    if args.delay:
+        button += f", {args.delay:g} ms between press and release"
     where = f"{xy(args.x, args.y)}{_on(args.element)}"
     tab = await _mouse(conn, response, f"{verb} at {where}{button}", f"the click at {where}",
                        "click", args.x, args.y, button=args.button,
-                       click_count=args.clickCount)
+                       click_count=args.clickCount, delay=args.delay)
     response.include_page_state(tab)
 
 
@@ -194,25 +201,25 @@ async def _wheel(conn: Connection, args: Any, response: Response) -> None:
     response.include_page_state(tab)
 
 
-_COORDS = " CSS px of the viewport; the result names the element at the point."
+_COORDS = " Names the element at the point."
 
 TOOLS = [
     Tool(name="browser_mouse_move_xy", title="Move mouse", cap="vision", args=MoveArgs,
-         description="Move the mouse to a given position with real input." + _COORDS,
+         description="Move the mouse to a point with real input." + _COORDS,
          run=_move),
     Tool(name="browser_mouse_click_xy", title="Click", cap="vision", args=ClickXYArgs,
-         description="Click a mouse button at a given position with real input; says "
-         "whether the element there received it." + _COORDS, run=_click),
+         description="Click at a point with real input; says whether the element there "
+         "received it." + _COORDS, run=_click),
     Tool(name="browser_mouse_drag_xy", title="Drag mouse", cap="vision", args=DragXYArgs,
-         description="Drag the left mouse button from one position to another (press, "
-         "move, release) with real input." + _COORDS, run=_drag),
+         description="Drag with the left button from one point to another (press, move, "
+         "release), real input." + _COORDS, run=_drag),
     Tool(name="browser_mouse_down", title="Press mouse down", cap="vision", args=ButtonArgs,
-         description="Press a mouse button down, where the mouse is (or at x, y)." + _COORDS,
+         description="Press a mouse button where the mouse is (or at x, y)." + _COORDS,
          run=_down),
     Tool(name="browser_mouse_up", title="Press mouse up", cap="vision", args=ButtonArgs,
          description="Release a mouse button, where the mouse is (or at x, y)." + _COORDS,
          run=_up),
     Tool(name="browser_mouse_wheel", title="Scroll mouse wheel", cap="vision",
-         args=WheelArgs, description="Turn the mouse wheel where the mouse is (or at x, y): "
-         "scrolls what is under the pointer, e.g. an inner list." + _COORDS, run=_wheel),
+         args=WheelArgs, description="Turn the wheel where the mouse is (or at x, y): "
+         "scrolls what is under it." + _COORDS, run=_wheel),
 ]

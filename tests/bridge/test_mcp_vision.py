@@ -160,3 +160,21 @@ async def test_browser_click_position_reaches_the_driver(
     assert act["action"]["position"] == {"x": 10, "y": 4.5}
     assert refused.is_error and "BAD_REQUEST" in text(refused)
     assert sum(r.method == "driver.act" for r in drv.requests) == 1
+
+
+async def test_click_xy_delay_reaches_the_driver_and_is_said(
+        peers: Callable[..., Awaitable[FakePeer]], session: Session) -> None:
+    """delay (ms between press and release, Playwright's mouse.click delay) is in the
+    driver's MouseAction and the result line; out of bounds it is BAD_REQUEST."""
+    ext, drv = await trusted(peers, receipt=True)
+    async with Client(build_server(session)) as mcp:
+        result = await mcp.call_tool("browser_mouse_click_xy", {"x": 10, "y": 20,
+                                                                "delay": 250})
+        too_long = await mcp.call_tool("browser_mouse_click_xy", {"x": 10, "y": 20,
+                                                                  "delay": 20_000})
+    assert not result.is_error, text(result)
+    act = (await drv.wait_for_request("driver.act")).params
+    assert act["action"]["op"] == "click" and act["action"]["delay"] == 250
+    assert "250 ms between press and release" in text(result)
+    assert too_long.is_error and "BAD_REQUEST" in text(too_long) and "delay" in text(too_long)
+    assert len([r for r in drv.requests if r.method == "driver.act"]) == 1
