@@ -351,10 +351,12 @@ def _quiet(task: asyncio.Future[Any]) -> None:
 
 async def answer_file_chooser(page: Page, action: Any) -> dict[str, Any]:
     """Give ``action.files`` to the file chooser an earlier action opened on ``page``
-    (Playwright MCP's click → chooser → ``browser_file_upload {paths}``).
+    (Playwright MCP's click → chooser → ``browser_file_upload {paths}``); no files cancels
+    the chooser (``set_files([])``, as Playwright MCP does for ``browser_file_upload``
+    without paths: the page sees the chooser dismissed).
 
     Returns:
-        ``{via: "file-chooser", files: N}``.
+        ``{via: "file-chooser", files: N}``; N is 0 for a cancelled chooser.
 
     Raises:
         BadRequest: no chooser is open on this page (none was opened, it was answered

@@ -1,14 +1,15 @@
 """Forms and files: browser_fill_form (many fields, one ``page.batch`` request) and
-browser_file_upload: with no ref it answers the file chooser the last click opened
+browser_file_upload: with no target it answers the file chooser the last click opened
 (Playwright MCP's click → chooser → ``browser_file_upload {paths}``; the driver holds the
-chooser, supervisor/watch.py); with a ref, the file input or the control that opens one.
+chooser, supervisor/watch.py), or cancels it when ``paths`` is left out (Playwright MCP's
+behaviour); with a target, the file input or the control that opens one.
 
 Field values are never echoed back for text fields: they may be secrets the page masks.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -44,6 +45,9 @@ FormField = derive(
 MAX_FIELDS = next(m.max_length for m in BatchParams.model_fields["actions"].metadata
                   if hasattr(m, "max_length"))
 """As many fields as one batch takes actions."""
+UPLOAD_MAX = next(m.max_length for m in UploadAction.model_fields["files"].metadata
+                  if hasattr(m, "max_length"))
+"""As many paths as one upload action takes."""
 
 
 class FillFormArgs(ToolArgs):
@@ -55,11 +59,11 @@ class FillFormArgs(ToolArgs):
 
 UploadArgs = derive(
     "UploadArgs", "Which files, and for which chooser or control.", base=TargetArgs,
-    take={UploadAction: ["files"]}, rename={"files": "paths"},
-    describe={"files": "Absolute paths of the files, on the browser's machine."},
-    target=(Ref | None, Field(default=None, description="Omit to answer the file chooser "
-                           "a click opened; or a file input, or a control that opens a "
-                           "chooser, from the latest snapshot.")),
+    paths=(list[Annotated[str, Field(min_length=1, max_length=4096)]] | None, Field(
+        default=None, max_length=UPLOAD_MAX,
+        description="Absolute paths on the browser's machine; omit to cancel the chooser.")),
+    target=(Ref | None, Field(default=None, description="Omit for the chooser a click "
+                              "opened; or a file input, or a control opening one.")),
     order=["paths"],
 )
 
@@ -103,11 +107,16 @@ async def _fill_form(conn: Connection, args: Any, response: Response) -> None:
 async def _upload(conn: Connection, args: Any, response: Response) -> None:
     tab = await conn.tab()
     if args.target is None:  # the chooser the last click opened (BAD_REQUEST when none)
-        result = await tab.act(UploadAction(files=args.paths), None)
-        response.add_action(f"Gave {len(args.paths)} file(s) to the open file chooser",
-                            [result])
+        result = await tab.act(UploadAction(files=args.paths or []), None)
+        line = (f"Gave {len(args.paths)} file(s) to the open file chooser" if args.paths
+                else "Cancelled the open file chooser (no paths): no file was given")
+        response.add_action(line, [result])
         response.include_page_state(tab)
         return
+    if not args.paths:
+        raise E.BadRequest("paths is required with a target: the files to give it (leave "
+                           "out target too to cancel an open file chooser). Nothing was "
+                           "sent.", {"fields": ["paths"]})
     result = await tab.upload(args.target, args.paths)
     via = {"input": "its file input", "file-chooser": "the file chooser it opened"}.get(
         str(result.get("via")), "it")
@@ -129,9 +138,9 @@ TOOLS = [
     Tool(
         name="browser_file_upload",
         title="Upload files",
-        description="Upload files: with no ref, to the file chooser a click opened (the "
-        "click's result shows it as a modal state); or through a file input, or the "
-        "button that opens a chooser, by its ref.",
+        description="Upload files to the file chooser a click opened (its modal state), or "
+        "through a file input or the button opening a chooser (target). No paths: cancel "
+        "the chooser.",
         args=UploadArgs,
         run=_upload,
     ),

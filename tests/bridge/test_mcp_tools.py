@@ -707,3 +707,23 @@ async def test_element_tools_list_target_and_take_ref_as_its_alias(
         bad = await mcp.call_tool("browser_actions", {"actions": [
             {"kind": "click", "target": "e5", "ref": "e6"}]})
         assert bad.is_error and "name different elements" in text(bad)
+
+
+async def test_file_upload_without_paths_cancels_the_open_chooser(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
+    """No paths and no target: an upload of no files to the open chooser (the driver
+    cancels it) and the result says so; paths left out with a target is BAD_REQUEST."""
+    async with tools() as mcp:
+        ext = await peers(FakeExtension)
+        drv = await peers(FakeDriver)
+        cancel = await mcp.call_tool("browser_file_upload", {})
+        assert not cancel.is_error, text(cancel)
+        assert "Cancelled the open file chooser" in text(cancel)
+        act = (await drv.wait_for_request("driver.act")).params
+        assert act["action"] == {"kind": "upload", "files": []}, act
+        drv.requests.clear()
+        ext.requests.clear()
+        refused = await mcp.call_tool("browser_file_upload", {"target": "e5"})
+        assert refused.is_error and "BAD_REQUEST" in text(refused), text(refused)
+        assert "paths is required with a target" in text(refused)
+        assert ext.methods() == [] and drv.methods() == []
