@@ -196,8 +196,9 @@ def with_next_step(err: E.TrustbridgeError, step: str) -> E.TrustbridgeError:
 
 
 def error_result(tool: str, err: E.TrustbridgeError) -> types.CallToolResult:
-    """A tool error for ``err``: code, message, safe details and the next step."""
-    lines = [f"Error {err.code.value} in {tool}: {err.message}"]
+    """A tool error for ``err``: under Playwright MCP's ``### Error`` heading, the code,
+    message, safe details and the next step."""
+    lines = ["### Error", f"Error {err.code.value} in {tool}: {err.message}"]
     if err.details:
         lines.append("Details: " + json.dumps(err.details, default=str, separators=(",", ":")))
     step = getattr(err, "next_step", None) or NEXT_STEP.get(err.code.value, DEFAULT_NEXT_STEP)

@@ -162,10 +162,11 @@ async def test_bridge_errors_become_tool_errors_with_a_next_step(
         result = await mcp.call_tool("browser_hover", {"ref": "e4"})
         assert result.is_error
         lines = text(result).splitlines()
-        assert lines[0] == ("Error ELEMENT_OBSCURED in browser_hover: "
+        assert lines[0] == "### Error"  # Playwright MCP's heading
+        assert lines[1] == ("Error ELEMENT_OBSCURED in browser_hover: "
                             "A cookie banner covers the button.")
-        assert lines[1] == 'Details: {"coveredBy":"dialog"}'
-        assert lines[2].startswith("Next step: ") and "browser_snapshot" in lines[2]
+        assert lines[2] == 'Details: {"coveredBy":"dialog"}'
+        assert lines[3].startswith("Next step: ") and "browser_snapshot" in lines[3]
 
 
 async def test_session_reconnects_after_the_bridge_connection_drops(
@@ -311,7 +312,7 @@ async def test_fill_form_stopped_midway_names_the_field_and_what_was_done(
             {"name": "City", "type": "textbox", "ref": "e4", "value": "Paris"},
             {"name": "Zip", "type": "textbox", "ref": "e5", "value": "75001"}]})
         assert result.is_error
-        first = text(result).splitlines()[0]
+        first = text(result).splitlines()[1]
         assert first.startswith("Error ELEMENT_NOT_EDITABLE in browser_fill_form: "
                                 "Stopped at action 1 (textbox City (e4))")
         assert "Done before it, not undone: textbox Name (e3)" in first
