@@ -176,13 +176,15 @@ def mcp_options(args: argparse.Namespace, env: dict[str, str] | None = None) -> 
     Raises:
         _Refused: a bad value (the message names the flag, variable or config key).
     """
+    from .mcp.foreign_flags import FOREIGN_FLAGS, check_foreign
     from .mcp.options import OptionsError, build_options
 
     try:
+        foreign = check_foreign({f.dest: getattr(args, f.dest, None) for f in FOREIGN_FLAGS})
         options = build_options({k: getattr(args, k) for k in MCP_OPTION_FLAGS}, env)
     except OptionsError as err:
         raise _Refused(str(err)) from err
-    for warning in options.warnings:
+    for warning in [*foreign, *options.warnings]:
         _progress(f"warning: {warning}")
     if options.launch_set:
         running = None if (args.bridge or args.no_embedded) else config.live_endpoint()
@@ -196,8 +198,15 @@ def mcp_options(args: argparse.Namespace, env: dict[str, str] | None = None) -> 
 
 
 async def _cmd_mcp(args: argparse.Namespace) -> int:
+    from .mcp.foreign_flags import http_port
+    from .mcp.options import OptionsError
+
     try:
         options = mcp_options(args)
+        try:  # Playwright MCP's --port / --host (loopback only) → --http
+            args.http = http_port(args.http, args.pw_port, args.pw_host)
+        except OptionsError as err:
+            raise _Refused(str(err)) from err
         token = _bridge_token(args)
         http_token = _http_token(args) if args.http is not None else None
     except _Refused as err:
@@ -401,6 +410,20 @@ def _add_mcp_options(mcp: argparse.ArgumentParser) -> None:
     g.add_argument("--config", metavar="FILE",
                    help="Playwright MCP JSON config (browser.browserName, launchOptions, "
                    "contextOptions.viewport, userDataDir, capabilities, outputDir, network)")
+    from .mcp.foreign_flags import FOREIGN_FLAGS
+
+    pw = mcp.add_argument_group(
+        "other Playwright MCP flags", "--port N is --http N; --host takes loopback only "
+        "(127.0.0.1, localhost, ::1). Taken and ignored with a warning: "
+        + ", ".join(f.flag for f in FOREIGN_FLAGS if f.refuse is None) + ". Refused (exit 2, "
+        "with the reason): " + ", ".join(f.flag for f in FOREIGN_FLAGS if f.refuse) + ".")
+    pw.add_argument("--port", dest="pw_port", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    pw.add_argument("--host", dest="pw_host", metavar="HOST", help=argparse.SUPPRESS)
+    for f in FOREIGN_FLAGS:
+        if f.nargs == 0:
+            pw.add_argument(f.flag, dest=f.dest, action="store_true", help=argparse.SUPPRESS)
+        else:
+            pw.add_argument(f.flag, dest=f.dest, nargs=f.nargs, help=argparse.SUPPRESS)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -212,3 +212,83 @@ def test_cli_exits_2_before_anything_starts(tmp_path: Path) -> None:
     assert proc.stdout == ""
     assert "--viewport-size: 'big' is not a viewport size" in proc.stderr
     assert "bridge listening" not in proc.stderr and not (tmp_path / "endpoint.json").exists()
+
+
+def test_harmless_playwright_flags_are_taken_with_one_warning_each(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """--no-sandbox, --timeout-action N, --save-session, --image-responses omit: started
+    with one stderr line each naming the flag and what ignoring it means."""
+    args = cli.build_parser().parse_args([
+        "mcp", "--no-sandbox", "--timeout-action", "5000", "--save-session",
+        "--image-responses", "omit", "--allowed-hosts", "a", "b", "--no-embedded"])
+    cli.mcp_options(args, env={})
+    err = capsys.readouterr().err.splitlines()
+    for flag in ("--no-sandbox", "--timeout-action", "--save-session", "--image-responses",
+                 "--allowed-hosts"):
+        (line,) = [e for e in err if f"warning: {flag} (Playwright MCP) ignored: " in e]
+        assert line.split("ignored: ")[1], line
+
+
+@pytest.mark.parametrize("argv, reason", [
+    (["--device", "iPhone 15"], "no device emulation"),
+    (["--proxy-server", "http://p:3128"], "traffic would go direct"),
+    (["--secrets", "s.env"], "secrets are not masked"),
+    (["--ignore-https-errors"], "certificate errors stay errors"),
+    (["--cdp-endpoint", "http://127.0.0.1:9222"], "--bridge"),
+    (["--storage-state", "s.json"], "signed-out"),
+])
+def test_flags_that_would_change_results_or_security_are_refused_with_why(
+        argv: list[str], reason: str) -> None:
+    """Refused, not ignored: the message names the flag and why."""
+    args = cli.build_parser().parse_args(["mcp", *argv])
+    with pytest.raises(cli._Refused) as info:
+        cli.mcp_options(args, env={})
+    assert f"{argv[0]} (Playwright MCP) is not supported" in str(info.value)
+    assert reason in str(info.value)
+
+
+def test_port_is_http_and_host_is_loopback_only() -> None:
+    """--port N serves --http N; --host localhost/127.0.0.1/::1 is taken, another host,
+    a host with no port and two different ports are refused."""
+    from bridge.mcp.foreign_flags import http_port
+
+    assert http_port(None, 8931, None) == 8931
+    assert http_port(8931, 8931, "localhost") == 8931
+    assert http_port(None, 9000, "::1") == 9000 and http_port(None, None, None) is None
+    for http, port, host, says in ((None, 9000, "0.0.0.0", "binds 127.0.0.1 only"),
+                                   (None, None, "127.0.0.1", "give --port"),
+                                   (9001, 9000, None, "different ports")):
+        with pytest.raises(OptionsError, match=says):
+            http_port(http, port, host)
+
+
+def test_cli_refuses_a_non_loopback_host_with_exit_2(tmp_path: Path) -> None:
+    """``trustbridge mcp --port 9000 --host 0.0.0.0`` exits 2 saying why, nothing started."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "bridge.cli", "mcp", "--port", "9000", "--host", "0.0.0.0"],
+        capture_output=True, text=True, timeout=60, cwd=str(REPO),
+        env={"PATH": "/usr/bin:/bin", "TRUSTBRIDGE_HOME": str(tmp_path)})
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "binds 127.0.0.1 only" in proc.stderr
+
+
+def test_every_playwright_mcp_flag_is_ours_or_known() -> None:
+    """Each flag of Playwright MCP 0.0.83's --help parses: ours, mapped, ignored or
+    refused by name (none falls through to argparse's exit 2)."""
+    import re
+    import shutil
+
+    from bridge.mcp.foreign_flags import FOREIGN_FLAGS
+
+    cli_js = REPO / "scripts/conformance/node_modules/@playwright/mcp/cli.js"
+    if shutil.which("node") is None or not cli_js.exists():
+        pytest.skip("Playwright MCP is not installed (scripts/conformance: npm ci)")
+    out = subprocess.run(["node", str(cli_js), "--help"], capture_output=True, text=True,
+                         timeout=60).stdout
+    theirs = set(re.findall(r"^  (--[a-z-]+)", out, re.M)) - {"--version", "--help"}
+    assert len(theirs) > 40, out
+    parser = cli.build_parser()
+    known = {o for a in parser._subparsers._group_actions[0].choices["mcp"]._actions  # type: ignore[union-attr]
+             for o in a.option_strings}
+    assert theirs <= known, sorted(theirs - known)
+    assert {f.flag for f in FOREIGN_FLAGS} & {"--browser", "--caps", "--port", "--host"} == set()
