@@ -394,7 +394,7 @@ def _add_mcp_options(mcp: argparse.ArgumentParser) -> None:
     head.add_argument("--headed", dest="headless", action="store_const", const=False,
                       help="show the browser window")
     g.add_argument("--viewport-size", dest="viewport", metavar="WxH",
-                   help="top-level viewport in CSS px, e.g. 1280x720 (default 1280x800)")
+                   help="top-level viewport in CSS px, e.g. 1280x800 (default 1280x720)")
     g.add_argument("--user-data-dir", metavar="DIR",
                    help="keep the profile (cookies, localStorage) in DIR across runs")
     g.add_argument("--isolated", action="store_const", const=True, default=None,

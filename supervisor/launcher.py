@@ -74,9 +74,10 @@ CHROME_USER_AGENT = ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML,
 ``X11; Linux x86_64`` and ``<major>.0.0.0`` since UA reduction), with ``Chrome`` where
 headless mode says ``HeadlessChrome``."""
 
-VIEWPORT = {"width": 1280, "height": 800}
-"""CSS px of the top-level viewport: a desktop size, which the regression pages under
-tests/e2e/pages/ assume (sticky headers, hover menus and padded frames lay out for it)."""
+VIEWPORT = {"width": 1280, "height": 720}
+"""CSS px of the top-level viewport: Playwright's default (and so Playwright MCP's), a
+desktop size the regression pages under tests/e2e/pages/ lay out for (sticky headers,
+hover menus, padded frames)."""
 
 PrefValue = bool | int | str
 

@@ -34,7 +34,7 @@ FOREIGN_CAPS = frozenset({"config", "core", "core-navigation", "core-tabs", "cor
 """Playwright MCP capabilities with no trustbridge tools: accepted and ignored (said in
 :attr:`McpOptions.warnings`), so a client's Playwright MCP line still starts. ``core``
 tools are always listed."""
-DEFAULT_VIEWPORT = (1280, 800)
+DEFAULT_VIEWPORT = (1280, 720)
 """CSS px (supervisor/launcher.py VIEWPORT)."""
 MAX_VIEWPORT_PX = 10000
 """Largest viewport side accepted, CSS px (supervisor/__main__.py checks the same)."""
@@ -53,7 +53,7 @@ class McpOptions:
     Attributes:
         browser: ``chromium``, ``firefox`` or ``camoufox``.
         headless: no window (default True; Playwright MCP defaults to headed).
-        viewport: ``(width, height)`` of the top-level viewport in CSS px; None: 1280x800.
+        viewport: ``(width, height)`` of the top-level viewport in CSS px; None: 1280x720.
         user_data_dir: a profile kept across runs; None: a fresh temp profile per launch.
         isolated: ``--isolated`` was asked for (the default behaviour here).
         output_dir: where produced files go (downloads, screenshots, PDFs); None: the

@@ -31,7 +31,7 @@ def _config(tmp_path: Path, data: object) -> Path:
 
 
 def test_defaults_are_todays_embedded_launch() -> None:
-    """No flag, no environment, no file: headless Chromium, 1280x800, fresh profile, no caps."""
+    """No flag, no environment, no file: headless Chromium, 1280x720, fresh profile, no caps."""
     opts = build_options(_flags([]), {})
     assert opts == McpOptions()
     assert opts.launch_set == frozenset() and opts.warnings == ()
@@ -292,3 +292,13 @@ def test_every_playwright_mcp_flag_is_ours_or_known() -> None:
              for o in a.option_strings}
     assert theirs <= known, sorted(theirs - known)
     assert {f.flag for f in FOREIGN_FLAGS} & {"--browser", "--caps", "--port", "--host"} == set()
+
+
+def test_the_default_viewport_is_playwrights_1280x720() -> None:
+    """With no --viewport-size the browser's viewport is Playwright's default, 1280x720
+    CSS px, in the launcher and in what the options say."""
+    from bridge.mcp.options import DEFAULT_VIEWPORT
+    from supervisor.launcher import VIEWPORT
+
+    assert VIEWPORT == {"width": 1280, "height": 720}
+    assert DEFAULT_VIEWPORT == (VIEWPORT["width"], VIEWPORT["height"])
