@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from supervisor.origins import OriginPolicy, parse_origin_list
+from ..protocol.origins import OriginPolicy, parse_origin_list
 
 BROWSERS = ("chromium", "firefox", "camoufox")
 """``--browser`` values (docs/browsers.md)."""
