@@ -27,6 +27,7 @@ import asyncio
 import base64
 import contextlib
 import logging
+import os
 import struct
 from typing import Any
 
@@ -69,6 +70,26 @@ RECONNECT_MAX_S = 5.0
 EVALUATE_TIMEOUT_S = 25.0
 """How long an isolated script's promise may take, s: under the bridge's wait for
 ``driver.evaluate`` (bridge/executor.py DRIVER_CALL_TIMEOUT_S)."""
+
+
+def check_upload_files(paths: list[str]) -> None:
+    """Refuse an upload whose files are not on the supervisor's machine, before any input:
+    Playwright would raise FileNotFoundError only after the target was reached (the ref
+    form) or leave the open chooser waiting (the no-ref form).
+
+    Args:
+        paths: the upload's paths, absolute or relative to the supervisor's working
+            directory (as Playwright's ``set_input_files`` reads them).
+
+    Raises:
+        BadRequest: one or more paths name nothing (``details.missing``: those paths).
+    """
+    missing = [path for path in paths if not os.path.exists(path)]
+    if missing:
+        raise E.BadRequest(
+            f"No such file on the browser's machine: {', '.join(missing)}; nothing was "
+            "uploaded.", {"missing": missing},
+            next_step="Give paths of existing files on the machine that runs the browser.")
 
 
 class InputDriver:
@@ -193,10 +214,14 @@ class InputDriver:
             ElementObscured / ElementTargetDisabled / ElementNotEditable / Timeout:
                 actionability failed within ``timeoutMs``; nothing was dispatched.
             BrowserOperationUncertain: the page or frame went away during the action.
+            BadRequest: an upload names files that do not exist on this machine
+                (``details.missing``); nothing was dispatched.
         """
+        action = params.action
+        if isinstance(action, UploadAction):  # before any lookup or input: nothing is sent
+            check_upload_files(action.files)
         frame = self.frames.frame_for(params.frameToken)
         page = frame.page
-        action = params.action
         target: A.Target | None = None
         with map_playwright_errors(timeout_ms=params.timeoutMs):
             if isinstance(action, MouseAction):  # vision tools: a viewport point, no ref
