@@ -12,7 +12,7 @@ the bridge's answers (``page.act`` results, the ``completedActions`` of a ``page
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,7 +89,8 @@ def effects(results: Sequence[Result]) -> list[str]:
     for result in results:
         if result.get("dialog"):
             kind = result["dialog"].get("type") or "JavaScript"
-            lines.append(f"Opened a {kind} dialog (see Modal state).")
+            article = "an" if kind[:1].lower() in "aeiou" else "a"  # "an alert"
+            lines.append(f"Opened {article} {kind} dialog (see Modal state).")
         for down in result.get("downloads") or []:
             name = json.dumps(down.get("suggestedFilename") or "?", ensure_ascii=False)
             late = " (started after the previous action)" if down.get("late") else ""
@@ -169,26 +170,32 @@ def tab_to_follow(opened: Sequence[OpenedTab],
 
 
 def tab_effects(opened: Sequence[Mapping[str, Any]], index: Mapping[Any, int],
-                followed: Any) -> list[str]:
-    """``Opened tab 2 "Invoice" — now current`` per new tab.
+                followed: Any, late: Collection[Any] = ()) -> list[str]:
+    """``Opened tab 2 "Invoice" — now current`` per new tab; for a late one (``OpenedTab.late``:
+    reported by a snapshot, wait or find, not by an action's own result) ``Tab 2 "Invoice"
+    opened after the previous action — now current``, so the call that reports it is not
+    taken for its opener.
 
     Args:
         opened: the new tabs, as listed now (title, url).
         index: tab id → the index browser_tabs takes (absent: the tab is gone).
         followed: the id of the tab that became current, if any.
+        late: ids of the tabs that were reported late.
     """
     lines = []
     for tab in opened:
         tab_id = tab.get("tabId")
         title = json.dumps(tab.get("title") or tab.get("url") or "", ensure_ascii=False)
+        shown = index.get(tab_id, tab_id)
+        said = (f"Tab {shown} {title} opened after the previous action" if tab_id in late
+                else f"Opened tab {shown} {title}")
         if tab_id not in index:
-            lines.append(f"Opened tab {tab_id} {title}; it is closed already.")
+            lines.append(f"{said}; it is closed already.")
         elif tab_id == followed:
-            lines.append(f"Opened tab {index[tab_id]} {title} — now current: later tools "
-                         "act on it.")
+            lines.append(f"{said} — now current: later tools act on it.")
         else:
-            lines.append(f"Opened tab {index[tab_id]} {title} in the background; not "
-                         f"current (browser_tabs select {index[tab_id]} to act on it).")
+            lines.append(f"{said} in the background; not current (browser_tabs select "
+                         f"{shown} to act on it).")
     return lines
 
 

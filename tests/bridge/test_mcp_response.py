@@ -287,9 +287,23 @@ def test_effects_name_downloads_a_chooser_and_a_dialog() -> None:
         'The download of "b.zip" failed: canceled.',
         "Opened a confirm dialog (see Modal state).",
         "Opened a file chooser (see Modal state)."]
+    assert report.effects([{"dialog": {"type": "alert"}}]) == [
+        "Opened an alert dialog (see Modal state)."]
     assert report.warnings(results, ["x", "y"]) == []
     missed = report.warnings([{"delivered": False, "deliveredEvents": []}], ["the click"])
     assert missed[0].startswith("WARNING delivered: false: the click had no visible effect")
+
+
+def test_a_late_tab_is_said_to_have_opened_after_the_previous_action() -> None:
+    """tab_effects: a tab reported late is not phrased as opened by the reporting call."""
+    tabs = [{"tabId": 7, "title": "Second tab"}, {"tabId": 8, "title": "Own"}]
+    assert report.tab_effects(tabs, {7: 1, 8: 2}, 7, late={7}) == [
+        'Tab 1 "Second tab" opened after the previous action — now current: later tools '
+        "act on it.",
+        'Opened tab 2 "Own" in the background; not current (browser_tabs select 2 to act '
+        "on it)."]
+    assert report.tab_effects(tabs[:1], {}, None, late={7}) == [
+        'Tab 7 "Second tab" opened after the previous action; it is closed already.']
 
 
 def test_only_an_active_tab_is_followed_and_a_late_one_only_near_an_input() -> None:
