@@ -159,7 +159,16 @@ async def dispose_quietly(handle: ElementHandle) -> None:
 
 
 async def click(t: Target, a: ClickAction, timeout_ms: int) -> dict[str, Any]:
-    """Press and release ``a.button`` ``a.clickCount`` times at the centre or ``a.position``."""
+    """Press and release ``a.button`` ``a.clickCount`` times at the centre or ``a.position``.
+
+    Raises:
+        BadRequest: ``a.position`` lies outside the target's box (``details.box``: its
+            ``width``/``height``, CSS px); nothing was dispatched. Without this check
+            Playwright waits the whole timeout for the point to hit the target and ends
+            with "<html> intercepts pointer events".
+    """
+    if a.position is not None:
+        await check_position(t, a.position, timeout_ms)
     await t.locator.click(
         button=a.button,
         click_count=a.clickCount,
@@ -169,6 +178,29 @@ async def click(t: Target, a: ClickAction, timeout_ms: int) -> dict[str, Any]:
         **t.pointer.click_options(),
     )
     return {}
+
+
+async def check_position(t: Target, at: Point, timeout_ms: int) -> None:
+    """Refuse a click point outside the target's bounding box (one ``bounding_box`` call).
+
+    Args:
+        at: the offset from the box's top-left corner, CSS px.
+
+    Raises:
+        BadRequest: the point is outside ``[0, width] x [0, height]`` (``details.box``,
+            ``details.position``). A target with no box (hidden) is left to the click,
+            whose actionability waits say why.
+    """
+    box = await t.locator.bounding_box(timeout=timeout_ms)
+    if box is None or (0 <= at.x <= box["width"] and 0 <= at.y <= box["height"]):
+        return
+    size = {"width": round(box["width"], 2), "height": round(box["height"], 2)}
+    raise E.BadRequest(
+        f"The click position ({at.x:g}, {at.y:g}) is outside the element's box, "
+        f"{size['width']:g} x {size['height']:g} CSS px; nothing was clicked.",
+        {"box": size, "position": {"x": at.x, "y": at.y}},
+        next_step="Give a position inside the box (offset from its top-left corner, CSS px), "
+        "or leave it out to click the centre.")
 
 
 async def hover(t: Target, _a: HoverAction, timeout_ms: int) -> dict[str, Any]:
