@@ -29,7 +29,7 @@ from ..protocol.models import (
 from .batch import run_batch
 from .response import Response
 from .session import Connection
-from .tool import ElementArgs, Tool, ToolArgs, derive
+from .tool import ElementArgs, Tool, derive
 
 ELEMENT_DOC = "Human-readable element description, for messages."
 

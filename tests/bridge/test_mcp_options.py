@@ -266,7 +266,7 @@ def test_cli_refuses_a_non_loopback_host_with_exit_2(tmp_path: Path) -> None:
     """``trustbridge mcp --port 9000 --host 0.0.0.0`` exits 2 saying why, nothing started."""
     proc = subprocess.run(
         [sys.executable, "-m", "bridge.cli", "mcp", "--port", "9000", "--host", "0.0.0.0"],
-        capture_output=True, text=True, timeout=60, cwd=str(REPO),
+        capture_output=True, text=True, timeout=60, cwd=str(REPO), check=False,
         env={"PATH": "/usr/bin:/bin", "TRUSTBRIDGE_HOME": str(tmp_path)})
     assert proc.returncode == 2 and proc.stdout == ""
     assert "binds 127.0.0.1 only" in proc.stderr
@@ -284,8 +284,8 @@ def test_every_playwright_mcp_flag_is_ours_or_known() -> None:
     if shutil.which("node") is None or not cli_js.exists():
         pytest.skip("Playwright MCP is not installed (scripts/conformance: npm ci)")
     out = subprocess.run(["node", str(cli_js), "--help"], capture_output=True, text=True,
-                         timeout=60).stdout
-    theirs = set(re.findall(r"^  (--[a-z-]+)", out, re.M)) - {"--version", "--help"}
+                         timeout=60, check=True).stdout
+    theirs = set(re.findall(r"^  (--[a-z-]+)", out, re.MULTILINE)) - {"--version", "--help"}
     assert len(theirs) > 40, out
     parser = cli.build_parser()
     known = {o for a in parser._subparsers._group_actions[0].choices["mcp"]._actions  # type: ignore[union-attr]

@@ -166,7 +166,7 @@ async def test_click_xy_delay_reaches_the_driver_and_is_said(
         peers: Callable[..., Awaitable[FakePeer]], session: Session) -> None:
     """delay (ms between press and release, Playwright's mouse.click delay) is in the
     driver's MouseAction and the result line; out of bounds it is BAD_REQUEST."""
-    ext, drv = await trusted(peers, receipt=True)
+    _, drv = await trusted(peers, receipt=True)
     async with Client(build_server(session)) as mcp:
         result = await mcp.call_tool("browser_mouse_click_xy", {"x": 10, "y": 20,
                                                                 "delay": 250})

@@ -20,9 +20,8 @@ class _Mouse:
 
 
 class _Page:
-    viewport_size = {"width": 1280, "height": 720}
-
     def __init__(self) -> None:
+        self.viewport_size = {"width": 1280, "height": 720}
         self.mouse = _Mouse()
 
 
