@@ -582,7 +582,7 @@
       const info = state.byFrame.get(top.frameId);
       const prefix = info.ordinal === 0 ? "" : `f${info.ordinal}`;
       let res;
-      const floor = tabs2.tabState(tabId).refFloor;
+      const floor = tabs2.refFloor;
       const ask = deadline === null ? remaining : Math.min(remaining, TIME_CHUNK_CHARS);
       const timeBudgetMs = deadline === null ? null : Math.max(1, deadline - Date.now());
       try {
@@ -606,7 +606,9 @@
             walkerId: top.walkerId,
             maxChars: ask,
             docId: top.docId,
-            timeBudgetMs
+            timeBudgetMs,
+            refFloor: floor
+            // used once content/main.js passes it to observer.continue
           });
         }
       } catch (err) {
@@ -735,7 +737,7 @@
     let point = { x: at.x, y: at.y };
     for (let depth = 0; depth <= MAX_FRAME_DEPTH; depth++) {
       const ordinal = tabs2.ordinalOf(tabId, frameId);
-      const floor = tabs2.tabState(tabId).refFloor;
+      const floor = tabs2.refFloor;
       const msg = {
         op: "hitTest",
         ...point,
@@ -865,7 +867,7 @@
       );
     }
     const wanted = subtreeOf(byFrame, startFrame);
-    const floor = tabs2.tabState(tabId).refFloor;
+    const floor = tabs2.refFloor;
     const answers = /* @__PURE__ */ new Map();
     let timedOut = false;
     await Promise.all([...wanted].map(async (frameId) => {
@@ -1010,10 +1012,12 @@
 
   // src/background/tabs.js
   var DOCS_PER_FRAME = 16;
+  var MINTED_PER_TAB = 256;
   var Tabs = class {
     constructor(api2) {
       this.api = api2;
       this.state = /* @__PURE__ */ new Map();
+      this.refFloor = 1;
       this.navigations = new Navigations(api2, (tabId, frameId, msg) => this.toFrame(tabId, frameId, msg));
       this.openedAt = /* @__PURE__ */ new Map();
       api2.tabs.onRemoved.addListener((tabId) => {
@@ -1099,7 +1103,7 @@
     tabState(tabId) {
       let st = this.state.get(tabId);
       if (!st) {
-        st = { ordinals: /* @__PURE__ */ new Map([[0, 0]]), frameIds: /* @__PURE__ */ new Map([[0, 0]]), docs: /* @__PURE__ */ new Map(), next: 1, refFloor: 1 };
+        st = { ordinals: /* @__PURE__ */ new Map([[0, 0]]), frameIds: /* @__PURE__ */ new Map([[0, 0]]), docs: /* @__PURE__ */ new Map(), next: 1, minted: [] };
         this.state.set(tabId, st);
       }
       return st;
@@ -1160,7 +1164,37 @@
         docs.push({ identity, lo: floor, hi: Math.max(floor, nextRef) - 1 });
         if (docs.length > DOCS_PER_FRAME) docs.shift();
       }
-      st.refFloor = Math.max(st.refFloor, nextRef);
+      if (nextRef > floor) {
+        const last2 = st.minted[st.minted.length - 1];
+        if (last2 && floor <= last2[1] + 1 && floor >= last2[0]) last2[1] = Math.max(last2[1], nextRef - 1);
+        else st.minted.push([floor, nextRef - 1]);
+        if (st.minted.length > MINTED_PER_TAB) st.minted.shift();
+      }
+      this.refFloor = Math.max(this.refFloor, nextRef);
+    }
+    /** The tab (other than `tabId`) one of whose remembered documents minted ref number `n`,
+     *  or null. */
+    tabOfRef(tabId, n) {
+      for (const [other, st] of this.state) {
+        if (other === tabId) continue;
+        for (const docs of st.docs.values()) {
+          if (docs.some((d) => d.lo <= n && n <= d.hi)) return other;
+        }
+      }
+      return null;
+    }
+    /** REF_NOT_FOUND for a ref whose number tab `tabId`'s snapshots never gave, naming the tab
+     *  that did when this background knows it. */
+    notThisTab(tabId, ref, n) {
+      const from = this.tabOfRef(tabId, n);
+      if (from !== null) {
+        return new PageError(
+          "REF_NOT_FOUND",
+          `Ref ${ref} is not from this tab's snapshots (tab ${tabId}): it is from tab ${from}. Address tab ${from} to use it, or take a new snapshot of tab ${tabId} and use its refs.`,
+          { ref, tabId, refTabId: from }
+        );
+      }
+      return null;
     }
     /** Parse a ref ("e7" or "f2e7") into {frameId, local ref, docId: identity of the document
      *  that minted it}. Throws REF_NOT_FOUND, or BROWSER_DOCUMENT_CHANGED when that frame (or
@@ -1169,13 +1203,16 @@
       const m = /^(?:f(\d+))?e(\d+)$/.exec(ref || "");
       if (!m) throw new PageError("REF_NOT_FOUND", `Ref ${ref} is not a ref from a snapshot.`, { ref });
       const ordinal = m[1] ? Number(m[1]) : 0;
+      const n = Number(m[2]);
       const st = this.tabState(tabId);
       const frameId = st.frameIds.get(ordinal);
+      const elsewhere = () => this.notThisTab(tabId, ref, n);
       if (frameId === void 0) {
+        const other = elsewhere();
+        if (other) throw other;
         throw new PageError("REF_NOT_FOUND", `Ref ${ref} names a frame the snapshots of tab ${tabId} never showed. Take a new snapshot (if it came from another tab, e.g. before a click opened this one, list tabs and name that tab).`, { ref, tabId });
       }
       this.navigations.check(tabId, frameId);
-      const n = Number(m[2]);
       const docs = st.docs.get(ordinal) || [];
       let docId = null;
       for (let i = docs.length - 1; i >= 0; i--) {
@@ -1185,7 +1222,10 @@
         }
       }
       if (!docId) {
-        if (n >= 1 && docs.length && n < docs[0].lo) {
+        const other = elsewhere();
+        if (other) throw other;
+        const ours = st.minted.some(([lo, hi]) => lo <= n && n <= hi);
+        if (n >= 1 && docs.length && n < docs[0].lo && ours) {
           throw new PageError(
             "BROWSER_DOCUMENT_CHANGED",
             `Ref ${ref} belongs to an earlier document of this frame. Take a new snapshot.`,
@@ -1195,7 +1235,7 @@
         if (!docs.length) {
           throw new PageError("REF_NOT_FOUND", `Ref ${ref} is not from a snapshot of tab ${tabId} taken since the extension started (refs from before an extension or browser restart are gone). Take a new snapshot (if it came from another tab, list tabs and name that tab).`, { ref, tabId });
         }
-        throw new PageError("REF_NOT_FOUND", `Ref ${ref} was not given by a snapshot of tab ${tabId}. Take a new snapshot (if it came from another tab, e.g. before a click opened this one, list tabs and name that tab).`, { ref, tabId });
+        throw new PageError("REF_NOT_FOUND", `Ref ${ref} is not from this tab's snapshots (tab ${tabId}). Take a new snapshot (if it came from another tab, e.g. before a click opened this one, list tabs and name that tab).`, { ref, tabId });
       }
       return { frameId, local: `e${n}`, docId };
     }

@@ -2457,7 +2457,8 @@
      * Next chunk of a walk started by start().
      * @throws PageError BAD_REQUEST when the walk is unknown or expired
      */
-    continue(walkerId, maxChars, timeBudgetMs = null) {
+    continue(walkerId, maxChars, timeBudgetMs = null, refFloor = 1) {
+      this.refs.next = Math.max(this.refs.next, Number(refFloor) || 1);
       const entry = this.walkers.get(walkerId);
       if (!entry) {
         throw new PageError(
@@ -2617,6 +2618,7 @@
   // src/page/receipt.js
   var RECEIPT_TTL_MS = 6e4;
   var MAX_RECEIPTS = 64;
+  var TERMINAL = /* @__PURE__ */ new Set(["click", "auxclick", "contextmenu"]);
   var Receipts = class _Receipts {
     /**
      * @param {Window} win  the window whose capture listeners observe input
@@ -2633,7 +2635,7 @@
       this.listen(win);
     }
     listen(target) {
-      for (const type of ["pointerdown", "mousedown", "pointerup", "mouseup", "click", "dblclick"]) {
+      for (const type of ["pointerdown", "mousedown", "pointerup", "mouseup", "click", "dblclick", "auxclick", "contextmenu"]) {
         target.addEventListener(type, (e) => this.observe(e), { capture: true });
       }
     }
@@ -2659,8 +2661,9 @@
       for (const [id, r] of this.armed) {
         const target = r.target.deref();
         if (!target || !path.includes(target)) continue;
+        if ((event.type === "pointerdown" || event.type === "mousedown") && r.button === void 0) r.button = event.button;
         r.seen.add(event.type);
-        if (event.type === "click" && !r.pushed && this.onDelivered && _Receipts.delivered(r.seen)) {
+        if (TERMINAL.has(event.type) && !r.pushed && this.onDelivered && _Receipts.delivered(r.seen, r.button)) {
           r.pushed = true;
           try {
             this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort() });
@@ -2669,16 +2672,26 @@
         }
       }
     }
-    static delivered(seen) {
-      return seen.has("click") && (seen.has("pointerdown") || seen.has("mousedown"));
+    /**
+     * Whether the events the target saw make a delivered click of `button` (MouseEvent.button
+     * of its press: 0 left, 1 middle, 2 right; undefined: no press seen): the press
+     * (pointerdown or mousedown) and the event that button's click ends with.
+     */
+    static delivered(seen, button) {
+      if (!(seen.has("pointerdown") || seen.has("mousedown"))) return false;
+      if (button === 1) return seen.has("auxclick");
+      if (button === 2) return seen.has("contextmenu") || seen.has("auxclick");
+      if (button === 0) return seen.has("click");
+      return false;
     }
-    /** {delivered, events}: whether a trusted click (pointerdown + click) reached the target. */
+    /** {delivered, events}: whether a trusted click (its press + the button's click event:
+     *  click, auxclick or contextmenu) reached the target. */
     read(id) {
       const r = this.armed.get(id);
       if (!r) throw new PageError("BAD_REQUEST", `Receipt ${id} is unknown or expired.`);
       this.armed.delete(id);
       const events = Array.from(r.seen).sort();
-      return { delivered: _Receipts.delivered(r.seen), events };
+      return { delivered: _Receipts.delivered(r.seen, r.button), events };
     }
   };
   function coordinatesFor(el) {

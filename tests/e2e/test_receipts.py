@@ -93,3 +93,47 @@ async def test_coordinates_refused_when_something_covers_the_point(
         await stack.client.call("page.act", {"ref": ref, "action": {"kind": "click"},
                                              "allowCoordinates": True})
     assert await _clicks(stack) == []
+
+
+async def _open_scope(stack: Stack, origins: Origins) -> str:
+    await stack.client.call("page.navigate", {"url": f"{origins.main}/refscope/main.html"})
+    return await stack.snapshot()
+
+
+async def _aux_events(stack: Stack) -> list[dict]:
+    return await stack.page.evaluate("window.__events")
+
+
+async def test_right_click_receipt_counts_contextmenu(stack: Stack, origins: Origins) -> None:
+    """A right-click on a table cell whose contextmenu handler calls preventDefault is
+    delivered: true, and the page saw a trusted contextmenu (button 2) on that cell."""
+    snap = await _open_scope(stack, origins)
+    res = await stack.act(ref_of(snap, "cell", "Alice"), kind="click", button="right")
+    assert res["delivered"] is True, res
+    assert "contextmenu" in res["deliveredEvents"]
+    seen = [e for e in await _aux_events(stack) if e["type"] == "contextmenu"]
+    assert seen == [{"type": "contextmenu", "trusted": True, "button": 2, "target": "cell"}]
+
+
+async def test_middle_click_receipt_counts_auxclick(stack: Stack, origins: Origins) -> None:
+    """A middle click on a button is delivered: true, the page saw a trusted auxclick
+    (button 1) on it and no click."""
+    snap = await _open_scope(stack, origins)
+    res = await stack.act(ref_of(snap, "button", "Main other"), kind="click", button="middle")
+    assert res["delivered"] is True, res
+    assert "auxclick" in res["deliveredEvents"]
+    events = await _aux_events(stack)
+    assert [e for e in events if e["type"] == "auxclick"] == [
+        {"type": "auxclick", "trusted": True, "button": 1, "target": "other"}]
+    assert not [e for e in events if e["type"] == "click"]
+
+
+async def test_right_click_on_a_covered_target_is_not_delivered(
+        stack: Stack, origins: Origins) -> None:
+    """A right-click whose target an overlay covers the moment it is pressed: the overlay
+    takes the contextmenu, the result says delivered: false."""
+    snap = await _open_scope(stack, origins)
+    res = await stack.act(ref_of(snap, "button", "Covered target"), kind="click", button="right")
+    assert res["delivered"] is False, res
+    seen = [e for e in await _aux_events(stack) if e["type"] == "contextmenu"]
+    assert seen and all(e["trusted"] and e["target"] == "overlay" for e in seen)

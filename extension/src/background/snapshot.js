@@ -177,7 +177,7 @@ async function render(tabs, state, budget, deadline = null) {
     const info = state.byFrame.get(top.frameId);
     const prefix = info.ordinal === 0 ? '' : `f${info.ordinal}`;
     let res;
-    const floor = tabs.tabState(tabId).refFloor;
+    const floor = tabs.refFloor;
     const ask = deadline === null ? remaining : Math.min(remaining, TIME_CHUNK_CHARS);
     const timeBudgetMs = deadline === null ? null : Math.max(1, deadline - Date.now());
     try {
@@ -191,6 +191,7 @@ async function render(tabs, state, budget, deadline = null) {
       } else {
         res = await tabs.toFrame(tabId, top.frameId, {
           op: 'snapshotContinue', walkerId: top.walkerId, maxChars: ask, docId: top.docId, timeBudgetMs,
+          refFloor: floor, // used once content/main.js passes it to observer.continue
         });
       }
     } catch (err) {

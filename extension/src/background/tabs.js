@@ -5,12 +5,24 @@ import { Navigations } from './navigation.js';
 
 /** Documents remembered per frame ordinal, to tell a stale ref from an unknown one. */
 const DOCS_PER_FRAME = 16;
+/** Ref-number intervals remembered per tab, to tell a ref of an earlier document of this
+ *  tab (BROWSER_DOCUMENT_CHANGED) from one that was never this tab's (REF_NOT_FOUND). */
+const MINTED_PER_TAB = 256;
 
 export class Tabs {
   constructor(api) {
     this.api = api;
     /** tabId → {ordinals: Map<frameId, number>, frameIds: Map<number, number>, docs: Map<number, string>, next: number} */
     this.state = new Map();
+    /**
+     * The next ref number any document of ANY tab mints from: one counter for this
+     * background's lifetime, so a ref number names one element in the whole browser and a
+     * ref of another tab fails (REF_NOT_FOUND) instead of naming some element of this one.
+     * Fed by every mint's `nextRef` (snapshots, page.find, hit tests). After a background
+     * restart it starts at 1 again, but a live document mints from max(floor, its own
+     * registry's `next`) (page/snapshot.js `start`), so it never reuses a number it holds.
+     */
+    this.refFloor = 1;
     /** Navigations in flight (webNavigation); parseRef fences refs of navigating frames. */
     this.navigations = new Navigations(api, (tabId, frameId, msg) => this.toFrame(tabId, frameId, msg));
     /** tabId → ms since epoch when this background saw the tab open */
@@ -94,10 +106,11 @@ export class Tabs {
   tabState(tabId) {
     let st = this.state.get(tabId);
     if (!st) {
-      // docs: ordinal → [{identity: {token, timeOrigin, url}, lo, hi}] newest last; refFloor: the
-      // next ref number any new document of this tab starts from, so a ref number is never
-      // reused by a later document (a stale ref cannot name an element of the next page).
-      st = { ordinals: new Map([[0, 0]]), frameIds: new Map([[0, 0]]), docs: new Map(), next: 1, refFloor: 1 };
+      // docs: ordinal → [{identity: {token, timeOrigin, url}, lo, hi}] newest last; minted:
+      // [[lo, hi]] ref numbers this tab's documents were given (merged, oldest first). New
+      // documents start at the background's global `refFloor`, so a ref number is never
+      // reused by a later document or another tab.
+      st = { ordinals: new Map([[0, 0]]), frameIds: new Map([[0, 0]]), docs: new Map(), next: 1, minted: [] };
       this.state.set(tabId, st);
     }
     return st;
@@ -160,7 +173,37 @@ export class Tabs {
       docs.push({ identity, lo: floor, hi: Math.max(floor, nextRef) - 1 });
       if (docs.length > DOCS_PER_FRAME) docs.shift();
     }
-    st.refFloor = Math.max(st.refFloor, nextRef);
+    if (nextRef > floor) {
+      const last2 = st.minted[st.minted.length - 1];
+      if (last2 && floor <= last2[1] + 1 && floor >= last2[0]) last2[1] = Math.max(last2[1], nextRef - 1);
+      else st.minted.push([floor, nextRef - 1]);
+      if (st.minted.length > MINTED_PER_TAB) st.minted.shift();
+    }
+    this.refFloor = Math.max(this.refFloor, nextRef);
+  }
+
+  /** The tab (other than `tabId`) one of whose remembered documents minted ref number `n`,
+   *  or null. */
+  tabOfRef(tabId, n) {
+    for (const [other, st] of this.state) {
+      if (other === tabId) continue;
+      for (const docs of st.docs.values()) {
+        if (docs.some((d) => d.lo <= n && n <= d.hi)) return other;
+      }
+    }
+    return null;
+  }
+
+  /** REF_NOT_FOUND for a ref whose number tab `tabId`'s snapshots never gave, naming the tab
+   *  that did when this background knows it. */
+  notThisTab(tabId, ref, n) {
+    const from = this.tabOfRef(tabId, n);
+    if (from !== null) {
+      return new PageError('REF_NOT_FOUND',
+        `Ref ${ref} is not from this tab's snapshots (tab ${tabId}): it is from tab ${from}. Address tab ${from} to use it, or take a new snapshot of tab ${tabId} and use its refs.`,
+        { ref, tabId, refTabId: from });
+    }
+    return null;
   }
 
   /** Parse a ref ("e7" or "f2e7") into {frameId, local ref, docId: identity of the document
@@ -170,20 +213,28 @@ export class Tabs {
     const m = /^(?:f(\d+))?e(\d+)$/.exec(ref || '');
     if (!m) throw new PageError('REF_NOT_FOUND', `Ref ${ref} is not a ref from a snapshot.`, { ref });
     const ordinal = m[1] ? Number(m[1]) : 0;
+    const n = Number(m[2]);
     const st = this.tabState(tabId);
     const frameId = st.frameIds.get(ordinal);
+    const elsewhere = () => this.notThisTab(tabId, ref, n);
     if (frameId === undefined) {
+      const other = elsewhere();
+      if (other) throw other;
       throw new PageError('REF_NOT_FOUND', `Ref ${ref} names a frame the snapshots of tab ${tabId} never showed. Take a new snapshot (if it came from another tab, e.g. before a click opened this one, list tabs and name that tab).`, { ref, tabId });
     }
     this.navigations.check(tabId, frameId);
-    const n = Number(m[2]);
     const docs = st.docs.get(ordinal) || [];
     let docId = null;
     for (let i = docs.length - 1; i >= 0; i--) {
       if (docs[i].lo <= n && n <= docs[i].hi) { docId = docs[i].identity; break; }
     }
     if (!docId) {
-      if (n >= 1 && docs.length && n < docs[0].lo) { // refs start at e1: e0 was never issued
+      const other = elsewhere();
+      if (other) throw other;
+      // Ref numbers are unique across tabs: a number below this frame's oldest remembered
+      // document is an earlier document's only if this tab minted it.
+      const ours = st.minted.some(([lo, hi]) => lo <= n && n <= hi);
+      if (n >= 1 && docs.length && n < docs[0].lo && ours) { // refs start at e1: e0 was never issued
         throw new PageError('BROWSER_DOCUMENT_CHANGED',
           `Ref ${ref} belongs to an earlier document of this frame. Take a new snapshot.`, { ref, reason: 'navigated' });
       }
@@ -195,7 +246,7 @@ export class Tabs {
         // (tests/e2e/test_crash.py::test_a_firefox_content_crash_says_refs_are_gone).
         throw new PageError('REF_NOT_FOUND', `Ref ${ref} is not from a snapshot of tab ${tabId} taken since the extension started (refs from before an extension or browser restart are gone). Take a new snapshot (if it came from another tab, list tabs and name that tab).`, { ref, tabId });
       }
-      throw new PageError('REF_NOT_FOUND', `Ref ${ref} was not given by a snapshot of tab ${tabId}. Take a new snapshot (if it came from another tab, e.g. before a click opened this one, list tabs and name that tab).`, { ref, tabId });
+      throw new PageError('REF_NOT_FOUND', `Ref ${ref} is not from this tab's snapshots (tab ${tabId}). Take a new snapshot (if it came from another tab, e.g. before a click opened this one, list tabs and name that tab).`, { ref, tabId });
     }
     return { frameId, local: `e${n}`, docId };
   }

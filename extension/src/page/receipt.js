@@ -8,11 +8,21 @@
 // bridge has it by the time the driver answers: no extra round trip (design.md §10, "each
 // room once"). A click the target never received pushes nothing; the bridge then reads
 // the receipt (`read`) and reports `delivered: false`, not success.
+// Which event ends a click depends on the button pressed (UI Events: `click` is for the
+// primary button only; the others fire `auxclick`; the secondary button also fires
+// `contextmenu`): left counts `click`; middle `auxclick`; right `contextmenu` or `auxclick`.
+// Measured (tests/e2e/test_receipts.py): Chromium fires mousedown, contextmenu, mouseup,
+// auxclick for a right press; a page whose contextmenu handler calls preventDefault still
+// has contextmenu dispatched to the target (our capture listener sees it first), so it
+// still counts as delivered.
 
 import { PageError } from './errors.js';
 
 const RECEIPT_TTL_MS = 60000;
 const MAX_RECEIPTS = 64;
+
+/** Events that end a click of some button (see `delivered`). */
+const TERMINAL = new Set(['click', 'auxclick', 'contextmenu']);
 
 export class Receipts {
   /**
@@ -23,7 +33,7 @@ export class Receipts {
    */
   constructor(win, onDelivered = null) {
     /** @type {Map<string, {target: WeakRef<Element>, seen: Set<string>, at: number, pushed: boolean}>} */
-    this.armed = new Map();
+    this.armed = new Map(); // entries also get `button`: the button of the first press seen
     this.next = 1;
     this.onDelivered = onDelivered;
     // Ids are unique across documents and frames: the bridge matches pushed receipts by id.
@@ -35,7 +45,7 @@ export class Receipts {
   }
 
   listen(target) {
-    for (const type of ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'dblclick']) {
+    for (const type of ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'dblclick', 'auxclick', 'contextmenu']) {
       target.addEventListener(type, (e) => this.observe(e), { capture: true });
     }
   }
@@ -63,25 +73,36 @@ export class Receipts {
     for (const [id, r] of this.armed) {
       const target = r.target.deref();
       if (!target || !path.includes(target)) continue;
+      if ((event.type === 'pointerdown' || event.type === 'mousedown') && r.button === undefined) r.button = event.button;
       r.seen.add(event.type);
-      if (event.type === 'click' && !r.pushed && this.onDelivered && Receipts.delivered(r.seen)) {
+      if (TERMINAL.has(event.type) && !r.pushed && this.onDelivered && Receipts.delivered(r.seen, r.button)) {
         r.pushed = true;
         try { this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort() }); } catch { /* the bridge reads it instead */ }
       }
     }
   }
 
-  static delivered(seen) {
-    return seen.has('click') && (seen.has('pointerdown') || seen.has('mousedown'));
+  /**
+   * Whether the events the target saw make a delivered click of `button` (MouseEvent.button
+   * of its press: 0 left, 1 middle, 2 right; undefined: no press seen): the press
+   * (pointerdown or mousedown) and the event that button's click ends with.
+   */
+  static delivered(seen, button) {
+    if (!(seen.has('pointerdown') || seen.has('mousedown'))) return false;
+    if (button === 1) return seen.has('auxclick');
+    if (button === 2) return seen.has('contextmenu') || seen.has('auxclick');
+    if (button === 0) return seen.has('click');
+    return false;
   }
 
-  /** {delivered, events}: whether a trusted click (pointerdown + click) reached the target. */
+  /** {delivered, events}: whether a trusted click (its press + the button's click event:
+   *  click, auxclick or contextmenu) reached the target. */
   read(id) {
     const r = this.armed.get(id);
     if (!r) throw new PageError('BAD_REQUEST', `Receipt ${id} is unknown or expired.`);
     this.armed.delete(id);
     const events = Array.from(r.seen).sort();
-    return { delivered: Receipts.delivered(r.seen), events };
+    return { delivered: Receipts.delivered(r.seen, r.button), events };
   }
 }
 

@@ -87,7 +87,10 @@ export class PageObserver {
    * Next chunk of a walk started by start().
    * @throws PageError BAD_REQUEST when the walk is unknown or expired
    */
-  continue(walkerId, maxChars, timeBudgetMs = null) {
+  continue(walkerId, maxChars, timeBudgetMs = null, refFloor = 1) {
+    // Another tab may have minted from the background's global floor since the last chunk:
+    // new refs of this chunk start above it (background/tabs.js `refFloor`).
+    this.refs.next = Math.max(this.refs.next, Number(refFloor) || 1);
     const entry = this.walkers.get(walkerId);
     if (!entry) {
       throw new PageError('BAD_REQUEST',
