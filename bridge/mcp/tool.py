@@ -130,7 +130,7 @@ def clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     Drops ``title`` keywords (the property names say it) and the numeric and length
     bounds (:data:`BOUNDS`: the argument models still enforce them, so a value out of
     bounds is a BAD_REQUEST naming the field and the bound; Playwright MCP's schemas carry
-    none either), and turns an optional ``anyOf: [X, null]`` with default null into ``X``
+    almost none), and turns an optional ``anyOf: [X, null]`` with default null into ``X``
     (the field is simply not required). A property that is itself called like a keyword
     (``title``) stays.
     """
