@@ -35,6 +35,14 @@ tabs before it is routed, s (one ``tabs.list``: a few ms; past it the unplaced d
 blocks the whole device, the cautious answer)."""
 LIST_TIMEOUT_S = 5.0
 """How long the bridge waits for ``tabs.list`` when it places a dialog, s."""
+DISMISS_TIMEOUT_S = 10.0
+"""How long the bridge waits for the driver to dismiss a dialog before a load, s."""
+NEXT_DIALOG_WAIT_S = 0.75
+"""After dismissing the dialog that blocked a tab to load it, how long the bridge waits
+for the page to open the next one (a ``confirm()`` loop) before it starts the load, s. A
+load started while a dialog is open makes Chromium dismiss that dialog unasked and leaves
+the load pending behind the page's next one; waiting lets the load answer with the dialog
+really open instead."""
 
 Predicate = Callable[[OpenDialog], bool]
 
@@ -157,6 +165,50 @@ class DialogWaits:
             return task.result(), None
         task.add_done_callback(lambda t: t.cancelled() or t.exception())  # finishes later
         return None, waiter.result()
+
+
+    async def dismiss_before_load(self, device: str, tab: int | None
+                                  ) -> tuple[dict[str, Any] | None, OpenDialog | None]:
+        """Dismiss, through the driver, the dialog that blocks ``tab`` before it loads
+        another document (design.md §2.1): the page then gets exactly one answer, false
+        (what Chromium would give it unasked when the load starts), and the bridge's record
+        agrees with the page.
+
+        Returns:
+            ``(dismissed, next)``: ``dismissed`` the dialog answered (``{type, message,
+            ...}``; None when none blocked the tab or the browser had already closed it),
+            ``next`` a new dialog the page opened on that tab within NEXT_DIALOG_WAIT_S
+            (the load must not start then: it answers with ``next``).
+
+        Raises:
+            TrustbridgeError: the driver's answer failed otherwise (e.g. it went offline).
+        """
+        dialog = self.policy.dialogs.blocking(device, tab)
+        driver = self.policy.drivers.get(device)
+        if dialog is None or driver is None:
+            return None, None
+        shown = dialog.public()
+        before = self.known(device)
+        params: dict[str, Any] = {"accept": False}
+        if dialog.id is not None:
+            params["dialogId"] = dialog.id
+        dismissed: dict[str, Any] | None = shown
+        try:
+            await self.peer(driver).call("driver.dialog", params, DISMISS_TIMEOUT_S)
+        except E.BadRequest:
+            dismissed = None  # already gone (closed by the browser, or no longer known)
+        if dialog.id is not None:
+            self.policy.dialogs.closed(device, dialog.id)
+        else:
+            self.policy.dialogs.drop(device, dialog)
+        if dismissed is None:
+            return None, None
+        try:
+            nxt = await asyncio.wait_for(self.first(device, before, on_tab(tab)),
+                                         NEXT_DIALOG_WAIT_S)
+        except TimeoutError:
+            nxt = None
+        return dismissed, nxt
 
 
 def on_tab(tab: int | None) -> Predicate:

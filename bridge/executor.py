@@ -246,9 +246,22 @@ class Executor:
                 return await self.peer(route.extension).call(method, forward, timeout_s)
             return await open_tab(self.peer(route.extension), self.dialog_waits, device,
                                   forward["url"], self.policy.driver_browser(device))
-        before = self.dialog_waits.known(device)
         tab = getattr(parsed, "tabId", None)
         tab = tab if tab is not None else self.queue.active_tab(device)
+        dismissed: dict[str, Any] | None = None
+        if method == "page.navigate":
+            # A load on a blocked tab: dismiss its dialog through the driver first, so the
+            # page gets one answer and the record agrees (bridge/dialog_waits.py).
+            dismissed, nxt = await self.dialog_waits.dismiss_before_load(device, tab)
+            if nxt is not None:
+                shown = nxt.public()
+                early: dict[str, Any] = {"transitionPending": True, "dialog": shown,
+                                         "dismissedDialog": dismissed,
+                                         "navigationStarted": False}
+                if "tabId" in shown:
+                    early["tabId"] = shown["tabId"]
+                return early
+        before = self.dialog_waits.known(device)
         call = self.peer(route.extension).call(method, forward, timeout_s)
         # A dialog the old document raises while it is being navigated away from (an
         # alert loop) also answers early: the load is then pending behind it, and
@@ -260,6 +273,8 @@ class Executor:
                 # A new document: the browser dismissed the dialogs the tab had; the
                 # driver's dialog.closed may come after this answer.
                 self._forget_dialogs_of(device, result.get("tabId"), before)
+            if dismissed is not None:
+                result["dismissedDialog"] = dismissed
             return result
         shown = dialog.public()
         if method not in WAITS_FOR_LOAD:
@@ -270,6 +285,8 @@ class Executor:
                 {"dialog": {"type": shown.get("type")}, "tabId": shown.get("tabId")},
             )
         out: dict[str, Any] = {"transitionPending": True, "dialog": shown}
+        if dismissed is not None:
+            out["dismissedDialog"] = dismissed
         if "tabId" in shown:
             out["tabId"] = shown["tabId"]
         return out

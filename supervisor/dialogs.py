@@ -12,12 +12,18 @@ A dialog blocks only its own page (issue 13, item 6), so every dialog carries an
 showing that URL (bridge/dialogs.py), asks for it by id (``driver.dialog {dialogId}``),
 and an action on another page neither waits for it nor reports it. A dialog whose page
 closes or loads another document (the browser dismisses it then) is reported closed.
+
+A page shows at most one dialog at a time: when a page opens a new one while an older one
+of that page is recorded open, the browser has already closed the older one (Chromium
+dismisses an open dialog when a navigation starts, and the page's script went on to the
+next ``confirm()``), so the older one is reported closed first. Answering a dialog the
+browser already closed is refused (Playwright raises then: CDP ``Page.handleJavaScriptDialog``
+"Not attached to an active page", or "already handled"), never reported as answered.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -92,13 +98,15 @@ class DialogTracker:
             "defaultValue": dialog.default_value,
             "url": page.url if page else None,
         }
+        # One dialog per page: an older one of this page is already gone (see above).
+        self._drop(page)
         self.pending.append(PendingDialog(dialog_id, dialog, page, info))
         for ev, only in self._waiters.items():
             if only is None or only is page:
                 ev.set()
         self.notify("dialog.opened", {**info, "dialogId": dialog_id})
 
-    def _drop(self, page: Page) -> None:
+    def _drop(self, page: Page | None) -> None:
         for item in [p for p in self.pending if p.page is page]:
             self.pending.remove(item)
             self.notify("dialog.closed", {"dialogId": item.id})
@@ -121,7 +129,8 @@ class DialogTracker:
             ``{"type", "message", "accepted", "dialogId"}`` of the dialog answered.
 
         Raises:
-            BadRequest: no dialog is open (or none with ``dialog_id``).
+            BadRequest: no dialog is open (or none with ``dialog_id``), or the browser had
+                already closed it (``details.alreadyClosed``): the answer reached no dialog.
         """
         item = next((p for p in self.pending if dialog_id in (None, p.id)), None)
         if item is None:
@@ -129,12 +138,21 @@ class DialogTracker:
                                "That JavaScript dialog is no longer open.",
                                {"dialogId": dialog_id})
         self.pending.remove(item)
-        with contextlib.suppress(PlaywrightError):  # the page may have gone meanwhile
+        try:
             if accept:
                 await item.dialog.accept(prompt_text) if prompt_text is not None \
                     else await item.dialog.accept()
             else:
                 await item.dialog.dismiss()
+        except PlaywrightError as exc:
+            # CDP refused the answer: the dialog was gone (its page closed or navigated,
+            # or the browser dismissed it when a navigation started). Nothing was answered.
+            raise E.BadRequest(
+                f"The {item.info['type']} dialog {item.info['message'][:200]!r} had already "
+                "been closed by the browser (its page closed or started another navigation); "
+                "this answer reached no dialog.",
+                {"dialogId": item.id, "alreadyClosed": True, "reason": str(exc)[:300]},
+            ) from exc
         # The caller announces dialog.closed {dialogId} before it answers.
         return {"type": item.info["type"], "message": item.info["message"], "accepted": accept,
                 "dialogId": item.id}

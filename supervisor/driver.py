@@ -291,9 +291,16 @@ class InputDriver:
         """Accept or dismiss the oldest open dialog.
 
         Raises:
-            BadRequest: no dialog is open.
+            BadRequest: no dialog is open, or the browser had already closed it
+                (``details.alreadyClosed``; it is then reported closed first).
         """
-        result = await self.dialogs.answer(params.accept, params.promptText, params.dialogId)
+        try:
+            result = await self.dialogs.answer(params.accept, params.promptText,
+                                               params.dialogId)
+        except E.BadRequest as err:
+            if err.details.get("alreadyClosed"):
+                await self.send_event("dialog.closed", {"dialogId": err.details["dialogId"]})
+            raise
         # Sent before the answer, on the same socket: when the client reads the answer,
         # the bridge already knows this dialog is gone.
         await self.send_event("dialog.closed", {"dialogId": result["dialogId"]})

@@ -48,6 +48,9 @@ async def _handle_dialog(conn: Connection, args: Any, response: Response) -> Non
     try:
         answered = await tab.handle_dialog(args.accept, args.promptText)
     except E.BadRequest as err:  # the driver's answer when no dialog is open
+        if err.details.get("alreadyClosed"):  # the browser closed it first: nothing answered
+            raise with_next_step(err, "Nothing was answered. Call browser_snapshot to see "
+                                 "the page (it may show another dialog to answer).") from err
         raise with_next_step(err, "There is nothing to answer; call browser_snapshot to "
                              "see the page and go on.") from err
     await _until_closed(conn, answered)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..protocol.models import NavigateParams
@@ -20,7 +21,9 @@ def _where(result: dict[str, Any], done: str, pending: str) -> str:
         # Not done: never worded as if the page had changed (it may never commit).
         if result.get("dialog"):
             return (f"{pending} has NOT happened yet: a JavaScript dialog blocks the page; "
-                    "answer it (browser_handle_dialog) or close the tab (browser_tabs close)")
+                    "answer it with browser_handle_dialog, or (a page that keeps opening "
+                    "dialogs) open another tab with browser_tabs new and close this one with "
+                    "browser_tabs close")
         return f"{pending} has not finished loading yet; take a snapshot to see where it is"
     return f"{done} {result.get('url', '')} (tab {result.get('tabId')})"
 
@@ -29,6 +32,11 @@ async def _navigate(conn: Connection, args: Any, response: Response) -> None:
     tab = await conn.tab()
     result = dict(await tab.goto(args.url))
     line = _where(result, "Navigated to", f"Navigated to {args.url}")
+    if dismissed := result.get("dismissedDialog"):
+        # The dialog that blocked the tab was answered (Cancel) so the load could start.
+        message = json.dumps(str(dismissed.get("message", ""))[:200], ensure_ascii=False)
+        line = (f"Dismissed the {dismissed.get('type') or 'JavaScript'} dialog {message} to "
+                f"navigate. {line}")
     if result.get("recoveredFromCrash"):
         # The crashed tab was replaced by a fresh one with a new id: follow it.
         if conn.tab_id is not None:

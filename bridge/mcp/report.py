@@ -226,7 +226,10 @@ def modal_section(dialog: Mapping[str, Any]) -> str:
     if dialog.get("type") == "prompt" and dialog.get("defaultValue"):
         line += f", default {json.dumps(str(dialog['defaultValue'])[:200], ensure_ascii=False)}"
     line += ("]: answer it with browser_handle_dialog. Until then the page is blocked: other "
-             "tools fail with DIALOG_OPEN and no snapshot can be taken.")
+             "tools fail with DIALOG_OPEN and no snapshot can be taken. To leave the page "
+             "instead: browser_navigate dismisses the dialog, then loads unless the page opens "
+             "another at once; from a page that keeps opening dialogs, browser_tabs new then "
+             "browser_tabs close this tab.")
     return "### Modal state\n" + line
 
 

@@ -1,0 +1,129 @@
+"""Every dialog answer is true when a navigation meets an open dialog (docs/design.md
+§2.1): browser_navigate on a tab a confirm() blocks dismisses it through the driver first
+and says so, the page's next confirm is the one browser_handle_dialog answers, and an
+alert loop's DIALOG_OPEN names the alert really open. Each test checks the answers the
+PAGE recorded (tests/e2e/pages/dialogs/confirm_loop.html)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import pytest
+
+from bridge.protocol import errors as E
+
+from .conftest import Origins, Stack, ref_of
+from .test_dialogs import QUICK_S, call, next_dialog
+from .test_mcp_tabs import mcp_on, page_state
+
+pytestmark = pytest.mark.browser
+
+
+async def tool(client: Any, name: str, **args: Any) -> tuple[bool, str]:
+    """(is_error, text) of one MCP tool call."""
+    result = await asyncio.wait_for(client.call_tool(name, args), 20)
+    return result.is_error, "\n".join(c.text for c in result.content if c.type == "text")
+
+
+def pw_page(stack: Stack, part: str) -> Any:
+    pages = [p for p in stack.supervisor.context.pages if part in p.url]
+    assert len(pages) == 1, [p.url for p in stack.supervisor.context.pages]
+    return pages[0]
+
+
+async def start_confirms(stack: Stack, mcp: Any, origins: Origins, n: int) -> None:
+    """Load confirm_loop.html?n=N and click "Start confirms": confirm 0 is open."""
+    err, text = await tool(mcp, "browser_navigate", url=f"{origins.main}/dialogs/confirm_loop.html?n={n}")
+    assert not err, text
+    err, text = await tool(mcp, "browser_click", element="Start confirms",
+                           ref=ref_of(page_state(text), "button", "Start confirms"))
+    assert not err, text
+    assert '"Delete record 0?"' in text and "### Modal state" in text, text
+
+
+async def test_navigate_during_confirm_0_dismisses_it_and_handle_dialog_answers_confirm_1(
+        stack: Stack, origins: Origins) -> None:
+    """Navigate while confirm 0 is open: it is dismissed (said so), confirm 1 opens and
+    the load waits; browser_handle_dialog accepts confirm 1 and the page records it."""
+    async with mcp_on(stack) as mcp:
+        await start_confirms(stack, mcp, origins, 2)
+        err, text = await tool(mcp, "browser_navigate", url=f"{origins.main}/dialogs/click_record.html")
+        assert not err, text
+        assert "Dismissed the confirm dialog \"Delete record 0?\" to navigate" in text, text
+        assert "has NOT happened yet" in text and '"Delete record 1?"' in text, text
+        err, text = await tool(mcp, "browser_handle_dialog", accept=True)
+        assert not err, text
+        assert "Accepted the confirm dialog \"Delete record 1?\"" in text, text
+        assert "Delete record 0" not in text.split("### Page state")[0], text
+        page = pw_page(stack, "confirm_loop.html")
+        assert await page.evaluate("window.__log") == [
+            "before0", "answer0=false", "before1", "answer1=true", "done"]
+        err, text = await tool(mcp, "browser_handle_dialog", accept=True)
+        assert err and "Accepted" not in text, text
+
+
+async def test_navigate_during_the_last_confirm_dismisses_it_and_loads(
+        stack: Stack, origins: Origins) -> None:
+    """Navigate while the only confirm is open: the result says it was dismissed and the
+    other page loaded; the page recorded false once; no dialog is left to answer."""
+    async with mcp_on(stack) as mcp:
+        await start_confirms(stack, mcp, origins, 1)
+        url = f"{origins.main}/dialogs/click_record.html"
+        err, text = await tool(mcp, "browser_navigate", url=url)
+        assert not err, text
+        assert "Dismissed the confirm dialog \"Delete record 0?\" to navigate" in text, text
+        assert f"Navigated to {url}" in text and "NOT happened" not in text, text
+        page = pw_page(stack, "click_record.html")
+        log = await page.evaluate("sessionStorage.getItem('confirmLog')")
+        assert json.loads(log) == ["before0", "answer0=false", "done"]
+        err, text = await tool(mcp, "browser_handle_dialog", accept=True)
+        assert err and "Accepted" not in text and "No JavaScript dialog" in text, text
+
+
+async def test_wire_navigate_names_the_dismissed_dialog(stack: Stack, origins: Origins) -> None:
+    """page.navigate on a blocked tab returns dismissedDialog and, when the page opens
+    its next confirm first, that new dialog with the load not started."""
+    nav = await call(stack, "page.navigate", {"url": f"{origins.main}/dialogs/confirm_loop.html?n=2"})
+    tab = nav["tabId"]
+    snap = (await call(stack, "page.snapshot", {"tabId": tab}))["snapshot"]
+    res = await call(stack, "page.act", {"tabId": tab, "ref": ref_of(snap, "button", "Start confirms"),
+                                         "action": {"kind": "click"}})
+    assert res["dialog"]["message"] == "Delete record 0?"
+    nav = await call(stack, "page.navigate", {"tabId": tab, "url": f"{origins.main}/dialogs/click_record.html"})
+    assert nav["dismissedDialog"]["message"] == "Delete record 0?"
+    assert nav["dialog"]["message"] == "Delete record 1?" and nav["transitionPending"] is True
+    assert nav["navigationStarted"] is False
+    answered = await call(stack, "page.dialog", {"tabId": tab, "accept": False})
+    assert answered["message"] == "Delete record 1?"
+    page = pw_page(stack, "confirm_loop.html")
+    assert await page.evaluate("window.__log") == [
+        "before0", "answer0=false", "before1", "answer1=false", "done"]
+
+
+async def test_an_alert_loops_dialog_open_names_the_alert_really_open(
+        stack: Stack, origins: Origins) -> None:
+    """In an alert loop, after each answer DIALOG_OPEN and devices.list name the next
+    alert, the one the page shows (never an older one)."""
+    opened = await call(stack, "tabs.new", {"url": f"{origins.main}/dialogs/alert_loop.html"})
+    loop_tab = opened["tabId"]
+    assert opened["dialog"]["message"] == "loop 1"
+    for n in (1, 2, 3):
+        answered = await call(stack, "page.dialog", {"tabId": loop_tab, "accept": True})
+        assert answered["message"] == f"loop {n}"
+        assert (await next_dialog(stack, loop_tab))["message"] == f"loop {n + 1}"
+        with pytest.raises(E.DialogOpen) as info:
+            await call(stack, "page.snapshot", {"tabId": loop_tab})
+        assert f"'loop {n + 1}'" in info.value.message, info.value.message
+    started = time.monotonic()
+    nav = await call(stack, "page.navigate", {"tabId": loop_tab,
+                                              "url": f"{origins.main}/dialogs/click_record.html"})
+    assert time.monotonic() - started < QUICK_S
+    if nav.get("dismissedDialog") is not None:
+        assert nav["dismissedDialog"]["message"] == "loop 4"
+    if nav.get("dialog") is not None:  # the loop alerted again: it names that alert
+        assert nav["dialog"]["message"] == "loop 5", nav
+        assert (await next_dialog(stack, loop_tab))["message"] == "loop 5"
+    await call(stack, "tabs.close", {"tabId": loop_tab})
