@@ -269,7 +269,12 @@ async def type_text(t: Target, a: TypeAction, timeout_ms: int) -> dict[str, Any]
         BrowserOperationUncertain: the document changed before the last key
             (``details.sent``, ``details.total``).
         ElementValueNotSet: a readable field kept its value although the text had
-            characters to insert (``cause: "unchanged"``; lengths only).
+            characters to insert (``cause: "unchanged"``), or lost or changed them
+            (``truncated``, ``rewritten``; :func:`_check_typed`); lengths only.
+
+    Returns:
+        ``{}``, or ``{"valueCheck": str}`` when a Tab moved the focus out of the target
+        part way: only the text typed before it was checked.
     """
     kind, before = await _field(t, timeout_ms)
     if kind == "range" or V.script_only(kind, _browser_name(t.page)):
@@ -279,16 +284,22 @@ async def type_text(t: Target, a: TypeAction, timeout_ms: int) -> dict[str, Any]
         extra = {}
         with NavigationWatch(t.frame) as nav:
             await V.type_keys(t, a.text, nav)
-            inserts = any(ch not in "\n\r\t" for ch in a.text)
-            if V.check_after_keys(nav, t.frame, a.text) and before is not None and inserts:
+            if V.check_after_keys(nav, t.frame, a.text) and before is not None \
+                    and _inserts(a.text):
                 after = await _readable_value(t, timeout_ms)
                 # read from a document going away?
                 V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
-                if after == before:
+                typed = await _typed_into_target(t, a.text, timeout_ms)
+                if typed != a.text:  # said, never a false "rewritten" (issue: Tab)
+                    extra["valueCheck"] = (
+                        f"partial: the focus left the target at a Tab; only the first "
+                        f"{len(typed)} of {len(a.text)} characters went into it and were "
+                        "checked, the rest was typed wherever the focus went")
+                if _inserts(typed) and after == before:
                     raise V.not_set(a.text, after, "unchanged", secret=True)
-                if kind in TEXT_KINDS and after is not None:
+                if _inserts(typed) and kind in TEXT_KINDS and after is not None:
                     try:
-                        _check_typed(before, after, a.text, kind)
+                        _check_typed(before, after, typed, kind)
                     except E.ElementValueNotSet:
                         # Keys a document on its way out dropped look like a short field:
                         # give the navigation a moment to show before blaming the field.
@@ -308,20 +319,54 @@ TEXT_KINDS = frozenset({None, "text", "search", "password", "tel", "url", "email
 (``None``: a textarea or an input without a type)."""
 
 
+KEY_CHARS = "\n\r\t"
+"""Characters TypeAction types as keys (Enter, Tab), not as text (bridge/protocol/models.py
+``TypeAction``)."""
+_NO_KEY_CHARS = str.maketrans("", "", KEY_CHARS)
+
+
+def _inserts(text: str) -> bool:
+    """``text`` has a character typed as text input (not only Enter/Tab keys)."""
+    return any(ch not in KEY_CHARS for ch in text)
+
+
+async def _typed_into_target(t: Target, text: str, timeout_ms: int) -> str:
+    """The part of ``text`` that went into the target: all of it, or, when a Tab in it
+    moved the focus away (the contract of TypeAction's ``\t``), the part before the first
+    Tab; the rest went to the element that took the focus. One isolated read, only for a
+    text with a Tab."""
+    if "\t" not in text:
+        return text
+    kept = await isolated(t, "el => el.matches(':focus-within')", timeout_ms)
+    return text if kept else text.split("\t", 1)[0]
+
+
 def _check_typed(before: str, after: str, text: str, kind: str | None) -> None:
     """A text field that took fewer characters than were typed (``maxlength``) or holds
     them changed (a page that uppercases or reformats) did not take the text: typing key
     by key promises the characters were inserted, wherever the caret was.
 
+    Enter and Tab are keys whose effect depends on the field: Enter inserts a line break
+    in a textarea and nothing in an ``<input>``; a Tab that keeps the focus may insert a
+    tab character (Chromium does for the key Playwright's ``keyboard.type("\t")`` sends).
+    So the comparison leaves line breaks and tabs out of both sides: what they did is not
+    judged, the text characters are.
+
+    Args:
+        before, after: the field's value before and after typing.
+        text: the part of the typed text that went into the field (see
+            :func:`_typed_into_target`).
+
     Raises:
         ElementValueNotSet: ``truncated`` or ``rewritten`` (lengths only).
     """
-    inserted = "".join(ch for ch in text if ch not in "\n\r\t")
+    inserted = text.translate(_NO_KEY_CHARS)
+    seen, had = after.translate(_NO_KEY_CHARS), before.translate(_NO_KEY_CHARS)
     if kind in ("email", "url"):  # the browser drops white space in these
-        inserted, after = "".join(inserted.split()), "".join(after.split())
-    if len(after) < len(before) + len(inserted):
+        inserted, seen = "".join(inserted.split()), "".join(seen.split())
+    if len(seen) < len(had) + len(inserted):
         raise V.not_set(before + inserted, after, "truncated", secret=True)
-    if inserted not in after:
+    if inserted not in seen:
         raise V.not_set(before + inserted, after, "rewritten", secret=True)
 
 

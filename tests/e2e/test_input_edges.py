@@ -1,0 +1,81 @@
+"""Input edges a newcomer found: Enter and Tab typed into fields are judged by what they
+really insert (never a false "rewritten"), a click position outside the target is refused
+at once, and an upload of a missing file is refused before anything is sent.
+
+Page: tests/e2e/pages/edges/input_edges.html. Each test checks what the page saw.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from bridge.protocol import errors as E
+from bridge.sdk import Tab
+
+from .conftest import Origins, Stack, ref_of
+
+pytestmark = pytest.mark.browser
+
+
+async def _page(stack: Stack, origins: Origins) -> tuple[Tab, str]:
+    tab = stack.tab
+    await tab.goto(f"{origins.main}/edges/input_edges.html")
+    return tab, await tab.snapshot()
+
+
+async def test_enter_typed_into_an_input_and_a_textarea_is_done(
+        stack: Stack, origins: Origins) -> None:
+    """A "\\n" in the text: the <input> holds the text without it, the textarea with a line
+    break; both are done, and a page that uppercases is still "rewritten"."""
+    tab, snap = await _page(stack, origins)
+    assert (await tab.type(ref_of(snap, "textbox", "Line"), "ab\ncd"))["done"] is True
+    assert await stack.page.input_value("#line") == "abcd"
+    assert (await tab.type(ref_of(snap, "textbox", "Notes"), "ab\ncd"))["done"] is True
+    assert await stack.page.input_value("#notes") == "ab\ncd"
+    with pytest.raises(E.ElementValueNotSet) as info:
+        await tab.type(ref_of(snap, "textbox", "Shouty"), "a\nb")
+    assert info.value.cause == "rewritten"
+
+
+async def test_a_tab_typed_into_an_input_is_never_a_false_rewrite(
+        stack: Stack, origins: Origins) -> None:
+    """A "\\t" in the text: done, and when the result says the focus left only part was
+    checked; the page's value and focus agree with what the result says."""
+    tab, snap = await _page(stack, origins)
+    result = await tab.type(ref_of(snap, "textbox", "Line"), "ab\tcd")
+    assert result["done"] is True
+    line = await stack.page.input_value("#line")
+    left = await stack.page.evaluate("document.activeElement.id") != "line"
+    if left:
+        assert line == "ab" and "partial" in result.get("valueCheck", "")
+    else:
+        assert line.replace("\t", "") == "abcd" and "valueCheck" not in result
+
+
+async def test_a_click_position_outside_the_element_is_refused_at_once(
+        stack: Stack, origins: Origins) -> None:
+    """position {5000, 5} on a 100 x 20 button: BAD_REQUEST naming the box well before
+    the 10 s actionability timeout; the page got no click; a point inside clicks."""
+    tab, snap = await _page(stack, origins)
+    ref = ref_of(snap, "button", "Small")
+    started = time.monotonic()
+    with pytest.raises(E.BadRequest) as info:
+        await tab.click_at(ref, 5000, 5)
+    assert time.monotonic() - started < 5  # not the 10 s wait the bug made
+    assert info.value.details["box"] == {"width": 100, "height": 20}
+    assert await stack.page.evaluate("window.__clicks || 0") == 0
+    await tab.click_at(ref, 90, 10)
+    assert await stack.page.evaluate("window.__clicks || 0") == 1
+
+
+async def test_an_upload_of_a_missing_file_is_bad_request_and_nothing_changes(
+        stack: Stack, origins: Origins, tmp_path) -> None:
+    """A path that does not exist: BAD_REQUEST naming it; the input saw no change."""
+    tab, snap = await _page(stack, origins)
+    gone = str(tmp_path / "no-such-file.txt")
+    with pytest.raises(E.BadRequest) as info:
+        await tab.upload(ref_of(snap, "button", "File"), [gone])
+    assert gone in info.value.message and info.value.details["missing"] == [gone]
+    assert await stack.page.evaluate("window.__changes || 0") == 0
