@@ -52,7 +52,7 @@ class Embedded:
         allow_file_urls: agents may load ``file:`` URLs (default: $TRUSTBRIDGE_ALLOW_FILE_URLS
             == "1"; bridge/urls.py).
         viewport: ``{width, height}`` of the top-level viewport in CSS px (None: the
-            supervisor's 1280x800).
+            supervisor's 1280x720).
         user_data_dir: a profile kept across runs (None: a fresh temp profile per launch).
         executable_path: the browser binary (None: the installed one).
         origins: which origins the pages may request (bridge/protocol/origins.py): the

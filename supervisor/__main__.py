@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-driver", action="store_true",
                         help="no input driver: the device's input stays synthetic")
     parser.add_argument("--viewport", type=_viewport, metavar="WxH",
-                        help="top-level viewport in CSS px (default 1280x800)")
+                        help="top-level viewport in CSS px (default 1280x720)")
     parser.add_argument("--user-data-dir", metavar="DIR",
                         help="a profile that persists (default: a fresh temp profile per launch)")
     parser.add_argument("--executable-path", metavar="PATH", help="the browser binary")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 

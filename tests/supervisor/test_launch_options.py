@@ -530,11 +530,11 @@ async def test_origin_route_aborts_blocked_requests_and_passes_the_rest(
 async def test_supervisor_output_dir_is_where_downloads_go(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Supervisor(output_dir=DIR).start() points the download path (supervisor/watch.py)
-    at DIR before the browser starts."""
-    from supervisor import runner, watch
+    """Supervisor(output_dir=DIR).start() points the download path
+    (supervisor/downloads.py) at DIR before the browser starts."""
+    from supervisor import downloads, runner
 
-    monkeypatch.setattr(watch, "_configured", None)
+    monkeypatch.setattr(downloads, "_configured", None)
 
     def no_playwright() -> Any:
         raise RuntimeError("stop before launching")
@@ -543,4 +543,4 @@ async def test_supervisor_output_dir_is_where_downloads_go(
     sup = Supervisor("ws://127.0.0.1:9", "t", output_dir=str(tmp_path / "out"))
     with pytest.raises(RuntimeError, match="stop before launching"):
         await sup.start()
-    assert watch.downloads_dir() == tmp_path / "out" and (tmp_path / "out").is_dir()
+    assert downloads.downloads_dir() == tmp_path / "out" and (tmp_path / "out").is_dir()
