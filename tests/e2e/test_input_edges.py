@@ -42,8 +42,14 @@ async def test_enter_typed_into_an_input_and_a_textarea_is_done(
 async def test_a_tab_typed_into_an_input_is_never_a_false_rewrite(
         stack: Stack, origins: Origins) -> None:
     """A "\\t" in the text: done, and when the result says the focus left only part was
-    checked; the page's value and focus agree with what the result says."""
+    checked; the page's value and focus agree with what the result says (Firefox: refused,
+    nothing typed)."""
     tab, snap = await _page(stack, origins)
+    if stack.browser == "firefox":  # WebDriver BiDi has no trusted Tab in typed text
+        with pytest.raises(E.TrustedInputUnavailable):
+            await tab.type(ref_of(snap, "textbox", "Line"), "ab\tcd")
+        assert await stack.page.input_value("#line") == ""
+        return
     result = await tab.type(ref_of(snap, "textbox", "Line"), "ab\tcd")
     assert result["done"] is True
     line = await stack.page.input_value("#line")
@@ -52,6 +58,24 @@ async def test_a_tab_typed_into_an_input_is_never_a_false_rewrite(
         assert line == "ab" and "partial" in result.get("valueCheck", "")
     else:
         assert line.replace("\t", "") == "abcd" and "valueCheck" not in result
+
+
+@pytest.mark.xfail(strict=True, reason="supervisor/values.py type_keys sends '\\t' with "
+                   "keyboard.type, which inserts a tab character and presses no Tab key "
+                   "(no keydown, no focus move), against TypeAction's contract")
+async def test_text_after_a_tab_that_moves_the_focus_is_not_held_against_the_target(
+        stack: Stack, origins: Origins) -> None:
+    """A field whose Tab moves the focus to the next one: done, the result says only the
+    part before the Tab was checked, and the page holds it there and the rest next door."""
+    if stack.browser == "firefox":
+        pytest.skip("Firefox over WebDriver BiDi refuses a Tab in typed text "
+                    "(TRUSTED_INPUT_UNAVAILABLE; the test above checks that)")
+    tab, snap = await _page(stack, origins)
+    result = await tab.type(ref_of(snap, "textbox", "Hopper"), "ab\tcd")
+    assert result["done"] is True
+    assert await stack.page.input_value("#hopper") == "ab"
+    assert await stack.page.input_value("#next") == "cd"
+    assert result["valueCheck"].startswith("partial: the focus left the target at a Tab")
 
 
 async def test_a_click_position_outside_the_element_is_refused_at_once(
