@@ -113,8 +113,12 @@ class AfterInput:
                        receipt_id: str) -> dict[str, Any]:
         """``{delivered, deliveredEvents}``: the receipt the extension pushed when the click
         reached the target, or, when none came within RECEIPT_PUSH_WAIT_S, the one read from
-        the extension (``delivered: false``: the target never got the click). A page that
-        went away meanwhile (the click navigated) leaves ``delivered`` unknown (None)."""
+        the extension (``delivered: false``: the target never got the click). A click is
+        the press (pointerdown/mousedown) plus the event its button ends with: ``click``
+        (left), ``auxclick`` (middle), ``contextmenu`` or ``auxclick`` (right), per UI
+        Events; the extension decides (extension/src/page/receipt.js ``delivered``), so a
+        right or middle click is not reported undelivered for lacking a ``click``. A page
+        that went away meanwhile (the click navigated) leaves ``delivered`` unknown (None)."""
         got = await self._arrivals.until(
             lambda: self.events.receipt(extension, receipt_id), RECEIPT_PUSH_WAIT_S)
         if got is not None:
