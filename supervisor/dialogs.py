@@ -16,9 +16,8 @@ closes or loads another document (the browser dismisses it then) is reported clo
 A page shows at most one dialog at a time: when a page opens a new one while an older one
 of that page is recorded open, the browser has already closed the older one (Chromium
 dismisses an open dialog when a navigation starts, and the page's script went on to the
-next ``confirm()``), so the older one is reported closed first. Answering a dialog the
-browser already closed is refused (Playwright raises then: CDP ``Page.handleJavaScriptDialog``
-"Not attached to an active page", or "already handled"), never reported as answered.
+next ``confirm()``), so the older one is reported closed first. An answer Playwright
+refuses (it raises) is never reported as given: see :meth:`DialogTracker.answer`.
 """
 
 from __future__ import annotations
@@ -129,8 +128,10 @@ class DialogTracker:
             ``{"type", "message", "accepted", "dialogId"}`` of the dialog answered.
 
         Raises:
-            BadRequest: no dialog is open (or none with ``dialog_id``), or the browser had
-                already closed it (``details.alreadyClosed``): the answer reached no dialog.
+            BadRequest: no dialog is open (or none with ``dialog_id``), or it was already
+                closed (``details.alreadyClosed``): the answer reached no dialog.
+            DialogOpen: the browser refused the answer (``details.refused``) and the dialog
+                stays open (a navigation of its page is pending).
         """
         item = next((p for p in self.pending if dialog_id in (None, p.id)), None)
         if item is None:
@@ -145,13 +146,27 @@ class DialogTracker:
             else:
                 await item.dialog.dismiss()
         except PlaywrightError as exc:
-            # CDP refused the answer: the dialog was gone (its page closed or navigated,
-            # or the browser dismissed it when a navigation started). Nothing was answered.
-            raise E.BadRequest(
-                f"The {item.info['type']} dialog {item.info['message'][:200]!r} had already "
-                "been closed by the browser (its page closed or started another navigation); "
-                "this answer reached no dialog.",
-                {"dialogId": item.id, "alreadyClosed": True, "reason": str(exc)[:300]},
+            # Nothing was answered. Either the dialog is gone (its page closed, or
+            # Playwright already answered it), or Chromium refuses to answer it: after a
+            # navigation of its page started, CDP's Page.handleJavaScriptDialog fails with
+            # "Not attached to an active page" while the dialog stays open (checked by hand
+            # against headless Chromium; tests/e2e/test_dialog_sync.py).
+            gone = (item.page is None or item.page.is_closed()
+                    or "already handled" in str(exc))
+            if gone:
+                raise E.BadRequest(
+                    f"The {item.info['type']} dialog {item.info['message'][:200]!r} was "
+                    "already closed; this answer reached no dialog.",
+                    {"dialogId": item.id, "alreadyClosed": True, "reason": str(exc)[:300]},
+                ) from exc
+            self.pending.insert(0, item)  # still shown: it keeps blocking its page
+            raise E.DialogOpen(
+                f"The browser refused the answer to the {item.info['type']} dialog "
+                f"{item.info['message'][:200]!r}; nothing was answered. Chromium cannot "
+                "answer a dialog while a navigation of its page is pending; close that tab "
+                "to escape (other tabs still work).",
+                {"dialogId": item.id, "refused": True, "dialog": {"type": item.info["type"]},
+                 "reason": str(exc)[:300]},
             ) from exc
         # The caller announces dialog.closed {dialogId} before it answers.
         return {"type": item.info["type"], "message": item.info["message"], "accepted": accept,

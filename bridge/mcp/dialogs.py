@@ -47,6 +47,12 @@ async def _handle_dialog(conn: Connection, args: Any, response: Response) -> Non
     tab = await conn.tab()
     try:
         answered = await tab.handle_dialog(args.accept, args.promptText)
+    except E.DialogOpen as err:
+        if not err.details.get("refused"):
+            raise
+        raise with_next_step(err, "Nothing was answered and the page stays blocked: call "
+                             "browser_tabs with action new, then browser_tabs with action "
+                             "close for this tab.") from err
     except E.BadRequest as err:  # the driver's answer when no dialog is open
         if err.details.get("alreadyClosed"):  # the browser closed it first: nothing answered
             raise with_next_step(err, "Nothing was answered. Call browser_snapshot to see "

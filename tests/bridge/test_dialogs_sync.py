@@ -17,21 +17,31 @@ class FakePage:
     def __init__(self) -> None:
         self.url = "http://a.test/"
         self.main_frame = object()
+        self.closed = False
+
+    def is_closed(self) -> bool:
+        return self.closed
 
 
 class FakeDialog:
-    def __init__(self, page: FakePage, message: str, gone: bool = False) -> None:
+    def __init__(self, page: FakePage, message: str, gone: bool = False,
+                 refused: bool = False) -> None:
         self.page, self.message, self.type, self.default_value = page, message, "confirm", ""
-        self.gone = gone
+        self.gone, self.refused = gone, refused
         self.answers: list[Any] = []
 
     async def accept(self, text: str | None = None) -> None:
         if self.gone:
+            raise PlaywrightError("Cannot accept dialog which is already handled!")
+        if self.refused:
             raise PlaywrightError("Protocol error (Page.handleJavaScriptDialog): "
                                   "Not attached to an active page")
         self.answers.append(("accept", text))
 
     async def dismiss(self) -> None:
+        if self.refused:
+            raise PlaywrightError("Protocol error (Page.handleJavaScriptDialog): "
+                                  "Not attached to an active page")
         if self.gone:
             raise PlaywrightError("Cannot dismiss dialog which is already handled!")
         self.answers.append(("dismiss", None))
@@ -75,8 +85,9 @@ async def test_a_main_frame_navigation_closes_the_pages_dialog() -> None:
     assert not t.pending and events[-1] == ("dialog.closed", {"dialogId": 1})
 
 
-async def test_answering_a_dialog_the_browser_already_closed_is_refused() -> None:
-    """Playwright refuses the answer: BadRequest with alreadyClosed, never accepted."""
+async def test_answering_a_dialog_already_handled_is_refused() -> None:
+    """Playwright says it was already handled: BadRequest with alreadyClosed, never
+    accepted, and the record forgets it."""
     t, _ = tracker()
     t._on_dialog(FakeDialog(FakePage(), "Delete record 0?", gone=True))  # type: ignore[arg-type]
     with pytest.raises(E.BadRequest) as info:
@@ -84,6 +95,28 @@ async def test_answering_a_dialog_the_browser_already_closed_is_refused() -> Non
     assert info.value.details["alreadyClosed"] is True and info.value.details["dialogId"] == 1
     assert "reached no dialog" in info.value.message
     assert not t.pending
+
+
+async def test_an_answer_chromium_refuses_keeps_the_dialog_open() -> None:
+    """CDP refuses the answer on a live page (a navigation is pending): DIALOG_OPEN with
+    refused, and the dialog stays recorded (it still blocks the page)."""
+    t, _ = tracker()
+    t._on_dialog(FakeDialog(FakePage(), "Delete record 1?", refused=True))  # type: ignore[arg-type]
+    with pytest.raises(E.DialogOpen) as info:
+        await t.answer(True)
+    assert info.value.details["refused"] is True and "nothing was answered" in info.value.message
+    assert [p.id for p in t.pending] == [1]
+
+
+async def test_an_answer_to_a_dialog_of_a_closed_page_is_already_closed() -> None:
+    """The page closed: BadRequest with alreadyClosed."""
+    t, _ = tracker()
+    page = FakePage()
+    t._on_dialog(FakeDialog(page, "x", refused=True))  # type: ignore[arg-type]
+    page.closed = True
+    with pytest.raises(E.BadRequest) as info:
+        await t.answer(False)
+    assert info.value.details["alreadyClosed"] is True
 
 
 async def test_answering_the_open_dialog_reaches_it() -> None:

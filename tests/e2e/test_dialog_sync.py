@@ -127,3 +127,51 @@ async def test_an_alert_loops_dialog_open_names_the_alert_really_open(
         assert nav["dialog"]["message"] == "loop 5", nav
         assert (await next_dialog(stack, loop_tab))["message"] == "loop 5"
     await call(stack, "tabs.close", {"tabId": loop_tab})
+
+
+async def test_a_navigation_the_bridge_did_not_start_leaves_no_stale_dialog(
+        stack: Stack, origins: Origins) -> None:
+    """A load started behind the bridge's back (Playwright's goto) makes Chromium dismiss
+    confirm 0; the page opens confirm 1 and the record names it. page.dialog then answers
+    confirm 1 (the page records it), or Chromium refuses the answer while the load is
+    pending and the result says so (DIALOG_OPEN, refused; confirm 1 still shown): never a
+    false "accepted"."""
+    nav = await call(stack, "page.navigate", {"url": f"{origins.main}/dialogs/confirm_loop.html?n=2"})
+    tab = nav["tabId"]
+    snap = (await call(stack, "page.snapshot", {"tabId": tab}))["snapshot"]
+    res = await call(stack, "page.act", {"tabId": tab, "ref": ref_of(snap, "button", "Start confirms"),
+                                         "action": {"kind": "click"}})
+    assert res["dialog"]["message"] == "Delete record 0?"
+    page = pw_page(stack, "confirm_loop.html")
+    behind = asyncio.ensure_future(page.goto(f"{origins.main}/dialogs/click_record.html"))
+    behind.add_done_callback(lambda t: t.cancelled() or t.exception())
+    try:
+        assert await next_dialog_named(stack, tab, "Delete record 1?")
+        try:
+            answered = await call(stack, "page.dialog", {"tabId": tab, "accept": True})
+        except E.DialogOpen as err:  # Chromium refused: nothing answered, still shown
+            assert err.details.get("refused") is True, err
+            assert await next_dialog_named(stack, tab, "Delete record 1?")
+            other = await call(stack, "tabs.new", {})
+            await call(stack, "tabs.close", {"tabId": tab})
+            await call(stack, "page.snapshot", {"tabId": other["tabId"]})
+            return
+        assert answered["message"] == "Delete record 1?"
+        # The loop ends, then the load started behind the bridge's back commits.
+        await asyncio.wait_for(asyncio.shield(behind), QUICK_S)
+        log = await page.evaluate("JSON.parse(sessionStorage.getItem('confirmLog'))")
+        assert log[:4] == ["before0", "answer0=false", "before1", "answer1=true"], log
+    finally:
+        behind.cancel()
+
+
+async def next_dialog_named(stack: Stack, tab: int, message: str) -> bool:
+    """Wait (at most QUICK_S) until devices.list shows ``message`` on ``tab``."""
+    deadline = time.monotonic() + QUICK_S
+    while time.monotonic() < deadline:
+        (device,) = (await call(stack, "devices.list"))["devices"]
+        shown = device.get("dialog") or {}
+        if shown.get("tabId") == tab and shown.get("message") == message:
+            return True
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{message!r} never shown on tab {tab}: {shown}")
