@@ -582,6 +582,7 @@
       const info = state.byFrame.get(top.frameId);
       const prefix = info.ordinal === 0 ? "" : `f${info.ordinal}`;
       let res;
+      await tabs2.floorReady;
       const floor = tabs2.refFloor;
       const ask = deadline === null ? remaining : Math.min(remaining, TIME_CHUNK_CHARS);
       const timeBudgetMs = deadline === null ? null : Math.max(1, deadline - Date.now());
@@ -737,6 +738,7 @@
     let point = { x: at.x, y: at.y };
     for (let depth = 0; depth <= MAX_FRAME_DEPTH; depth++) {
       const ordinal = tabs2.ordinalOf(tabId, frameId);
+      await tabs2.floorReady;
       const floor = tabs2.refFloor;
       const msg = {
         op: "hitTest",
@@ -867,6 +869,7 @@
       );
     }
     const wanted = subtreeOf(byFrame, startFrame);
+    await tabs2.floorReady;
     const floor = tabs2.refFloor;
     const answers = /* @__PURE__ */ new Map();
     let timedOut = false;
@@ -1010,6 +1013,68 @@
     }
   };
 
+  // src/background/reffloor.js
+  var DB = "trustbridge-refs";
+  var STORE = "floor";
+  var KEY = "next";
+  var SLACK = 1e3;
+  var READ_WAIT_MS = 500;
+  function open() {
+    return new Promise((resolve, reject) => {
+      const req = indexedDB.open(DB, 1);
+      req.onupgradeneeded = () => req.result.createObjectStore(STORE);
+      req.onsuccess = () => resolve(req.result);
+      req.onerror = () => reject(req.error);
+    });
+  }
+  async function loadFloor() {
+    if (typeof indexedDB === "undefined") return 0;
+    const read = (async () => {
+      const db = await open();
+      try {
+        return await new Promise((resolve, reject) => {
+          const req = db.transaction(STORE, "readonly").objectStore(STORE).get(KEY);
+          req.onsuccess = () => resolve(Number(req.result) || 0);
+          req.onerror = () => reject(req.error);
+        });
+      } finally {
+        db.close();
+      }
+    })().catch(() => 0);
+    return Promise.race([read, new Promise((r) => setTimeout(() => r(0), READ_WAIT_MS))]);
+  }
+  function floorSaver() {
+    if (typeof indexedDB === "undefined") return () => {
+    };
+    let pending = null;
+    let running = false;
+    let dbp = null;
+    const run = async () => {
+      running = true;
+      while (pending !== null) {
+        const value = pending;
+        pending = null;
+        try {
+          dbp = dbp || open();
+          const db = await dbp;
+          await new Promise((resolve, reject) => {
+            const tx = db.transaction(STORE, "readwrite");
+            tx.objectStore(STORE).put(value, KEY);
+            tx.oncomplete = resolve;
+            tx.onerror = () => reject(tx.error);
+          });
+        } catch {
+          dbp = null;
+        }
+      }
+      running = false;
+    };
+    return (value) => {
+      pending = value;
+      if (!running) run();
+    };
+  }
+
   // src/background/tabs.js
   var DOCS_PER_FRAME = 16;
   var MINTED_PER_TAB = 256;
@@ -1018,6 +1083,10 @@
       this.api = api2;
       this.state = /* @__PURE__ */ new Map();
       this.refFloor = 1;
+      this.saveFloor = floorSaver();
+      this.floorReady = loadFloor().then((stored) => {
+        if (stored > 0) this.refFloor = Math.max(this.refFloor, stored + SLACK);
+      });
       this.navigations = new Navigations(api2, (tabId, frameId, msg) => this.toFrame(tabId, frameId, msg));
       this.openedAt = /* @__PURE__ */ new Map();
       api2.tabs.onRemoved.addListener((tabId) => {
@@ -1170,7 +1239,10 @@
         else st.minted.push([floor, nextRef - 1]);
         if (st.minted.length > MINTED_PER_TAB) st.minted.shift();
       }
-      this.refFloor = Math.max(this.refFloor, nextRef);
+      if (nextRef > this.refFloor) {
+        this.refFloor = nextRef;
+        this.saveFloor(nextRef);
+      }
     }
     /** The tab (other than `tabId`) one of whose remembered documents minted ref number `n`,
      *  or null. */

@@ -4,6 +4,9 @@ there, and each tab's own refs keep working (pages under tests/e2e/pages/refscop
 
 from __future__ import annotations
 
+import asyncio
+import re
+
 import pytest
 
 from bridge.protocol import errors as E
@@ -73,3 +76,30 @@ async def test_a_snapshot_after_another_tabs_keeps_numbers_apart(
         await stack.client.call("page.act", {"tabId": tab0, "ref": tab2_button,
                                              "action": {"kind": "click"}})
     assert await _counts(stack) == (0, 0)
+
+
+async def test_the_ref_floor_is_stored_for_a_background_restart(
+        stack: Stack, origins: Origins, browser: str) -> None:
+    """After snapshots of two tabs, the background's stored floor (IndexedDB, read by a
+    restarted background, background/reffloor.js) is above every ref number handed out."""
+    if browser != "chromium":
+        pytest.skip("the extension's background is evaluated through Playwright's service "
+                    "worker handle, which only Chromium has")
+    _, snap0, _, snap1 = await _two_tabs(stack, origins)
+    highest = max(int(n) for n in re.findall(r"\[ref=(?:f\d+)?e(\d+)\]", snap0 + snap1))
+    worker = stack.supervisor.context.service_workers[0]
+
+    async def stored() -> int:
+        return await worker.evaluate("""() => new Promise((resolve) => {
+            const req = indexedDB.open('trustbridge-refs', 1);
+            req.onsuccess = () => {
+              const get = req.result.transaction('floor').objectStore('floor').get('next');
+              get.onsuccess = () => { resolve(get.result || 0); req.result.close(); };
+            };
+            req.onerror = () => resolve(-1);
+        })""")
+
+    deadline = asyncio.get_running_loop().time() + 5
+    while (value := await stored()) <= highest:
+        assert asyncio.get_running_loop().time() < deadline, (value, highest)
+        await asyncio.sleep(0.05)

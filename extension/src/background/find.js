@@ -107,6 +107,7 @@ export async function findInTab(api, tabs, tabId, params = {}) {
       `Ref ${params.within} belongs to a document this frame no longer shows. Take a new snapshot.`, { ref: params.within, reason: 'navigated' });
   }
   const wanted = subtreeOf(byFrame, startFrame);
+  await tabs.floorReady; // a restarted background starts above its stored floor
   const floor = tabs.refFloor;
   const answers = new Map();
   let timedOut = false;

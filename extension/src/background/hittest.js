@@ -33,6 +33,7 @@ export async function hitTestTab(api, tabs, tabId, at, receipt, top) {
   let point = { x: at.x, y: at.y };
   for (let depth = 0; depth <= MAX_FRAME_DEPTH; depth++) {
     const ordinal = tabs.ordinalOf(tabId, frameId);
+    await tabs.floorReady; // a restarted background starts above its stored floor
     const floor = tabs.refFloor;
     const msg = {
       op: 'hitTest', ...point, top: depth === 0, receipt, prefix: ordinal ? `f${ordinal}` : '', refFloor: floor,

@@ -177,6 +177,7 @@ async function render(tabs, state, budget, deadline = null) {
     const info = state.byFrame.get(top.frameId);
     const prefix = info.ordinal === 0 ? '' : `f${info.ordinal}`;
     let res;
+    await tabs.floorReady; // a restarted background starts above its stored floor
     const floor = tabs.refFloor;
     const ask = deadline === null ? remaining : Math.min(remaining, TIME_CHUNK_CHARS);
     const timeBudgetMs = deadline === null ? null : Math.max(1, deadline - Date.now());

@@ -2,6 +2,7 @@
 
 import { PageError } from '../page/errors.js';
 import { Navigations } from './navigation.js';
+import { SLACK, floorSaver, loadFloor } from './reffloor.js';
 
 /** Documents remembered per frame ordinal, to tell a stale ref from an unknown one. */
 const DOCS_PER_FRAME = 16;
@@ -19,10 +20,15 @@ export class Tabs {
      * background's lifetime, so a ref number names one element in the whole browser and a
      * ref of another tab fails (REF_NOT_FOUND) instead of naming some element of this one.
      * Fed by every mint's `nextRef` (snapshots, page.find, hit tests). After a background
-     * restart it starts at 1 again, but a live document mints from max(floor, its own
-     * registry's `next`) (page/snapshot.js `start`), so it never reuses a number it holds.
+     * restart it starts above the floor stored before (reffloor.js), and a live document
+     * mints from max(floor, its own registry's `next`) (page/snapshot.js `start`), so no
+     * number a live document holds is handed out again. Mints await `floorReady` first.
      */
     this.refFloor = 1;
+    this.saveFloor = floorSaver();
+    this.floorReady = loadFloor().then((stored) => {
+      if (stored > 0) this.refFloor = Math.max(this.refFloor, stored + SLACK);
+    });
     /** Navigations in flight (webNavigation); parseRef fences refs of navigating frames. */
     this.navigations = new Navigations(api, (tabId, frameId, msg) => this.toFrame(tabId, frameId, msg));
     /** tabId → ms since epoch when this background saw the tab open */
@@ -179,7 +185,10 @@ export class Tabs {
       else st.minted.push([floor, nextRef - 1]);
       if (st.minted.length > MINTED_PER_TAB) st.minted.shift();
     }
-    this.refFloor = Math.max(this.refFloor, nextRef);
+    if (nextRef > this.refFloor) {
+      this.refFloor = nextRef;
+      this.saveFloor(nextRef);
+    }
   }
 
   /** The tab (other than `tabId`) one of whose remembered documents minted ref number `n`,
