@@ -175,3 +175,26 @@ async def next_dialog_named(stack: Stack, tab: int, message: str) -> bool:
             return True
         await asyncio.sleep(0.05)
     raise AssertionError(f"{message!r} never shown on tab {tab}: {shown}")
+
+
+async def test_mcp_alert_loop_names_the_alert_really_open(stack: Stack, origins: Origins) -> None:
+    """Through MCP: each browser_handle_dialog says the alert it answered, and what the
+    next result shows as open is the page's next alert, with browser_handle_dialog as the
+    next step."""
+    async with mcp_on(stack) as mcp:
+        err, text = await tool(mcp, "browser_navigate", url=f"{origins.main}/dialogs/alert_loop.html")
+        assert not err and '"loop 1"' in text, text
+        for n in (1, 2):
+            err, text = await tool(mcp, "browser_handle_dialog", accept=True)
+            assert not err, text
+            assert f'Accepted the alert dialog "loop {n}"' in text, text
+            await next_dialog_named(stack, await current_tab(stack), f"loop {n + 1}")
+            err, text = await tool(mcp, "browser_snapshot")
+            assert f"loop {n + 1}" in text and f"loop {n}\"" not in text, text
+            assert "browser_handle_dialog" in text, text
+
+
+async def current_tab(stack: Stack) -> int:
+    """The active tab's id."""
+    tabs = (await call(stack, "tabs.list"))["tabs"]
+    return next(t["tabId"] for t in tabs if t["active"])
