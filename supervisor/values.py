@@ -93,7 +93,9 @@ async def type_keys(target: Any, text: str, nav: NavigationWatch) -> None:
     for sent, ch in enumerate(text):
         if changed(nav, frame):
             raise cut(sent, len(text))
-        await keyboard.type(ch)
+        # TypeAction's contract: "\t" presses Tab (the focus moves); keyboard.type would
+        # insert a tab character instead.
+        await (keyboard.press("Tab") if ch == "\t" else keyboard.type(ch))
 
 
 def changed(nav: NavigationWatch, frame: Any) -> bool:

@@ -173,8 +173,8 @@ def tab_effects(opened: Sequence[Mapping[str, Any]], index: Mapping[Any, int],
                 followed: Any, late: Collection[Any] = ()) -> list[str]:
     """``Opened tab 2 "Invoice" — now current`` per new tab; for a late one (``OpenedTab.late``:
     reported by a snapshot, wait or find, not by an action's own result) ``Tab 2 "Invoice"
-    opened after the previous action — now current``, so the call that reports it is not
-    taken for its opener.
+    opened after an action had returned — now current``, so the call that reports it is
+    not taken for its opener (it may be this call's own action, or an earlier one).
 
     Args:
         opened: the new tabs, as listed now (title, url).
@@ -187,7 +187,7 @@ def tab_effects(opened: Sequence[Mapping[str, Any]], index: Mapping[Any, int],
         tab_id = tab.get("tabId")
         title = json.dumps(tab.get("title") or tab.get("url") or "", ensure_ascii=False)
         shown = index.get(tab_id, tab_id)
-        said = (f"Tab {shown} {title} opened after the previous action" if tab_id in late
+        said = (f"Tab {shown} {title} opened after an action had returned" if tab_id in late
                 else f"Opened tab {shown} {title}")
         if tab_id not in index:
             lines.append(f"{said}; it is closed already.")

@@ -232,7 +232,8 @@ class Response:
                      for t in reported.values()]
             return "### New tabs\n" + "\n".join(lines)
         now = [dict(listed[i][1]) if i in listed else t for i, t in reported.items()]
-        self._lines += tab_effects(now, {i: n for i, (n, _) in listed.items()}, followed)
+        self._lines += tab_effects(now, {i: n for i, (n, _) in listed.items()}, followed,
+                                   late={o.tab.get("tabId") for o in self._opened if o.late})
         section = render_tabs(rows, self.conn.is_current, only=set(reported),
                               heading="### New tabs")
         return section if set(reported) <= {followed} else section + "\n" + SELECT_HINT

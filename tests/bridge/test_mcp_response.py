@@ -221,10 +221,11 @@ async def test_a_late_foreground_tab_is_followed_only_within_two_seconds(
     if followed:
         assert calls == ["page.act", "page.snapshot", "tabs.list", "page.snapshot",
                          "devices.list", "tabs.list"]
-        assert 'Opened tab 1 "Invoice" — now current' in shown
+        assert 'Tab 1 "Invoice" opened after an action had returned — now current' in shown
     else:
         assert calls == ["page.act", "page.snapshot", "devices.list", "tabs.list"]
-        assert 'Opened tab 1 "Invoice" in the background; not current' in shown
+        assert ('Tab 1 "Invoice" opened after an action had returned in the background; '
+                'not current') in shown
 
 
 async def test_a_file_chooser_in_the_result_is_a_modal_state_beside_the_page_state(
@@ -298,12 +299,12 @@ def test_a_late_tab_is_said_to_have_opened_after_the_previous_action() -> None:
     """tab_effects: a tab reported late is not phrased as opened by the reporting call."""
     tabs = [{"tabId": 7, "title": "Second tab"}, {"tabId": 8, "title": "Own"}]
     assert report.tab_effects(tabs, {7: 1, 8: 2}, 7, late={7}) == [
-        'Tab 1 "Second tab" opened after the previous action — now current: later tools '
+        'Tab 1 "Second tab" opened after an action had returned — now current: later tools '
         "act on it.",
         'Opened tab 2 "Own" in the background; not current (browser_tabs select 2 to act '
         "on it)."]
     assert report.tab_effects(tabs[:1], {}, None, late={7}) == [
-        'Tab 7 "Second tab" opened after the previous action; it is closed already.']
+        'Tab 7 "Second tab" opened after an action had returned; it is closed already.']
 
 
 def test_only_an_active_tab_is_followed_and_a_late_one_only_near_an_input() -> None:

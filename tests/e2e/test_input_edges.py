@@ -60,9 +60,6 @@ async def test_a_tab_typed_into_an_input_is_never_a_false_rewrite(
         assert line.replace("\t", "") == "abcd" and "valueCheck" not in result
 
 
-@pytest.mark.xfail(strict=True, reason="supervisor/values.py type_keys sends '\\t' with "
-                   "keyboard.type, which inserts a tab character and presses no Tab key "
-                   "(no keydown, no focus move), against TypeAction's contract")
 async def test_text_after_a_tab_that_moves_the_focus_is_not_held_against_the_target(
         stack: Stack, origins: Origins) -> None:
     """A field whose Tab moves the focus to the next one: done, the result says only the
