@@ -28,7 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from playwright.async_api import BrowserContext, Dialog, Error as PlaywrightError, Page
+from playwright.async_api import BrowserContext, Dialog, Page
+from playwright.async_api import Error as PlaywrightError
 
 from bridge.protocol import errors as E
 
