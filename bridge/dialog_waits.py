@@ -183,7 +183,11 @@ class DialogWaits:
         Raises:
             TrustbridgeError: the driver's answer failed otherwise (e.g. it went offline).
         """
-        dialog = self.policy.dialogs.blocking(device, tab)
+        # Only a dialog known to be this tab's alone: one not placed yet, or placed on
+        # several tabs showing the same URL, may be another page's (the load then goes
+        # on as before and the browser deals with this tab's dialog).
+        dialog = next((d for d in self.policy.dialogs.all(device)
+                       if tab is not None and d.tabs == frozenset({tab})), None)
         driver = self.policy.drivers.get(device)
         if dialog is None or driver is None:
             return None, None

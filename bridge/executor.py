@@ -234,7 +234,9 @@ class Executor:
         """Call the extension, or answer early when a JavaScript dialog blocks the tab the
         call waits on (bridge/dialog_waits.py): a load (``WAITS_FOR_LOAD``, e.g. an
         ``alert()`` in the new page's head) answers ``{tabId, transitionPending: true,
-        dialog}``; anything else raises DIALOG_OPEN (the page cannot answer it).
+        dialog}``; anything else raises DIALOG_OPEN (the page cannot answer it). A
+        ``page.navigate`` of a tab its dialog blocks dismisses that dialog through the
+        driver first (``dismissedDialog`` in the result; DialogWaits.dismiss_before_load).
 
         Raises:
             DialogOpen: a dialog now blocks the tab of a call that is not a load.
