@@ -463,6 +463,13 @@
     crypto.getRandomValues(a);
     return "c" + a[0].toString(36) + a[1].toString(36);
   }
+  function lowestRef(lines, floor) {
+    let low = floor;
+    for (const line of lines || []) {
+      for (const m of String(line.s).matchAll(/\[ref=(?:f\d+)?e(\d+)\]/g)) low = Math.min(low, Number(m[1]));
+    }
+    return low;
+  }
   async function identifyAll(tabs2, tabId, frames) {
     return Promise.all(frames.map(async (f) => {
       try {
@@ -619,7 +626,7 @@
         continue;
       }
       if (res.docId) top.docId = res.docId;
-      tabs2.noteDocument(tabId, info.ordinal, top.docId, floor, res.nextRef || floor);
+      tabs2.noteDocument(tabId, info.ordinal, top.docId, lowestRef(res.lines, floor), res.nextRef || floor);
       top.walkerId = res.walkerId;
       refs += res.refCount || 0;
       let lastDepth = 0;

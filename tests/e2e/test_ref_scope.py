@@ -68,7 +68,7 @@ async def test_a_snapshot_after_another_tabs_keeps_numbers_apart(
         stack: Stack, origins: Origins) -> None:
     """Snapshotting tab 0 again after tab 1 mints no number tab 1 holds, and tab 1's ref used
     on tab 0 is refused."""
-    tab0, _, tab1, snap1 = await _two_tabs(stack, origins)
+    tab0, _, _tab1, snap1 = await _two_tabs(stack, origins)
     again = (await stack.client.call("page.snapshot", {"tabId": tab0}))["snapshot"]
     tab2_button = ref_of(snap1, "button", "Tab2 button")
     assert tab2_button not in again
@@ -78,28 +78,47 @@ async def test_a_snapshot_after_another_tabs_keeps_numbers_apart(
     assert await _counts(stack) == (0, 0)
 
 
-async def test_the_ref_floor_is_stored_for_a_background_restart(
+
+async def test_a_restarted_background_hands_out_no_number_a_live_document_holds(
         stack: Stack, origins: Origins, browser: str) -> None:
-    """After snapshots of two tabs, the background's stored floor (IndexedDB, read by a
-    restarted background, background/reffloor.js) is above every ref number handed out."""
+    """Chromium stops the extension's service worker (CDP ServiceWorker.stopAllWorkers) and
+    a new tab wakes it: a new element gets a number above every ref handed out before
+    (the floor stored in IndexedDB, background/reffloor.js), tab 0's old ref still clicks
+    its own button, and used on tab 1 it is REF_NOT_FOUND with nothing clicked."""
     if browser != "chromium":
-        pytest.skip("the extension's background is evaluated through Playwright's service "
-                    "worker handle, which only Chromium has")
-    _, snap0, _, snap1 = await _two_tabs(stack, origins)
+        pytest.skip("stopping the extension's background on demand is a Chromium (CDP) facility")
+    tab0, snap0, tab1, snap1 = await _two_tabs(stack, origins)
     highest = max(int(n) for n in re.findall(r"\[ref=(?:f\d+)?e(\d+)\]", snap0 + snap1))
     worker = stack.supervisor.context.service_workers[0]
-
-    async def stored() -> int:
-        return await worker.evaluate("""() => new Promise((resolve) => {
-            const req = indexedDB.open('trustbridge-refs', 1);
-            req.onsuccess = () => {
-              const get = req.result.transaction('floor').objectStore('floor').get('next');
-              get.onsuccess = () => { resolve(get.result || 0); req.result.close(); };
-            };
-            req.onerror = () => resolve(-1);
-        })""")
-
-    deadline = asyncio.get_running_loop().time() + 5
-    while (value := await stored()) <= highest:
-        assert asyncio.get_running_loop().time() < deadline, (value, highest)
-        await asyncio.sleep(0.05)
+    started = await worker.evaluate("performance.timeOrigin")
+    cdp = await stack.page.context.new_cdp_session(stack.page)
+    await cdp.send("ServiceWorker.enable")
+    await cdp.send("ServiceWorker.stopAllWorkers")
+    await cdp.detach()
+    woke = await stack.supervisor.context.new_page()  # tabs.onCreated wakes the worker
+    await woke.goto(f"{origins.main}/refscope/tab2.html?woke")
+    main = _page(stack, "main.html")
+    await main.evaluate("""() => document.body.append(
+        Object.assign(document.createElement('button'), {textContent: 'Fresh button'}))""")
+    deadline = asyncio.get_running_loop().time() + 20
+    while True:  # the restarted background reconnects to the bridge
+        try:
+            again = (await stack.client.call("page.snapshot", {"tabId": tab0}))["snapshot"]
+            break
+        except E.DeviceNotConnected:
+            assert asyncio.get_running_loop().time() < deadline, "the extension never came back"
+            await asyncio.sleep(0.2)
+    restarted = [await w.evaluate("performance.timeOrigin")
+                 for w in stack.supervisor.context.service_workers]
+    assert restarted and started not in restarted, "the background did not restart"
+    fresh = ref_of(again, "button", "Fresh button")
+    assert int(fresh.lstrip("e")) > highest
+    record = ref_of(snap0, "button", "Record")
+    with pytest.raises(E.RefNotFound):
+        await stack.client.call("page.act", {"tabId": tab1, "ref": record,
+                                             "action": {"kind": "click"}})
+    assert await _counts(stack) == (0, 0)
+    res = await stack.client.call("page.act", {"tabId": tab0, "ref": record,
+                                               "action": {"kind": "click"}})
+    assert res["delivered"] is True
+    assert await _counts(stack) == (1, 0)

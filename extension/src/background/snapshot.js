@@ -40,6 +40,15 @@ function randomId() {
   return 'c' + a[0].toString(36) + a[1].toString(36);
 }
 
+/** The lowest ref number in a chunk's lines ({s: string}[]), or `floor` when lower. */
+function lowestRef(lines, floor) {
+  let low = floor;
+  for (const line of lines || []) {
+    for (const m of String(line.s).matchAll(/\[ref=(?:f\d+)?e(\d+)\]/g)) low = Math.min(low, Number(m[1]));
+  }
+  return low;
+}
+
 async function identifyAll(tabs, tabId, frames) {
   return Promise.all(frames.map(async (f) => {
     try {
@@ -203,7 +212,10 @@ async function render(tabs, state, budget, deadline = null) {
       continue;
     }
     if (res.docId) top.docId = res.docId;
-    tabs.noteDocument(tabId, info.ordinal, top.docId, floor, res.nextRef || floor);
+    // A document older than this background (it restarted) shows refs it minted before,
+    // below today's floor: they are its own (numbers were unique then too), so its range
+    // starts at the lowest one shown.
+    tabs.noteDocument(tabId, info.ordinal, top.docId, lowestRef(res.lines, floor), res.nextRef || floor);
     top.walkerId = res.walkerId;
     refs += res.refCount || 0;
     let lastDepth = 0;
