@@ -258,9 +258,10 @@ class RoutingPolicy:
                 where = f"tab {shown['tabId']}" if "tabId" in shown else "the page"
                 raise DialogOpen(
                     f"A {shown.get('type')} dialog blocks {where} "
-                    f"({str(shown.get('message'))[:200]!r}). Answer it with page.dialog "
-                    "(accept or dismiss), close that tab or navigate it away first; other "
-                    "tabs still work.",
+                    f"({str(shown.get('message'))[:200]!r}). Answer it (accept or "
+                    "dismiss), close that tab, or navigate it (which dismisses the dialog; "
+                    "a page that opens another at once stays blocked) first; other tabs "
+                    "still work.",
                     {"dialog": {"type": shown.get("type")}, "tabId": shown.get("tabId")},
                 )
         if method in DRIVER_METHODS:
