@@ -3786,9 +3786,9 @@
       return { ...chunk, docId: identity.current() };
     },
     /** Next chunk of a walk. */
-    snapshotContinue({ walkerId, maxChars, docId: expected, timeBudgetMs }) {
+    snapshotContinue({ walkerId, maxChars, docId: expected, timeBudgetMs, refFloor }) {
       checkDocument(expected);
-      return observer.continue(walkerId, maxChars || 5e4, timeBudgetMs ?? null);
+      return observer.continue(walkerId, maxChars || 5e4, timeBudgetMs ?? null, refFloor || 1);
     },
     /** The browser reported that a navigation of this frame did not happen. */
     navigationSettled() {

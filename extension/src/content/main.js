@@ -87,9 +87,10 @@ const handlers = {
     return { ...chunk, docId: identity.current() };
   },
   /** Next chunk of a walk. */
-  snapshotContinue({ walkerId, maxChars, docId: expected, timeBudgetMs }) {
+  snapshotContinue({ walkerId, maxChars, docId: expected, timeBudgetMs, refFloor }) {
     checkDocument(expected);
-    return observer.continue(walkerId, maxChars || 50000, timeBudgetMs ?? null);
+    // The browser-wide ref floor (background/tabs.js): another tab may have minted since.
+    return observer.continue(walkerId, maxChars || 50000, timeBudgetMs ?? null, refFloor || 1);
   },
   /** The browser reported that a navigation of this frame did not happen. */
   navigationSettled() {
