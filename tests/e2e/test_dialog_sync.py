@@ -146,6 +146,13 @@ async def test_a_navigation_the_bridge_did_not_start_leaves_no_stale_dialog(
     behind = asyncio.ensure_future(page.goto(f"{origins.main}/dialogs/click_record.html"))
     behind.add_done_callback(lambda t: t.cancelled() or t.exception())
     try:
+        if stack.browser == "firefox":
+            # Firefox ends the document on that load (the loop never opens confirm 1):
+            # the record must then name no dialog at all, the new page loaded.
+            await asyncio.wait_for(asyncio.shield(behind), QUICK_S)
+            (device,) = (await call(stack, "devices.list"))["devices"]
+            assert "click_record.html" in page.url and not device.get("dialogs"), device
+            return
         assert await next_dialog_named(stack, tab, "Delete record 1?")
         try:
             answered = await call(stack, "page.dialog", {"tabId": tab, "accept": True})
