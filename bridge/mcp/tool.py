@@ -48,9 +48,10 @@ argument (clients written for older Playwright MCP versions send ``ref``)."""
 
 
 class ToolArgs(BaseModel):
-    """Base of every tool's arguments: unknown arguments are refused."""
+    """Base of every tool's arguments: unknown arguments are refused, and types are strict
+    (no coercion: "yes" is no boolean), as Playwright MCP's zod schemas."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class ElementArgs(ToolArgs):

@@ -185,7 +185,7 @@ async def test_a_foreground_tab_the_click_opened_becomes_current(
     drv = await peers(FakeDriver)
     # openedAt after the click started: the bridge counts it as the popup the driver saw
     ext.results["tabs.list"] = {"tabs": [POPUP_TABS[0], {**POPUP_TABS[1],
-                                                         "openedAt": time.time() * 1000 + 60}]}
+                                                         "openedAt": time.time() * 1000 + 1000}]}
     drv.results["driver.act"] = {"done": True, "popups": [{"url": "http://127.0.0.1/inv"}]}
     conn = Connection(url=bridge.url, token=bridge.token, embedded=False)
     try:

@@ -588,6 +588,23 @@ async def test_bounds_left_out_of_the_schema_are_still_enforced(
         assert ext.methods() == [] and drv.methods() == []
 
 
+async def test_arguments_of_the_wrong_json_type_are_refused_not_coerced(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
+    """Strict types, as Playwright MCP's zod schemas: "yes" is no boolean and "10" no
+    number; each is BAD_REQUEST naming the field, and nothing is sent."""
+    async with tools() as mcp:
+        ext = await peers(FakeExtension)
+        drv = await peers(FakeDriver)
+        for name, args, field in (
+                ("browser_click", {"target": "e1", "doubleClick": "yes"}, "doubleClick"),
+                ("browser_wait_for", {"time": "3"}, "time"),
+                ("browser_type", {"target": "e1", "text": 42}, "text")):
+            result = await mcp.call_tool(name, args)
+            assert result.is_error and "BAD_REQUEST" in text(result), (name, text(result))
+            assert field in text(result), (name, text(result))
+        assert ext.methods() == [] and drv.methods() == []
+
+
 @pytest.mark.browser
 async def test_session_starts_the_embedded_default_on_a_free_port_and_restarts_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
