@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from bridge.protocol.errors import FrameTokenUnknown
 from bridge.protocol.models import FRAME_TOKEN_ATTRIBUTE
 from supervisor.actions import PointerPath
 
-from .conftest import Origins, Stack, ref_of
+from .conftest import Origins, Stack, ref_of, stamped
 
 pytestmark = pytest.mark.browser
 
@@ -32,32 +31,10 @@ async def _open(stack: Stack, origins: Origins) -> str:
     for _ in range(200):
         snap = (await stack.client.call("page.snapshot", {}))["snapshot"]
         if "Child button" in snap:
-            await _stamped(stack)
+            await stamped(stack)
             return snap
         await asyncio.sleep(0.05)
     raise AssertionError("the child frame never appeared:\n" + snap)
-
-
-async def _stamped(stack: Stack) -> None:
-    """Wait until every frame has loaded and holds the token the registry has for it:
-    the supervisor stamps on load events, asynchronously, and a stamp that lands after a
-    test started counting mutations is the token write (asserted on its own below), not
-    one of the extension's. (A CI run on Firefox once saw that late write.)"""
-    for frame in stack.page.frames:
-        await frame.wait_for_load_state("load")
-    registry = stack.supervisor.frames
-    for _ in range(100):
-        await registry.settle()
-        frames = stack.page.frames
-        held = [await f.evaluate(
-            f"document.documentElement.getAttribute({FRAME_TOKEN_ATTRIBUTE!r})") for f in frames]
-        try:
-            if all(t is not None and registry.frame_for(t) is f for t, f in zip(held, frames)):
-                return
-        except FrameTokenUnknown:
-            pass
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"frames never all stamped: {held}")
 
 
 async def _traces(stack: Stack) -> dict:

@@ -14,7 +14,7 @@ import pytest
 
 from bridge.protocol import errors as E
 
-from .conftest import Origins, Stack, ref_of, wait_until
+from .conftest import Origins, Stack, ref_of, stamped, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -169,9 +169,10 @@ async def test_ref_from_previous_document_is_refused(stack: Stack, origins: Orig
 
 
 async def test_every_frame_is_stamped_with_a_known_token(stack: Stack, origins: Origins) -> None:
-    """Each frame's root carries data-mcjug and the driver's registry maps it back."""
+    """Each frame's root carries data-mcjug and the driver's registry maps it back (within
+    stamped()'s bound: stamping runs on load events, asynchronously)."""
     await _open(stack, origins)
-    await stack.supervisor.frames.settle()
+    await stamped(stack)
     for frame in stack.page.frames:
         token = await frame.evaluate("document.documentElement.getAttribute('data-mcjug')")
         assert token and stack.supervisor.frames.frame_for(token) is frame

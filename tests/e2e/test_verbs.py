@@ -15,7 +15,7 @@ from bridge.sdk import Tab
 from supervisor.browser_limits import driver_capabilities
 from supervisor.frames import ATTRIBUTE
 
-from .conftest import Origins, Stack, ref_of
+from .conftest import Origins, Stack, ref_of, stamped
 
 pytestmark = pytest.mark.browser
 
@@ -100,7 +100,7 @@ async def test_locator_not_exactly_one_fails_at_once(stack: Stack, origins: Orig
     await _open(stack, origins)
     driver = stack.supervisor.driver
     assert driver is not None
-    await stack.supervisor.frames.settle()  # stamping runs after the load, asynchronously
+    await stamped(stack)  # stamping runs after the load, asynchronously
     token = await stack.page.evaluate(f"document.documentElement.getAttribute('{ATTRIBUTE}')")
     for css, count in [("css:light=#dbl, #covered", 2), ("css:light=#no-such-id", 0)]:
         params = DriverActParams(frameToken=token, css=css, action={"kind": "click"},
