@@ -133,6 +133,8 @@ METHODS: dict[str, MethodFacts] = {
     "driver.network": MethodFacts(M.DriverNetworkParams, R.NetworkResult, served_by="driver"),
     "driver.resize": MethodFacts(M.DriverResizeParams, R.ResizeResult, served_by="driver"),
     "driver.pdf": MethodFacts(M.DriverPdfParams, R.PdfResult, served_by="driver"),
+    "driver.fileChooser": MethodFacts(M.DriverFileChooserParams, M.DriverFileChooserResult,
+                                      served_by="driver"),
 }
 """Method name → its facts."""
 

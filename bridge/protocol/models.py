@@ -496,6 +496,11 @@ class ReceiptEvent(_Model):
     receiptId: str = Field(min_length=1, max_length=32)
     delivered: bool
     events: list[str] = Field(default_factory=list, max_length=8)
+    fileInput: bool = Field(
+        default=False,
+        description="A file input was clicked right after the press (a button whose handler "
+        "calls input.click()): the browser may announce a file chooser after the driver "
+        "answered. Pushed a second time, same id, when this becomes true.")
 
 
 class TabOpenedEvent(_Model):
@@ -627,6 +632,22 @@ class DriverEvaluateParams(_Model):
     css: str | None = Field(default=None, max_length=20_000)
     expression: str = Field(min_length=1, max_length=100_000)
     world: Literal["isolated", "main"] = "isolated"
+
+
+class DriverFileChooserParams(_Model):
+    """Bridge → driver: wait, at most ``timeoutMs``, for the file chooser a click on the
+    page of ``frameToken`` opened after its answer (supervisor/watch.py
+    ``await_file_chooser``), asked when the click's receipt says ``fileInput``."""
+
+    frameToken: str = Field(min_length=1, max_length=128)
+    timeoutMs: int = Field(default=2000, ge=0, le=10_000)
+
+
+class DriverFileChooserResult(_Model):
+    """Driver → bridge: ``fileChooser: {multiple}`` for the chooser held for that page, or
+    nothing when none opened within the bound."""
+
+    fileChooser: dict[str, Any] | None = None
 
 
 class DriverActResult(_Model):

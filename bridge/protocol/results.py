@@ -307,6 +307,8 @@ class ReceiptResult(_Result):
 
     delivered: bool | None
     events: list[str] = Field(max_length=16)
+    fileInput: bool = Field(default=False, description="A file input was clicked right "
+                            "after the press (models.ReceiptEvent).")
 
 
 class CancelResult(_Result):
