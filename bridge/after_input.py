@@ -7,6 +7,8 @@ synthetic path, the extension's) answer it asks :class:`AfterInput` for
 
 - :meth:`AfterInput.delivery`: the receipt pushed while the click ran, or, when none came
   within RECEIPT_PUSH_WAIT_S, the one read from the extension (``page.receipt``);
+- :func:`file_chooser`: when the receipt says a file input was clicked (``fileInput``) and
+  the driver's answer names no chooser, the one the driver saw open after its answer;
 - :meth:`AfterInput.new_tabs`: the tabs :class:`~bridge.events.ActionEvents` says the
   action opened, waiting briefly for an announcement still on its way (POPUP_SETTLE_S when
   the driver saw a popup, LATE_TAB_S after an action that may open one late), described
@@ -44,6 +46,12 @@ the extension for it (the push is sent from the page's click listener, so it is 
 already here), s."""
 READ_TIMEOUT_S = 10.0
 """How long to wait for the extension's ``page.receipt`` and ``tabs.list`` answers, s."""
+FILE_CHOOSER_WAIT_MS = 2000
+"""How long the driver may wait for a file chooser a click's receipt gave a sign of
+(``fileInput``) and the driver's answer did not report yet, ms (:func:`file_chooser`).
+Only such a click pays it, and only until the chooser comes (Chromium announces one a
+few protocol round trips after the input's click: Playwright resolves its element first).
+Its match in the driver is watch.CHOOSER_TAIL_S (how long a late chooser is held)."""
 CLOCK_SLACK_S = 0.05
 """Slack between the browser's clock and the bridge's when only ``openedAt`` (the
 browser's ms since the epoch) can tell which tabs opened during an action, s."""
@@ -118,11 +126,16 @@ class AfterInput:
         (left), ``auxclick`` (middle), ``contextmenu`` or ``auxclick`` (right), per UI
         Events; the extension decides (extension/src/page/receipt.js ``delivered``), so a
         right or middle click is not reported undelivered for lacking a ``click``. A page
-        that went away meanwhile (the click navigated) leaves ``delivered`` unknown (None)."""
+        that went away meanwhile (the click navigated) leaves ``delivered`` unknown (None).
+
+        Also ``fileInput: bool``, for the executor only (not a result field): a file input
+        was clicked right after the press, so a file chooser may be announced after the
+        driver's answer (bridge/executor.py asks the driver for it)."""
         got = await self._arrivals.until(
             lambda: self.events.receipt(extension, receipt_id), RECEIPT_PUSH_WAIT_S)
         if got is not None:
-            return {"delivered": got.delivered, "deliveredEvents": got.events}
+            return {"delivered": got.delivered, "deliveredEvents": got.events,
+                    "fileInput": got.fileInput}
         try:
             receipt = await self.peer(extension).call(
                 "page.receipt", {"tabId": tab_id, "ref": ref, "receiptId": receipt_id},
@@ -132,6 +145,7 @@ class AfterInput:
         return {
             "delivered": None if receipt.get("delivered") is None else bool(receipt["delivered"]),
             "deliveredEvents": receipt.get("events", []),
+            "fileInput": receipt.get("fileInput") is True,
         }
 
     async def new_tabs(self, extension: str, acted_on: int | None, started: float,
@@ -196,3 +210,18 @@ class AfterInput:
         listed = {t.get("tabId"): t for t in tabs}
         return [listed.get(o.tab_id) or {"tabId": o.tab_id, "openerTabId": o.opener,
                                          "url": o.url} for o in opened]
+
+
+async def file_chooser(driver: PeerCall, frame_token: str) -> dict[str, Any]:
+    """``{fileChooser: {multiple}}``: the chooser a click opened on the page of
+    ``frame_token`` after the driver's answer (``driver.fileChooser``, waiting up to
+    FILE_CHOOSER_WAIT_MS), or ``{}`` when none came or the driver could not tell (the
+    result then claims no chooser, which is true: none was seen)."""
+    try:
+        got = await driver.call("driver.fileChooser",
+                                {"frameToken": frame_token, "timeoutMs": FILE_CHOOSER_WAIT_MS},
+                                FILE_CHOOSER_WAIT_MS / 1000 + READ_TIMEOUT_S)
+    except E.TrustbridgeError:
+        return {}
+    chooser = got.get("fileChooser")
+    return {"fileChooser": chooser} if isinstance(chooser, dict) else {}

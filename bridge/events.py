@@ -4,7 +4,8 @@ The extension pushes two kinds of events while an input action runs (docs/design
 rule 3 is the action's route; §10 "each room once" is why they are pushed, not asked):
 
 - ``page.receipt``: a trusted click reached the target of receipt ``receiptId``
-  (§2.3, extension/src/page/receipt.js);
+  (§2.3, extension/src/page/receipt.js), pushed again with ``fileInput`` when a file
+  input was clicked right after it;
 - ``tab.opened``: a page opened tab ``tabId`` whose opener is ``openerTabId``
   (``tabs.onCreated`` in extension/src/background/main.js).
 
@@ -101,14 +102,25 @@ class ActionEvents:
     def receipt_pushed(self, extension: str, receipt: ReceiptEvent) -> bool:
         """Keep a pushed receipt if an action expects it.
 
+        A second push of the same id counts only when it adds ``fileInput`` (the page
+        clicked a file input right after the press, after the first push went out:
+        extension/src/page/receipt.js); it sets that flag and nothing else (the first
+        push's verdict stands).
+
         Returns:
             True when kept; False for a receipt nobody expects (late, unknown, from another
-            extension, or a second push of the same id), which is dropped.
+            extension, or a second push that adds nothing), which is dropped.
         """
         key = (extension, receipt.receiptId)
-        if key not in self._receipts or self._receipts[key] is not None:
+        if key not in self._receipts:
             return False
-        self._receipts[key] = receipt
+        kept = self._receipts[key]
+        if kept is None:
+            self._receipts[key] = receipt
+            return True
+        if kept.fileInput or not receipt.fileInput:
+            return False
+        self._receipts[key] = kept.model_copy(update={"fileInput": True})
         return True
 
     def receipt(self, extension: str, receipt_id: str) -> ReceiptEvent | None:

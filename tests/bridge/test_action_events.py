@@ -73,6 +73,26 @@ def test_a_second_push_of_one_receipt_does_not_replace_the_first() -> None:
     assert got is not None and got.delivered is True
 
 
+def test_a_second_push_that_adds_file_input_sets_only_that_flag() -> None:
+    """The page clicked a file input after the first push: the repeat with fileInput is
+    kept (the flag only: the first verdict stands); a third push, or one without the
+    flag, is dropped; an unexpected receipt with the flag is dropped too."""
+    ev = ActionEvents()
+    ev.expect_receipt(EXT, "r1")
+    assert ev.receipt_pushed(EXT, receipt("r1"))
+    assert ev.receipt(EXT, "r1").fileInput is False  # type: ignore[union-attr]
+    again = receipt("r1", delivered=False).model_copy(update={"fileInput": True})
+    assert ev.receipt_pushed(EXT, again) is True
+    got = ev.receipt(EXT, "r1")
+    assert got is not None and got.fileInput is True and got.delivered is True
+    assert ev.receipt_pushed(EXT, again) is False
+    assert ev.receipt_pushed(EXT, receipt("r1")) is False
+    assert ev.receipt(EXT, "r1").fileInput is True  # type: ignore[union-attr]
+    assert ev.receipt_pushed(OTHER, again) is False
+    ev.forget_receipt(EXT, "r1")
+    assert ev.receipt_pushed(EXT, again) is False
+
+
 def test_expected_receipts_are_bounded() -> None:
     """Past RECEIPTS_KEEP expectations the oldest is dropped; the newest still works."""
     ev = ActionEvents()
