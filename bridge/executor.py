@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .after_input import AfterInput, PeerCall
+from .after_input import AfterInput, PeerCall, file_chooser
 from .dialog_waits import DialogWaits, on_tab
 from .dialogs import OpenDialog
 from .events import may_open_tab
@@ -386,6 +386,12 @@ class Executor:
                 hit_ref = (target.get("hit") or {}).get("ref")  # MouseAction: the hit element
                 out.update(await self.after.delivery(route.extension, out.get("tabId"),
                                                      params.ref or hit_ref, receipt_id))
+                # A file input was clicked (the page's button called input.click()): its
+                # chooser may be announced after the answer; the driver waits for it.
+                # (One reported ``late`` is an earlier action's; this click's replaces it.)
+                shown = out.get("fileChooser")
+                if out.pop("fileInput", False) and (shown is None or shown.get("late")):
+                    out.update(await file_chooser(driver, target["frameToken"]))
         finally:
             if receipt_id:
                 self.after.events.forget_receipt(route.extension, receipt_id)
