@@ -18,6 +18,7 @@ from bridge import after_input
 from bridge.client import BridgeClient
 from bridge.protocol import errors as E
 
+from .fakes import wait_until
 from .test_executor import (  # noqa: F401 (fixtures)
     HeldDriver,
     HeldExtension,
@@ -29,7 +30,6 @@ from .test_executor import (  # noqa: F401 (fixtures)
     no_late_wait,
     server,
 )
-from .fakes import wait_until
 
 pytestmark = [pytest.mark.timeout(30), pytest.mark.usefixtures("no_late_wait")]
 
