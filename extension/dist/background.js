@@ -1553,7 +1553,8 @@
       tabId: sender.tab.id,
       receiptId: pushed.receiptId,
       delivered: pushed.delivered === true,
-      events: Array.isArray(pushed.events) ? pushed.events.slice(0, 8) : []
+      events: Array.isArray(pushed.events) ? pushed.events.slice(0, 8) : [],
+      fileInput: pushed.fileInput === true
     });
     return false;
   });

@@ -2618,13 +2618,15 @@
   // src/page/receipt.js
   var RECEIPT_TTL_MS = 6e4;
   var MAX_RECEIPTS = 64;
+  var FILE_INPUT_WINDOW_MS = 1e3;
   var TERMINAL = /* @__PURE__ */ new Set(["click", "auxclick", "contextmenu"]);
   var Receipts = class _Receipts {
     /**
      * @param {Window} win  the window whose capture listeners observe input
-     * @param {(id: string, receipt: {delivered: boolean, events: string[]}) => void} [onDelivered]
-     *   called once per receipt, synchronously in the `click` listener, when a trusted click
-     *   (with its pointerdown or mousedown) reached the target
+     * @param {(id: string, receipt: {delivered: boolean, events: string[], fileInput: boolean}) => void} [onDelivered]
+     *   called synchronously in the `click` listener when a trusted click (with its
+     *   pointerdown or mousedown) reached the target; called a second time, with
+     *   `fileInput: true`, when a file input is clicked after that push (see the header)
      */
     constructor(win, onDelivered = null) {
       this.armed = /* @__PURE__ */ new Map();
@@ -2652,24 +2654,47 @@
         if (now - r.at > RECEIPT_TTL_MS || this.armed.size > MAX_RECEIPTS) this.armed.delete(id2);
       }
       const id = `${this.prefix}${this.next++}`;
-      this.armed.set(id, { target: new WeakRef(el), seen: /* @__PURE__ */ new Set(), at: now, pushed: false });
+      this.armed.set(id, { target: new WeakRef(el), seen: /* @__PURE__ */ new Set(), at: now, pushed: false, fileInput: false });
       return id;
     }
     observe(event) {
-      if (!event.isTrusted || !this.armed.size) return;
+      if (!this.armed.size) return;
       const path = event.composedPath();
+      if (event.type === "click" && _Receipts.isFileInput(path[0])) this.fileInputClicked();
+      if (!event.isTrusted) return;
       for (const [id, r] of this.armed) {
         const target = r.target.deref();
         if (!target || !path.includes(target)) continue;
-        if ((event.type === "pointerdown" || event.type === "mousedown") && r.button === void 0) r.button = event.button;
+        if ((event.type === "pointerdown" || event.type === "mousedown") && r.button === void 0) {
+          r.button = event.button;
+          r.pressedAt = Date.now();
+        }
         r.seen.add(event.type);
         if (TERMINAL.has(event.type) && !r.pushed && this.onDelivered && _Receipts.delivered(r.seen, r.button)) {
           r.pushed = true;
-          try {
-            this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort() });
-          } catch {
-          }
+          this.push(id, r);
         }
+      }
+    }
+    /** Whether `el` is an enabled `<input type=file>` (by name, not instanceof: the element
+     *  may come from another realm). */
+    static isFileInput(el) {
+      return !!el && el.localName === "input" && typeof el.type === "string" && el.type.toLowerCase() === "file" && !el.disabled;
+    }
+    /** A file input got a click: mark the receipts whose press is recent (see the header);
+     *  one already pushed is pushed again with the flag. */
+    fileInputClicked() {
+      const now = Date.now();
+      for (const [id, r] of this.armed) {
+        if (r.fileInput || r.pressedAt === void 0 || now - r.pressedAt > FILE_INPUT_WINDOW_MS) continue;
+        r.fileInput = true;
+        if (r.pushed && this.onDelivered) this.push(id, r);
+      }
+    }
+    push(id, r) {
+      try {
+        this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput });
+      } catch {
       }
     }
     /**
@@ -2684,14 +2709,15 @@
       if (button === 0) return seen.has("click");
       return false;
     }
-    /** {delivered, events}: whether a trusted click (its press + the button's click event:
-     *  click, auxclick or contextmenu) reached the target. */
+    /** {delivered, events, fileInput}: whether a trusted click (its press + the button's
+     *  click event: click, auxclick or contextmenu) reached the target, and whether a file
+     *  input was clicked right after its press. */
     read(id) {
       const r = this.armed.get(id);
       if (!r) throw new PageError("BAD_REQUEST", `Receipt ${id} is unknown or expired.`);
       this.armed.delete(id);
       const events = Array.from(r.seen).sort();
-      return { delivered: _Receipts.delivered(r.seen, r.button), events };
+      return { delivered: _Receipts.delivered(r.seen, r.button), events, fileInput: r.fileInput };
     }
   };
   function coordinatesFor(el) {

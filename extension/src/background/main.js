@@ -273,8 +273,8 @@ const handlers = {
 
 let connection = null;
 
-// Receipts pushed by content scripts the moment a trusted click reached its target
-// (page/receipt.js): forwarded to the bridge as a one-way `page.receipt` event, which
+// Receipts pushed by content scripts the moment a trusted click reached its target, and
+// once more with `fileInput: true` when a file input is clicked right after (page/receipt.js): forwarded to the bridge as a one-way `page.receipt` event, which
 // the bridge matches to the click it is running by receiptId. Registered at top level so
 // a woken service worker still hears it.
 api.runtime.onMessage.addListener((msg, sender) => {
@@ -283,6 +283,7 @@ api.runtime.onMessage.addListener((msg, sender) => {
   connection.sendEvent('page.receipt', {
     tabId: sender.tab.id, receiptId: pushed.receiptId, delivered: pushed.delivered === true,
     events: Array.isArray(pushed.events) ? pushed.events.slice(0, 8) : [],
+    fileInput: pushed.fileInput === true,
   });
   return false;
 });

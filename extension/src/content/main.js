@@ -24,7 +24,8 @@ const TOKEN_WAIT_MS = 1000;
 const frameKeys = new FrameKeys();
 frameKeys.listen(window);
 // A delivered click's receipt goes to the background at once (and on to the bridge as a
-// `page.receipt` event); fire-and-forget, the bridge falls back to asking.
+// `page.receipt` event; again with `fileInput: true` when the click led to a file input's
+// click); fire-and-forget, the bridge falls back to asking.
 const receipts = new Receipts(window, (receiptId, receipt) => {
   try {
     api.runtime.sendMessage({ receiptPushed: { receiptId, ...receipt } }).catch(() => {});

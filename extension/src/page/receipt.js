@@ -15,11 +15,23 @@
 // auxclick for a right press; a page whose contextmenu handler calls preventDefault still
 // has contextmenu dispatched to the target (our capture listener sees it first), so it
 // still counts as delivered.
+// File input sign: a page's "Choose file" button often forwards its click to a hidden
+// `<input type=file>` by calling `input.click()` (an untrusted click, dispatched from the
+// button's handler, so AFTER this receipt was pushed from the window capture listener).
+// The browser announces the file chooser to the driver only a few protocol round trips
+// later, sometimes after the driver answered; so while receipts are armed, a `click`
+// (trusted or not) whose first path entry is an enabled file input marks the receipts
+// whose press is recent (FILE_INPUT_WINDOW_MS) with `fileInput: true`, and a receipt
+// already pushed is pushed again with it (same id). The bridge then asks the driver to
+// wait, bounded, for that chooser (bridge/executor.py, supervisor/watch.py). The sign
+// only makes the bridge wait: a chooser is reported only when the driver saw it.
 
 import { PageError } from './errors.js';
 
 const RECEIPT_TTL_MS = 60000;
 const MAX_RECEIPTS = 64;
+/** How long after a receipt's press a click on a file input counts as its doing, ms. */
+export const FILE_INPUT_WINDOW_MS = 1000;
 
 /** Events that end a click of some button (see `delivered`). */
 const TERMINAL = new Set(['click', 'auxclick', 'contextmenu']);
@@ -27,13 +39,14 @@ const TERMINAL = new Set(['click', 'auxclick', 'contextmenu']);
 export class Receipts {
   /**
    * @param {Window} win  the window whose capture listeners observe input
-   * @param {(id: string, receipt: {delivered: boolean, events: string[]}) => void} [onDelivered]
-   *   called once per receipt, synchronously in the `click` listener, when a trusted click
-   *   (with its pointerdown or mousedown) reached the target
+   * @param {(id: string, receipt: {delivered: boolean, events: string[], fileInput: boolean}) => void} [onDelivered]
+   *   called synchronously in the `click` listener when a trusted click (with its
+   *   pointerdown or mousedown) reached the target; called a second time, with
+   *   `fileInput: true`, when a file input is clicked after that push (see the header)
    */
   constructor(win, onDelivered = null) {
-    /** @type {Map<string, {target: WeakRef<Element>, seen: Set<string>, at: number, pushed: boolean}>} */
-    this.armed = new Map(); // entries also get `button`: the button of the first press seen
+    /** @type {Map<string, {target: WeakRef<Element>, seen: Set<string>, at: number, pushed: boolean, fileInput: boolean}>} */
+    this.armed = new Map(); // entries also get `button` and `pressedAt` (ms) of the first press seen
     this.next = 1;
     this.onDelivered = onDelivered;
     // Ids are unique across documents and frames: the bridge matches pushed receipts by id.
@@ -63,23 +76,53 @@ export class Receipts {
       if (now - r.at > RECEIPT_TTL_MS || this.armed.size > MAX_RECEIPTS) this.armed.delete(id);
     }
     const id = `${this.prefix}${this.next++}`;
-    this.armed.set(id, { target: new WeakRef(el), seen: new Set(), at: now, pushed: false });
+    this.armed.set(id, { target: new WeakRef(el), seen: new Set(), at: now, pushed: false, fileInput: false });
     return id;
   }
 
   observe(event) {
-    if (!event.isTrusted || !this.armed.size) return;
+    if (!this.armed.size) return;
     const path = event.composedPath();
+    // Before the loop: a trusted click on the file input itself is pushed with the flag.
+    if (event.type === 'click' && Receipts.isFileInput(path[0])) this.fileInputClicked();
+    if (!event.isTrusted) return;
     for (const [id, r] of this.armed) {
       const target = r.target.deref();
       if (!target || !path.includes(target)) continue;
-      if ((event.type === 'pointerdown' || event.type === 'mousedown') && r.button === undefined) r.button = event.button;
+      if ((event.type === 'pointerdown' || event.type === 'mousedown') && r.button === undefined) {
+        r.button = event.button;
+        r.pressedAt = Date.now();
+      }
       r.seen.add(event.type);
       if (TERMINAL.has(event.type) && !r.pushed && this.onDelivered && Receipts.delivered(r.seen, r.button)) {
         r.pushed = true;
-        try { this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort() }); } catch { /* the bridge reads it instead */ }
+        this.push(id, r);
       }
     }
+  }
+
+  /** Whether `el` is an enabled `<input type=file>` (by name, not instanceof: the element
+   *  may come from another realm). */
+  static isFileInput(el) {
+    return !!el && el.localName === 'input' && typeof el.type === 'string'
+      && el.type.toLowerCase() === 'file' && !el.disabled;
+  }
+
+  /** A file input got a click: mark the receipts whose press is recent (see the header);
+   *  one already pushed is pushed again with the flag. */
+  fileInputClicked() {
+    const now = Date.now();
+    for (const [id, r] of this.armed) {
+      if (r.fileInput || r.pressedAt === undefined || now - r.pressedAt > FILE_INPUT_WINDOW_MS) continue;
+      r.fileInput = true;
+      if (r.pushed && this.onDelivered) this.push(id, r);
+    }
+  }
+
+  push(id, r) {
+    try {
+      this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput });
+    } catch { /* the bridge reads it instead */ }
   }
 
   /**
@@ -95,14 +138,15 @@ export class Receipts {
     return false;
   }
 
-  /** {delivered, events}: whether a trusted click (its press + the button's click event:
-   *  click, auxclick or contextmenu) reached the target. */
+  /** {delivered, events, fileInput}: whether a trusted click (its press + the button's
+   *  click event: click, auxclick or contextmenu) reached the target, and whether a file
+   *  input was clicked right after its press. */
   read(id) {
     const r = this.armed.get(id);
     if (!r) throw new PageError('BAD_REQUEST', `Receipt ${id} is unknown or expired.`);
     this.armed.delete(id);
     const events = Array.from(r.seen).sort();
-    return { delivered: Receipts.delivered(r.seen, r.button), events };
+    return { delivered: Receipts.delivered(r.seen, r.button), events, fileInput: r.fileInput };
   }
 }
 

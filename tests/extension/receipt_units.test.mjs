@@ -1,0 +1,94 @@
+// Unit tests of extension/src/page/receipt.js's file-input sign, run by
+// tests/extension/test_receipt_units.py with `node --test`. The window and the elements
+// are stand-ins: Receipts only needs addEventListener, composedPath() and a few fields.
+import assert from 'node:assert/strict';
+import test from 'node:test';
+
+globalThis.ShadowRoot ??= class ShadowRoot {};
+const { Receipts, FILE_INPUT_WINDOW_MS } = await import('../../extension/src/page/receipt.js');
+
+class FakeWindow {
+  constructor() { this.listeners = []; }
+  addEventListener(type, fn) { this.listeners.push([type, fn]); }
+  dispatch(type, path, { trusted = true, button = 0 } = {}) {
+    const event = { type, isTrusted: trusted, button, composedPath: () => path };
+    for (const [t, fn] of this.listeners) if (t === type) fn(event);
+  }
+}
+const doc = { nodeType: 9 };
+const element = (localName, extra = {}) => ({ localName, getRootNode: () => doc, ...extra });
+const fileInput = (extra = {}) => element('input', { type: 'file', disabled: false, ...extra });
+
+/** A trusted left click on `path[0]`, as Chromium dispatches it. */
+function trustedClick(win, path, beforeClick = () => {}) {
+  for (const type of ['pointerdown', 'mousedown', 'pointerup', 'mouseup']) win.dispatch(type, path);
+  win.dispatch('click', path);
+  beforeClick();
+}
+
+function setup() {
+  const win = new FakeWindow();
+  const pushes = [];
+  const receipts = new Receipts(win, (id, receipt) => pushes.push({ id, ...receipt }));
+  return { win, pushes, receipts };
+}
+
+test('a button whose handler calls input.click(): pushed, then pushed again with fileInput', () => {
+  const { win, pushes, receipts } = setup();
+  const button = element('button');
+  const input = fileInput();
+  const id = receipts.arm(button);
+  trustedClick(win, [button, doc, win], () => win.dispatch('click', [input, doc, win], { trusted: false }));
+  assert.deepEqual(pushes.map((p) => [p.id, p.fileInput]), [[id, false], [id, true]]);
+  assert.equal(pushes[1].delivered, true);
+  assert.deepEqual(pushes[1].events, ['click', 'mousedown', 'mouseup', 'pointerdown', 'pointerup']);
+  win.dispatch('click', [input, doc, win], { trusted: false }); // once only
+  assert.equal(pushes.length, 2);
+  assert.deepEqual(receipts.read(id), { delivered: true, events: pushes[1].events, fileInput: true });
+});
+
+test('a trusted click on the file input itself is pushed once, with the flag', () => {
+  const { win, pushes, receipts } = setup();
+  const input = fileInput({ type: 'FILE' });
+  const id = receipts.arm(input);
+  trustedClick(win, [input, doc, win]);
+  assert.deepEqual(pushes.map((p) => [p.id, p.fileInput]), [[id, true]]);
+});
+
+test('no sign: another element, a disabled or other input, no press, or a press too long ago', () => {
+  const { win, pushes, receipts } = setup();
+  const button = element('button');
+  const id = receipts.arm(button);
+  win.dispatch('click', [fileInput(), doc, win], { trusted: false }); // before any press
+  trustedClick(win, [button, doc, win], () => {
+    win.dispatch('click', [fileInput({ disabled: true }), doc, win], { trusted: false });
+    win.dispatch('click', [element('input', { type: 'text' }), doc, win], { trusted: false });
+    win.dispatch('mousedown', [fileInput(), doc, win], { trusted: false }); // not a click
+  });
+  assert.deepEqual(pushes.map((p) => p.fileInput), [false]);
+  const realNow = Date.now;
+  try {
+    const later = realNow() + FILE_INPUT_WINDOW_MS + 50;
+    Date.now = () => later;
+    win.dispatch('click', [fileInput(), doc, win], { trusted: false });
+  } finally {
+    Date.now = realNow;
+  }
+  assert.deepEqual(pushes.map((p) => p.fileInput), [false]);
+  assert.equal(receipts.read(id).fileInput, false);
+});
+
+test('an undelivered click still reads the sign (the bridge asks when no push came)', () => {
+  const { win, pushes, receipts } = setup();
+  const button = element('button');
+  const other = element('div');
+  const id = receipts.arm(button);
+  win.dispatch('pointerdown', [button, doc, win]);
+  win.dispatch('mousedown', [button, doc, win]);
+  win.dispatch('click', [other, doc, win]); // the click landed elsewhere
+  win.dispatch('click', [fileInput(), doc, win], { trusted: false });
+  assert.equal(pushes.length, 0);
+  const read = receipts.read(id);
+  assert.equal(read.delivered, false);
+  assert.equal(read.fileInput, true);
+});
