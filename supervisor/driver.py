@@ -192,6 +192,9 @@ class InputDriver:
             "driver.network": lambda p: page_logs.network(self.frames.frame_for(p.frameToken), p),
             "driver.resize": lambda p: page_logs.resize(self.frames.frame_for(p.frameToken), p),
             "driver.pdf": lambda p: page_logs.pdf(self.frames.frame_for(p.frameToken), p),
+            # A chooser announced after a click's answer (the receipt's fileInput sign).
+            "driver.fileChooser": lambda p: watch.await_file_chooser(
+                self.frames.frame_for(p.frameToken).page, p.timeoutMs / 1000),
         }.get(method)
         if handler is None:
             raise E.BadRequest(f"The driver does not handle {method!r}.")

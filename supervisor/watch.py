@@ -16,6 +16,19 @@
   within :data:`CHOOSER_TAIL_S` after the answer is held too, and reported by the next
   action with ``late: true`` (unless that action answers it).
 
+A chooser announced after the answer, and the sign that makes the bridge wait for it:
+the watch reads the page's choosers after :data:`CHOOSER_ROUND_TRIPS` round trips, but
+Chromium's chooser comes only once the browser opened it and Playwright resolved its
+input element (more protocol round trips), so under load it can come after the answer.
+Waiting longer after every click would cost every click (issue 18), so the wait is paid
+only on a sign: the extension's receipt says ``fileInput`` when a file input got a click
+right after the press (a "Choose file" button whose handler calls ``input.click()``;
+extension/src/page/receipt.js). The bridge then calls ``driver.fileChooser``, served by
+:func:`await_file_chooser`: the chooser held late for the page (its late flag cleared, so
+the next action does not report it again), waiting for it up to the bridge's bound
+(2000 ms, bridge/after_input.py FILE_CHOOSER_WAIT_MS) on an event set by the page's
+``filechooser`` listener; ``{}`` when none came (the result then claims none: true).
+
 When a download starts: Chromium announces a download a few ms *after* the click that
 started it returned (measured 1-6 ms), so the watch waits for one (up to
 :data:`DOWNLOAD_START_S`) only when the action gave a sign of it: a navigation request
@@ -53,7 +66,8 @@ from .dialogs import DialogTracker
 from .downloads import configure_downloads, downloads_dir, reports, save
 from .isolated_eval import evaluate_isolated
 
-__all__ = ["answer_file_chooser", "configure_downloads", "downloads_dir", "run_watching"]
+__all__ = ["answer_file_chooser", "await_file_chooser", "configure_downloads", "downloads_dir",
+           "run_watching"]
 
 log = logging.getLogger("trustbridge.driver")
 
@@ -90,6 +104,8 @@ class _PageState:
     """Until when (loop time, s) a chooser that opens after an answer is still held."""
     late_chooser: bool = False
     """A chooser opened after the last answer and is held, not reported yet."""
+    late_came: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when a late chooser is held (:func:`await_file_chooser` waits on it)."""
     late: list[asyncio.Task[dict[str, Any]]] = field(default_factory=list)
     """Saves of downloads that started after an answer, for the next answer."""
     tail: asyncio.Task[None] | None = None
@@ -130,8 +146,9 @@ def _listen(page: Page, state: _PageState) -> None:
             caught.append(chooser)
         if not state.catching and asyncio.get_running_loop().time() < state.held_until:
             # Announced after the click's answer (under load): held all the same, so an
-            # upload with no ref answers it; the next action's result reports it.
-            state.chooser, state.late_chooser = chooser, True
+            # upload with no ref answers it; the next action's result reports it (or the
+            # click's own, when the bridge asks: await_file_chooser).
+            _hold_late(state, chooser)
 
     page.on("filechooser", on_chooser)
     page.on("close", lambda closed: _pages.pop(closed, None))  # its chooser dies too
@@ -200,6 +217,8 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
         except PlaywrightError:
             return
 
+    reported: FileChooser | None = None  # the chooser this answer names as its own
+    upload = getattr(action, "kind", None) == "upload"  # it answers a chooser, opens none
     state.end_tail(page)  # this action's downloads are its own from now on
     page.context.on("page", on_popup)
     page.on("download", on_download)
@@ -257,12 +276,13 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
             await asyncio.sleep(0)  # let the popup's first navigation register
             extra["popups"] = [{"url": p.url} for p in popups]
         if choosers and extra.get("via") != "file-chooser":  # an upload answers its own
-            state.chooser = choosers[-1]
+            state.chooser = reported = choosers[-1]
             extra["fileChooser"] = {"multiple": choosers[-1].is_multiple()}
         elif state.late_chooser and state.chooser is not None \
                 and extra.get("via") != "file-chooser":
             extra["fileChooser"] = {"multiple": state.chooser.is_multiple(), "late": True}
         state.late_chooser = False
+        state.late_came.clear()
         state.held_until = asyncio.get_running_loop().time() + CHOOSER_TAIL_S
         downloads = await reports(state.late, late=True) + await reports(saves)
         state.late = []
@@ -279,10 +299,46 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
         dialogs.discard(opened)
         page.context.remove_listener("page", on_popup)
         state.catching.remove(choosers)
+        if choosers and choosers[-1] is not reported and not upload:
+            # Announced while the answer was being put together (after the look at
+            # choosers): held late, not lost.
+            _hold_late(state, choosers[-1])
         for event, listener in (("download", on_download), ("requestfailed", on_failed),
                                 ("request", on_request), ("framenavigated", on_navigated)):
             _off(page, event, listener)
         _start_tail(page, state)
+
+
+def _hold_late(state: _PageState, chooser: FileChooser) -> None:
+    """Hold ``chooser``, announced after an answer, for the agent (see the module
+    docstring) and wake :func:`await_file_chooser`."""
+    state.chooser, state.late_chooser = chooser, True
+    state.late_came.set()
+
+
+async def await_file_chooser(page: Page, timeout_s: float) -> dict[str, Any]:
+    """The file chooser a click opened on ``page`` after its answer (``driver.fileChooser``,
+    asked by the bridge when the click's receipt says a file input was clicked).
+
+    Args:
+        timeout_s: how long to wait for one, s (the bridge's bound: 2 s).
+
+    Returns:
+        ``{"fileChooser": {"multiple": bool}}`` for the chooser held late for the page
+        (its late flag cleared: the next action does not report it again; it stays held
+        for an upload with no ref), or ``{}`` when none came within ``timeout_s``.
+    """
+    state = _pages.get(page)
+    if state is None:
+        return {}
+    if not state.late_chooser:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(state.late_came.wait(), timeout_s)
+    if not state.late_chooser or state.chooser is None:
+        return {}
+    state.late_chooser = False
+    state.late_came.clear()
+    return {"fileChooser": {"multiple": state.chooser.is_multiple()}}
 
 
 def _start_tail(page: Page, state: _PageState) -> None:
