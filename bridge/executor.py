@@ -63,6 +63,8 @@ from .protocol.origins import OriginPolicy
 from .protocol.validate import validate_params
 from .routing import Local, RoutingPolicy, ToDriver, ToExtension, TrustedInput
 from .secrets import TypedSecrets
+from .session_gate import SESSION_METHODS, SessionGate
+from .sessions import SessionBook
 from .tabqueue import TabQueue
 from .urls import check_navigation_url
 
@@ -109,12 +111,16 @@ class Executor:
         self.after = AfterInput(lambda peer_id: self.peer(peer_id))
         self.dialog_waits = DialogWaits(policy, lambda peer_id: self.peer(peer_id))
         self.secrets = TypedSecrets()
+        self.sessions = SessionBook()
+        self.gate = SessionGate(self.sessions, policy, self.queue,
+                                lambda peer_id: self.peer(peer_id))
 
     # -- events from peers ------------------------------------------------------------
 
     def tab_opened(self, extension: str, params: dict[str, Any]) -> None:
         """The extension's ``tab.opened`` event (a malformed one is dropped)."""
         self.after.tab_opened(extension, params)
+        self.gate.tab_opened(extension, params)
 
     def receipt_pushed(self, extension: str, params: dict[str, Any]) -> None:
         """The extension's ``page.receipt`` event: a click in progress reached its target.
@@ -133,17 +139,55 @@ class Executor:
     # -- requests ---------------------------------------------------------------------
 
     async def dispatch(self, method: str, params: dict[str, Any],
-                       on_start: Callable[[], None] | None = None) -> dict[str, Any]:
+                       on_start: Callable[[], None] | None = None,
+                       peer: str | None = None) -> dict[str, Any]:
         """Validate a client request, route it and return its result.
 
         Args:
             method / params: the client request.
             on_start: called once the request leaves its tab's queue and starts running.
+            peer: the client connection that sent it: the request belongs to its session
+                (bridge/sessions.py; None, an in-process call: no session applies).
 
         Raises:
             TrustbridgeError: any protocol error (BadRequest for invalid params).
+            TabClaimed: the tab belongs to another session (nothing was sent).
+            SessionStopped: the connection's session was stopped.
         """
         parsed = validate_params(method, params)
+        if method in SESSION_METHODS:
+            return await self.gate.serve(peer, method, parsed)
+        if peer is None:
+            return await self._dispatch(method, parsed, on_start, None)
+        session = self.sessions.for_peer(peer)
+        device = None
+        if getattr(parsed, "device", None) is not None or method != "devices.list":
+            with contextlib.suppress(E.TrustbridgeError):  # routing says what is wrong
+                device = self.policy.pick_device(getattr(parsed, "device", None))
+        self.sessions.begin(session, method, device, getattr(parsed, "tabId", None))
+        counted = getattr(parsed, "tabId", None)
+        try:
+            if device is not None:
+                checked = await self.gate.admit(session, method, parsed, device)
+                if checked != counted:  # count it on the tab it runs on (handoff checks)
+                    self.sessions.end(session, device, counted)
+                    self.sessions.begin(session, method, device, checked)
+                    counted = checked
+                if method == "page.snapshot" and getattr(parsed, "session", None) is None \
+                        and getattr(parsed, "cursor", None) is None:
+                    parsed.session = session.id  # per-session diff baselines
+            if session.stopped:
+                raise self.sessions.stopped_error(session)
+            result = await self._dispatch(method, parsed, on_start, session)
+            if device is not None:
+                self.gate.answered(session, method, device, result)
+            return result
+        finally:
+            self.sessions.end(session, device, counted)
+
+    async def _dispatch(self, method: str, parsed: Any, on_start: Callable[[], None] | None,
+                        session: Any) -> dict[str, Any]:
+        """:meth:`dispatch` once the session admitted the request."""
         if url := getattr(parsed, "url", None):
             try:
                 check_navigation_url(url, self.allow_file_urls, self.origins)
@@ -161,6 +205,10 @@ class Executor:
             result = await self._run(method, parsed, route)
         else:
             async with self.queue.turn(route.device, getattr(parsed, "tabId", None)):
+                if session is not None and session.stopped:  # stopped while it queued
+                    raise E.Cancelled(f"Session {session.label!r} was stopped by "
+                                      f"{session.stopped_by} before this request ran; "
+                                      "nothing was sent.")
                 start()
                 result = await self._run(method, parsed, route)
         if not isinstance(route, Local):

@@ -322,6 +322,11 @@ class RoutingPolicy:
         peer = self._peers.get(self.drivers.get(device, ""))
         return peer.browser if peer is not None else None
 
+    def capabilities(self, device: str) -> dict[str, bool]:
+        """What the device's connected peers said they can do (extension's, then the
+        driver's: the driver wins on a shared key)."""
+        return self._capabilities(device)
+
     def _capabilities(self, device: str) -> dict[str, bool]:
         """The connected extension's capabilities, then the connected driver's (the driver
         wins on a shared key: it is the one that delivers input)."""

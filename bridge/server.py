@@ -56,6 +56,8 @@ log = logging.getLogger("trustbridge.bridge")
 action_log = logging.getLogger("trustbridge.actions")
 
 HELLO_TIMEOUT_S = 10.0
+SWEEP_S = 2.0
+"""How often the bridge looks for sessions whose lease ran out, s."""
 CLOSE_DRIVER_CONFLICT = 4409
 """Close code for a driver hello refused because the device's driver is online."""
 DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
@@ -72,6 +74,8 @@ class _Running:
     """The task has taken its first step (a task cancelled before that never runs a line,
     so it could not answer; a withdrawn request that has not started answers on start)."""
     withdrawn: bool = False
+    reason: str | None = None
+    """Why it was withdrawn, when not by the client's own request.cancel."""
 
 
 @dataclass(eq=False)
@@ -143,6 +147,8 @@ class BridgeServer:
             allow_file_urls = os.environ.get("TRUSTBRIDGE_ALLOW_FILE_URLS", "") == "1"
         self.executor = Executor(self.policy, self._peer, allow_file_urls=allow_file_urls,
                                  origins=origins)
+        self.executor.gate.withdraw = self._withdraw
+        self._sweeper: asyncio.Task[None] | None = None
 
     @property
     def url(self) -> str:
@@ -162,10 +168,14 @@ class BridgeServer:
         )
         sock = next(iter(self._server.sockets))
         self.port = sock.getsockname()[1]
+        self._sweeper = asyncio.create_task(self._sweep_sessions())
         log.info("bridge listening on %s", self.url)
 
     async def stop(self) -> None:
         """Close every connection and stop listening."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
@@ -262,6 +272,9 @@ class BridgeServer:
         peer.conn.fail_pending()  # each pending call fails at once (docs/bridge.md)
         for task in peer.tasks:
             task.cancel()
+        if peer.role == "client":
+            self.executor.sessions.disconnected(peer.id)  # its tabs become free
+            self._tell_owners()
         log.info("peer %s left: role=%s device=%s", peer.id, peer.role, peer.device)
 
     # -- messages -----------------------------------------------------------------
@@ -305,6 +318,15 @@ class BridgeServer:
             return
         if msg.event == "tab.opened" and peer.role == "extension":
             self.executor.tab_opened(peer.id, msg.params)
+            return
+        if msg.event == "session.stop" and peer.role == "extension":
+            # A person pressed Stop in the browser for the session owning a tab.
+            label = msg.params.get("label") if isinstance(msg.params, dict) else None
+            session = self.executor.sessions.find(label) if isinstance(label, str) else None
+            if session is not None:
+                self.executor.gate.stop(session, "a person (the browser's Stop button)")
+                log.info("session %r stopped from the browser", label)
+                self._tell_owners()
             return
         if msg.event == "page.opened" and peer.role == "driver" and peer.device is not None:
             self.executor.page_opened(peer.device)
@@ -355,10 +377,14 @@ class BridgeServer:
             try:
                 if entry is not None and entry.withdrawn:
                     raise asyncio.CancelledError
-                result = await self.executor.dispatch(req.method, req.params, on_start)
+                result = await self.executor.dispatch(req.method, req.params, on_start,
+                                                      peer=peer.id)
             except asyncio.CancelledError:
                 if entry is None or entry.running or peer.ws.state.name != "OPEN":
                     raise
+                if entry.reason is not None:
+                    raise E.Cancelled(f"Cancelled before it ran: {entry.reason}; nothing was "
+                                      "sent.")
                 raise E.Cancelled("Cancelled by the client before it ran; nothing was sent.")
             try:
                 return validate_result(req.method, result, sender="The bridge")
@@ -369,10 +395,56 @@ class BridgeServer:
                 raise
 
         response = await answer(req, work(), "The bridge failed", log)
+        self._tell_owners()
         if req.method in CLIENT_INPUT_METHODS:
             _log_action(req, response, (time.perf_counter() - started) * 1000)
         with contextlib.suppress(ConnectionClosed):
             await peer.send(response)
+
+    # -- sessions ---------------------------------------------------------------------
+
+    def _withdraw(self, peer_id: str, reason: str) -> tuple[int, int]:
+        """Withdraw connection ``peer_id``'s queued requests (each answers CANCELLED and
+        never runs); returns (withdrawn, still running)."""
+        peer = self.peers.get(peer_id)
+        if peer is None:
+            return 0, 0
+        withdrawn = running = 0
+        for entry in list(peer.requests.values()):
+            if entry.running:
+                running += 1
+                continue
+            entry.withdrawn, entry.reason = True, reason
+            withdrawn += 1
+            if entry.started:
+                entry.task.cancel()
+        return withdrawn, running
+
+    def _tell_owners(self) -> None:
+        """Tell each extension whose tabs changed owner (its badge and popup show it)."""
+        book = self.executor.sessions
+        while book.changed:
+            device = book.changed.pop()
+            ext = self.peers.get(self.policy.extensions.get(device, ""))
+            if ext is not None:
+                task = asyncio.ensure_future(self._notify(ext, "sessions.owners",
+                                                          {"tabs": book.owners(device)}))
+                ext.tasks.add(task)
+                task.add_done_callback(ext.tasks.discard)
+
+    @staticmethod
+    async def _notify(peer: Peer, event: str, params: dict[str, Any]) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            await peer.conn.notify(event, params)
+
+    async def _sweep_sessions(self) -> None:
+        """Stop sessions whose lease ran out (a kept CLI session nobody resumed, a client
+        that hangs without closing its connection), every SWEEP_S."""
+        while True:
+            await asyncio.sleep(SWEEP_S)
+            for session in self.executor.sessions.sweep():
+                log.info("session %r stopped: its lease ran out", session.label)
+            self._tell_owners()
 
     def _peer(self, peer_id: str) -> Peer:
         peer = self.peers.get(peer_id)

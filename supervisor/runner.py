@@ -217,7 +217,11 @@ class Supervisor:
             version = self.context.browser.version if self.context.browser else "?"
             self.driver = InputDriver(self.bridge_url, self.token, self.device, self.frames,
                                       browser=f"{self.browser_name} {version}",
-                                      capabilities=driver_capabilities(self.browser_name))
+                                      capabilities={**driver_capabilities(self.browser_name),
+                                                    # A person may open tabs in a headed
+                                                    # browser: sessions never claim those
+                                                    # silently (bridge/sessions.py).
+                                                    "headed": not self.headless})
             self.driver.dialogs.attach(self.context)
         self.driver.connected.clear()
         self._driver_task = asyncio.create_task(self.driver.run())

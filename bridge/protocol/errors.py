@@ -25,7 +25,10 @@ Hierarchy (each class: its wire code; its typed facts, read from ``details``)::
      ├── Cancelled                        CANCELLED
      ├── InternalError                    INTERNAL_ERROR                method
      ├── BrowserCrashed                   BROWSER_CRASHED               tabId, what
-     └── ElementValueNotSet               ELEMENT_VALUE_NOT_SET         expected, actual, cause
+     ├── ElementValueNotSet               ELEMENT_VALUE_NOT_SET         expected, actual, cause
+     ├── TabClaimed                       TAB_CLAIMED                   tabId, owner, person
+     ├── TabBusy                          TAB_BUSY                      tabId, inFlight
+     └── SessionStopped                   SESSION_STOPPED               label, by
 
 On the wire an error is ``{"code", "message", "details", "nextStep"}``
 (:class:`ErrorPayload`); :func:`error_from_payload` turns it back into the same class,
@@ -81,6 +84,9 @@ class ErrorCode(StrEnum):
     INTERNAL_ERROR = "INTERNAL_ERROR"
     BROWSER_CRASHED = "BROWSER_CRASHED"
     ELEMENT_VALUE_NOT_SET = "ELEMENT_VALUE_NOT_SET"
+    TAB_CLAIMED = "TAB_CLAIMED"
+    TAB_BUSY = "TAB_BUSY"
+    SESSION_STOPPED = "SESSION_STOPPED"
 
 
 class ErrorPayload(BaseModel):
@@ -359,6 +365,41 @@ class ElementValueNotSet(TrustbridgeError):
     expected: Any
     actual: Any
     cause: str | None
+
+
+class TabClaimed(TrustbridgeError):
+    """Another session owns the tab (docs/sessions.md): nothing was sent to the page.
+    ``owner`` is the owning session's label (never its secret); ``person`` is true for a
+    tab a person opened that no session has claimed (it must be claimed explicitly)."""
+
+    code = ErrorCode.TAB_CLAIMED
+    DEFAULT_NEXT_STEP = ("Work in a tab of your own (tabs.new), or ask the owner to release "
+                         "or hand off the tab; a person's tab needs an explicit tabs.claim.")
+    tabId: int | None
+    owner: str | None
+    person: bool | None
+
+
+class TabBusy(TrustbridgeError):
+    """A handoff of a tab with this session's work still queued or running on it is
+    refused (docs/sessions.md): the new owner would inherit half-done work."""
+
+    code = ErrorCode.TAB_BUSY
+    DEFAULT_NEXT_STEP = "Wait until your requests on the tab have answered, then hand it off."
+    tabId: int | None
+    inFlight: int | None
+
+
+class SessionStopped(TrustbridgeError):
+    """The session this request belongs to was stopped (by a person, ``session.stop``,
+    lease expiry or its client's disconnect); its queued work was cancelled and its tabs
+    released. Nothing of this request was sent."""
+
+    code = ErrorCode.SESSION_STOPPED
+    DEFAULT_NEXT_STEP = ("The session is over: open a new one (session.open) if the work "
+                         "should go on — a person may have stopped it on purpose.")
+    label: str | None
+    by: str | None
 
 
 _BY_CODE: dict[ErrorCode, type[TrustbridgeError]] = {

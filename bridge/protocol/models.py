@@ -441,10 +441,90 @@ class EvaluateParams(TabParams):
 
 class TabNewParams(DeviceParams):
     url: str | None = Field(default=None, max_length=8192)
+    window: bool = Field(
+        default=False, description="Open the tab in a new window of its own, so it is the "
+        "foreground tab there (parallel sessions: a background tab is throttled by the "
+        "browser; docs/sessions.md).")
 
 
 class TabIdParams(DeviceParams):
     tabId: int
+
+
+SessionLabel = Annotated[str, Field(min_length=1, max_length=64,
+                                    pattern=r"^[A-Za-z0-9_.:@-][A-Za-z0-9_.:@ -]*$")]
+"""A session's label: what people and other sessions see (TAB_CLAIMED names it)."""
+
+
+class SessionOpenParams(_Model):
+    """Open a session for this connection, or resume a kept one (docs/sessions.md).
+
+    Every request of a connection belongs to its session; a connection that sends none
+    gets one of its own at its first request (label ``client-<peer id>``, stopped when it
+    disconnects). A second ``session.open`` on a connection that already has a session is
+    BAD_REQUEST. Errors: BAD_REQUEST (label in use by a live session and no matching
+    ``secret``).
+    """
+
+    label: SessionLabel
+    leaseMs: int = Field(
+        default=120_000, ge=5_000, le=3_600_000,
+        description="How long the session lives without any request or session.renew, ms; "
+        "clients renew every leaseMs/3 (heartbeatMs in the answer).")
+    onDisconnect: Literal["stop", "keep"] = Field(
+        default="stop", description="stop: the session stops when this connection closes "
+        "(MCP, SDK). keep: it waits for its lease to run out, and a later connection may "
+        "resume it with its label and secret (the CLI's --session NAME).")
+    secret: str | None = Field(
+        default=None, min_length=16, max_length=128,
+        description="Resume the kept session of this label: the secret its session.open "
+        "answered with.")
+
+
+class SessionReleaseParams(DeviceParams):
+    """Give up a tab this session owns (``tabId``), or all of them (no ``tabId``); the
+    tabs stay open and become free."""
+
+    tabId: int | None = None
+
+
+class SessionHandoffParams(DeviceParams):
+    """Give one of this session's tabs to the live session labelled ``to``. Refused with
+    TAB_BUSY while this session has requests queued or running on the tab."""
+
+    tabId: int | None = Field(default=None, description="Default: this session's current tab.")
+    to: SessionLabel
+
+
+class SessionStopParams(_Model):
+    """Stop a session: its queued requests answer CANCELLED (they never run), a running
+    one finishes and reports what it did, its tabs are released (never closed), and its
+    later requests answer SESSION_STOPPED. Default: the caller's own session."""
+
+    label: SessionLabel | None = None
+
+
+class TabClaimParams(DeviceParams):
+    """Claim a free tab explicitly, e.g. one a person opened (sessions claim tabs they
+    create or act on first by themselves, but never a person's). A tab another session
+    owns is TAB_CLAIMED."""
+
+    tabId: int
+
+
+class SessionsEvent(_Model):
+    """Bridge → extension, event ``sessions.owners``: which session owns which of the
+    device's tabs, sent whenever that changes (the action badge and popup show it)."""
+
+    tabs: list[dict[str, Any]] = Field(default_factory=list, max_length=10_000,
+                                       description="[{tabId, label}] for every owned tab.")
+
+
+class SessionStopEvent(_Model):
+    """Extension → bridge, event ``session.stop``: a person pressed Stop for the session
+    that owns a tab (the popup's button)."""
+
+    label: SessionLabel
 
 
 class CancelParams(_Model):

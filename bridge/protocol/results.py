@@ -49,6 +49,14 @@ class TabInfo(_Result):
     crashed: bool | None = Field(
         default=None, description="True while the tab's renderer has crashed (its page is "
         "gone; navigate or reload it to recover); absent otherwise.")
+    owner: str | None = Field(
+        default=None, description="The label of the session that owns the tab (added by "
+        "the bridge; absent: free).")
+    mine: bool | None = Field(
+        default=None, description="True when the asking session owns the tab.")
+    person: bool | None = Field(
+        default=None, description="True for a free tab a person opened: a session must "
+        "claim it explicitly (tabs.claim) before acting in it.")
     status: str | None = Field(
         default=None, max_length=32, description="The browser's load status of the tab: "
         "loading, complete (tabs API ``status``).")
@@ -318,3 +326,74 @@ class CancelResult(_Result):
     requestId: str
     cancelled: bool
     state: Literal["queued", "running", "unknown"]
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+class TabRef(_Result):
+    """A tab of a device."""
+
+    device: str
+    tabId: int
+
+
+class SessionOpenResult(_Result):
+    """``session.open``: the session this connection's requests now belong to."""
+
+    sessionId: str
+    label: str
+    leaseMs: int
+    heartbeatMs: int = Field(description="Send session.renew this often (ms) when idle.")
+    secret: str = Field(description="Resumes a kept session (onDisconnect keep); show it "
+                        "to nobody: other sessions never see it.")
+    resumed: bool
+    tabs: list[TabRef] = Field(default_factory=list, description="Tabs it owns (resumed).")
+
+
+class SessionRenewResult(_Result):
+    """``session.renew``: the lease runs ``leaseMs`` from now."""
+
+    label: str
+    leaseMs: int
+
+
+class SessionTabsResult(_Result):
+    """``session.release`` / ``session.handoff`` / ``tabs.claim``: the tabs concerned."""
+
+    label: str
+    tabs: list[TabRef]
+    to: str | None = None
+    person: bool | None = Field(default=None, description="tabs.claim: the tab was a "
+                                "person's (no session had it).")
+
+
+class SessionStopResult(_Result):
+    """``session.stop``."""
+
+    label: str
+    stopped: bool = Field(description="False when it had stopped already.")
+    cancelled: int = Field(description="Queued requests withdrawn (they never ran).")
+    running: int = Field(description="Requests still running; each reports what it did.")
+    released: list[TabRef]
+
+
+class SessionInfo(_Result):
+    """One session as ``sessions.list`` lists it (never its secret)."""
+
+    label: str
+    tabs: list[TabRef]
+    connected: bool
+    onDisconnect: Literal["stop", "keep"]
+    leaseMs: int
+    expiresInMs: int | None = Field(description="None while a request of it is in flight.")
+    lastAction: str | None = Field(description="Method of its last request.")
+    lastActionAgoMs: int | None
+    inFlight: int
+    yours: bool = Field(description="The asking connection's own session.")
+
+
+class SessionsListResult(_Result):
+    """``sessions.list``: every live session of the bridge."""
+
+    sessions: list[SessionInfo]

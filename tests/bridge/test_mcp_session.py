@@ -26,12 +26,13 @@ async def test_two_mcp_servers_on_one_bridge_keep_their_own_diff_baselines(
         sessions: list[set[str | None]] = []
         for _ in range(2):
             conn = Connection(url=bridge.url, token=bridge.token, embedded=False)
-            stack.push_async_callback(conn.close)
             before = len(ext.requests)
             async with Client(build_server(conn)) as mcp:
                 await mcp.call_tool("browser_snapshot", {"mode": "diff"})
                 await mcp.call_tool("browser_click", {"ref": "e7", "element": "Save"})
                 await mcp.call_tool("browser_snapshot", {})
+            # Closing frees the tab its session claimed for the next server (issue 16).
+            await conn.close()
             seen = {r.params.get("session") for r in ext.requests[before:]
                     if r.method == "page.snapshot"}
             sessions.append(seen)

@@ -643,7 +643,8 @@ async def test_client_answer_that_misfits_its_model_is_internal_error_and_logged
 ) -> None:
     """The server checks its own answer against the method's result model before sending:
     one that does not fit is INTERNAL_ERROR naming the method, and logged."""
-    async def bogus(method: str, params: dict[str, Any], on_start: Any = None) -> dict[str, Any]:
+    async def bogus(method: str, params: dict[str, Any], on_start: Any = None,
+                    peer: Any = None) -> dict[str, Any]:
         return {"waited": True}
 
     monkeypatch.setattr(server.executor, "dispatch", bogus)

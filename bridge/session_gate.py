@@ -1,0 +1,228 @@
+"""Where sessions meet requests (docs/sessions.md): the executor asks :class:`SessionGate`
+which tab a request addresses and whether its session may use it before anything is
+sent, tells it what the answer changed (a tab opened, selected or closed), and hands it
+the ``session.*`` methods, which the bridge answers itself.
+
+The bookkeeping is :class:`~bridge.sessions.SessionBook` (no I/O); this module adds the
+one round trip a session may need: a request without ``tabId`` from a session that has no
+current tab and a bridge that has not yet seen which tab is active asks the extension's
+``tabs.list`` once, so the ownership check is made on the tab the request will really
+run on (never after the fact).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from .after_input import PeerCall
+from .protocol import errors as E
+from .protocol.methods import CLIENT_INPUT_METHODS
+from .routing import RoutingPolicy
+from .sessions import Session, SessionBook
+from .tabqueue import TabQueue
+
+__all__ = ["CLAIMS", "READS", "SessionGate"]
+
+CLAIMS = frozenset({*CLIENT_INPUT_METHODS, "page.navigate", "page.history", "page.evaluate",
+                    "page.resize", "page.dialog", "tabs.select", "tabs.close"})
+"""Methods that act on their tab: a free tab becomes the session's."""
+READS = frozenset({"page.snapshot", "page.wait", "page.find", "page.screenshot",
+                   "page.console", "page.network", "page.pdf"})
+"""Methods that only look at their tab: allowed on a free tab, never claiming it."""
+SESSION_METHODS = frozenset({"session.open", "session.renew", "session.release",
+                             "session.handoff", "session.stop", "sessions.list",
+                             "tabs.claim"})
+"""Methods the gate answers (served by the bridge)."""
+LIST_TIMEOUT_S = 10.0
+
+Withdraw = Callable[[str, str], tuple[int, int]]
+"""(peer id, reason) → (requests withdrawn, requests still running) of that connection."""
+
+
+class SessionGate:
+    """Session checks for one executor.
+
+    Args:
+        book: the bridge's sessions.
+        policy: the routing policy (which device, attended or not).
+        queue: the executor's tab queues (the active tab last seen).
+        peer: live peer by id.
+    """
+
+    def __init__(self, book: SessionBook, policy: RoutingPolicy, queue: TabQueue,
+                 peer: Callable[[str], PeerCall]) -> None:
+        self.book = book
+        self.policy = policy
+        self.queue = queue
+        self.peer = peer
+        self.withdraw: Withdraw = lambda _peer, _reason: (0, 0)
+        """Set by the server: withdraws a connection's queued requests."""
+
+    def attended(self, device: str) -> bool:
+        """A person may open tabs on ``device``: its driver says the browser is headed
+        (``headed``), or its extension says the browser is not under automation
+        (``attended``: ``navigator.webdriver`` is false, i.e. a person's own browser)."""
+        caps = self.policy.capabilities(device)
+        return bool(caps.get("headed") or caps.get("attended"))
+
+    async def admit(self, session: Session, method: str, parsed: Any,
+                    device: str) -> int | None:
+        """Before a request runs: fill in its tab and check the session may use it.
+
+        A request without ``tabId`` addresses the session's current tab (else the tab
+        active in the browser); the tab is written into ``parsed.tabId`` so the
+        extension acts on exactly that tab.
+
+        Returns:
+            The tab checked (None: the method addresses no existing tab).
+
+        Raises:
+            TabClaimed: another session owns the tab, or it is a person's tab and the
+                method would claim it.
+        """
+        if method not in CLAIMS and method not in READS:
+            return None
+        tab = getattr(parsed, "tabId", None)
+        if tab is None and method == "page.dialog":
+            tab = self._dialog_tab(session, device)
+            if tab is None:
+                return None  # the bridge's dialog book picks; see _to_driver
+        if tab is None:
+            tab = session.current.get(device)
+        if tab is None:
+            tab = self.queue.active_tab(device)
+        if tab is None and (self.book.owners(device) or self.book.guessing(device, session)):
+            # Another session may own the tab the browser has active: learn which it is
+            # before anything is sent (one tabs.list, only until a tab is known).
+            tab = await self._active_from_browser(device)
+        if tab is None:
+            # No session owns a tab of this device: whichever tab is active is free; the
+            # answer names it and answered() claims it.
+            return None
+        if getattr(parsed, "tabId", None) is None:
+            parsed.tabId = tab
+        self.book.check(session, device, tab, claim=method in CLAIMS,
+                        attended=self.attended(device))
+        return tab
+
+    def _dialog_tab(self, session: Session, device: str) -> int | None:
+        """The tab of the oldest open dialog on a tab the session owns."""
+        for dialog in self.policy.dialogs.all(device):
+            for tab in sorted(dialog.tabs or ()):
+                if (device, tab) in session.tabs:
+                    return tab
+        return None
+
+    async def _active_from_browser(self, device: str) -> int | None:
+        try:
+            extension = self.policy.route("tabs.list", device).extension  # type: ignore[union-attr]
+            listed = await self.peer(extension).call("tabs.list", {}, LIST_TIMEOUT_S)
+        except E.TrustbridgeError:
+            return None  # the request itself will say what is wrong
+        return next((t["tabId"] for t in listed.get("tabs", []) if t.get("active")), None)
+
+    def answered(self, session: Session, method: str, device: str,
+                 result: dict[str, Any]) -> None:
+        """After a good answer: what it changed for sessions (tabs opened, selected,
+        closed; ``tabs.list`` rows get ``owner`` / ``mine`` / ``person``)."""
+        tab = result.get("tabId")
+        if method in CLAIMS and method != "tabs.close" and isinstance(tab, int) \
+                and self.book.owner(device, tab) is None:
+            # It ran on the browser's active tab, which no session owned (admit()).
+            with contextlib.suppress(E.TabClaimed):
+                self.book.check(session, device, tab, claim=True,
+                                attended=self.attended(device))
+        if method == "tabs.new" and isinstance(tab, int):
+            self.book.opened(session, device, tab)
+            self.book.select(session, device, tab)
+        elif method == "tabs.select" and isinstance(tab, int):
+            self.book.select(session, device, tab)
+        elif method == "tabs.close" and isinstance(tab, int):
+            self.book.closed(device, tab)
+        elif method == "tabs.list":
+            self.book.annotate(session, device, result.get("tabs") or [], self.attended(device))
+        for item in (result, *(result.get("completedActions") or [])):
+            for opened in item.get("newTabs") or []:
+                if isinstance(opened.get("tabId"), int):
+                    self.book.opened(None, device, opened["tabId"],
+                                     opened.get("openerTabId") or item.get("tabId") or tab)
+
+    def tab_opened(self, extension: str, params: dict[str, Any]) -> None:
+        """The extension's ``tab.opened``: a tab a session's tab opened is that session's."""
+        device = next((d for d, e in self.policy.extensions.items() if e == extension), None)
+        tab, opener = params.get("tabId"), params.get("openerTabId")
+        if device is not None and isinstance(tab, int):
+            self.book.opened(None, device, tab, opener if isinstance(opener, int) else None)
+
+    # -- the session methods ------------------------------------------------------------
+
+    async def serve(self, peer: str | None, method: str, parsed: Any) -> dict[str, Any]:
+        """Answer a ``session.*`` / ``sessions.list`` / ``tabs.claim`` request of
+        connection ``peer``.
+
+        Raises:
+            BadRequest: no connection (an in-process call), or as the book raises.
+            TabClaimed / TabBusy / SessionStopped: as the book raises.
+            BrowserTabClosed: ``tabs.claim`` of a tab the browser does not have.
+        """
+        if peer is None:
+            raise E.BadRequest(f"{method} needs a client connection.")
+        book = self.book
+        if method == "session.open":
+            session, resumed = book.open(peer, parsed.label, parsed.leaseMs,
+                                         parsed.onDisconnect, parsed.secret)
+            return {"sessionId": session.id, "label": session.label,
+                    "leaseMs": int(session.lease_s * 1000),
+                    "heartbeatMs": int(session.lease_s * 1000 / 3), "secret": session.secret,
+                    "resumed": resumed, "tabs": book.tab_keys(sorted(session.tabs))}
+        session = book.for_peer(peer)
+        if method == "sessions.list":
+            return {"sessions": book.listing(session)}
+        if method == "session.renew":
+            book.renew(session)
+            return {"label": session.label, "leaseMs": int(session.lease_s * 1000)}
+        if method == "session.stop":
+            target = session if parsed.label is None else book.by_label(parsed.label)
+            by = ("its own request" if target is session
+                  else f"session {session.label!r}")
+            return self.stop(target, by)
+        device = self.policy.pick_device(getattr(parsed, "device", None))
+        if method == "session.release":
+            freed = book.release(session, device if parsed.tabId is not None
+                                 or parsed.device else None, parsed.tabId)
+            return {"label": session.label, "tabs": book.tab_keys(freed)}
+        if method == "session.handoff":
+            tab = parsed.tabId if parsed.tabId is not None else session.current.get(device)
+            if tab is None:
+                raise E.BadRequest("Name the tab to hand off (tabId): this session has no "
+                                   "current tab.")
+            target = book.handoff(session, device, tab, parsed.to)
+            return {"label": session.label, "to": target.label,
+                    "tabs": book.tab_keys([(device, tab)])}
+        if method == "tabs.claim":
+            await self._check_exists(device, parsed.tabId)
+            person = book.claim(session, device, parsed.tabId)
+            book.select(session, device, parsed.tabId)
+            return {"label": session.label, "person": person,
+                    "tabs": book.tab_keys([(device, parsed.tabId)])}
+        raise E.InternalError(f"No session handler for {method}.")
+
+    async def _check_exists(self, device: str, tab: int) -> None:
+        extension = self.policy.route("tabs.list", device).extension  # type: ignore[union-attr]
+        listed = await self.peer(extension).call("tabs.list", {}, LIST_TIMEOUT_S)
+        if not any(t.get("tabId") == tab for t in listed.get("tabs", [])):
+            raise E.BrowserTabClosed(f"Tab {tab} is not open on device {device!r}.",
+                                     {"tabId": tab})
+
+    def stop(self, session: Session, by: str) -> dict[str, Any]:
+        """Stop ``session``: withdraw its connection's queued requests, release its tabs."""
+        cancelled = running = 0
+        if session.peer is not None:
+            cancelled, running = self.withdraw(
+                session.peer, f"session {session.label!r} was stopped by {by}")
+        stopped = not session.stopped
+        released = self.book.stop(session, by) if stopped else []
+        return {"label": session.label, "stopped": stopped, "cancelled": cancelled,
+                "running": running, "released": self.book.tab_keys(released)}
