@@ -17,6 +17,16 @@ Every method raises the protocol's exceptions (``bridge.protocol.errors``, one h
 under ``TrustbridgeError``, each carrying its wire ``code``), e.g. ``RefNotFound``,
 ``TrustedInputUnavailable``, ``ClosedShadowRoot``, ``BrowserTabClosed``.
 
+Sessions (docs/sessions.md): each Browser's requests belong to one session, named by
+``Browser.connect(session="label")`` or implicit; it owns the tabs it opens or first acts
+on, and another session's request there raises ``TabClaimed`` (re-exported here with
+``TabBusy`` and ``SessionStopped``) before anything reaches the page::
+
+    async with await Browser.connect(session="agent-a") as browser:
+        tab = await browser.new_tab("http://127.0.0.1:8000/", window=True)  # agent-a's
+        await tab.click("e7")
+        await browser.handoff(tab, to="agent-b")       # TabBusy while work is in flight
+
 Input verbs build the protocol's action models (``bridge.protocol.models``: ``ClickAction``,
 ``TypeAction``, ``FillAction``, ...) and :meth:`Tab.act` / :meth:`Tab.batch` validate what
 they send with the bridge's own validation (``bridge.protocol.validate``), so a bad action
@@ -37,6 +47,7 @@ import pydantic
 
 from .client import BridgeClient
 from .protocol import errors as E
+from .protocol.errors import SessionStopped, TabBusy, TabClaimed
 from .protocol.models import (
     Action,
     BatchItem,
@@ -61,19 +72,26 @@ from .sdk_results import (
     InputPath,
     MouseButton,
     NavigateResult,
+    SessionInfo,
+    SessionOpenResult,
+    SessionStopResult,
+    SessionTabsResult,
     SnapshotResult,
     TabInfo,
+    TabRef,
     TabsResult,
     WaitResult,
 )
+from .sdk_sessions import BrowserSessions
 
 if TYPE_CHECKING:
     from .embedded import Embedded
 
 __all__ = [
     "ActResult", "ActionLike", "BatchItemLike", "Browser", "InputPath", "MouseButton",
-    "NavigateResult", "SnapshotResult", "Tab", "TabInfo", "TabsResult", "WaitResult", "build_action",
-    "wire_params",
+    "NavigateResult", "SessionInfo", "SessionOpenResult", "SessionStopResult",
+    "SessionStopped", "SessionTabsResult", "SnapshotResult", "Tab", "TabBusy", "TabClaimed",
+    "TabInfo", "TabRef", "TabsResult", "WaitResult", "build_action", "wire_params",
 ]
 
 ActionLike = Action | dict[str, Any]
@@ -126,7 +144,8 @@ class Tab:
     Args:
         client: the bridge connection, shared with the Browser that made this tab.
         device: device id, or None for the only device connected.
-        tab_id: tab id, or None for whichever tab is active at each call.
+        tab_id: tab id, or None for the session's current tab at each call (the one it
+            last opened, selected or claimed; else the tab active in the browser).
     """
 
     def __init__(self, client: BridgeClient, device: str | None, tab_id: int | None) -> None:
@@ -563,11 +582,13 @@ class Tab:
             "page.history", self._params(direction="reload", timeoutMs=timeout_ms))
 
 
-class Browser:
+class Browser(BrowserSessions):
     """A connection to the bridge, addressing one device (or the only one connected).
 
     Get one with :meth:`connect` (a running bridge) or :meth:`launch` (start the embedded
     default in this process); use it as an async context manager or call :meth:`close`.
+    Its requests belong to one session (:mod:`bridge.sdk_sessions`: ``sessions``,
+    ``release``, ``handoff``, ``stop_session``, ``claim``).
     """
 
     def __init__(self, client: BridgeClient, device: str | None = None,
@@ -578,25 +599,54 @@ class Browser:
 
     @classmethod
     async def connect(cls, url: str | None = None, token: str | None = None,
-                      device: str | None = None) -> Browser:
+                      device: str | None = None, *, session: str | None = None,
+                      lease_ms: int = 120_000,
+                      on_disconnect: Literal["stop", "keep"] = "stop",
+                      secret: str | None = None) -> Browser:
         """Connect to a running bridge.
 
         Args:
             url: ``ws://127.0.0.1:PORT``; default: the endpoint file the bridge wrote.
             token: bridge token; default: the token file of the state directory.
             device: device to address; default: the only one connected.
+            session: open the session labelled so (others see the label; TAB_CLAIMED
+                names it) and renew its lease every ``lease_ms / 3`` while idle.
+                Default: an implicit session (``client-<peer id>``), as before.
+            lease_ms: with ``session``: how long it lives without a request, ms.
+            on_disconnect: with ``session``: ``"stop"`` when this browser closes (the
+                default), or ``"keep"`` it for ``lease_ms``, resumable with ``secret``.
+            secret: with ``session``: the ``browser.session["secret"]`` of a kept
+                session to resume (a secret of a session that is gone opens a new one).
 
         Raises:
             DeviceNotConnected: no bridge listens there (or none recorded its endpoint).
             Unauthorized: wrong token.
             ProtocolMismatch: the bridge speaks another protocol version.
+            BadRequest: ``session`` is a live session's label and ``secret`` does not
+                resume it; a bad label or lease. The connection is closed.
         """
-        return cls(await BridgeClient.connect(url, token), device)
+        client = await BridgeClient.connect(url, token)
+        await cls._open_session(client, session, lease_ms, on_disconnect, secret)
+        return cls(client, device)
+
+    @staticmethod
+    async def _open_session(client: BridgeClient, label: str | None, lease_ms: int,
+                            on_disconnect: Literal["stop", "keep"],
+                            secret: str | None) -> None:
+        if label is None:
+            return
+        try:
+            await client.open_session(label, lease_ms=lease_ms, on_disconnect=on_disconnect,
+                                      secret=secret)
+        except BaseException:
+            await client.close()
+            raise
 
     @classmethod
     async def launch(cls, *, headless: bool = True, device: str = "chromium",
                      trusted_input: bool = True, port: int = 0,
-                     progress: Callable[[str], None] | None = None) -> Browser:
+                     progress: Callable[[str], None] | None = None,
+                     session: str | None = None) -> Browser:
         """Start the embedded default (bridge + supervisor + Chromium) and connect to it.
 
         :meth:`close` stops all of it.
@@ -607,6 +657,7 @@ class Browser:
             trusted_input: run the input driver (False: synthetic input, labelled so).
             port: bridge port on 127.0.0.1; 0 picks a free one.
             progress: called with short progress lines while the browser starts.
+            session: open the session labelled so (as :meth:`connect`); default implicit.
 
         Raises:
             DeviceNotConnected: the browser was not ready within 60 s.
@@ -619,6 +670,7 @@ class Browser:
         try:
             await emb.start()
             client = await BridgeClient.connect(emb.url, emb.token)
+            await cls._open_session(client, session, 120_000, "stop", None)
         except BaseException:
             await emb.stop()
             raise
@@ -662,7 +714,8 @@ class Browser:
         return list((await self.tabs_result())["tabs"])
 
     async def tab(self, tab_id: int | None = None) -> Tab:
-        """A handle on tab ``tab_id``, or on whichever tab is active at each call.
+        """A handle on tab ``tab_id``, or on the session's current tab at each call (else
+        whichever tab is active).
 
         Raises:
             BrowserTabClosed: ``tab_id`` is not an open tab of the device.
@@ -672,9 +725,19 @@ class Browser:
                 f"Tab {tab_id} is not open. List tabs and pick another.", {"tabId": tab_id})
         return Tab(self.client, self.device, tab_id)
 
-    async def new_tab(self, url: str | None = None) -> Tab:
-        """Open a tab (loading ``url`` if given, waiting for its load) and return it."""
-        result = await self.client.call("tabs.new", {"device": self.device, "url": url})
+    async def new_tab(self, url: str | None = None, window: bool = False) -> Tab:
+        """Open a tab (loading ``url`` if given, waiting for its load) and return it.
+
+        The tab is this session's (others get TAB_CLAIMED there) and its current tab.
+
+        Args:
+            url: absolute URL; default: a blank tab.
+            window: open it in a new window of its own, so it is that window's
+                foreground tab (parallel sessions: the browser throttles background
+                tabs; docs/sessions.md).
+        """
+        result = await self.client.call("tabs.new", {"device": self.device, "url": url,
+                                                     "window": window or None})
         return Tab(self.client, self.device, int(result["tabId"]))
 
     async def select_tab(self, tab_id: int) -> Tab:

@@ -21,6 +21,12 @@ class TabInfo(TypedDict):
     active: bool
     crashed: NotRequired[bool]
     """Its renderer crashed; navigate or reload it (it comes back as a new tab id)."""
+    owner: NotRequired[str]
+    """Label of the session that owns it (docs/sessions.md); absent: free."""
+    mine: NotRequired[bool]
+    """True when this connection's session owns it."""
+    person: NotRequired[bool]
+    """A free tab a person opened: claim it (:meth:`Browser.claim`) before acting in it."""
 
 
 class TabsResult(TypedDict):
@@ -115,3 +121,71 @@ class WaitResult(TypedDict):
     waitedMs: int
     found: NotRequired[bool]
     device: NotRequired[str]
+
+
+class TabRef(TypedDict):
+    """A tab of a device: ``{device, tabId}``."""
+
+    device: str
+    tabId: int
+
+
+class SessionOpenResult(TypedDict):
+    """``session.open``: the session this connection's requests belong to."""
+
+    sessionId: str
+    label: str
+    leaseMs: int
+    heartbeatMs: int
+    """The SDK renews the lease this often (ms) while idle."""
+    secret: str
+    """Resumes a kept session (``on_disconnect="keep"``); show it to nobody."""
+    resumed: bool
+    tabs: list[TabRef]
+    """The tabs it owns (a resumed session's)."""
+
+
+class SessionInfo(TypedDict):
+    """One live session as ``sessions.list`` lists it (never its secret)."""
+
+    label: str
+    tabs: list[TabRef]
+    connected: bool
+    """A connection is attached to it (a kept session between CLI runs is not)."""
+    onDisconnect: Literal["stop", "keep"]
+    leaseMs: int
+    expiresInMs: int | None
+    """Ms until its lease runs out; None while a request of it is in flight."""
+    lastAction: str | None
+    """Method of its last request."""
+    lastActionAgoMs: int | None
+    inFlight: int
+    """Its requests queued or running."""
+    yours: bool
+    """This connection's own session."""
+
+
+class SessionTabsResult(TypedDict):
+    """``session.release`` / ``session.handoff`` / ``tabs.claim``: the tabs concerned."""
+
+    label: str
+    """The session that gave (release, handoff) or took (claim) them."""
+    tabs: list[TabRef]
+    to: NotRequired[str | None]
+    """Handoff: the receiving session's label."""
+    person: NotRequired[bool | None]
+    """Claim: the tab was a person's (no session had it)."""
+
+
+class SessionStopResult(TypedDict):
+    """``session.stop``."""
+
+    label: str
+    stopped: bool
+    """False when it had stopped already."""
+    cancelled: int
+    """Its queued requests withdrawn: they never ran."""
+    running: int
+    """Its requests still running: each finishes and reports what it did."""
+    released: list[TabRef]
+    """Its tabs, now free (never closed)."""

@@ -36,7 +36,7 @@ import inspect
 import threading
 from collections.abc import Callable, Coroutine
 from concurrent.futures import CancelledError as FutureCancelled
-from typing import Any, Concatenate, ParamSpec, Self, TypeVar
+from typing import Any, Concatenate, Literal, ParamSpec, Self, TypeVar
 
 from .protocol import errors as E
 from .sdk import (
@@ -47,9 +47,17 @@ from .sdk import (
     InputPath,
     MouseButton,
     NavigateResult,
+    SessionInfo,
+    SessionOpenResult,
+    SessionStopped,
+    SessionStopResult,
+    SessionTabsResult,
     SnapshotResult,
     Tab,
+    TabBusy,
+    TabClaimed,
     TabInfo,
+    TabRef,
     TabsResult,
     WaitResult,
 )
@@ -61,11 +69,19 @@ __all__ = [
     "InputPath",
     "MouseButton",
     "NavigateResult",
+    "SessionInfo",
+    "SessionOpenResult",
+    "SessionStopResult",
+    "SessionStopped",
+    "SessionTabsResult",
     "SnapshotResult",
     "SyncBrowser",
     "SyncInAsyncError",
     "SyncTab",
+    "TabBusy",
+    "TabClaimed",
     "TabInfo",
+    "TabRef",
     "TabsResult",
     "WaitResult",
 ]
@@ -163,15 +179,17 @@ class _LoopThread:
 
 
 def _sync(
-    method: Callable[Concatenate[Any, P], Coroutine[Any, Any, R]],
+    method: Callable[Concatenate[Any, P], Coroutine[Any, Any, R]], owner: str | None = None,
 ) -> Callable[Concatenate[Any, P], R]:
     """The blocking form of an async SDK method, for the class body of a ``_Sync`` class.
 
     The result keeps the async method's parameters (for ``help()`` and, through the
     ParamSpec, for type checkers and IDEs) and its return value; it calls ``method`` on the
-    wrapped async object (``self._impl``) on the loop thread.
+    wrapped async object (``self._impl``) on the loop thread. ``owner``: the class its
+    docstring names, for a method inherited from a mixin (default: the defining class).
     """
-    owner, name = method.__qualname__.rsplit(".", 1)
+    defined_in, name = method.__qualname__.rsplit(".", 1)
+    owner = owner or defined_in
 
     def call(self: _Sync, *args: P.args, **kwargs: P.kwargs) -> R:
         return self._loop_thread.run(lambda: method(self._impl, *args, **kwargs))
@@ -289,20 +307,26 @@ class SyncBrowser(_Sync):
 
     @classmethod
     def connect(cls, url: str | None = None, token: str | None = None,
-                device: str | None = None) -> SyncBrowser:
-        """Sync form of :meth:`bridge.sdk.Browser.connect`.
+                device: str | None = None, *, session: str | None = None,
+                lease_ms: int = 120_000, on_disconnect: Literal["stop", "keep"] = "stop",
+                secret: str | None = None) -> SyncBrowser:
+        """Sync form of :meth:`bridge.sdk.Browser.connect`: ``session`` names this
+        browser's session, whose lease the loop thread's heartbeat keeps alive.
 
         Raises:
             SyncInAsyncError: called inside a running event loop (use :mod:`bridge.sdk`).
             Otherwise the same as :meth:`bridge.sdk.Browser.connect`; no thread is left
             running.
         """
-        return cls._start(lambda: Browser.connect(url, token, device))
+        return cls._start(lambda: Browser.connect(
+            url, token, device, session=session, lease_ms=lease_ms,
+            on_disconnect=on_disconnect, secret=secret))
 
     @classmethod
     def launch(cls, *, headless: bool = True, device: str = "chromium",
                trusted_input: bool = True, port: int = 0,
-               progress: Callable[[str], None] | None = None) -> SyncBrowser:
+               progress: Callable[[str], None] | None = None,
+               session: str | None = None) -> SyncBrowser:
         """Sync form of :meth:`bridge.sdk.Browser.launch`.
 
         ``progress`` is called on the loop thread, not the caller's: it must not call this
@@ -315,7 +339,7 @@ class SyncBrowser(_Sync):
         """
         return cls._start(lambda: Browser.launch(
             headless=headless, device=device, trusted_input=trusted_input, port=port,
-            progress=progress))
+            progress=progress, session=session))
 
     def __enter__(self) -> Self:
         return self
@@ -349,7 +373,17 @@ class SyncBrowser(_Sync):
         """The protocol version the bridge speaks."""
         return self._impl.protocol_version
 
+    @property
+    def session(self) -> SessionOpenResult | None:
+        """As :attr:`bridge.sdk.Browser.session`."""
+        return self._impl.session
+
     devices = _sync(Browser.devices)
+    sessions = _sync(Browser.sessions, "Browser")
+    release = _sync(Browser.release, "Browser")
+    handoff = _sync(Browser.handoff, "Browser")
+    stop_session = _sync(Browser.stop_session, "Browser")
+    claim = _sync(Browser.claim, "Browser")
     tabs = _sync(Browser.tabs)
     tabs_result = _sync(Browser.tabs_result)
     close_tab = _sync(Browser.close_tab)
@@ -358,9 +392,10 @@ class SyncBrowser(_Sync):
         """Sync form of :meth:`bridge.sdk.Browser.tab`; returns a :class:`SyncTab`."""
         return SyncTab(self._loop_thread.run(lambda: self._impl.tab(tab_id)), self._loop_thread)
 
-    def new_tab(self, url: str | None = None) -> SyncTab:
+    def new_tab(self, url: str | None = None, window: bool = False) -> SyncTab:
         """Sync form of :meth:`bridge.sdk.Browser.new_tab`; returns a :class:`SyncTab`."""
-        return SyncTab(self._loop_thread.run(lambda: self._impl.new_tab(url)), self._loop_thread)
+        return SyncTab(self._loop_thread.run(lambda: self._impl.new_tab(url, window)),
+                       self._loop_thread)
 
     def select_tab(self, tab_id: int) -> SyncTab:
         """Sync form of :meth:`bridge.sdk.Browser.select_tab`; returns a :class:`SyncTab`."""
