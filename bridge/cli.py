@@ -18,10 +18,12 @@ Commands:
     type REF TEXT [--submit]   type TEXT key by key (it does not clear the field)
     fill REF VALUE             replace the field's value with VALUE (select all, one edit)
     wait      --ms N or --text TEXT
+    sessions [stop NAME | release]   the bridge's sessions; stop one; free your tabs
 
 Every client command takes ``--json`` (print the raw result) and ``--device``/``--tab``;
-each runs one call of the Python SDK (``bridge.sdk.Browser`` / ``Tab``), so a verb means
-the same here as there. ``--bridge URL`` gets the token only when URL is loopback, or
+``--session NAME`` makes its requests belong to session NAME, kept between invocations
+(bridge/cli_sessions.py, docs/sessions.md). Each runs one call of the Python SDK
+(``bridge.sdk.Browser`` / ``Tab``), so a verb means the same here as there. ``--bridge URL`` gets the token only when URL is loopback, or
 ``wss://`` with the token named by ``--token-file`` (refused otherwise, exit 2, before
 connecting).
 
@@ -42,7 +44,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from . import config
+from . import cli_sessions, config
 from .protocol import errors as E
 from .sdk import Browser, Tab
 
@@ -355,7 +357,7 @@ async def _cmd_client(args: argparse.Namespace) -> int:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        browser = await Browser.connect(args.bridge, token, device=args.device)
+        browser = await cli_sessions.connect(args, token)
     except E.DeviceNotConnected as err:
         print(f"error: {err.message}", file=sys.stderr)
         return EXIT_NO_BRIDGE
@@ -372,7 +374,9 @@ async def _cmd_client(args: argparse.Namespace) -> int:
             else:
                 print(f"error {err.code.value}: {err.message}", file=sys.stderr)
             return EXIT_ERROR
-    print(json.dumps({"ok": True, "result": result}) if args.json else _human(args.command, result))
+    human = getattr(args, "human", None)  # a command's own formatter (set_defaults)
+    print(json.dumps({"ok": True, "result": result}) if args.json
+          else human(args, result) if human else _human(args.command, result))
     return EXIT_OK
 
 
@@ -430,6 +434,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trustbridge", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+    cli_sessions.add_session_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", required=True)
 
     up = sub.add_parser("up", help="run bridge + supervisor + headless browser")
@@ -479,6 +484,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--bridge", help="bridge URL (default: the running bridge's endpoint "
                        "file); the token goes only to loopback, or to wss:// with --token-file")
         p.add_argument("--token-file", metavar="PATH", help=TOKEN_FILE_HELP)
+        cli_sessions.add_session_options(p)
         p.set_defaults(run=run)
         return p
 
@@ -541,6 +547,7 @@ def build_parser() -> argparse.ArgumentParser:
                lambda a, b, tab: tab.wait(ms=a.ms, text=a.text))
     w.add_argument("--ms", type=int)
     w.add_argument("--text")
+    cli_sessions.add_commands(client)
     return parser
 
 

@@ -9,12 +9,16 @@ Files live in the state directory: ``$TRUSTBRIDGE_HOME`` if set, else
   so the CLI, SDK and MCP server find it without flags.
 - ``mcp-http-token``: the bearer token of ``trustbridge mcp --http`` (its own, 32 random
   bytes as hex, mode 0600), created on its first start.
+- ``sessions/LABEL.json``: ``{"label", "secret", "url", "sessionId"}`` of the kept session
+  the CLI's ``--session LABEL`` opened (mode 0600, directory 0700), so the next invocation
+  resumes it (docs/sessions.md). The secret is sent only to the bridge at ``url``.
 
 The token leaves this machine only on purpose (:func:`token_refusal`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import os
@@ -192,3 +196,43 @@ def clear_endpoint(path: Path | None = None) -> None:
     info = read_endpoint(path)
     if info and info.get("pid") == os.getpid():
         path.unlink(missing_ok=True)
+
+
+def session_path(label: str) -> Path:
+    """The file of the CLI's kept session ``label`` (its directory created, mode 0700).
+
+    Raises:
+        ValueError: ``label`` cannot name a file (a session label never contains ``/``).
+    """
+    if not label or "/" in label or "\0" in label or label in (".", ".."):
+        raise ValueError(f"{label!r} is not a session label")
+    folder = state_dir() / "sessions"
+    folder.mkdir(exist_ok=True, mode=0o700)
+    return folder / f"{label}.json"
+
+
+def read_session(label: str) -> dict[str, Any] | None:
+    """The saved ``{"label", "secret", "url", ...}`` of kept session ``label``, or None
+    (never saved, unreadable or not an object)."""
+    try:
+        data = json.loads(session_path(label).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_session(label: str, data: dict[str, Any]) -> Path:
+    """Save kept session ``label`` (mode 0600, replaced atomically); returns the file."""
+    path = session_path(label)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        json.dump(data, fh)
+    os.replace(tmp, path)
+    return path
+
+
+def remove_session(label: str) -> None:
+    """Forget kept session ``label`` (no error if it was never saved)."""
+    with contextlib.suppress(ValueError):
+        session_path(label).unlink(missing_ok=True)
