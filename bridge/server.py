@@ -47,6 +47,7 @@ from .protocol.models import (
     Welcome,
 )
 from .executor import Executor
+from .pairing import Pairing, is_pair_request
 from .protocol.origins import OriginPolicy
 from .protocol.peer import Connection, answer, encode
 from .protocol.validate import error_locs, summarise, validate_result
@@ -149,6 +150,7 @@ class BridgeServer:
                                  origins=origins)
         self.executor.gate.withdraw = self._withdraw
         self._sweeper: asyncio.Task[None] | None = None
+        self.pairing = Pairing()  # codes and paired devices' credentials (bridge/pairing.py)
 
     @property
     def url(self) -> str:
@@ -211,6 +213,8 @@ class BridgeServer:
             raise E.BadRequest(f"No hello within {HELLO_TIMEOUT_S:g} s.") from exc
         if isinstance(raw, bytes):
             raise E.BadRequest("Binary frames are not part of the protocol; send JSON text.")
+        if is_pair_request(raw):  # a pairing code exchange: answered, then closed (raises)
+            await self.pairing.exchange(ws, raw)
         try:
             hello = Hello.model_validate_json(raw)
         except pydantic.ValidationError as exc:
@@ -218,7 +222,8 @@ class BridgeServer:
                 "The first message must be a hello: " + summarise(exc),
                 {"errors": error_locs(exc)},
             ) from exc
-        if not hmac.compare_digest(hello.token.encode(), self.token.encode()):
+        master = hmac.compare_digest(hello.token.encode(), self.token.encode())
+        if not self.pairing.admits(hello, master):  # else a paired extension's credential
             raise E.Unauthorized(
                 "Wrong or missing bridge token. Read it from the token file in the state "
                 "directory (see docs/security.md)."
@@ -299,6 +304,11 @@ class BridgeServer:
             return
         if msg.method == "request.cancel":
             await self._cancel(peer, msg)
+            return
+        if msg.method == "pairing.create":  # answered here (bridge/pairing.py)
+            online = set(self.policy.extensions) | set(self.policy.drivers)
+            with contextlib.suppress(ConnectionClosed):
+                await peer.send(self.pairing.serve(msg, online))
             return
         if str(msg.id) in peer.requests:  # cancel addresses requests by id
             await self._reply_error(peer, msg.id, E.BadRequest(

@@ -2,7 +2,8 @@
 
 Three launch paths, one extension build (``extension/dist``):
 
-- **chromium**: Debian's ``/usr/bin/chromium``, extension by ``--load-extension``.
+- **chromium**: Debian's ``/usr/bin/chromium`` (or the next binary supervisor/discovery.py
+  finds: Playwright's Chromium, Chrome for Testing), extension by ``--load-extension``.
 - **firefox**: Debian's ``firefox-esr`` driven over WebDriver BiDi (Playwright channel
   ``moz-firefox``); the extension is copied into the profile's ``extensions/`` folder under
   its gecko id and the prefs in :data:`FIREFOX_PREFS` are written to the profile.
@@ -33,6 +34,7 @@ from playwright.async_api import BrowserContext, Playwright
 
 from bridge.protocol import errors as E
 
+from . import discovery
 from .extension_copy import (  # re-exported: the launch paths' callers prepare copies here
     EXTENSION_BUILD,
     REPO_ROOT,
@@ -119,38 +121,18 @@ CAMOUFOX_FETCH_COMMAND = "python -m camoufox fetch"
 # ----------------------------------------------------------------------------- Chromium
 
 
-def _explicit_binary(executable_path: str, browser: str) -> str:
-    """``executable_path`` if it is an executable file.
-
-    Raises:
-        DeviceNotConnected: it is not (``details.path``).
-    """
-    path = Path(executable_path).expanduser()
-    if path.is_file() and os.access(path, os.X_OK):
-        return str(path)
-    raise E.DeviceNotConnected(
-        f"--executable-path {executable_path} is not an executable file; point it at the "
-        f"{browser} binary or leave it out to use the installed one.", {"path": executable_path})
-
-
 def find_chromium(executable_path: str | None = None) -> str:
-    """Path of the Chromium binary: ``executable_path`` (``--executable-path``), else
-    ``$TRUSTBRIDGE_CHROMIUM``, else ``chromium`` on PATH.
+    """Path of the Chromium binary, in the order of supervisor/discovery.py:
+    ``executable_path`` (``--executable-path``), ``$TRUSTBRIDGE_CHROMIUM``,
+    ``$TRUSTBRIDGE_EXECUTABLE_PATH``, the system ``chromium``, Playwright's Chromium,
+    Chrome for Testing, then Google Chrome older than 137.
 
     Raises:
-        DeviceNotConnected: no Chromium found (install Debian's ``chromium`` package), or
-            ``executable_path`` is not an executable file.
+        DeviceNotConnected: none usable (the message names the install command and why
+            any found one was refused, e.g. Google Chrome 137+), or the explicit path is
+            not an executable file.
     """
-    if executable_path:
-        return _explicit_binary(executable_path, "Chromium")
-    for candidate in (os.environ.get("TRUSTBRIDGE_CHROMIUM"), shutil.which("chromium"),
-                      shutil.which("chromium-browser"), shutil.which("google-chrome")):
-        if candidate and Path(candidate).exists():
-            return candidate
-    raise E.DeviceNotConnected(
-        "Chromium was not found. Install it (`apt-get install chromium`) or set "
-        "TRUSTBRIDGE_CHROMIUM to its path."
-    )
+    return discovery.find_browser("chromium", executable_path)
 
 
 @functools.cache
@@ -262,22 +244,14 @@ def prepare_firefox_profile(profile: Path, extension: Path) -> Path:
 
 def find_firefox(executable_path: str | None = None) -> str:
     """Path of Firefox: ``executable_path`` (``--executable-path``), else
-    ``$TRUSTBRIDGE_FIREFOX``, else ``firefox-esr`` or ``firefox`` on PATH.
+    ``$TRUSTBRIDGE_FIREFOX`` / ``$TRUSTBRIDGE_EXECUTABLE_PATH``, else ``firefox-esr`` or
+    ``firefox`` on PATH (supervisor/discovery.py).
 
     Raises:
         DeviceNotConnected: no Firefox found (install Debian's ``firefox-esr`` package), or
-            ``executable_path`` is not an executable file.
+            the explicit path is not an executable file.
     """
-    if executable_path:
-        return _explicit_binary(executable_path, "Firefox")
-    for candidate in (os.environ.get("TRUSTBRIDGE_FIREFOX"), shutil.which("firefox-esr"),
-                      shutil.which("firefox")):
-        if candidate and Path(candidate).exists():
-            return candidate
-    raise E.DeviceNotConnected(
-        "Firefox was not found. Install it (`apt-get install firefox-esr`) or set "
-        "TRUSTBRIDGE_FIREFOX to its path."
-    )
+    return discovery.find_browser("firefox", executable_path)
 
 
 async def launch_firefox(playwright: Playwright, extension: Path, *, headless: bool = True,

@@ -131,6 +131,9 @@ METHODS: dict[str, MethodFacts] = {
                                  client=True, under_dialog=True),
     "tabs.claim": MethodFacts(M.TabClaimParams, R.SessionTabsResult, served_by="bridge",
                               client=True, under_dialog=True),
+    # Pairing a person's own browser (bridge/pairing.py, docs/attach.md).
+    "pairing.create": MethodFacts(M.PairingCreateParams, R.PairingCreateResult,
+                                  served_by="bridge", client=True, under_dialog=True),
     "request.cancel": MethodFacts(M.CancelParams, R.CancelResult, served_by="bridge",
                                   under_dialog=True),
     # The bridge's calls to the extension.

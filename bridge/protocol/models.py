@@ -68,6 +68,31 @@ class Welcome(_Model):
     peerId: str = Field(description="The bridge's name for this connection.")
 
 
+class PairRequest(_Model):
+    """Instead of a hello, the first frame of a pairing exchange (bridge/pairing.py): an
+    unpaired extension trades the one-time code ``trustbridge pair`` showed for its device
+    credential. The bridge answers :class:`Paired`, or an error response (UNAUTHORIZED:
+    wrong, used or expired code), and closes the connection either way."""
+
+    type: Literal["pair"] = "pair"
+    code: str = Field(min_length=1, max_length=32,
+                      description="The code as typed (case, spaces and dashes ignored).")
+    protocolVersion: int = Field(description="The PROTOCOL_VERSION the extension speaks.")
+    browser: str | None = Field(default=None, max_length=64,
+                                description="Browser name and version, for the bridge's log.")
+
+
+class Paired(_Model):
+    """The bridge's answer to a good :class:`PairRequest`: the device the code was made
+    for and its credential (the token of that device's extension hellos, nothing else)."""
+
+    type: Literal["paired"] = "paired"
+    device: DeviceId
+    credential: str = Field(description="Secret of this device's extension; keep it in "
+                            "extension storage only.")
+    protocolVersion: int
+
+
 class Request(_Model):
     """A call; answered by exactly one Response with the same id."""
 
@@ -525,6 +550,15 @@ class SessionStopEvent(_Model):
     that owns a tab (the popup's button)."""
 
     label: SessionLabel
+
+
+class PairingCreateParams(_Model):
+    """``pairing.create``: a one-time code that pairs an extension in a person's own
+    browser with this bridge as ``device`` (bridge/pairing.py, docs/attach.md)."""
+
+    device: DeviceId | None = Field(
+        default=None, description="Device name the paired extension gets; pairing a name "
+        "again replaces its credential. Default: the first free browser-N.")
 
 
 class CancelParams(_Model):

@@ -397,3 +397,11 @@ class SessionsListResult(_Result):
     """``sessions.list``: every live session of the bridge."""
 
     sessions: list[SessionInfo]
+
+
+class PairingCreateResult(_Result):
+    """``pairing.create``: the code to type into the extension's options page."""
+
+    code: str = Field(description="One-time code (8 characters), shown as XXXX-XXXX.")
+    device: str = Field(description="The device the extension is paired as.")
+    expiresInMs: int = Field(description="How long the code stays valid, ms (single use).")
