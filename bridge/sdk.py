@@ -737,7 +737,7 @@ class Browser(BrowserSessions):
                 tabs; docs/sessions.md).
         """
         result = await self.client.call("tabs.new", {"device": self.device, "url": url,
-                                                     "window": window or None})
+                                                     "window": window})
         return Tab(self.client, self.device, int(result["tabId"]))
 
     async def select_tab(self, tab_id: int) -> Tab:
