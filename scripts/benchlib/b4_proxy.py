@@ -9,11 +9,16 @@ and the Go button, so each one moves focus; rotated order each round) it times:
 - ``local_batch`` / ``proxy_batch``: one ``page.batch`` of the N actions;
 - ``local_rtt`` / ``proxy_rtt``: one ``tabs.list`` (the unit: the round trip the proxy adds).
 
+Two fresh client connections, one direct and one through the proxy, each open a session
+of their own and a tab of their own on ``/clicks`` (``tabs.new {window: true}``): under
+sessions (issue 16) a tab belongs to one session and the other's requests there are
+TAB_CLAIMED, so the two cannot share a tab; same page, same actions, only the link differs.
+
 The bridge's calls to the extension and the driver stay local: only the agent's link is
 slow, as when an agent drives a browser on another machine. The action is a cheap one
 (a focus: one call into the page, a few ms) on purpose: what is measured is round trips,
 and a click's own spread (tens of ms on a busy machine, from its wait for stable animation
-frames) would bury a 50 ms difference. The page counts the focus changes it saw.
+frames) would bury a 50 ms difference. Each page counts the focus changes it saw (summed).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from typing import Any
 
 from bridge.client import BridgeClient
 
-from .stack import DEVICE, Stack
+from .stack import DEVICE, Stack, find_ref
 from .stats import rotated, summary
 
 DELAY_S = 0.025
@@ -113,30 +118,28 @@ async def run(stack: Stack, counts: list[int], rounds: int,
     """Run B4. Returns ``{delay_ms_each_way, rounds, rtt, by_n: {N: {ops, extra_ms,
     extra_rtt}}, targets}`` (ms; ``extra_rtt``: ms added by the proxy in units of the
     measured proxy round trip)."""
-    tab = stack.tab
-    await tab.goto(stack.pages.url("clicks", b=4))
-    snap = await tab.snapshot()
-    import re
-
-    refs = [re.search(rf'{role} "{name}"[^\n]*\[ref=((?:f\d+)?e\d+)\]', snap).group(1)  # type: ignore[union-attr]
-            for role, name in (("textbox", "Query"), ("button", "Go"))]
-    before = int(await stack.page.text_content("#f") or 0)
     out: dict[str, Any] = {"delay_ms_each_way": DELAY_S * 1000, "rounds": rounds, "by_n": {}}
     sent = 0
     async with DelayProxy(stack.server.port) as proxy:
+        near = await BridgeClient.connect(stack.server.url, stack.token)
         far = await BridgeClient.connect(f"ws://127.0.0.1:{proxy.port}", stack.token)
+        clients = {"local": near, "proxy": far}
+        tabs: dict[str, int] = {}
         try:
-            clients = {"local": stack.client, "proxy": far}
+            refs: dict[str, list[str]] = {}
+            for where, c in clients.items():
+                tabs[where], refs[where] = await _own_tab(stack, c, where)
 
             turn = [0]
 
-            def next_ref() -> str:
+            def next_ref(where: str) -> str:
                 turn[0] += 1
-                return refs[turn[0] % 2]
+                return refs[where][turn[0] % 2]
 
-            def act(c: BridgeClient) -> Any:
-                return c.call("page.act", {"device": DEVICE, "ref": next_ref(),
-                                           "action": {"kind": "focus"}})
+            def act(where: str) -> Any:
+                return clients[where].call("page.act", {"device": DEVICE, "tabId": tabs[where],
+                                                        "ref": next_ref(where),
+                                                        "action": {"kind": "focus"}})
 
             rtt: dict[str, list[float]] = {"local_rtt": [], "proxy_rtt": []}
             for r in range(2 * rounds + 1):
@@ -159,12 +162,12 @@ async def run(stack: Stack, counts: list[int], rounds: int,
                         t0 = time.perf_counter()
                         if mode == "step":
                             for _ in range(n):
-                                res = await act(c)
+                                res = await act(where)
                                 assert res["inputPath"] == "trusted"
                         else:
                             res = await c.call("page.batch", {
-                                "device": DEVICE,
-                                "actions": [{"ref": next_ref(), "action": {"kind": "focus"}}
+                                "device": DEVICE, "tabId": tabs[where],
+                                "actions": [{"ref": next_ref(where), "action": {"kind": "focus"}}
                                             for _ in range(n)]})
                             assert res["interruptedAction"] is None
                             assert len(res["completedActions"]) == n
@@ -180,12 +183,34 @@ async def run(stack: Stack, counts: list[int], rounds: int,
                     "extra_rtt": {m: round(v / unit, 2) if unit > 0 else None
                                   for m, v in extra.items()}}
                 log(f"B4 N={n} done")
+            seen = 0
+            for where, c in clients.items():
+                seen += int((await c.call("page.evaluate", {
+                    "device": DEVICE, "tabId": tabs[where],
+                    "expression": "document.getElementById('f').textContent"}))["value"])
         finally:
-            await far.close()
-    seen = int(await stack.page.text_content("#f") or 0) - before
+            for where, c in clients.items():
+                if where in tabs:
+                    with contextlib.suppress(Exception):
+                        await c.call("tabs.close", {"device": DEVICE, "tabId": tabs[where]})
+                await c.close()
     out["actions_sent"], out["focus_changes_seen"] = sent, seen
     out["targets"] = targets(out["by_n"])
     return out
+
+
+async def _own_tab(stack: Stack, c: BridgeClient, where: str) -> tuple[int, list[str]]:
+    """``c``'s own session and tab on ``/clicks`` (a window of its own): ``(tab id, [Query
+    ref, Go ref])``. Under sessions (issue 16) a tab belongs to the session that opened it,
+    so the near and the far client cannot share one; each acts on a page of its own, the
+    same page, and only the link differs."""
+    await c.call("session.open", {"label": f"b4-{where}"})
+    res = await c.call("tabs.new", {"device": DEVICE, "window": True,
+                                    "url": stack.pages.url("clicks", b=4, where=where)})
+    tid = int(res["tabId"])
+    snap = (await c.call("page.snapshot", {"device": DEVICE, "tabId": tid}))["snapshot"]
+    return tid, [find_ref(snap, role, name) for role, name in (("textbox", "Query"),
+                                                               ("button", "Go"))]
 
 
 LIMIT_RTT = 1.5
