@@ -23,7 +23,10 @@ Benchmarks (details in each ``scripts/benchlib/b*.py``):
 - B3 snapshot time and bytes at 100 / 1,000 / 10,000 interactive elements.
 - B4 a proxy adding 25 ms each way: step by step vs batch; target: a batch costs about one
   round trip more than local.
-- B5 N tabs acting in parallel: throughput and p95.
+- B5 N sessions clicking at once through ``trustbridge up`` (a subprocess), each in a
+  window of its own (``tabs.new {window: true}``), beside the same sessions in one window
+  (background tabs) and raw Playwright's N pages: clicks/s, p50/p95, CPU by process; target
+  (issue 16): 4 sessions ≥ 3× one session's throughput.
 - Profile of the slowest trustbridge SDK arm of B1 (where the time goes).
 
 On a fresh machine it first runs ``scripts/bootstrap.sh`` (Debian packages, ``.venv``)
@@ -84,9 +87,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--b4-counts", type=_csv_ints, default=None,
                     help="B4 batch sizes N (default 1,5,10; quick: 5)")
     ap.add_argument("--b5-tabs", type=_csv_ints, default=None,
-                    help="B5 tab counts (default 1,2,4; quick: 1,2)")
+                    help="B5 session counts (default 1,2,4; quick: 1,2)")
     ap.add_argument("--b5-actions", type=int, default=None,
-                    help="B5 clicks per tab (default 10; quick: 5)")
+                    help="B5 clicks per session (default 20; quick: 5)")
+    ap.add_argument("--b5-arms", default=None,
+                    help="B5 arms (default all: windows,one_window,playwright)")
     ap.add_argument("--no-mcp", action="store_true",
                     help="skip every MCP arm (no npm, no MCP subprocesses)")
     ap.add_argument("--out-dir", type=Path, default=None, help="where to write the results")
@@ -102,7 +107,7 @@ def plan(args: argparse.Namespace) -> dict:
     """Rounds, sizes and counts of this run."""
     q = args.quick
     r = args.rounds
-    from benchlib import b1_form
+    from benchlib import b1_form, b5_tabs
 
     arms = args.arms.split(",") if args.arms else list(b1_form.ALL_ARMS)
     if args.no_mcp:
@@ -119,7 +124,8 @@ def plan(args: argparse.Namespace) -> dict:
         "b4": {"rounds": r or (3 if q else 10),
                "counts": args.b4_counts or ([5] if q else [1, 5, 10])},
         "b5": {"reps": r or (1 if q else 3), "tabs": args.b5_tabs or ([1, 2] if q else [1, 2, 4]),
-               "actions": args.b5_actions or (5 if q else 10)},
+               "actions": args.b5_actions or (5 if q else 20),
+               "arms": args.b5_arms.split(",") if args.b5_arms else list(b5_tabs.ARMS)},
         "profile": {"runs": r or (3 if q else 8)},
     }
 
@@ -195,7 +201,8 @@ async def main(args: argparse.Namespace) -> int:
         await step("b2u", lambda: b2_users.run(stack.pages, cu["rounds"], log, log_dir, cu["mcp"]))
         await step("b2f", lambda: b2_firefox.run(stack, cfg["b2f"]["rounds"], log))
         await step("b4", lambda: b4_proxy.run(stack, c4["counts"], c4["rounds"], log))
-        await step("b5", lambda: b5_tabs.run(stack, c5["tabs"], c5["actions"], c5["reps"], log))
+        await step("b5", lambda: b5_tabs.run(stack.pages, c5["tabs"], c5["actions"], c5["reps"],
+                                             log, log_dir, tuple(c5["arms"])))
         await step("profile", lambda: profile.run(stack, _slowest_sdk_arm(res.get("b1")),
                                                   cfg["profile"]["runs"],
                                                   out_dir / "profile.txt", log))

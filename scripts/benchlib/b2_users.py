@@ -37,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,14 +61,25 @@ async def run(pages: PageServer, rounds: int, log: Callable[[str], None], log_di
               mcp: bool = True) -> dict[str, Any]:
     """Run B2u. Returns ``{rounds, ops: {name: summary}, ratio_to_locator_click,
     clicks_sent, clicks_seen, fast_path, targets}`` (ms)."""
+    async with (running_up(log_dir / "b2u-up.stderr.log") as (_up, url, token, child_env),
+                contextlib.AsyncExitStack() as stack):
+        browser = await stack.enter_async_context(await Browser.connect(url, token))
+        return await _measure(browser, stack, pages, rounds, log, log_dir, child_env, mcp)
+
+
+@contextlib.asynccontextmanager
+async def running_up(log_path: Path) -> AsyncIterator[tuple[subprocess.Popen[bytes], str, str,
+                                                             dict[str, str]]]:
+    """``async with running_up(path) as (process, url, token, child_env)``: a ``trustbridge
+    up --port 0`` subprocess with its own ``TRUSTBRIDGE_HOME`` (in ``child_env``), ready
+    (its device has extension and driver); output into ``log_path``; stopped on exit
+    (SIGTERM, then SIGKILL of its process group after 20 s)."""
     home = Path(tempfile.mkdtemp(prefix="trustbridge-bench-up-"))
     child_env = {**os.environ, "TRUSTBRIDGE_HOME": str(home), "PYTHONPATH": str(env.REPO)}
-    up, errlog = _start_up(child_env, log_dir / "b2u-up.stderr.log")
+    up, errlog = _start_up(child_env, log_path)
     try:
-        async with contextlib.AsyncExitStack() as stack:
-            url, token = await _wait_up(home, up)
-            browser = await stack.enter_async_context(await Browser.connect(url, token))
-            return await _measure(browser, stack, pages, rounds, log, log_dir, child_env, mcp)
+        url, token = await _wait_up(home, up, log_path.name)
+        yield up, url, token, child_env
     finally:
         up.terminate()
         try:
@@ -89,13 +100,13 @@ def _start_up(child_env: dict[str, str], log_path: Path) -> tuple[subprocess.Pop
     return up, errlog
 
 
-async def _wait_up(home: Path, up: subprocess.Popen[bytes]) -> tuple[str, str]:
+async def _wait_up(home: Path, up: subprocess.Popen[bytes], log_name: str) -> tuple[str, str]:
     """The ``(url, token)`` of the ``up`` once its device has extension and driver."""
     deadline = time.monotonic() + UP_READY_S
     endpoint = home / "endpoint.json"
     while time.monotonic() < deadline:
         if up.poll() is not None:
-            raise RuntimeError(f"trustbridge up exited with {up.returncode} (see b2u-up.stderr.log)")
+            raise RuntimeError(f"trustbridge up exited with {up.returncode} (see {log_name})")
         if endpoint.exists() and (home / "token").exists():
             url = str(json.loads(endpoint.read_text())["url"])
             token = (home / "token").read_text().strip()

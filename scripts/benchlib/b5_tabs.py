@@ -1,121 +1,289 @@
-"""B5: N tabs acting at once: throughput and latency percentiles, against raw Playwright.
+"""B5: N sessions clicking at once, each in a window of its own, through what users run
+(issue 16), beside the same sessions in one window (background tabs) and raw Playwright.
 
-For each N (default 1, 2, 4): N new tabs on ``/clicks`` (opened through the bridge, so in
-the browser's one window; the last one is the active tab). Then, in rotated order:
+A ``trustbridge up`` runs as a subprocess (its own ``TRUSTBRIDGE_HOME``, any free port),
+as in B2u. For each N (default 1, 2, 4) and each arm, in rotated order, a fresh set-up:
 
-- ``trustbridge``: N clients (one WebSocket each, as N agents would have) each send K
-  trusted clicks (``page.act``) to their own tab, one after the other, all N at once;
-- ``playwright``: the same with raw Playwright, ``locator("#go").click()`` K times on each
-  tab's page, all N pages at once (the baseline).
+- ``windows``: N client connections (``BridgeClient``, one WebSocket each, as N agents
+  would have), each opens its own session (``session.open``) and its own tab with
+  ``tabs.new {url, window: true}`` (a window of its own, where the tab is the foreground);
+- ``one_window``: the same with ``tabs.new {url}``: N tabs in the browser's one window,
+  only the last one active (the baseline: background tabs are throttled by Chromium);
+- ``playwright``: raw Playwright (this process) on its own headless Chromium from the same
+  binary, N pages (``browser.new_page()``: a context and window each), the machine's floor
+  for N concurrent clickers (information).
 
-Measured per repetition: wall time until every tab is done (throughput = N·K / wall s)
-and every click's duration (pooled p50 / p95 over the repetitions). Each page counts
-trusted clicks; the total must equal the clicks sent.
+Then every session (page) sends K trusted clicks to its own "Go" button, one after the
+other (``page.act`` by ref; ``locator.click()`` for Playwright), all N at once (asyncio
+tasks released together). Measured per set-up: wall time until all are done (throughput =
+N·K / wall s), each click's duration (pooled p50 / p95), and the CPU time each kind of
+process spent in that window (scripts/benchlib/cpu.py: renderer, bridge, supervisor,
+Node, this process) with the machine's busy share, so a throughput that stops growing has
+a measured reason. Before clicking, each page reports its ``document.visibilityState``,
+``document.hasFocus()`` and animation frames per second (:data:`_PROBE`: a throttled
+background tab runs few or none); at the end each page's count of trusted clicks (``#n``)
+is read, and the total must equal the clicks sent.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from bridge.client import BridgeClient
+from playwright.async_api import async_playwright
 
-from .stack import DEVICE, Stack
+from bridge.client import BridgeClient
+from supervisor.launcher import VIEWPORT, find_chromium
+
+from . import cpu
+from .b2_users import running_up
+from .pages import PageServer
 from .stats import percentile, ratio, rotated
 
 _REF = re.compile(r'button "Go"[^\n]*\[ref=((?:f\d+)?e\d+)\]')
-MODES = ("trustbridge", "playwright")
+ARMS = ("windows", "one_window", "playwright")
+TARGET_RATIO = 3.0
+"""Issue 16: 4 sessions in their own windows ≥ 3× one session's throughput."""
+_PROBE = """new Promise((resolve) => {
+  let frames = 0; const t0 = performance.now();
+  const done = () => resolve({visibility: document.visibilityState, focus: document.hasFocus(),
+    rafPerS: Math.round(frames * 1000 / (performance.now() - t0))});
+  const tick = () => { frames++; if (performance.now() - t0 < 300) requestAnimationFrame(tick); else done(); };
+  requestAnimationFrame(tick); setTimeout(done, 1000);
+})"""
+"""What a page says of itself before the clicks: its visibility, whether it has focus, and
+animation frames per second over 0.3 s (0 for a tab whose frames Chromium stopped)."""
+_COUNT = "document.getElementById('n').textContent"
 
 
-async def _one(stack: Stack, n: int, k: int, rep: int) -> tuple[dict[str, tuple[float, list[float]]], int, int]:
-    """One repetition: ``({mode: (wall ms, per-click ms)}, clicks sent, clicks seen)``."""
-    clients = [await BridgeClient.connect(stack.server.url, stack.token) for _ in range(n)]
-    tab_ids: list[int] = []
-    tag = f"b=5&n={n}&rep={rep}&"
+class _Run:
+    """What one (arm, N) set-up measured."""
+
+    def __init__(self) -> None:
+        self.wall_ms = 0.0
+        self.lat: list[float] = []
+        self.sent = 0
+        self.seen = 0
+        self.probes: list[dict[str, Any]] = []
+        """Per page: ``{visibility, focus, rafPerS}`` (:data:`_PROBE`)."""
+        self.fast: list[bool] = []
+        self.cpu: dict[str, float] = {}
+
+
+async def _release(agents: list[Callable[[], Any]]) -> float:
+    """Run the agents' coroutines at once (released together); the wall time in ms."""
+    go = asyncio.Event()
+
+    async def start(agent: Callable[[], Any]) -> None:
+        await go.wait()
+        await agent()
+
+    tasks = [asyncio.create_task(start(a)) for a in agents]
+    await asyncio.sleep(0)
+    t0 = time.perf_counter()
+    go.set()
+    await asyncio.gather(*tasks)
+    return (time.perf_counter() - t0) * 1000
+
+
+async def _sessions(url: str, token: str, pages: PageServer, arm: str, n: int, k: int,
+                    rep: int, roots: list[int], up_pid: int) -> _Run:
+    """One trustbridge set-up: N connections, N sessions, N tabs, K clicks each."""
+    run = _Run()
+    clients = [await BridgeClient.connect(url, token) for _ in range(n)]
+    tabs: list[int] = []
     try:
-        for i in range(n):
-            url = stack.pages.url("clicks", b=5, n=n, rep=rep, tab=i)
-            res = await clients[i].call("tabs.new", {"device": DEVICE, "url": url})
-            tab_ids.append(int(res["tabId"]))
+        for i, c in enumerate(clients):
+            await c.call("session.open", {"label": f"b5-{arm}-n{n}-r{rep}-s{i}"})
+        for i, c in enumerate(clients):
+            res = await c.call("tabs.new", {"url": pages.url("clicks", b=5, arm=arm, n=n,
+                                                             rep=rep, s=i),
+                                            "window": arm == "windows"})
+            tabs.append(int(res["tabId"]))
         refs = []
-        for c, tid in zip(clients, tab_ids):
-            snap = (await c.call("page.snapshot", {"device": DEVICE, "tabId": tid}))["snapshot"]
+        for c, tid in zip(clients, tabs):
+            snap = (await c.call("page.snapshot", {"tabId": tid}))["snapshot"]
             refs.append(_REF.search(snap).group(1))  # type: ignore[union-attr]
-        pages = [p for p in stack.sup.context.pages if tag in p.url]
-        if len(pages) != n:
-            raise AssertionError(f"found {len(pages)} Playwright pages for {n} tabs")
-        out: dict[str, tuple[float, list[float]]] = {}
-        for mode in rotated(MODES, rep):
-            lat: list[float] = []
+        run.probes = [r["value"] for r in await asyncio.gather(*(
+            c.call("page.evaluate", {"tabId": tid, "expression": _PROBE})
+            for c, tid in zip(clients, tabs)))]
 
-            async def bridge_agent(c: BridgeClient, tid: int, ref: str,
-                                   lat: list[float] = lat) -> None:
+        def agent(c: BridgeClient, tid: int, ref: str) -> Callable[[], Any]:
+            async def clicks() -> None:
                 for _ in range(k):
                     t0 = time.perf_counter()
-                    r = await c.call("page.act", {"device": DEVICE, "tabId": tid, "ref": ref,
+                    r = await c.call("page.act", {"tabId": tid, "ref": ref,
                                                   "action": {"kind": "click"}})
-                    lat.append((time.perf_counter() - t0) * 1000)
+                    run.lat.append((time.perf_counter() - t0) * 1000)
                     if r["inputPath"] != "trusted":
                         raise AssertionError(r)
+                    run.fast.append(bool(r.get("fastPath")))
+            return clicks
 
-            async def playwright_agent(page: Any, lat: list[float] = lat) -> None:
-                for _ in range(k):
-                    t0 = time.perf_counter()
-                    await page.locator("#go").click()
-                    lat.append((time.perf_counter() - t0) * 1000)
-
-            t0 = time.perf_counter()
-            if mode == "trustbridge":
-                await asyncio.gather(*(bridge_agent(c, t, r)
-                                       for c, t, r in zip(clients, tab_ids, refs)))
-            else:
-                await asyncio.gather(*(playwright_agent(p) for p in pages))
-            out[mode] = ((time.perf_counter() - t0) * 1000, lat)
-        seen = 0
-        for page in pages:
-            seen += int(await page.text_content("#n") or 0)
-        return out, 2 * n * k, seen
+        before = cpu.sample(roots, up_pid)
+        run.wall_ms = await _release([agent(c, t, r) for c, t, r in zip(clients, tabs, refs)])
+        run.cpu = cpu.delta(before, cpu.sample(roots, up_pid))
+        run.sent = n * k
+        for c, tid in zip(clients, tabs):
+            run.seen += int((await c.call("page.evaluate", {
+                "tabId": tid, "expression": _COUNT}))["value"])
+        return run
     finally:
-        for c, tid in zip(clients, tab_ids):
+        for c, tid in zip(clients, tabs):
             try:
-                await c.call("tabs.close", {"device": DEVICE, "tabId": tid})
+                await c.call("tabs.close", {"tabId": tid})
             except Exception:  # noqa: BLE001, S110 - best effort cleanup; the tab may be gone
                 pass
         for c in clients:
             await c.close()
 
 
-async def run(stack: Stack, tab_counts: list[int], actions: int, reps: int,
-              log: Callable[[str], None]) -> dict[str, Any]:
-    """Run B5. Returns ``{actions_per_tab, reps, by_tabs: {N: {mode: {throughput_per_s,
-    p50_ms, p95_ms, wall_ms, clicks}, throughput_ratio}}, clicks_sent, clicks_seen}``."""
-    walls = {(n, m): [] for n in tab_counts for m in MODES}  # type: dict[tuple[int, str], list[float]]
-    lats = {(n, m): [] for n in tab_counts for m in MODES}  # type: dict[tuple[int, str], list[float]]
-    sent = seen = 0
-    await _one(stack, 1, 2, -1)  # warm-up
-    for rep in range(reps):
-        for n in rotated(tab_counts, rep):
-            got, s, c = await _one(stack, n, actions, rep)
-            for mode, (wall, lat) in got.items():
-                walls[(n, mode)].append(wall)
-                lats[(n, mode)].extend(lat)
-            sent, seen = sent + s, seen + c
-        log(f"B5 repetition {rep + 1}/{reps} done")
+async def _playwright(browser: Any, pages: PageServer, n: int, k: int, rep: int,
+                      roots: list[int]) -> _Run:
+    """One raw Playwright set-up: N pages of their own, K ``locator.click()`` each."""
+    run = _Run()
+    pws = [await browser.new_page(viewport=VIEWPORT) for _ in range(n)]
+    try:
+        for i, p in enumerate(pws):
+            await p.goto(pages.url("clicks", b=5, arm="playwright", n=n, rep=rep, s=i))
+        run.probes = list(await asyncio.gather(*(p.evaluate(_PROBE) for p in pws)))
+
+        def agent(p: Any) -> Callable[[], Any]:
+            async def clicks() -> None:
+                for _ in range(k):
+                    t0 = time.perf_counter()
+                    await p.locator("#go").click()
+                    run.lat.append((time.perf_counter() - t0) * 1000)
+            return clicks
+
+        before = cpu.sample(roots)
+        run.wall_ms = await _release([agent(p) for p in pws])
+        run.cpu = cpu.delta(before, cpu.sample(roots))
+        run.sent = n * k
+        for p in pws:
+            run.seen += int(await p.evaluate(_COUNT))
+        return run
+    finally:
+        for p in pws:
+            await p.close()
+
+
+async def run(pages: PageServer, tab_counts: list[int], actions: int, reps: int,
+              log: Callable[[str], None], log_dir: Path,
+              arms: tuple[str, ...] = ARMS) -> dict[str, Any]:
+    """Run B5. Returns ``{actions_per_session, reps, arms, by_sessions: {N: {arm:
+    {throughput_per_s, p50_ms, p95_ms, wall_ms, clicks, pages: {pages, hidden, focused,
+    raf_per_s_min, raf_per_s_median}, fast_path_share, cpu_ms_per_click: {kind: ms},
+    tree_cpu_share, machine_busy_share}}, window_vs_one_window}},
+    scaling: {arm: {N: throughput / N=1 throughput}}, windows_ratio_max_to_1,
+    clicks_sent, clicks_seen, targets}`` (ms; shares 0–1)."""
+    runs: dict[tuple[str, int], list[_Run]] = {(a, n): [] for a in arms for n in tab_counts}
+    load_start = _loadavg()
+    async with running_up(log_dir / "b5-up.stderr.log") as (up, url, token, _env):
+        kids = cpu.children()
+        async with async_playwright() as pw:
+            raw = await pw.chromium.launch(executable_path=find_chromium(), headless=True)
+            raw_roots = sorted(cpu.children() - kids)  # Playwright's Node driver → Chromium
+            try:
+                up_roots = [up.pid]
+                for arm in arms:  # warm-up: one of each, not counted
+                    if arm == "playwright":
+                        await _playwright(raw, pages, 1, 2, -1, raw_roots)
+                    else:
+                        await _sessions(url, token, pages, arm, 1, 2, -1, up_roots, up.pid)
+                for rep in range(reps):
+                    for n in rotated(tab_counts, rep):
+                        for arm in rotated(list(arms), rep + n):
+                            if arm == "playwright":
+                                got = await _playwright(raw, pages, n, actions, rep, raw_roots)
+                            else:
+                                got = await _sessions(url, token, pages, arm, n, actions, rep,
+                                                      up_roots, up.pid)
+                            runs[(arm, n)].append(got)
+                    log(f"B5 repetition {rep + 1}/{reps} done")
+            finally:
+                await raw.close()
+    out = _summary(runs, arms, tab_counts, actions, reps)
+    out["loadavg_start"], out["loadavg_end"] = load_start, _loadavg()
+    return out
+
+
+def _pages(rs: list[_Run]) -> dict[str, Any]:
+    """The probes of every page of these set-ups: how many were hidden, had focus, and
+    the lowest and median animation frames per second."""
+    ps = [p for r in rs for p in r.probes]
+    raf = [float(p["rafPerS"]) for p in ps]
+    return {"pages": len(ps), "hidden": sum(p["visibility"] != "visible" for p in ps),
+            "focused": sum(bool(p["focus"]) for p in ps),
+            "raf_per_s_min": min(raf) if raf else None,
+            "raf_per_s_median": statistics.median(raf) if raf else None}
+
+
+def _loadavg() -> list[float]:
+    """The machine's 1, 5 and 15 min load averages (``/proc/loadavg``)."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def _summary(runs: dict[tuple[str, int], list[_Run]], arms: tuple[str, ...],
+             tab_counts: list[int], actions: int, reps: int) -> dict[str, Any]:
     by: dict[str, Any] = {}
+    sent = {a: 0 for a in arms}
+    seen = {a: 0 for a in arms}
     for n in tab_counts:
         cell: dict[str, Any] = {}
-        for mode in MODES:
-            wall = statistics.median(walls[(n, mode)])
-            cell[mode] = {"throughput_per_s": round(n * actions / (wall / 1000), 1),
-                          "p50_ms": round(statistics.median(lats[(n, mode)]), 2),
-                          "p95_ms": round(percentile(lats[(n, mode)], 95), 2),
-                          "wall_ms": round(wall, 1), "clicks": len(lats[(n, mode)])}
-        cell["throughput_ratio"] = ratio(cell["trustbridge"]["throughput_per_s"],
-                                         cell["playwright"]["throughput_per_s"])
+        for arm in arms:
+            rs = runs[(arm, n)]
+            lat = [x for r in rs for x in r.lat]
+            wall = statistics.median(r.wall_ms for r in rs)
+            clicks = sum(len(r.lat) for r in rs)
+            cpu_tot: dict[str, float] = {}
+            for r in rs:
+                for kind, s in r.cpu.items():
+                    cpu_tot[kind] = cpu_tot.get(kind, 0.0) + s
+            busy = cpu_tot.pop("machine_busy_s", 0.0)
+            wall_s = cpu_tot.pop("wall_s", 0.0)
+            cores = rs[0].cpu.get("cores", 1)
+            cpu_tot.pop("cores", None)
+            fast = [x for r in rs for x in r.fast]
+            cell[arm] = {
+                "throughput_per_s": round(n * actions / (wall / 1000), 1),
+                "p50_ms": round(statistics.median(lat), 2),
+                "p95_ms": round(percentile(lat, 95), 2),
+                "wall_ms": round(wall, 1), "clicks": clicks,
+                "pages": _pages(rs),
+                "fast_path_share": round(sum(fast) / len(fast), 3) if fast else None,
+                "cpu_ms_per_click": {k: round(v * 1000 / clicks, 2)
+                                     for k, v in sorted(cpu_tot.items(), key=lambda kv: -kv[1])},
+                "tree_cpu_share": round(sum(cpu_tot.values()) / (wall_s * cores), 3)
+                if wall_s else None,
+                "machine_busy_share": round(busy / (wall_s * cores), 3) if wall_s else None,
+            }
+            sent[arm] += sum(r.sent for r in rs)
+            seen[arm] += sum(r.seen for r in rs)
+        if "windows" in cell and "one_window" in cell:
+            cell["window_vs_one_window"] = ratio(cell["windows"]["throughput_per_s"],
+                                                 cell["one_window"]["throughput_per_s"])
         by[str(n)] = cell
-    return {"actions_per_tab": actions, "reps": reps, "by_tabs": by,
-            "clicks_sent": sent, "clicks_seen": seen}
+    first, last = str(min(tab_counts)), str(max(tab_counts))
+    scaling = {arm: {n: ratio(by[n][arm]["throughput_per_s"], by[first][arm]["throughput_per_s"])
+                     for n in by} for arm in arms}
+    out: dict[str, Any] = {"actions_per_session": actions, "reps": reps, "arms": list(arms),
+                           "by_sessions": by, "scaling": scaling,
+                           "clicks_sent": sent, "clicks_seen": seen, "targets": []}
+    if "windows" in arms and first == "1" and last != "1":
+        value = scaling["windows"][last]
+        windows_ok = all(by[n]["windows"]["pages"]["hidden"] == 0 for n in by)
+        out["windows_ratio_max_to_1"] = value
+        out["targets"].append({
+            "target": f"B5 {last} sessions in their own windows ≥ {TARGET_RATIO:g}× one "
+                      f"session's clicks/s (every page visible, every click counted)",
+            "value": value, "limit": TARGET_RATIO, "higher_is_better": True,
+            "met": None if value is None else (value >= TARGET_RATIO and windows_ok
+                                               and seen["windows"] == sent["windows"])})
+    return out

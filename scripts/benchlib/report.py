@@ -65,14 +65,16 @@ def render(res: dict[str, Any], analysis: str) -> str:
         L += ["## Benchmarks that failed in this run", ""]
         L += [f"- {k}: {v}" for k, v in res["failures"].items()]
         L.append("")
-    targets = [t for b in ("b1", "b2", "b2u", "b2f", "b4") for t in res.get(b, {}).get("targets", [])]
+    targets = [t for b in ("b1", "b2", "b2u", "b2f", "b4", "b5")
+               for t in res.get(b, {}).get("targets", [])]
     if targets:
         L += ["## Targets", "", "| target | measured | limit | |", "|---|---:|---:|---|"]
         for t in targets:
             val = t["value"]
             shown = "–" if val is None else (f"{val:.2f}" if "ms" not in t["target"]
                                              else f"{val:.1f} ms")
-            L.append(f"| {t['target']} | {shown} | {t['limit']} | {_met(t['met'])} |")
+            limit = f"≥ {t['limit']}" if t.get("higher_is_better") else t["limit"]
+            L.append(f"| {t['target']} | {shown} | {limit} | {_met(t['met'])} |")
         L.append("")
     if "b1" in res:
         L += _b1(res["b1"])
@@ -276,7 +278,72 @@ def _b4(b: dict[str, Any]) -> list[str]:
     return L
 
 
+_B5_ARMS = {"windows": "own windows", "one_window": "one window (background tabs)",
+            "playwright": "raw Playwright, own pages"}
+
+
 def _b5(b: dict[str, Any]) -> list[str]:
+    if "by_sessions" not in b:  # results of the one-window B5 before issue 16
+        return _b5_old(b)
+    arms = b["arms"]
+    counted = "; ".join(f"{_B5_ARMS[a]} {b['clicks_seen'][a]} of {b['clicks_sent'][a]}"
+                        for a in arms)
+    load = b.get("loadavg_start"), b.get("loadavg_end")
+    L = ["## B5 sessions acting in parallel", "",
+         "`trustbridge up` as a subprocess; N client connections, each with its own session "
+         "(`session.open`) and its own tab, each sending "
+         f"{b['actions_per_session']} trusted clicks (`page.act` by ref) one after the other, "
+         "all N at once. *Own windows*: each tab opened with `tabs.new {url, window: true}`; "
+         "*one window*: `tabs.new {url}`, N tabs in the browser's one window, the last one "
+         "active (the baseline). *Raw Playwright*: `locator.click()` on N pages "
+         "(`browser.new_page()`) of its own headless Chromium from the same binary, the "
+         "machine's floor for N concurrent clickers. Order rotated; "
+         f"{b['reps']} repetitions (median wall time; p50/p95 pooled over every click). "
+         f"Trusted clicks the pages counted: {counted}. Load average (1, 5, 15 min) at start "
+         f"{load[0]}, at end {load[1]}.", "",
+         "| sessions | " + " | ".join(f"{_B5_ARMS[a]} clicks/s" for a in arms)
+         + (" | own windows × one window" if "window_vs_one_window" in
+            next(iter(b["by_sessions"].values())) else "")
+         + " | " + " | ".join(f"{_B5_ARMS[a]} p50 / p95 ms" for a in arms) + " |"]
+    first = next(iter(b["by_sessions"].values()))
+    ncol = 1 + len(arms) * 2 + ("window_vs_one_window" in first)
+    L.append("|" + "---:|" * ncol)
+    for n, c in b["by_sessions"].items():
+        row = [n] + [f"{c[a]['throughput_per_s']:.1f}" for a in arms]
+        if "window_vs_one_window" in c:
+            row.append(_x(c["window_vs_one_window"]))
+        row += [f"{_ms(c[a]['p50_ms'])} / {_ms(c[a]['p95_ms'])}" for a in arms]
+        L.append("| " + " | ".join(row) + " |")
+    L += ["", "Throughput against one session (N / 1): " + "; ".join(
+        f"{_B5_ARMS[a]} " + ", ".join(f"{n}: {_x(v)}" for n, v in sc.items())
+        for a, sc in b["scaling"].items()) + ".", "",
+        "The pages before the clicks, all set-ups pooled (`document.visibilityState`, "
+        "`document.hasFocus()`, animation frames per second over 0.3 s: lowest / median):",
+        "", "| sessions | arm | pages | hidden | focused | frames/s |", "|---:|---|---:|---:|---:|---:|"]
+    for n, c in b["by_sessions"].items():
+        for a in arms:
+            p = c[a]["pages"]
+            L.append(f"| {n} | {_B5_ARMS[a]} | {p['pages']} | {p['hidden']} | {p['focused']} | "
+                     f"{_ms(p['raf_per_s_min'])} / {_ms(p['raf_per_s_median'])} |")
+    L += ["",
+        "CPU time per click by process while the N sessions clicked (ms of CPU; "
+        "*tree*: the share of the machine's cores these processes used during the "
+        "clicks; *machine*: the share every process on the machine used, other people's "
+        "included):", "",
+        "| sessions | arm | CPU ms per click by process | tree | machine |",
+        "|---:|---|---|---:|---:|"]
+    for n, c in b["by_sessions"].items():
+        for a in arms:
+            x = c[a]
+            parts = ", ".join(f"{k} {v:.1f}" for k, v in x["cpu_ms_per_click"].items() if v >= 0.05)
+            share = (lambda v: "–" if v is None else f"{v * 100:.0f} %")
+            L.append(f"| {n} | {_B5_ARMS[a]} | {parts} | {share(x['tree_cpu_share'])} | "
+                     f"{share(x['machine_busy_share'])} |")
+    L.append("")
+    return L
+
+
+def _b5_old(b: dict[str, Any]) -> list[str]:
     L = ["## B5 tabs acting in parallel", "",
          f"N tabs in the browser's one window, {b['actions_per_tab']} clicks per tab in "
          "sequence, all tabs at once: trustbridge (one client per tab, trusted `page.act`) "
