@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +63,9 @@ class McpOptions:
             (supervisor/origins.py gives their meaning).
         caps: extra tool capabilities listed (``vision``, ``pdf``; Playwright MCP's names).
         executable_path: the browser binary; None: the installed one.
+        session_label: the label of this server's session on the bridge (what other
+            sessions and people see); None: the MCP client's name and a random suffix
+            (bridge/mcp/session.py session_label).
         config_file: the ``--config`` file read, if any.
         launch_set: names of the launch options some source set (they only shape a
             browser this server starts, not one a running bridge already has).
@@ -79,6 +83,7 @@ class McpOptions:
     caps: frozenset[str] = field(default_factory=frozenset)
     executable_path: Path | None = None
     config_file: Path | None = None
+    session_label: str | None = None
     launch_set: frozenset[str] = field(default_factory=frozenset, compare=False)
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
@@ -179,6 +184,19 @@ def parse_origins(value: Any) -> tuple[str, ...]:
     return tuple(p.text for p in parse_origin_list(value))
 
 
+LABEL_PATTERN = re.compile(r"^[A-Za-z0-9_.:@-][A-Za-z0-9_.:@ -]{0,63}$")
+"""A session label (bridge/protocol/models.py SessionLabel: 1 to 64 characters)."""
+
+
+def parse_label(value: Any) -> str:
+    """A session label: 1 to 64 letters, digits, spaces and ``_.:@-``, not starting
+    with a space."""
+    if isinstance(value, str) and LABEL_PATTERN.match(value.strip()):
+        return value.strip()
+    raise ValueError(f"{value!r} is not a session label; use 1 to 64 letters, digits, "
+                     "spaces and _.:@- (e.g. research-agent)")
+
+
 def _path(value: Any) -> Path:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{value!r} is not a path")
@@ -222,6 +240,7 @@ OPTIONS = (
     _Option("blocked_origins", "--blocked-origins", "BLOCKED_ORIGINS", parse_origins),
     _Option("caps", "--caps", "CAPS", parse_caps, launch=False),
     _Option("executable_path", "--executable-path", "EXECUTABLE_PATH", parse_executable),
+    _Option("session_label", "--session-label", "SESSION_LABEL", parse_label, launch=False),
 )
 """Every option: its field, flag, environment name (after :data:`ENV_PREFIXES`) and parser."""
 

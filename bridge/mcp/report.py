@@ -233,9 +233,21 @@ def modal_section(dialog: Mapping[str, Any]) -> str:
     return "### Modal state\n" + line
 
 
+def owner_mark(tab: Mapping[str, Any]) -> str:
+    """Who holds a tab, when it is not this session nor free (issue 16): `` (session
+    "x")`` for another session's (``owner``, ``mine`` false), `` (a person's tab: claim
+    it to use it)`` for a person's (``person``); the ``tabs.list`` row facts."""
+    if tab.get("owner") and not tab.get("mine"):
+        return f" (session {json.dumps(tab['owner'], ensure_ascii=False)})"
+    if tab.get("person"):
+        return " (a person's tab: claim it to use it)"
+    return ""
+
+
 def render_tabs(tabs: Sequence[TabRow], is_current: Callable[[str, Mapping[str, Any]], bool],
                 only: set[Any] | None = None, heading: str = "### Open tabs") -> str:
-    """The tab list as ``- INDEX: (current) [title](url) tab ID``.
+    """The tab list as ``- INDEX: (current) [title](url) tab ID``, then who holds the tab
+    when it is another session's or a person's (:func:`owner_mark`).
 
     Args:
         tabs: every tab, in the order whose positions are the indexes browser_tabs takes.
@@ -250,7 +262,8 @@ def render_tabs(tabs: Sequence[TabRow], is_current: Callable[[str, Mapping[str, 
             continue
         where = f" on {device}" if len(devices) > 1 else ""
         lines.append(f"- {i}:{' (current)' if is_current(device, tab) else ''} "
-                     f"[{tab.get('title', '')}]({tab.get('url', '')}) tab {tab['tabId']}{where}")
+                     f"[{tab.get('title', '')}]({tab.get('url', '')}) tab {tab['tabId']}{where}"
+                     f"{owner_mark(tab)}")
     return "\n".join(lines) if len(lines) > 1 else f"{heading}\n(no tabs)"
 
 

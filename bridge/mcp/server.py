@@ -104,12 +104,14 @@ def build_server(conn: Connection, tools: Sequence[Tool] | None = None) -> Serve
                          _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed)
 
-    async def call_tool(_ctx: ServerRequestContext[Any],
+    async def call_tool(ctx: ServerRequestContext[Any],
                         params: types.CallToolRequestParams) -> types.CallToolResult:
         tool = by_name.get(params.name)
         if tool is None:
             raise MCPError(types.INVALID_PARAMS,
                            f"Unknown tool {params.name!r}; tools/list shows the tools.")
+        if getattr(conn, "client_name", None) is None:
+            conn.client_name = _client_name(ctx)  # the session label's stem (session.py)
         return await tool.call(conn, params.arguments)
 
     return Server(
@@ -121,6 +123,18 @@ def build_server(conn: Connection, tools: Sequence[Tool] | None = None) -> Serve
         on_call_tool=call_tool,
         get_tool_input_schema=schemas.get,
     )
+
+
+def _client_name(ctx: ServerRequestContext[Any]) -> str | None:
+    """``clientInfo.name`` of the MCP client's ``initialize`` (e.g. ``claude-code``), if
+    it sent one."""
+    try:
+        params = ctx.session.client_params
+    except Exception:  # a context without a session (tests) or another SDK shape
+        return None
+    info = getattr(params, "client_info", None)
+    name = getattr(info, "name", None)
+    return name if isinstance(name, str) and name.strip() else None
 
 
 def _request_id(value: Any) -> types.RequestId | None:

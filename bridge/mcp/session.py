@@ -8,6 +8,12 @@ call builds its own :class:`~.response.Response`.
 The tools reach the browser only through the SDK (:mod:`bridge.sdk`) over this
 connection's :class:`~bridge.client.BridgeClient`: the MCP server is a client of the
 bridge protocol like any other (design.md §10).
+
+Sessions (issue 16, docs/sessions.md): each bridge connection opens one session at once
+(``session.open``, label from the MCP client's name or ``--session-label``, ``onDisconnect:
+"stop"``) and renews it every ``heartbeatMs`` while idle. A stopped session stays stopped:
+every later tool call answers its SESSION_STOPPED, and no new session is opened behind the
+person who stopped it. The session's first tab: see :meth:`Connection.may_open_own_tab`.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -37,6 +44,18 @@ INPUT_METHODS = frozenset({"page.act", "page.batch"})
 """Methods whose ``newTabs`` are the action's own (any other reports late tabs)."""
 INPUT_WINDOWS = 8
 """Input calls whose times are kept to judge when a late tab opened."""
+LABEL_CHARS = 40
+"""Characters of the MCP client's name kept in a session label (a label is at most 64)."""
+
+
+def session_label(client_name: str | None) -> str:
+    """A fresh session label: the MCP client's name (``clientInfo.name`` of its
+    ``initialize``; ``"mcp"`` when it sent none) made fit for a label (letters, digits and
+    ``_.:@-``; others become ``-``), a dash and 4 random hex digits, e.g.
+    ``claude-code-3f2a``: people and other sessions see which agent holds a tab, and two
+    servers of one client still get labels of their own."""
+    name = re.sub(r"[^A-Za-z0-9_.:@-]+", "-", (client_name or "").strip()).strip("-")
+    return f"{name[:LABEL_CHARS] or 'mcp'}-{secrets.token_hex(2)}"
 
 
 class _Recording:
@@ -114,15 +133,18 @@ class Connection:
             page's snapshot (Playwright MCP's "Page state" section).
         progress: called with short progress lines (the CLI prints them to stderr).
         options: ``trustbridge mcp``'s options (bridge/mcp/options.py): the tools listed
-            (``caps``) and how the embedded browser is launched (browser, viewport,
-            profile, origins...; ``headless`` is the argument above).
+            (``caps``), the session label, and how the embedded browser is launched
+            (browser, viewport, profile, origins...; ``headless`` is the argument above).
+        lease_ms: the session's lease, ms (default: the bridge's, 120 000; renewed every
+            third of it while idle).
     """
 
     def __init__(self, *, url: str | None = None, token: str | None = None,
                  embedded: bool = True, bridge_port: int = config.DEFAULT_PORT,
                  headless: bool = True, snapshot_after_action: bool = True,
                  progress: Callable[[str], None] | None = None,
-                 options: McpOptions | None = None) -> None:
+                 options: McpOptions | None = None,
+                 lease_ms: int | None = None) -> None:
         self.options = options or McpOptions()
         """Launch options of the embedded browser, and ``caps``."""
         self.caps = self.options.caps
@@ -142,10 +164,23 @@ class Connection:
         """Diff baseline of every snapshot this server shows the model (browser_snapshot
         and the page state after each action), so ``mode: diff`` means "since what you
         last saw" for this client alone (random: unique per server on a shared bridge)."""
+        self.lease_ms = lease_ms
+        self.client_name: str | None = None
+        """The MCP client's ``clientInfo.name`` (set by the server before each tool call)."""
+        self.session: dict[str, Any] | None = None
+        """The ``session.open`` answer of the current bridge connection (label,
+        heartbeatMs, ...; the secret is never shown); None before it is open."""
+        self.stopped: E.SessionStopped | None = None
+        """Set once the session was stopped: every later tool call answers it."""
+        self.own_tab_pending = True
+        """The session has no tab yet: its first tool call refused on a tab another
+        session (or a person) holds gets a window of its own (:meth:`may_open_own_tab`)."""
         self._client: BridgeClient | None = None
         self._emb: Embedded | None = None
         self._restarts_seen = 0
         self._lock = asyncio.Lock()
+        self._heartbeat: asyncio.Task[None] | None = None
+        self._last_used = time.monotonic()
 
     async def client(self) -> BridgeClient:
         """The bridge connection: reused while open, else (re)connected, else the embedded
@@ -158,7 +193,12 @@ class Connection:
                 and refs are gone. The next call proceeds.
             DeviceNotConnected: no bridge is reachable and none may or could be started.
             Unauthorized / ProtocolMismatch: the bridge refused this client.
+            SessionStopped: this server's session was stopped (nothing is sent).
+            BadRequest: the bridge refused ``session.open`` (a ``--session-label`` in use).
         """
+        if self.stopped is not None:
+            raise self.stopped
+        self._last_used = time.monotonic()
         async with self._lock:
             restarted = False
             if self._emb is not None and self._emb.child is not None \
@@ -178,16 +218,118 @@ class Connection:
                 return self._client
             self._client = None
             try:
-                self._client = await BridgeClient.connect(self.url, self.token)
-                return self._client
+                client = await BridgeClient.connect(self.url, self.token)
             except E.DeviceNotConnected as err:
                 if not self.embedded or self.url is not None:
                     raise
                 log.info("no bridge reachable (%s); starting the embedded default", err.message)
-            await self._stop_embedded()
-            self._emb = await self._start_embedded()
-            self._client = await BridgeClient.connect(self._emb.url, self._emb.token)
-            return self._client
+                await self._stop_embedded()
+                self._emb = await self._start_embedded()
+                client = await BridgeClient.connect(self._emb.url, self._emb.token)
+            await self._open_session(client)
+            self._client = client
+            return client
+
+    async def _open_session(self, client: BridgeClient) -> None:
+        """``session.open`` as the connection's first request, then the heartbeat.
+
+        A label of our own making that is taken (4 hex digits can collide) is drawn
+        again, twice at most; a ``--session-label`` in use is the caller's error.
+
+        Raises:
+            BadRequest: the label is in use by a live session (or, after closing the new
+                connection, whatever the bridge answered).
+        """
+        chosen = self.options.session_label
+        params: dict[str, Any] = {"onDisconnect": "stop"}
+        if self.lease_ms is not None:
+            params["leaseMs"] = self.lease_ms
+        try:
+            for attempt in range(3):
+                params["label"] = chosen or session_label(self.client_name)
+                try:
+                    opened = await client.call("session.open", params)
+                    break
+                except E.BadRequest as err:
+                    if chosen or attempt == 2 or err.details.get("label") != params["label"]:
+                        raise
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await client.close()
+            raise
+        self.session = {k: v for k, v in opened.items() if k != "secret"}
+        self.own_tab_pending = self.tab_id is None
+        self._stop_heartbeat()
+        self._heartbeat = asyncio.create_task(
+            self._renew(client, max(1.0, int(opened.get("heartbeatMs") or 40_000) / 1000)))
+
+    async def _renew(self, client: BridgeClient, every_s: float) -> None:
+        """``session.renew`` each time the session was idle for ``every_s`` (the
+        ``heartbeatMs`` of its open), until the connection closes or the session stops."""
+        while not client.closed:
+            idle = time.monotonic() - self._last_used
+            if idle < every_s:
+                await asyncio.sleep(every_s - idle)
+                continue
+            try:
+                await client.call("session.renew", {})
+            except E.SessionStopped as err:
+                self.stopped = err
+                return
+            except E.TrustbridgeError as err:  # the connection went; the next call reconnects
+                log.info("session.renew failed: %s", err)
+                return
+            self._last_used = time.monotonic()
+
+    def _stop_heartbeat(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            self._heartbeat = None
+
+    @property
+    def label(self) -> str | None:
+        """This server's session label (None before its bridge connection opened)."""
+        return (self.session or {}).get("label")
+
+    def session_ended(self, err: E.TrustbridgeError) -> None:
+        """A tool call answered SESSION_STOPPED: keep it as every later call's answer."""
+        if isinstance(err, E.SessionStopped):
+            self.stopped = err
+
+    def may_open_own_tab(self, err: E.TrustbridgeError) -> bool:
+        """Whether a tool call refused with ``err`` should get the session a window of its
+        own and be run again there.
+
+        The rule (issue 16 item 4): a session's first tab. Until one is chosen (no
+        browser_tabs select, no tab pinned by a result), a tool addresses the tab the
+        browser has active, as Playwright MCP does: on the embedded launch, its one blank
+        tab, which the first action claims. When that tab is another session's or a
+        person's, the bridge refuses the request before anything is sent (TAB_CLAIMED),
+        so running the call again in a new window (``tabs.new {window: true}``: the
+        foreground tab of a window of its own, which the browser does not throttle) does
+        nothing twice. Once the session has a tab, TAB_CLAIMED is the call's answer.
+        """
+        return (isinstance(err, E.TabClaimed) and self.own_tab_pending
+                and self.tab_id is None and self.stopped is None)
+
+    async def open_own_tab(self, refused: E.TrustbridgeError) -> str:
+        """Open this session's own window (``tabs.new {window: true}``) and make its tab
+        current; returns the line the tool's result starts with.
+
+        Args:
+            refused: the TAB_CLAIMED that refused the call on the browser's active tab.
+
+        Raises:
+            TrustbridgeError: as ``tabs.new`` raises.
+        """
+        self.own_tab_pending = False
+        client = await self.client()
+        opened = await client.call("tabs.new", {"device": self.device, "window": True})
+        self.select(opened.get("device") or self.device, int(opened["tabId"]))
+        owner = refused.details.get("owner")
+        whose = f"session {owner!r}'s" if owner else "a person's"
+        return (f"Opened a new window for this session (tab {opened['tabId']}): the tab the "
+                f"browser had active (tab {refused.details.get('tabId')}) is {whose}")
 
     def _restarted(self) -> E.BrowserCrashed:
         """The answer of the first call after the embedded browser came back: what the
@@ -281,6 +423,8 @@ class Connection:
     def select(self, device: str | None, tab_id: int | None) -> None:
         """Make ``tab_id`` of ``device`` the current tab of every later tool call."""
         self.device, self.tab_id = device, tab_id
+        if tab_id is not None:
+            self.own_tab_pending = False
 
     def is_current(self, device: str, tab: Mapping[str, Any]) -> bool:
         """Whether ``tab`` of ``device`` is the one later tool calls act on."""
@@ -331,13 +475,16 @@ class Connection:
             return None
 
     async def _close_client(self) -> None:
+        self._stop_heartbeat()
         client, self._client = self._client, None
         if client is not None:
             with contextlib.suppress(Exception):
                 await client.close()
 
     async def close(self) -> None:
-        """Close the connection and stop the embedded default if this one started it."""
+        """Close the connection (the bridge stops its session: ``onDisconnect: "stop"``;
+        its tabs stay open, free) and stop the embedded default if this one started it."""
+        self._stop_heartbeat()
         await self._close_client()
         await self._stop_embedded()
 

@@ -1,9 +1,16 @@
 """browser_tabs: list the open tabs, open a new one, close one, or select the one the
-other tools act on.
+other tools act on; claim a tab or release this session's (issue 16).
 
 ``select`` brings the tab to the front in the browser too (``tabs.select``), so what the
 browser shows and what the tools address stay the same tab. A tab's index is its position
 in the list this tool prints (every device's tabs, in a stable order).
+
+Sessions (docs/sessions.md): the list marks another session's tab (``(session "x")``)
+and a person's (``(a person's tab: claim it to use it)``); selecting, closing or acting on
+another session's tab is TAB_CLAIMED. ``claim`` takes a free tab explicitly, a person's
+included (``tabs.claim``: the only way to act in a person's tab), and makes it current;
+``release`` gives up one of this session's tabs (``index``) or all of them
+(``session.release``): they stay open, free for any session.
 """
 
 from __future__ import annotations
@@ -22,11 +29,13 @@ from .tool import Tool, derive, with_next_step
 
 TabsArgs = derive(
     "TabsArgs", "What to do with tabs.",
-    action=(Literal["list", "new", "close", "select"],
-            Field(description="list the tabs, open a new one, close one, or select one.")),
+    action=(Literal["list", "new", "close", "select", "claim", "release"],
+            Field(description="list the tabs, open a new one, close one, select one, claim "
+                  "one (a person's or free tab), or release yours.")),
     index=(int | None, Field(default=None, ge=0, le=1000,
-                             description="Tab index from the list, for select and close "
-                             "(close: the current tab if omitted).")),
+                             description="Tab index from the list, for select, claim, close "
+                             "and release (close: the current tab if omitted; release: "
+                             "all yours).")),
     take={TabNewParams: ["url"]},
     describe={"url": "For new: URL to load in it."},
     order=["action", "index"],
@@ -65,6 +74,21 @@ async def _tabs(conn: Connection, args: Any, response: Response) -> None:
         await Browser(client, device).select_tab(tab_info["tabId"])
         conn.select(device, tab_info["tabId"])
         return await _answer(conn, response, f"Selected tab {tab_info['tabId']}")
+    if args.action == "claim":
+        if args.index is None:
+            raise E.BadRequest("claim needs `index`, the tab's index from browser_tabs list.")
+        device, tab_info = _pick(tabs, args.index)
+        claimed = await client.call("tabs.claim", {"device": device, "tabId": tab_info["tabId"]})
+        conn.select(device, tab_info["tabId"])
+        # The bridge says ``person`` for any tab no session opened; it is a person's only
+        # where the list marked it so (an attended device: a headed or personal browser).
+        person = bool(claimed.get("person")) and bool(tab_info.get("person"))
+        said = (f"Claimed tab {tab_info['tabId']}, a person's tab: this session acts in it "
+                "now and other sessions are refused there; later tools act on it") if person \
+            else f"Claimed tab {tab_info['tabId']}; later tools act on it"
+        return await _answer(conn, response, said)
+    if args.action == "release":
+        return await _release(conn, response, tabs, args.index)
     # close
     if args.index is not None:
         device, tab_info = _pick(tabs, args.index)
@@ -85,12 +109,36 @@ async def _tabs(conn: Connection, args: Any, response: Response) -> None:
     return await _answer(conn, response, f"Closed tab {tab_info['tabId']}")
 
 
+async def _release(conn: Connection, response: Response, tabs: list[TabRow],
+                   index: int | None) -> None:
+    """``session.release`` of the tab at ``index``, or of all this session's tabs; the
+    current tab, when released, is current no more (the next tool call picks again)."""
+    client = await conn.client()
+    if index is not None:
+        device, tab_info = _pick(tabs, index)
+        freed = (await client.call("session.release", {"device": device,
+                                                        "tabId": tab_info["tabId"]}))["tabs"]
+    else:
+        freed = (await client.call("session.release", {}))["tabs"]
+    if any(conn.is_current(f["device"], {"tabId": f["tabId"]}) and conn.tab_id is not None
+           for f in freed):
+        conn.select(conn.device, None)
+        conn.own_tab_pending = True
+    ids = ", ".join(str(f["tabId"]) for f in freed)
+    line = (f"Released tab{'s' if len(freed) > 1 else ''} {ids}: open still, free for any "
+            "session") if freed else "This session held no tabs; nothing was released"
+    # No page state: a snapshot now would make the released tab current again.
+    response.add_action(line)
+    response.set_tabs(await conn.tab_list())
+
+
 TOOLS = [
     Tool(
         name="browser_tabs",
         title="Manage tabs",
         description="List the browser's tabs, open a new one, close one, or select one "
-        "(brought to the front; later tools act on it).",
+        "(brought to the front; later tools act on it). Tabs of other sessions are "
+        "marked; claim takes a person's tab.",
         args=TabsArgs,
         run=_tabs,
     ),

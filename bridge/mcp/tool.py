@@ -196,14 +196,41 @@ def with_next_step(err: E.TrustbridgeError, step: str) -> E.TrustbridgeError:
     return err
 
 
-def error_result(tool: str, err: E.TrustbridgeError) -> types.CallToolResult:
+def session_step(err: E.TrustbridgeError) -> str | None:
+    """The next step of a session error (issue 16) in terms of these tools, from its
+    facts (the bridge's own step names wire methods); None for other errors."""
+    code = err.code.value
+    if code == "TAB_CLAIMED" and err.details.get("person"):
+        return ("This is a person's tab: use it only if the user asked you to, by claiming "
+                "it (browser_tabs action claim with its index); otherwise work in a tab of "
+                "your own (browser_tabs action new).")
+    if code == "TAB_CLAIMED":
+        owner = err.details.get("owner")
+        return (f"Session {owner!r} holds this tab. Work in a tab of your own (browser_tabs "
+                "action new, or select one of yours from browser_tabs list); if you need "
+                "this one, ask the user to have that session release it.")
+    if code == "TAB_BUSY":
+        return "Wait until your calls on the tab have answered, then retry."
+    if code == "SESSION_STOPPED":
+        return ("Stop and tell the user: this MCP server's browser session was stopped "
+                f"(by {err.details.get('by') or 'someone'}) and every tool call is refused "
+                "from now on. Restart the MCP server to work in the browser again.")
+    return None
+
+
+def error_result(tool: str, err: E.TrustbridgeError,
+                 done: Sequence[str] = ()) -> types.CallToolResult:
     """A tool error for ``err``: under Playwright MCP's ``### Error`` heading, the code,
-    message, safe details and the next step."""
+    message, safe details and the next step; ``done``: what the call did before it
+    failed (e.g. the window it opened), as a ``### Result`` section after it."""
     lines = ["### Error", f"Error {err.code.value} in {tool}: {err.message}"]
     if err.details:
         lines.append("Details: " + json.dumps(err.details, default=str, separators=(",", ":")))
-    step = getattr(err, "next_step", None) or NEXT_STEP.get(err.code.value, DEFAULT_NEXT_STEP)
+    step = session_step(err) or getattr(err, "next_step", None) \
+        or NEXT_STEP.get(err.code.value, DEFAULT_NEXT_STEP)
     lines.append("Next step: " + step)
+    if done:
+        lines += ["", "### Result", *done]
     return types.CallToolResult(
         content=[types.TextContent(type="text", text="\n".join(lines))], is_error=True)
 
@@ -268,11 +295,23 @@ class Tool:
         except pydantic.ValidationError as exc:
             return _argument_error(self.name, exc)
         response = Response(conn)
+        opened = ""
         try:
-            await self.run(conn, args, response)
+            try:
+                await self.run(conn, args, response)
+            except E.TabClaimed as err:
+                # The session's first tab is another session's or a person's: nothing was
+                # sent; the call runs again in a window of the session's own (session.py).
+                if self.name == "browser_tabs" or not conn.may_open_own_tab(err):
+                    raise
+                opened = await conn.open_own_tab(err) + "."
+                response = Response(conn)
+                response.add_result(opened)
+                await self.run(conn, args, response)
             await response.finish()
         except E.TrustbridgeError as err:
-            return error_result(self.name, err)
+            conn.session_ended(err)
+            return error_result(self.name, err, [opened] if opened else [])
         except Exception as exc:  # a bug must not end the MCP session
             log.exception("tool %s failed", self.name)
             return error_result(self.name, E.InternalError(
