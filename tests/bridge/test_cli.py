@@ -160,7 +160,7 @@ async def test_doctor_and_tabs(bridge: Bridge, capsys: pytest.CaptureFixture[str
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"bridge {bridge.url}: protocol 1"
     assert out[1].startswith("device dev1: extension connected, driver online, input trusted")
-    assert out[2] == "* 1:  — http://127.0.0.1/"
+    assert out[-1] == "* 1:  — http://127.0.0.1/"  # after doctor's browser lines
     assert await bridge.run("doctor", "--json") == cli.EXIT_OK
     result = json.loads(capsys.readouterr().out)["result"]
     assert (result["bridge"], result["protocolVersion"]) == (bridge.url, 1)
