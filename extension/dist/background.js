@@ -29,17 +29,29 @@
   var BACKOFF_MIN_MS = 250;
   var BACKOFF_MAX_MS = 5e3;
   var KEEPALIVE_MS = 2e4;
+  function attendedOf(config, fromSupervisor) {
+    if (globalThis.navigator?.webdriver === true) return false;
+    if (typeof config.attended === "boolean") return config.attended;
+    return !fromSupervisor;
+  }
   var BridgeConnection = class {
     /**
      * @param {{bridgeUrl: string, token: string, device: string, keepAliveMs?: number}} config
      *   keepAliveMs: interval of the keep-alive API call in ms (default 20000; tests shorten it)
+     *   attended: a person may be using this browser (hello capability `attended`; attendedOf)
      * @param {Record<string, (params: object) => Promise<object>>} handlers  method → handler
      * @param {object} api  chrome or browser namespace (for the keep-alive call)
+     * @param {{events?: Record<string, (params: object) => void>, onClose?: () => void}} [hooks]
+     *   events: bridge event name → listener (one-way notices, e.g. `sessions.owners`);
+     *   onClose: called when the connection to the bridge is lost
      */
-    constructor(config, handlers2, api2) {
+    constructor(config, handlers2, api2, { events = {}, onClose = () => {
+    } } = {}) {
       this.config = config;
       this.handlers = handlers2;
       this.api = api2;
+      this.events = events;
+      this.onClose = onClose;
       this.backoff = BACKOFF_MIN_MS;
       this.ws = null;
       this.welcomed = false;
@@ -75,7 +87,13 @@
           browser: this.browser || navigator.userAgent.slice(0, 64),
           // requiresTrustedInput: the supervisor runs a driver for this device; a bridge
           // that restarted learns the promise from us before the driver is back.
-          capabilities: { ...extensionCapabilities(), requiresTrustedInput: !!this.config.requiresTrustedInput }
+          // attended: a person may use this browser, so the bridge never claims a tab no
+          // session opened without tabs.claim (docs/sessions.md).
+          capabilities: {
+            ...extensionCapabilities(),
+            requiresTrustedInput: !!this.config.requiresTrustedInput,
+            attended: !!this.config.attended
+          }
         }));
       };
       ws.onmessage = (event) => this.onMessage(event.data);
@@ -83,6 +101,10 @@
         if (this.ws === ws) {
           this.ws = null;
           this.welcomed = false;
+          try {
+            this.onClose();
+          } catch {
+          }
           this.scheduleReconnect();
         }
       };
@@ -95,6 +117,10 @@
       setTimeout(() => {
         if (!this.ws) this.connect();
       }, delay);
+    }
+    /** True while the bridge has welcomed this connection (events sent now are delivered). */
+    get connected() {
+      return this.welcomed && !!this.ws && this.ws.readyState === WebSocket.OPEN;
     }
     send(obj) {
       if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(obj));
@@ -115,6 +141,16 @@
         this.backoff = BACKOFF_MIN_MS;
         return;
       }
+      if (msg.type === "event") {
+        const listener = typeof msg.event === "string" && Object.hasOwn(this.events, msg.event) ? this.events[msg.event] : null;
+        if (listener) {
+          try {
+            listener(msg.params && typeof msg.params === "object" ? msg.params : {});
+          } catch {
+          }
+        }
+        return;
+      }
       if (msg.type !== "request") return;
       const handler = Object.hasOwn(this.handlers, msg.method) ? this.handlers[msg.method] : null;
       if (!handler) {
@@ -130,6 +166,117 @@
       }
     }
   };
+
+  // src/background/owners.js
+  var BADGE_COLOR = "#6a1b9a";
+  var IMPLICIT_PREFIX = "client-";
+  function badgeText(label) {
+    if (label.startsWith(IMPLICIT_PREFIX)) return "AI";
+    return label.trim().slice(0, 3) || "AI";
+  }
+  function titleFor(label) {
+    return label === null ? "trustbridge: no session owns this tab" : `Session ${label} owns this tab`;
+  }
+  function ownersMap(tabs2) {
+    const map = /* @__PURE__ */ new Map();
+    if (!Array.isArray(tabs2)) return map;
+    for (const row of tabs2) {
+      if (row && Number.isInteger(row.tabId) && typeof row.label === "string" && row.label) {
+        map.set(row.tabId, row.label.slice(0, 64));
+      }
+    }
+    return map;
+  }
+  var Owners = class {
+    /**
+     * @param {object} api  the extension namespace (shim): tabs, action, runtime
+     */
+    constructor(api2) {
+      this.api = api2;
+      this.byTab = /* @__PURE__ */ new Map();
+      this.swept = false;
+      api2.tabs.onUpdated.addListener((tabId, change) => {
+        if (this.byTab.has(tabId) && (change.status === "loading" || change.url !== void 0)) {
+          this.show(tabId).catch(() => null);
+        }
+      });
+      api2.tabs.onRemoved.addListener((tabId) => {
+        this.byTab.delete(tabId);
+      });
+    }
+    /** The label of the session that owns `tabId`, or null. */
+    labelOf(tabId) {
+      return this.byTab.get(tabId) ?? null;
+    }
+    /**
+     * Replace what is known with the bridge's event and update the badges of the tabs whose
+     * owner changed. The first time after the background started, every open tab's is set
+     * (a badge the browser kept from before a restart may be stale).
+     * @param {unknown} tabs  the event's `tabs`: [{tabId, label}]
+     */
+    async set(tabs2) {
+      const next = ownersMap(tabs2);
+      const changed = /* @__PURE__ */ new Set();
+      for (const [tabId, label] of next) if (this.byTab.get(tabId) !== label) changed.add(tabId);
+      for (const tabId of this.byTab.keys()) if (!next.has(tabId)) changed.add(tabId);
+      this.byTab = next;
+      if (!this.swept) {
+        this.swept = true;
+        const open2 = await this.api.tabs.query({}).catch(() => []);
+        for (const t of open2) changed.add(t.id);
+      }
+      await Promise.all([...changed].map((tabId) => this.show(tabId).catch(() => null)));
+      this.announce();
+    }
+    /** Forget every owner (the connection to the bridge is lost: its sessions are unknown). */
+    async clear() {
+      await this.set([]);
+    }
+    /** Set the badge and title of one tab from what is known. Rejects when the tab is gone. */
+    async show(tabId) {
+      const action = this.api.action;
+      if (!action) return;
+      const label = this.labelOf(tabId);
+      await action.setBadgeText({ tabId, text: label === null ? "" : badgeText(label) });
+      await action.setTitle({ tabId, title: titleFor(label) });
+      if (label !== null) await action.setBadgeBackgroundColor({ tabId, color: BADGE_COLOR }).catch(() => null);
+    }
+    /** Tell an open popup that owners changed (nobody listening is fine). */
+    announce() {
+      try {
+        const sent = this.api.runtime.sendMessage({ ownersChanged: true });
+        if (sent && typeof sent.catch === "function") sent.catch(() => null);
+      } catch {
+      }
+    }
+  };
+
+  // src/background/popup_api.js
+  var POPUP_PAGE = "popup.html";
+  function servePopup(api2, owners2, connection2) {
+    const page = api2.runtime.getURL(POPUP_PAGE);
+    api2.runtime.onMessage.addListener((msg, sender, sendResponse) => {
+      const ask = msg && msg.popup;
+      if (typeof ask !== "string" || sender.id !== api2.runtime.id || typeof sender.url !== "string" || !sender.url.startsWith(page)) return false;
+      sendResponse(answer(owners2, connection2(), ask, msg));
+      return false;
+    });
+  }
+  function answer(owners2, conn, ask, { tabId, label } = {}) {
+    if (!Number.isInteger(tabId)) return { error: "tabId must be an integer." };
+    const connected = !!(conn && conn.connected);
+    const owner = connected ? owners2.labelOf(tabId) : null;
+    if (ask === "owner") return { tabId, label: owner, connected };
+    if (ask === "stop") {
+      if (!connected) return { sent: false, reason: "Not connected to the bridge: nothing to stop." };
+      if (owner === null || owner !== label) {
+        return { sent: false, reason: owner === null ? "No session owns this tab now." : `Session ${owner} owns this tab now; look again.` };
+      }
+      conn.sendEvent("session.stop", { label });
+      return { sent: true };
+    }
+    return { error: `Unknown popup request ${ask}.` };
+  }
 
   // src/background/startup.js
   async function closeStartupTabs(api2, marker, timeoutMs) {
@@ -1171,6 +1318,8 @@
         active: !!t.active,
         openerTabId: t.openerTabId ?? null,
         openedAt: this.openedAt.get(t.id) ?? null,
+        // the browser window the tab is in (tabs.new {window: true} opens one per tab)
+        windowId: t.windowId ?? null,
         // 'loading' | 'complete': the MCP server waits for a tab it follows to load (issue 15)
         status: t.status ?? null,
         ...isCrashed(t) ? { crashed: true } : {}
@@ -1335,6 +1484,7 @@
 
   // src/background/main.js
   var tabs = new Tabs(api);
+  var owners = new Owners(api);
   function waitForLoad(tabId, timeoutMs, { sameDocument = false, requireCommit = false } = {}) {
     return new Promise((resolve, reject) => {
       const nav = api.webNavigation;
@@ -1409,11 +1559,22 @@
       const tab = await api.tabs.get(id);
       return { tabId: id, url: tab.url || url, title: tab.title || "", ...recoveryFacts(asked, recovered) };
     },
-    async "tabs.new"({ url }) {
-      const tab = await api.tabs.create({ url: url || "about:blank", active: true });
+    // window: open the tab in a new normal window of its own, focused, so it is the
+    // foreground tab there: a background tab of a shared window is hidden and throttled
+    // (parallel sessions, issue 16; tests/e2e/test_tab_windows.py).
+    async "tabs.new"({ url, window: ownWindow = false }) {
+      const target = url || "about:blank";
+      let tab;
+      if (ownWindow) {
+        const win = await api.windows.create({ url: target, focused: true, type: "normal" });
+        [tab] = win.tabs && win.tabs.length ? win.tabs : await api.tabs.query({ windowId: win.id });
+        if (!tab) throw new PageError("INTERNAL_ERROR", `The new window ${win.id} has no tab.`, { windowId: win.id });
+      } else {
+        tab = await api.tabs.create({ url: target, active: true });
+      }
       if (url) await waitForLoad(tab.id, 3e4).catch(() => null);
       const now = await api.tabs.get(tab.id);
-      return { tabId: tab.id, url: now.url || now.pendingUrl || url || "", title: now.title || "" };
+      return { tabId: tab.id, url: now.url || now.pendingUrl || url || "", title: now.title || "", windowId: now.windowId };
     },
     async "tabs.select"({ tabId }) {
       const id = await tabs.resolveTab(tabId, { allowCrashed: true });
@@ -1546,6 +1707,7 @@
     }
   };
   var connection = null;
+  servePopup(api, owners, () => connection);
   api.runtime.onMessage.addListener((msg, sender) => {
     const pushed = msg && msg.receiptPushed;
     if (!pushed || !sender.tab || typeof pushed.receiptId !== "string" || !connection) return false;
@@ -1572,7 +1734,16 @@
     if (config.startupMarker) {
       await closeStartupTabs(api, config.startupMarker, 1e4).catch(() => 0);
     }
-    connection = new BridgeConnection(config, handlers, api);
+    const attended = attendedOf(config, true);
+    connection = new BridgeConnection({ ...config, attended }, handlers, api, {
+      events: { "sessions.owners": (params) => {
+        owners.set(params.tabs).catch(() => null);
+      } },
+      // The bridge's sessions are unknown while away: show no owner rather than a stale one.
+      onClose: () => {
+        owners.clear().catch(() => null);
+      }
+    });
     connection.start();
   }
   main();

@@ -16,17 +16,44 @@ const BACKOFF_MIN_MS = 250;
 const BACKOFF_MAX_MS = 5000;
 const KEEPALIVE_MS = 20000;
 
+/**
+ * Whether a person may be using this browser (hello capability `attended`).
+ *
+ * False for a browser the supervisor launched: its extension copy carries the
+ * supervisor's config.json (supervisor/extension_copy.py), and the supervisor's driver
+ * says `headed: true` for a launch with a window. `config.attended`, when the supervisor
+ * writes it, wins. Also false whenever `navigator.webdriver` is true (Firefox under
+ * WebDriver BiDi sets it). `navigator.webdriver` alone cannot tell: measured, Chromium's
+ * service worker has no `navigator.webdriver` (undefined) and our Chromium launches turn
+ * it off in pages (`--disable-blink-features=AutomationControlled`, docs/security.md).
+ *
+ * @param {object} config  the extension's config
+ * @param {boolean} fromSupervisor  the config came from the supervisor's config.json
+ * @returns {boolean}
+ */
+export function attendedOf(config, fromSupervisor) {
+  if (globalThis.navigator?.webdriver === true) return false;
+  if (typeof config.attended === 'boolean') return config.attended;
+  return !fromSupervisor;
+}
+
 export class BridgeConnection {
   /**
    * @param {{bridgeUrl: string, token: string, device: string, keepAliveMs?: number}} config
    *   keepAliveMs: interval of the keep-alive API call in ms (default 20000; tests shorten it)
+   *   attended: a person may be using this browser (hello capability `attended`; attendedOf)
    * @param {Record<string, (params: object) => Promise<object>>} handlers  method → handler
    * @param {object} api  chrome or browser namespace (for the keep-alive call)
+   * @param {{events?: Record<string, (params: object) => void>, onClose?: () => void}} [hooks]
+   *   events: bridge event name → listener (one-way notices, e.g. `sessions.owners`);
+   *   onClose: called when the connection to the bridge is lost
    */
-  constructor(config, handlers, api) {
+  constructor(config, handlers, api, { events = {}, onClose = () => {} } = {}) {
     this.config = config;
     this.handlers = handlers;
     this.api = api;
+    this.events = events;
+    this.onClose = onClose;
     this.backoff = BACKOFF_MIN_MS;
     this.ws = null;
     this.welcomed = false;
@@ -58,7 +85,12 @@ export class BridgeConnection {
         browser: this.browser || navigator.userAgent.slice(0, 64),
         // requiresTrustedInput: the supervisor runs a driver for this device; a bridge
         // that restarted learns the promise from us before the driver is back.
-        capabilities: { ...extensionCapabilities(), requiresTrustedInput: !!this.config.requiresTrustedInput },
+        // attended: a person may use this browser, so the bridge never claims a tab no
+        // session opened without tabs.claim (docs/sessions.md).
+        capabilities: {
+          ...extensionCapabilities(), requiresTrustedInput: !!this.config.requiresTrustedInput,
+          attended: !!this.config.attended,
+        },
       }));
     };
     ws.onmessage = (event) => this.onMessage(event.data);
@@ -66,6 +98,7 @@ export class BridgeConnection {
       if (this.ws === ws) {
         this.ws = null;
         this.welcomed = false;
+        try { this.onClose(); } catch { /* a listener's bug must not stop reconnecting */ }
         this.scheduleReconnect();
       }
     };
@@ -76,6 +109,11 @@ export class BridgeConnection {
     const delay = this.backoff;
     this.backoff = Math.min(this.backoff * 2, BACKOFF_MAX_MS);
     setTimeout(() => { if (!this.ws) this.connect(); }, delay);
+  }
+
+  /** True while the bridge has welcomed this connection (events sent now are delivered). */
+  get connected() {
+    return this.welcomed && !!this.ws && this.ws.readyState === WebSocket.OPEN;
   }
 
   send(obj) {
@@ -93,6 +131,14 @@ export class BridgeConnection {
     if (msg.type === 'welcome') {
       this.welcomed = true;
       this.backoff = BACKOFF_MIN_MS;
+      return;
+    }
+    if (msg.type === 'event') {
+      const listener = typeof msg.event === 'string' && Object.hasOwn(this.events, msg.event)
+        ? this.events[msg.event] : null;
+      if (listener) {
+        try { listener(msg.params && typeof msg.params === 'object' ? msg.params : {}); } catch { /* ignore */ }
+      }
       return;
     }
     if (msg.type !== 'request') return;

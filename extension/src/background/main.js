@@ -2,7 +2,9 @@
 // extension), connects to the bridge and serves the dispatch table below. Only the
 // methods named here are callable (allow-list).
 
-import { BridgeConnection } from './connection.js';
+import { BridgeConnection, attendedOf } from './connection.js';
+import { Owners } from './owners.js';
+import { servePopup } from './popup_api.js';
 import { closeStartupTabs } from './startup.js';
 import { snapshotTab } from './snapshot.js';
 import { hitTestTab } from './hittest.js';
@@ -12,6 +14,8 @@ import { Tabs } from './tabs.js';
 
 import { api } from '../shim/browser.js';
 const tabs = new Tabs(api);
+/** Which session owns which tab (the bridge's `sessions.owners`), shown on the action. */
+const owners = new Owners(api);
 
 /**
  * Resolve when the tab's top frame finishes loading a document (webNavigation.onCompleted),
@@ -117,11 +121,22 @@ const handlers = {
     return { tabId: id, url: tab.url || url, title: tab.title || '', ...recoveryFacts(asked, recovered) };
   },
 
-  async 'tabs.new'({ url }) {
-    const tab = await api.tabs.create({ url: url || 'about:blank', active: true });
+  // window: open the tab in a new normal window of its own, focused, so it is the
+  // foreground tab there: a background tab of a shared window is hidden and throttled
+  // (parallel sessions, issue 16; tests/e2e/test_tab_windows.py).
+  async 'tabs.new'({ url, window: ownWindow = false }) {
+    const target = url || 'about:blank';
+    let tab;
+    if (ownWindow) {
+      const win = await api.windows.create({ url: target, focused: true, type: 'normal' });
+      [tab] = win.tabs && win.tabs.length ? win.tabs : await api.tabs.query({ windowId: win.id });
+      if (!tab) throw new PageError('INTERNAL_ERROR', `The new window ${win.id} has no tab.`, { windowId: win.id });
+    } else {
+      tab = await api.tabs.create({ url: target, active: true });
+    }
     if (url) await waitForLoad(tab.id, 30000).catch(() => null);
     const now = await api.tabs.get(tab.id);
-    return { tabId: tab.id, url: now.url || now.pendingUrl || url || '', title: now.title || '' };
+    return { tabId: tab.id, url: now.url || now.pendingUrl || url || '', title: now.title || '', windowId: now.windowId };
   },
 
   async 'tabs.select'({ tabId }) {
@@ -273,6 +288,9 @@ const handlers = {
 
 let connection = null;
 
+// The popup's questions (owner of a tab) and a person's Stop (background/popup_api.js).
+servePopup(api, owners, () => connection);
+
 // Receipts pushed by content scripts the moment a trusted click reached its target, and
 // once more with `fileInput: true` when a file input is clicked right after (page/receipt.js): forwarded to the bridge as a one-way `page.receipt` event, which
 // the bridge matches to the click it is running by receiptId. Registered at top level so
@@ -304,7 +322,13 @@ async function main() {
   if (config.startupMarker) { // issue 6: Firefox's undriven start-up window
     await closeStartupTabs(api, config.startupMarker, 10000).catch(() => 0);
   }
-  connection = new BridgeConnection(config, handlers, api);
+  // config.json is written by the supervisor that launched this browser.
+  const attended = attendedOf(config, true);
+  connection = new BridgeConnection({ ...config, attended }, handlers, api, {
+    events: { 'sessions.owners': (params) => { owners.set(params.tabs).catch(() => null); } },
+    // The bridge's sessions are unknown while away: show no owner rather than a stale one.
+    onClose: () => { owners.clear().catch(() => null); },
+  });
   connection.start();
 }
 

@@ -103,6 +103,8 @@ export class Tabs {
     return tabs.map((t) => ({
       tabId: t.id, url: t.url || t.pendingUrl || '', title: t.title || '', active: !!t.active,
       openerTabId: t.openerTabId ?? null, openedAt: this.openedAt.get(t.id) ?? null,
+      // the browser window the tab is in (tabs.new {window: true} opens one per tab)
+      windowId: t.windowId ?? null,
       // 'loading' | 'complete': the MCP server waits for a tab it follows to load (issue 15)
       status: t.status ?? null,
       ...(isCrashed(t) ? { crashed: true } : {}),
