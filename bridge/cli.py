@@ -268,7 +268,25 @@ async def _doctor(args: argparse.Namespace, browser: Browser, tab: Tab) -> dict[
     devices = await browser.devices()
     return {"devices": [d.model_dump(mode="json") for d in devices],
             "bridge": args.bridge or (config.read_endpoint() or {}).get("url"),
-            "protocolVersion": browser.protocol_version}
+            "protocolVersion": browser.protocol_version,
+            "browsers": await asyncio.to_thread(_browsers)}
+
+
+def _browsers() -> list[dict[str, Any]]:
+    """doctor's ``browsers``: the binaries this machine has (supervisor/discovery.py)."""
+    from supervisor import discovery
+
+    return discovery.report()
+
+
+def package_version() -> str:
+    """The installed trustbridge's version (pyproject.toml's, the one place it is set)."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("trustbridge")
+    except importlib.metadata.PackageNotFoundError:  # a source tree never installed
+        return "unknown (not installed)"
 
 
 def _human(cmd: str, result: dict[str, Any]) -> str:
@@ -284,7 +302,7 @@ def _human(cmd: str, result: dict[str, Any]) -> str:
         lines = []
         if "bridge" in result:
             lines.append(f"bridge {result['bridge']}: protocol {result['protocolVersion']}")
-        if not result.get("devices"):
+        if "devices" in result and not result["devices"]:
             lines.append("no devices connected")
         for d in result.get("devices", []):
             path = ("trusted" if d["driver"] else "UNAVAILABLE (driver offline)") \
@@ -296,6 +314,10 @@ def _human(cmd: str, result: dict[str, Any]) -> str:
                 + (", capabilities " + " ".join(
                     f"{k}={'yes' if v else 'no'}" for k, v in sorted(d["capabilities"].items()))
                    if d.get("capabilities") else ""))
+        if "browsers" in result:
+            from supervisor.discovery import report_lines
+
+            lines.extend(report_lines(result["browsers"]))
         return "\n".join(lines)
     if cmd == "open":
         return f"opened {result.get('url')} (tab {result.get('tabId')}): {result.get('title', '')}"
@@ -361,6 +383,9 @@ async def _cmd_client(args: argparse.Namespace) -> int:
         browser = await cli_sessions.connect(args, token)
     except E.DeviceNotConnected as err:
         print(f"error: {err.message}", file=sys.stderr)
+        if args.command == "doctor":  # which browsers could run needs no bridge
+            found = {"browsers": _browsers()}
+            print(json.dumps({"ok": False, **found}) if args.json else _human("doctor", found))
         return EXIT_NO_BRIDGE
     except E.TrustbridgeError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -435,6 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trustbridge", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+    parser.add_argument("--version", action="version", version=f"trustbridge {package_version()}")
     cli_sessions.add_session_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", required=True)
 
