@@ -287,7 +287,8 @@ class SessionBook:
 
     def check(self, session: Session, device: str, tab: int, *, claim: bool,
               attended: bool) -> None:
-        """May ``session`` use the tab? Claims a free tab when ``claim`` (an action).
+        """May ``session`` use the tab? Claims a free tab when ``claim`` (an action); a
+        tab so claimed becomes the session's current tab on the device if it has none.
 
         Args:
             claim: the request acts on the tab (input, navigation, selection, script):
@@ -319,6 +320,10 @@ class SessionBook:
                     "Claim the tab explicitly (tabs.claim), or open a tab of your own "
                     "(tabs.new)."))
         self._own(session, key)
+        if not session.stopped:
+            # Its requests without tabId go on to the tab it took, not to whatever tab the
+            # browser shows next (another session's tabs.new activates that one).
+            session.current.setdefault(device, tab)
 
     def claim(self, session: Session, device: str, tab: int) -> bool:
         """``tabs.claim``: take a free tab, a person's included; returns whether it was a
@@ -397,6 +402,10 @@ class SessionBook:
         return target
 
     def _own(self, session: Session, key: TabKey) -> None:
+        if session.stopped:
+            # A stopped session owns nothing: the answer of a request that was running
+            # when it stopped (it finishes, docs/sessions.md) must not claim the tab again.
+            return
         self._owner[key] = session
         session.tabs.add(key)
         self.changed.add(key[0])

@@ -221,6 +221,9 @@ async def test_a_claimed_tab_refuses_another_session_and_each_works_in_its_own(
         # B's request without tabId goes to B's current tab (its new one).
         snap_b = (await b.call("page.snapshot", {}))
         assert snap_b["tabId"] == tb
+        # A's request without tabId goes to A's tab, not to the tab the browser shows now
+        # (B's new one): a tab a session claimed by acting on it is its current tab.
+        assert (await a.call("page.snapshot", {}))["tabId"] == t
         # A may not touch B's tab.
         await refused(a.call("page.snapshot", {"tabId": tb}), "B", tb)
         assert await count(stack, mark_b) == 1
