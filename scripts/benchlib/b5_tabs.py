@@ -6,7 +6,8 @@ as in B2u. For each N (default 1, 2, 4) and each arm, in rotated order, a fresh 
 
 - ``windows``: N client connections (``BridgeClient``, one WebSocket each, as N agents
   would have), each opens its own session (``session.open``) and its own tab with
-  ``tabs.new {url, window: true}`` (a window of its own, where the tab is the foreground);
+  ``tabs.new {window: true}`` (a window of its own, where the tab is the foreground), then
+  loads the page there (``page.navigate``; see :func:`_sessions` for why not in one call);
 - ``one_window``: the same with ``tabs.new {url}``: N tabs in the browser's one window,
   only the last one active (the baseline: background tabs are throttled by Chromium);
 - ``playwright``: raw Playwright (this process) on its own headless Chromium from the same
@@ -102,9 +103,15 @@ async def _sessions(url: str, token: str, pages: PageServer, arm: str, n: int, k
         for i, c in enumerate(clients):
             await c.call("session.open", {"label": f"b5-{arm}-n{n}-r{rep}-s{i}"})
         for i, c in enumerate(clients):
-            res = await c.call("tabs.new", {"url": pages.url("clicks", b=5, arm=arm, n=n,
-                                                             rep=rep, s=i),
-                                            "window": arm == "windows"})
+            url_i = pages.url("clicks", b=5, arm=arm, n=n, rep=rep, s=i)
+            if arm == "windows":
+                # tabs.new {url, window: true} loses `window` in the bridge today
+                # (bridge/new_tab.py's open_tab; tests/e2e/test_tab_windows.py's xfail), so
+                # the window is opened blank and the page loaded into it.
+                res = await c.call("tabs.new", {"window": True})
+                await c.call("page.navigate", {"tabId": int(res["tabId"]), "url": url_i})
+            else:
+                res = await c.call("tabs.new", {"url": url_i})
             tabs.append(int(res["tabId"]))
         refs = []
         for c, tid in zip(clients, tabs):
@@ -113,6 +120,12 @@ async def _sessions(url: str, token: str, pages: PageServer, arm: str, n: int, k
         run.probes = [r["value"] for r in await asyncio.gather(*(
             c.call("page.evaluate", {"tabId": tid, "expression": _PROBE})
             for c, tid in zip(clients, tabs)))]
+        # The active tab of its window (each one with windows of their own; only the last
+        # one in the one-window arm), as the extension lists it.
+        rows = {int(t["tabId"]): t for t in (await clients[0].call("tabs.list", {}))["tabs"]}
+        for probe, tid in zip(run.probes, tabs):
+            probe["active"] = bool(rows[tid]["active"]) if tid in rows else None
+            probe["windowId"] = rows.get(tid, {}).get("windowId")
 
         def agent(c: BridgeClient, tid: int, ref: str) -> Callable[[], Any]:
             async def clicks() -> None:
@@ -179,7 +192,7 @@ async def run(pages: PageServer, tab_counts: list[int], actions: int, reps: int,
               arms: tuple[str, ...] = ARMS) -> dict[str, Any]:
     """Run B5. Returns ``{actions_per_session, reps, arms, by_sessions: {N: {arm:
     {throughput_per_s, p50_ms, p95_ms, wall_ms, clicks, pages: {pages, hidden, focused,
-    raf_per_s_min, raf_per_s_median}, fast_path_share, cpu_ms_per_click: {kind: ms},
+    active, windows_per_setup_max, raf_per_s_min, raf_per_s_median}, fast_path_share, cpu_ms_per_click: {kind: ms},
     tree_cpu_share, machine_busy_share}}, window_vs_one_window}},
     scaling: {arm: {N: throughput / N=1 throughput}}, windows_ratio_max_to_1,
     clicks_sent, clicks_seen, targets}`` (ms; shares 0–1)."""
@@ -211,16 +224,24 @@ async def run(pages: PageServer, tab_counts: list[int], actions: int, reps: int,
                 await raw.close()
     out = _summary(runs, arms, tab_counts, actions, reps)
     out["loadavg_start"], out["loadavg_end"] = load_start, _loadavg()
+    out["cores"] = os.cpu_count() or 1
     return out
 
 
 def _pages(rs: list[_Run]) -> dict[str, Any]:
-    """The probes of every page of these set-ups: how many were hidden, had focus, and
-    the lowest and median animation frames per second."""
+    """The probes of every page of these set-ups: how many were hidden, had focus, were
+    the active tab of their window (None: not asked, raw Playwright), the most distinct
+    windows one set-up's tabs were in, and the lowest and median animation frames per
+    second."""
     ps = [p for r in rs for p in r.probes]
     raf = [float(p["rafPerS"]) for p in ps]
     return {"pages": len(ps), "hidden": sum(p["visibility"] != "visible" for p in ps),
             "focused": sum(bool(p["focus"]) for p in ps),
+            "active": sum(p.get("active") is True for p in ps) if ps and "active" in ps[0]
+            else None,
+            "windows_per_setup_max": max((len({p.get("windowId") for p in r.probes})
+                                          for r in rs if r.probes), default=None)
+            if ps and "windowId" in ps[0] else None,
             "raf_per_s_min": min(raf) if raf else None,
             "raf_per_s_median": statistics.median(raf) if raf else None}
 
@@ -260,6 +281,10 @@ def _summary(runs: dict[tuple[str, int], list[_Run]], arms: tuple[str, ...],
                 "fast_path_share": round(sum(fast) / len(fast), 3) if fast else None,
                 "cpu_ms_per_click": {k: round(v * 1000 / clicks, 2)
                                      for k, v in sorted(cpu_tot.items(), key=lambda kv: -kv[1])},
+                # A process that serialized the sessions would sit near 1.0 (one core) here.
+                "core_share": {k: round(v / wall_s, 3)
+                               for k, v in sorted(cpu_tot.items(), key=lambda kv: -kv[1])}
+                if wall_s else {},
                 "tree_cpu_share": round(sum(cpu_tot.values()) / (wall_s * cores), 3)
                 if wall_s else None,
                 "machine_busy_share": round(busy / (wall_s * cores), 3) if wall_s else None,
@@ -278,11 +303,14 @@ def _summary(runs: dict[tuple[str, int], list[_Run]], arms: tuple[str, ...],
                            "clicks_sent": sent, "clicks_seen": seen, "targets": []}
     if "windows" in arms and first == "1" and last != "1":
         value = scaling["windows"][last]
-        windows_ok = all(by[n]["windows"]["pages"]["hidden"] == 0 for n in by)
+        windows_ok = all(by[n]["windows"]["pages"]["hidden"] == 0
+                         and by[n]["windows"]["pages"]["active"] == by[n]["windows"]["pages"]["pages"]
+                         for n in by)
         out["windows_ratio_max_to_1"] = value
         out["targets"].append({
             "target": f"B5 {last} sessions in their own windows ≥ {TARGET_RATIO:g}× one "
-                      f"session's clicks/s (every page visible, every click counted)",
+                      f"session's clicks/s (every page visible and its window's active tab, every "
+                      "click counted)",
             "value": value, "limit": TARGET_RATIO, "higher_is_better": True,
             "met": None if value is None else (value >= TARGET_RATIO and windows_ok
                                                and seen["windows"] == sent["windows"])})

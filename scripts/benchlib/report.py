@@ -293,8 +293,9 @@ def _b5(b: dict[str, Any]) -> list[str]:
          "`trustbridge up` as a subprocess; N client connections, each with its own session "
          "(`session.open`) and its own tab, each sending "
          f"{b['actions_per_session']} trusted clicks (`page.act` by ref) one after the other, "
-         "all N at once. *Own windows*: each tab opened with `tabs.new {url, window: true}`; "
-         "*one window*: `tabs.new {url}`, N tabs in the browser's one window, the last one "
+         "all N at once. *Own windows*: each tab opened with `tabs.new {window: true}` "
+         "(a blank window, then `page.navigate`: the bridge drops `window` from a "
+         "`tabs.new` with a url today); *one window*: `tabs.new {url}`, N tabs in the browser's one window, the last one "
          "active (the baseline). *Raw Playwright*: `locator.click()` on N pages "
          "(`browser.new_page()`) of its own headless Chromium from the same binary, the "
          "machine's floor for N concurrent clickers. Order rotated; "
@@ -318,29 +319,42 @@ def _b5(b: dict[str, Any]) -> list[str]:
         f"{_B5_ARMS[a]} " + ", ".join(f"{n}: {_x(v)}" for n, v in sc.items())
         for a, sc in b["scaling"].items()) + ".", "",
         "The pages before the clicks, all set-ups pooled (`document.visibilityState`, "
-        "`document.hasFocus()`, animation frames per second over 0.3 s: lowest / median):",
-        "", "| sessions | arm | pages | hidden | focused | frames/s |", "|---:|---|---:|---:|---:|---:|"]
+        "`document.hasFocus()`, the active tab of its window as `tabs.list` says, "
+        "animation frames per second over 0.3 s: lowest / median):",
+        "", "| sessions | arm | pages | hidden | focused | active tab | windows | frames/s |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|"]
     for n, c in b["by_sessions"].items():
         for a in arms:
             p = c[a]["pages"]
+            act = "–" if p.get("active") is None else p["active"]
+            win = "–" if p.get("windows_per_setup_max") is None else p["windows_per_setup_max"]
             L.append(f"| {n} | {_B5_ARMS[a]} | {p['pages']} | {p['hidden']} | {p['focused']} | "
-                     f"{_ms(p['raf_per_s_min'])} / {_ms(p['raf_per_s_median'])} |")
+                     f"{act} | {win} | {_ms(p['raf_per_s_min'])} / "
+                     f"{_ms(p['raf_per_s_median'])} |")
     L += ["",
-        "CPU time per click by process while the N sessions clicked (ms of CPU; "
-        "*tree*: the share of the machine's cores these processes used during the "
-        "clicks; *machine*: the share every process on the machine used, other people's "
-        "included):", "",
-        "| sessions | arm | CPU ms per click by process | tree | machine |",
+        "CPU time per click by process while the N sessions clicked (ms of CPU; in "
+        "brackets the share of one core that kind of process used, 100 % = one core busy "
+        "all the time, as a process serializing the sessions would be; *tree*: the share "
+        f"of the machine's {first_cores(b)} cores all these processes used; *machine*: the "
+        "share every process on the machine used, other people's included):", "",
+        "| sessions | arm | CPU ms per click by process (share of one core) | tree | machine |",
         "|---:|---|---|---:|---:|"]
     for n, c in b["by_sessions"].items():
         for a in arms:
             x = c[a]
-            parts = ", ".join(f"{k} {v:.1f}" for k, v in x["cpu_ms_per_click"].items() if v >= 0.05)
+            core = x.get("core_share", {})
+            parts = ", ".join(f"{k} {v:.1f}" + (f" ({core[k] * 100:.0f} %)" if k in core else "")
+                              for k, v in x["cpu_ms_per_click"].items() if v >= 0.05)
             share = (lambda v: "–" if v is None else f"{v * 100:.0f} %")
             L.append(f"| {n} | {_B5_ARMS[a]} | {parts} | {share(x['tree_cpu_share'])} | "
                      f"{share(x['machine_busy_share'])} |")
     L.append("")
     return L
+
+
+def first_cores(b: dict[str, Any]) -> int | str:
+    """The core count B5 measured with (``cores`` of its results), or ``?``."""
+    return b.get("cores", "?")
 
 
 def _b5_old(b: dict[str, Any]) -> list[str]:

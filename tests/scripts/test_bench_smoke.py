@@ -93,7 +93,9 @@ def test_tiny_run_writes_results_and_table(tmp_path: Path) -> None:
     assert t5["value"] == b5["scaling"]["windows"]["2"] and t5["higher_is_better"]
     assert t5["met"] is (t5["value"] >= t5["limit"]
                          and all(b5["by_sessions"][n]["windows"]["pages"]["hidden"] == 0
-                                 for n in ("1", "2")))
+                                 and b5["by_sessions"][n]["windows"]["pages"]["active"] == int(n)
+                                 for n in ("1", "2"))
+                         and b5["clicks_seen"]["windows"] == b5["clicks_sent"]["windows"])
 
     assert res["versions"]["chromium"] not in ("", "?")
     assert res["machine"]["cores"] >= 1
