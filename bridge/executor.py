@@ -295,7 +295,8 @@ class Executor:
                     device).get("trustedInput"):  # only a browser driver reports dialogs
                 return await self.peer(route.extension).call(method, forward, timeout_s)
             return await open_tab(self.peer(route.extension), self.dialog_waits, device,
-                                  forward["url"], self.policy.driver_browser(device))
+                                  forward["url"], self.policy.driver_browser(device),
+                                  window=bool(forward.get("window")))
         tab = getattr(parsed, "tabId", None)
         tab = tab if tab is not None else self.queue.active_tab(device)
         dismissed: dict[str, Any] | None = None

@@ -34,7 +34,7 @@ LOAD_MARGIN_S = 5.0
 
 
 async def open_tab(ext: Any, waits: DialogWaits, device: str, url: str,
-                   browser: str | None) -> dict[str, Any]:
+                   browser: str | None, window: bool = False) -> dict[str, Any]:
     """Open a tab on ``url`` and answer ``{tabId, url, title}``, or with
     ``transitionPending: true`` and ``dialog`` when a dialog blocks its load.
 
@@ -42,14 +42,16 @@ async def open_tab(ext: Any, waits: DialogWaits, device: str, url: str,
         ext: the device's extension peer (``call(method, params, timeout_s)``).
         waits: the executor's dialog waits.
         browser: the driver's browser name from its hello (``chromium 131.0``, ...).
+        window: open the tab in a new window of its own (``tabs.new {window}``).
 
     Raises:
         TrustbridgeError: the extension's own errors (the tab could not be opened).
     """
     if not (browser or "").lower().startswith(("chromium", "chrome")):
-        return await _one_call(ext, waits, device, url)
+        return await _one_call(ext, waits, device, url, window)
     seen = waits.pages_seen.get(device, 0)
-    tab = (await ext.call("tabs.new", {}, CALL_TIMEOUT_S))["tabId"]
+    tab = (await ext.call("tabs.new", {"window": True} if window else {},
+                          CALL_TIMEOUT_S))["tabId"]
     await waits.page_after(device, seen, PAGE_SETUP_S)
     before = waits.known(device)
     load = ext.call("page.navigate", {"tabId": tab, "url": url, "timeoutMs": LOAD_TIMEOUT_MS},
@@ -68,11 +70,13 @@ async def open_tab(ext: Any, waits: DialogWaits, device: str, url: str,
     return {"tabId": tab, "url": loaded.get("url") or url, "title": loaded.get("title", "")}
 
 
-async def _one_call(ext: Any, waits: DialogWaits, device: str, url: str) -> dict[str, Any]:
+async def _one_call(ext: Any, waits: DialogWaits, device: str, url: str,
+                    window: bool) -> dict[str, Any]:
     listed = await ext.call("tabs.list", {}, CALL_TIMEOUT_S)
     known = {t["tabId"] for t in listed.get("tabs", [])}
     before = waits.known(device)
-    call = ext.call("tabs.new", {"url": url}, LOAD_TIMEOUT_MS / 1000 + LOAD_MARGIN_S)
+    call = ext.call("tabs.new", {"url": url, **({"window": True} if window else {})},
+                    LOAD_TIMEOUT_MS / 1000 + LOAD_MARGIN_S)
     result, dialog = await waits.race(device, call, before,
                                       lambda d: d.tabs is not None and bool(d.tabs - known))
     if dialog is None:
