@@ -92,6 +92,11 @@ class Response:
         """Add ``text`` as it is to the ``### Result`` section."""
         self._lines.append(text)
 
+    def prepend(self, lines: Sequence[str]) -> None:
+        """Put ``lines`` first in the ``### Result`` section (what the connection did
+        before the tool's own work, e.g. the window it opened for the session)."""
+        self._lines[:0] = lines
+
     def add_action(self, line: str, results: Sequence[Result] = (),
                    labels: Sequence[str] = ()) -> None:
         """Say what was done, and keep the bridge's results of it.

@@ -175,6 +175,11 @@ class Connection:
         self.own_tab_pending = True
         """The session has no tab yet: its first tool call refused on a tab another
         session (or a person) holds gets a window of its own (:meth:`may_open_own_tab`)."""
+        self.attended: set[str] = set()
+        """Devices a person may be using (headed, or a personal browser), as
+        ``devices.list`` said at the bridge connection: a session's first tab there is
+        a window of its own at once (:meth:`tab`)."""
+        self._notes: list[str] = []
         self._client: BridgeClient | None = None
         self._emb: Embedded | None = None
         self._restarts_seen = 0
@@ -259,6 +264,11 @@ class Connection:
             raise
         self.session = {k: v for k, v in opened.items() if k != "secret"}
         self.own_tab_pending = self.tab_id is None
+        with contextlib.suppress(E.TrustbridgeError):  # no device yet: none is attended
+            devices = (await client.call("devices.list", {})).get("devices") or []
+            self.attended = {d["device"] for d in devices
+                             if (d.get("capabilities") or {}).get("headed")
+                             or (d.get("capabilities") or {}).get("attended")}
         self._stop_heartbeat()
         self._heartbeat = asyncio.create_task(
             self._renew(client, max(1.0, int(opened.get("heartbeatMs") or 40_000) / 1000)))
@@ -312,12 +322,13 @@ class Connection:
         return (isinstance(err, E.TabClaimed) and self.own_tab_pending
                 and self.tab_id is None and self.stopped is None)
 
-    async def open_own_tab(self, refused: E.TrustbridgeError) -> str:
+    async def open_own_tab(self, refused: E.TrustbridgeError | None = None) -> None:
         """Open this session's own window (``tabs.new {window: true}``) and make its tab
-        current; returns the line the tool's result starts with.
+        current; the line saying so is kept for the tool's result (:meth:`take_notes`).
 
         Args:
-            refused: the TAB_CLAIMED that refused the call on the browser's active tab.
+            refused: the TAB_CLAIMED that refused the call on the browser's active tab;
+                None: the device is attended (a person may be using its tabs).
 
         Raises:
             TrustbridgeError: as ``tabs.new`` raises.
@@ -326,10 +337,20 @@ class Connection:
         client = await self.client()
         opened = await client.call("tabs.new", {"device": self.device, "window": True})
         self.select(opened.get("device") or self.device, int(opened["tabId"]))
-        owner = refused.details.get("owner")
-        whose = f"session {owner!r}'s" if owner else "a person's"
-        return (f"Opened a new window for this session (tab {opened['tabId']}): the tab the "
-                f"browser had active (tab {refused.details.get('tabId')}) is {whose}")
+        if refused is None:
+            why = "a person may be using this browser's other tabs"
+        else:
+            owner = refused.details.get("owner")
+            whose = f"session {owner!r}'s" if owner else "a person's"
+            why = f"the tab the browser had active (tab {refused.details.get('tabId')}) is {whose}"
+        self._notes.append(f"Opened a new window for this session (tab {opened['tabId']}): "
+                           f"{why}.")
+
+    def take_notes(self) -> list[str]:
+        """Lines about what the connection did for the current call (a window it opened),
+        each once."""
+        notes, self._notes = self._notes, []
+        return notes
 
     def _restarted(self) -> E.BrowserCrashed:
         """The answer of the first call after the embedded browser came back: what the
@@ -382,7 +403,16 @@ class Connection:
     async def tab(self) -> Tab:
         """The current tab as an SDK Tab (not checked; a closed tab fails at its next use);
         its snapshots use :attr:`snapshot_session`, and the tabs its results report opened
-        are kept for :meth:`take_opened`."""
+        are kept for :meth:`take_opened`.
+
+        The session's first tab on an attended device (:attr:`attended`) is a window of
+        its own, opened here: no tab a person may be using is read or acted on unasked.
+        """
+        if self.own_tab_pending and self.tab_id is None and self.stopped is None:
+            await self.client()  # the session and its devices' facts
+            if self.device in self.attended or (self.device is None
+                                                and len(self.attended) == 1):
+                await self.open_own_tab()
         return ConnectionTab(await self.client(), self.device, self.tab_id,
                              self.snapshot_session, self._note_result)
 

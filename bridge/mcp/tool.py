@@ -295,7 +295,6 @@ class Tool:
         except pydantic.ValidationError as exc:
             return _argument_error(self.name, exc)
         response = Response(conn)
-        opened = ""
         try:
             try:
                 await self.run(conn, args, response)
@@ -304,17 +303,17 @@ class Tool:
                 # sent; the call runs again in a window of the session's own (session.py).
                 if self.name == "browser_tabs" or not conn.may_open_own_tab(err):
                     raise
-                opened = await conn.open_own_tab(err) + "."
+                await conn.open_own_tab(err)
                 response = Response(conn)
-                response.add_result(opened)
                 await self.run(conn, args, response)
             await response.finish()
         except E.TrustbridgeError as err:
             conn.session_ended(err)
-            return error_result(self.name, err, [opened] if opened else [])
+            return error_result(self.name, err, conn.take_notes())
         except Exception as exc:  # a bug must not end the MCP session
             log.exception("tool %s failed", self.name)
             return error_result(self.name, E.InternalError(
                 f"The MCP server failed: {type(exc).__name__}: {exc}"))
+        response.prepend(conn.take_notes())
         content: list[Content] = response.render()
         return types.CallToolResult(content=content)

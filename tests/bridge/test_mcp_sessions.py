@@ -181,7 +181,7 @@ async def test_claim_a_person_s_tab_says_so_and_release_frees_it(
     """On an attended device the list marks the tab a person's; claim takes it (the
     result says it was a person's) and later tools act in it; release frees it."""
     ext, _ = fakes
-    monkeypatch.setattr(bridge.executor.gate, "attended", lambda _device: True)
+    attended(bridge, monkeypatch)
     async with server(bridge) as (conn, mcp):
         listed = text(await mcp.call_tool("browser_tabs", {"action": "list"}))
         assert "tab 1 (a person's tab: claim it to use it)" in listed, listed
@@ -202,6 +202,36 @@ async def test_claim_a_person_s_tab_says_so_and_release_frees_it(
         assert conn.tab_id is None
         none = await mcp.call_tool("browser_tabs", {"action": "release"})
         assert "This session held no tabs" in text(none)
+
+
+def attended(bridge: BridgeServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The device's extension says a person may be using the browser (hello capability
+    ``attended``), as in a person's own Chrome."""
+    monkeypatch.setattr(bridge.policy, "_capabilities", lambda _device: {"attended": True})
+
+
+async def test_on_an_attended_device_the_first_tab_is_a_window_of_its_own(
+        bridge: BridgeServer, fakes: tuple[FakeExtension, FakeDriver],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Even a read (browser_snapshot) first opens the session's window: the person's
+    active tab is never read unasked."""
+    ext, _ = fakes
+    attended(bridge, monkeypatch)
+    ext.results["tabs.new"] = {"tabId": 2, "url": "about:blank", "title": ""}
+    ext.results["page.snapshot"] = {**ext.results["page.snapshot"], "tabId": 2}
+    async with server(bridge) as (conn, mcp):
+        result = await mcp.call_tool("browser_snapshot", {})
+        assert not result.is_error, text(result)
+        assert text(result).startswith(
+            "### Result\nOpened a new window for this session (tab 2): a person may be using "
+            "this browser's other tabs.\n"), text(result)
+        assert (await ext.wait_for_request("tabs.new")).params["window"] is True
+        [snap] = [r for r in ext.requests if r.method == "page.snapshot"]
+        assert snap.params["tabId"] == 2
+        assert conn.tab_id == 2
+        again = await mcp.call_tool("browser_snapshot", {})
+        assert "window" not in text(again)
+        assert ext.methods().count("tabs.new") == 1
 
 
 async def test_claim_on_an_unattended_device_is_no_person_s_tab(
