@@ -117,7 +117,6 @@ class Attached:
             BadRequest: the extension there is paired as another device than ``device``.
         """
         self._pw = await async_playwright().start()
-        await locator_engine.register(self._pw)  # before connecting: contexts get it
         try:
             self.browser = await self._pw.chromium.connect_over_cdp(
                 self.cdp_url, timeout=CONNECT_TIMEOUT_MS)
@@ -128,6 +127,10 @@ class Attached:
                 next_step="Start Chromium with --remote-debugging-port=9222 and a "
                 "non-default --user-data-dir (docs/attach.md), then attach again.") from exc
         self.browser.on("disconnected", lambda _b: self._browser_gone())
+        # After connecting: Playwright registers an engine with the contexts it knows, and
+        # an attached browser's default context is known only once connected (measured:
+        # registered before, the engine is "unknown" in its pages).
+        await locator_engine.register(self._pw)
         contexts = self.browser.contexts
         found = None
         for context in contexts:

@@ -222,8 +222,8 @@
       this.byTab = next;
       if (!this.swept) {
         this.swept = true;
-        const open2 = await this.api.tabs.query({}).catch(() => []);
-        for (const t of open2) changed.add(t.id);
+        const open3 = await this.api.tabs.query({}).catch(() => []);
+        for (const t of open3) changed.add(t.id);
       }
       await Promise.all([...changed].map((tabId) => this.show(tabId).catch(() => null)));
       this.announce();
@@ -294,6 +294,48 @@
       await new Promise((r) => setTimeout(r, 100));
     }
     return closed;
+  }
+
+  // src/options/store.js
+  var DB = "trustbridge-pairing";
+  var STORE = "pairing";
+  var KEY = "current";
+  function open() {
+    return new Promise((resolve, reject) => {
+      const req = indexedDB.open(DB, 1);
+      req.onupgradeneeded = () => req.result.createObjectStore(STORE);
+      req.onsuccess = () => resolve(req.result);
+      req.onerror = () => reject(req.error);
+    });
+  }
+  async function run(mode, work) {
+    const db = await open();
+    try {
+      return await new Promise((resolve, reject) => {
+        const tx = db.transaction(STORE, mode);
+        const req = work(tx.objectStore(STORE));
+        tx.oncomplete = () => resolve(req.result);
+        tx.onerror = () => reject(tx.error);
+        tx.onabort = () => reject(tx.error);
+      });
+    } finally {
+      db.close();
+    }
+  }
+  function isPairing(value) {
+    return !!value && typeof value === "object" && typeof value.bridgeUrl === "string" && typeof value.credential === "string" && typeof value.device === "string" && value.bridgeUrl !== "" && value.credential !== "" && value.device !== "";
+  }
+  async function loadPairing() {
+    if (typeof indexedDB === "undefined") return null;
+    try {
+      const value = await run("readonly", (store) => store.get(KEY));
+      return isPairing(value) ? { bridgeUrl: value.bridgeUrl, credential: value.credential, device: value.device } : null;
+    } catch {
+      return null;
+    }
+  }
+  function configOf(pairing) {
+    return pairing ? { bridgeUrl: pairing.bridgeUrl, token: pairing.credential, device: pairing.device } : null;
   }
 
   // node_modules/diff/libesm/diff/base.js
@@ -985,9 +1027,9 @@
     return new Promise((resolve) => setTimeout(() => resolve(null), ms));
   }
   async function findInTab(api2, tabs2, tabId, params = {}) {
-    const started = Date.now();
+    const started2 = Date.now();
     const budget = Math.max(10, Number(params.timeoutMs) || 3e3);
-    const deadline = started + budget;
+    const deadline = started2 + budget;
     const limit = Math.max(1, Math.min(Number(params.limit) || 20, 500));
     if (!params.role && !params.name && !params.text) {
       throw new PageError("BAD_REQUEST", "page.find needs a role, a name or a text to look for.", {});
@@ -1168,15 +1210,15 @@
   };
 
   // src/background/reffloor.js
-  var DB = "trustbridge-refs";
-  var STORE = "floor";
-  var KEY = "next";
+  var DB2 = "trustbridge-refs";
+  var STORE2 = "floor";
+  var KEY2 = "next";
   var SLACK = 1e3;
   var READ_WAIT_MS = 500;
-  function open() {
+  function open2() {
     return new Promise((resolve, reject) => {
-      const req = indexedDB.open(DB, 1);
-      req.onupgradeneeded = () => req.result.createObjectStore(STORE);
+      const req = indexedDB.open(DB2, 1);
+      req.onupgradeneeded = () => req.result.createObjectStore(STORE2);
       req.onsuccess = () => resolve(req.result);
       req.onerror = () => reject(req.error);
     });
@@ -1184,10 +1226,10 @@
   async function loadFloor() {
     if (typeof indexedDB === "undefined") return 0;
     const read = (async () => {
-      const db = await open();
+      const db = await open2();
       try {
         return await new Promise((resolve, reject) => {
-          const req = db.transaction(STORE, "readonly").objectStore(STORE).get(KEY);
+          const req = db.transaction(STORE2, "readonly").objectStore(STORE2).get(KEY2);
           req.onsuccess = () => resolve(Number(req.result) || 0);
           req.onerror = () => reject(req.error);
         });
@@ -1203,17 +1245,17 @@
     let pending = null;
     let running = false;
     let dbp = null;
-    const run = async () => {
+    const run2 = async () => {
       running = true;
       while (pending !== null) {
         const value = pending;
         pending = null;
         try {
-          dbp = dbp || open();
+          dbp = dbp || open2();
           const db = await dbp;
           await new Promise((resolve, reject) => {
-            const tx = db.transaction(STORE, "readwrite");
-            tx.objectStore(STORE).put(value, KEY);
+            const tx = db.transaction(STORE2, "readwrite");
+            tx.objectStore(STORE2).put(value, KEY2);
             tx.oncomplete = resolve;
             tx.onerror = () => reject(tx.error);
           });
@@ -1225,7 +1267,7 @@
     };
     return (value) => {
       pending = value;
-      if (!running) run();
+      if (!running) run2();
     };
   }
 
@@ -1488,17 +1530,17 @@
   function waitForLoad(tabId, timeoutMs, { sameDocument = false, requireCommit = false } = {}) {
     return new Promise((resolve, reject) => {
       const nav = api.webNavigation;
-      let started = false;
+      let started2 = false;
       let committed = false;
       const top = (d) => d.tabId === tabId && d.frameId === 0;
       const listeners = [
         [nav.onBeforeNavigate, (d) => {
-          if (top(d)) started = true;
+          if (top(d)) started2 = true;
         }],
         // A navigation already on its way when the call came (the new tab's first load)
         // commits and completes without a start seen here: it is not the one awaited.
         [nav.onCommitted, (d) => {
-          if (top(d) && (started || !requireCommit)) committed = true;
+          if (top(d) && (started2 || !requireCommit)) committed = true;
         }],
         [nav.onCompleted, (d) => {
           if (top(d) && (committed || !requireCommit)) done(resolve);
@@ -1728,13 +1770,34 @@
       url: tab.pendingUrl || tab.url || ""
     });
   });
+  async function loadConfig() {
+    try {
+      const response = await fetch(api.runtime.getURL("config.json"));
+      if (response.ok) return { config: await response.json(), fromSupervisor: true };
+    } catch {
+    }
+    const paired = configOf(await loadPairing());
+    return { config: paired, fromSupervisor: false };
+  }
+  api.runtime.onMessage.addListener((msg) => {
+    if (!msg || msg.pairingChanged !== true) return false;
+    started.then(async () => {
+      if (!connection) return main();
+      const paired = configOf(await loadPairing());
+      if (paired) {
+        Object.assign(connection.config, paired);
+        if (connection.ws) connection.ws.close();
+      }
+    });
+    return false;
+  });
   async function main() {
-    const response = await fetch(api.runtime.getURL("config.json"));
-    const config = await response.json();
+    const { config, fromSupervisor } = await loadConfig();
+    if (!config || connection) return;
     if (config.startupMarker) {
       await closeStartupTabs(api, config.startupMarker, 1e4).catch(() => 0);
     }
-    const attended = attendedOf(config, true);
+    const attended = attendedOf(config, fromSupervisor);
     connection = new BridgeConnection({ ...config, attended }, handlers, api, {
       events: { "sessions.owners": (params) => {
         owners.set(params.tabs).catch(() => null);
@@ -1746,5 +1809,5 @@
     });
     connection.start();
   }
-  main();
+  var started = main();
 })();

@@ -1,11 +1,13 @@
 // Background entry: reads config.json (written by the supervisor into its copy of the
-// extension), connects to the bridge and serves the dispatch table below. Only the
-// methods named here are callable (allow-list).
+// extension) or, in a person's own browser, the stored pairing (options/store.js),
+// connects to the bridge and serves the dispatch table below. Only the methods named
+// here are callable (allow-list).
 
 import { BridgeConnection, attendedOf } from './connection.js';
 import { Owners } from './owners.js';
 import { servePopup } from './popup_api.js';
 import { closeStartupTabs } from './startup.js';
+import { configOf, loadPairing } from '../options/store.js';
 import { snapshotTab } from './snapshot.js';
 import { hitTestTab } from './hittest.js';
 import { findInTab } from './find.js';
@@ -316,14 +318,37 @@ api.tabs.onCreated.addListener((tab) => {
   });
 });
 
+// config.json is written by a supervisor into its private copy of the extension. A
+// person's own browser has none: it uses the pairing its options page stored
+// (options/store.js, bridge/pairing.py) and, unpaired, connects to nothing.
+async function loadConfig() {
+  try {
+    const response = await fetch(api.runtime.getURL('config.json'));
+    if (response.ok) return { config: await response.json(), fromSupervisor: true };
+  } catch { /* no config.json: not a supervised copy */ }
+  const paired = configOf(await loadPairing());
+  return { config: paired, fromSupervisor: false };
+}
+
+// The options page stored a pairing: connect with it (a new one replaces the old).
+api.runtime.onMessage.addListener((msg) => {
+  if (!msg || msg.pairingChanged !== true) return false;
+  started.then(async () => {
+    if (!connection) return main();
+    const paired = configOf(await loadPairing());
+    if (paired) { Object.assign(connection.config, paired); if (connection.ws) connection.ws.close(); }
+  });
+  return false;
+});
+
 async function main() {
-  const response = await fetch(api.runtime.getURL('config.json'));
-  const config = await response.json();
+  const { config, fromSupervisor } = await loadConfig();
+  if (!config || connection) return;
   if (config.startupMarker) { // issue 6: Firefox's undriven start-up window
     await closeStartupTabs(api, config.startupMarker, 10000).catch(() => 0);
   }
   // config.json is written by the supervisor that launched this browser.
-  const attended = attendedOf(config, true);
+  const attended = attendedOf(config, fromSupervisor);
   connection = new BridgeConnection({ ...config, attended }, handlers, api, {
     events: { 'sessions.owners': (params) => { owners.set(params.tabs).catch(() => null); } },
     // The bridge's sessions are unknown while away: show no owner rather than a stale one.
@@ -332,4 +357,4 @@ async function main() {
   connection.start();
 }
 
-main();
+const started = main();
