@@ -4,8 +4,8 @@ to prove what the bridge does when a session's client dies without closing its c
 It connects to the bridge named by the environment (``TB_URL``, ``TB_TOKEN``: the token
 never goes on a command line), opens session ``--label`` (``--on-disconnect``,
 ``--lease-ms``), claims tab ``--tab`` with ``tabs.claim``, prints one line ``ready {json}``
-(the claim's answer) and sleeps until killed. Any error is printed as ``error {json}`` and
-the process exits 1.
+(the claim's answer) and renews the session every RENEW_S until killed. Any error is
+printed as ``error {json}`` and the process exits 1.
 
 Usage: python tests/e2e/session_client.py --label A --tab 3 [--on-disconnect keep]
 [--lease-ms 10000]
@@ -22,8 +22,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository
 
-from bridge.client import BridgeClient  # noqa: E402
-from bridge.protocol.errors import TrustbridgeError  # noqa: E402
+from bridge.client import BridgeClient
+from bridge.protocol.errors import TrustbridgeError
+
+RENEW_S = 0.5
+"""How often the client renews its session while it waits to be killed, s."""
 
 
 async def main(args: argparse.Namespace) -> int:
@@ -37,8 +40,9 @@ async def main(args: argparse.Namespace) -> int:
         return 1
     print("ready", json.dumps({"session": opened["label"], "tabs": claimed["tabs"]}),
           flush=True)
-    await asyncio.Event().wait()  # until SIGKILL
-    return 0
+    while True:  # until SIGKILL; renewing, so the lease runs from (about) the kill
+        await asyncio.sleep(RENEW_S)
+        await client.call("session.renew", {})
 
 
 if __name__ == "__main__":

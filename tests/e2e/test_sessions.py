@@ -120,7 +120,7 @@ def hold() -> Iterator[Hold]:
     hit, release = threading.Event(), threading.Event()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        def do_GET(self) -> None:
             hit.set()
             release.wait(WAIT_S * 2)
             body = b"GIF89a\x01\x00\x01\x00\x00\x00\x00;"
