@@ -341,8 +341,8 @@ class Connection:
             why = "a person may be using this browser's other tabs"
         else:
             owner = refused.details.get("owner")
-            whose = f"session {owner!r}'s" if owner else "a person's"
-            why = f"the tab the browser had active (tab {refused.details.get('tabId')}) is {whose}"
+            whose = f'belongs to session "{owner}"' if owner else "is a person's"
+            why = f"the tab the browser had active (tab {refused.details.get('tabId')}) {whose}"
         self._notes.append(f"Opened a new window for this session (tab {opened['tabId']}): "
                            f"{why}.")
 

@@ -31,11 +31,10 @@ TabsArgs = derive(
     "TabsArgs", "What to do with tabs.",
     action=(Literal["list", "new", "close", "select", "claim", "release"],
             Field(description="list the tabs, open a new one, close one, select one, claim "
-                  "one (a person's or free tab), or release yours.")),
+                  "one (e.g. a person's), or release yours.")),
     index=(int | None, Field(default=None, ge=0, le=1000,
-                             description="Tab index from the list, for select, claim, close "
-                             "and release (close: the current tab if omitted; release: "
-                             "all yours).")),
+                             description="Tab index from the list (if omitted, close: the "
+                             "current tab; release: all yours).")),
     take={TabNewParams: ["url"]},
     describe={"url": "For new: URL to load in it."},
     order=["action", "index"],
@@ -137,8 +136,7 @@ TOOLS = [
         name="browser_tabs",
         title="Manage tabs",
         description="List the browser's tabs, open a new one, close one, or select one "
-        "(brought to the front; later tools act on it). Tabs of other sessions are "
-        "marked; claim takes a person's tab.",
+        "(brought to the front; later tools act on it).",
         args=TabsArgs,
         run=_tabs,
     ),

@@ -134,7 +134,7 @@ async def test_b_s_first_navigate_opens_its_own_window_when_a_holds_the_blank_ta
         assert not result.is_error, shown
         assert shown.startswith(
             "### Result\nOpened a new window for this session (tab 2): the tab the browser "
-            f"had active (tab 1) is session {conn_a.label!r}'s.\n"), shown
+            f'had active (tab 1) belongs to session "{conn_a.label}".\n'), shown
         sent = [(r.method, r.params) for r in ext.requests[before:]]
         [new] = [p for m, p in sent if m == "tabs.new"]
         assert new["window"] is True
