@@ -174,8 +174,9 @@
     if (label.startsWith(IMPLICIT_PREFIX)) return "AI";
     return label.trim().slice(0, 3) || "AI";
   }
+  var DEFAULT_TITLE = "trustbridge";
   function titleFor(label) {
-    return label === null ? "trustbridge: no session owns this tab" : `Session ${label} owns this tab`;
+    return label === null ? DEFAULT_TITLE : `Session ${label} owns this tab`;
   }
   function ownersMap(tabs2) {
     const map = /* @__PURE__ */ new Map();
@@ -196,7 +197,7 @@
       this.byTab = /* @__PURE__ */ new Map();
       this.swept = false;
       api2.tabs.onUpdated.addListener((tabId, change) => {
-        if (this.byTab.has(tabId) && (change.status === "loading" || change.url !== void 0)) {
+        if (this.byTab.has(tabId) && (change.status !== void 0 || change.url !== void 0)) {
           this.show(tabId).catch(() => null);
         }
       });

@@ -33,7 +33,7 @@ test('badge text: first 3 characters, "AI" for an implicit session', () => {
   assert.equal(badgeText('ab'), 'ab');
   assert.equal(badgeText('client-p3'), 'AI');
   assert.equal(titleFor('alpha'), 'Session alpha owns this tab');
-  assert.equal(titleFor(null), 'trustbridge: no session owns this tab');
+  assert.equal(titleFor(null), 'trustbridge'); // the manifest's default_title
 });
 
 test('malformed owner rows are skipped', () => {
@@ -61,7 +61,7 @@ test('owners set badges, clear the ones whose owner left, and sweep every open t
   assert.equal(owners.labelOf(2), null);
 });
 
-test('an owned tab that navigates gets its badge again (Firefox resets it)', async () => {
+test('an owned tab that navigates gets its badge again (the browser resets it)', async () => {
   const api = fakeApi([]);
   const owners = new Owners(api);
   await owners.set([{ tabId: 5, label: 'beta' }]);

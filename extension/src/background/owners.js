@@ -5,9 +5,11 @@
 // person's Stop through it (main.js). Only labels are known here: the bridge never sends a
 // session's secret, and nothing here could show one.
 //
-// Per-tab action state: Chromium keeps it until the tab closes; Firefox resets a tab's
-// badge and title when the tab navigates to a new page (MDN, action.setBadgeText
-// `tabId`), so both are set again whenever an owned tab starts loading.
+// Per-tab action state is reset when the tab navigates to a new page: Firefox (MDN,
+// action.setBadgeText `tabId`) and Chromium (measured: a tab's title was back to the
+// manifest's default after a navigation). So an owned tab's badge and title are set again
+// as it loads (status and URL changes), and a free tab shows the defaults (no badge, the
+// manifest's title), which a navigation cannot make stale.
 
 /** Badge background colour (the browser's default is grey, easy to miss). */
 const BADGE_COLOR = '#6a1b9a';
@@ -25,9 +27,12 @@ export function badgeText(label) {
   return label.trim().slice(0, 3) || 'AI';
 }
 
+/** The manifest's `action.default_title`: what a tab no session owns shows. */
+export const DEFAULT_TITLE = 'trustbridge';
+
 /** The action's title for a tab (`label` null: no session owns it). */
 export function titleFor(label) {
-  return label === null ? 'trustbridge: no session owns this tab' : `Session ${label} owns this tab`;
+  return label === null ? DEFAULT_TITLE : `Session ${label} owns this tab`;
 }
 
 /**
@@ -57,9 +62,9 @@ export class Owners {
     this.byTab = new Map();
     /** Whether every open tab's badge was set once since this background started. */
     this.swept = false;
-    // Firefox clears a tab's badge when it navigates: set it again as it starts loading.
+    // A navigation resets a tab's badge and title: set them again as it loads.
     api.tabs.onUpdated.addListener((tabId, change) => {
-      if (this.byTab.has(tabId) && (change.status === 'loading' || change.url !== undefined)) {
+      if (this.byTab.has(tabId) && (change.status !== undefined || change.url !== undefined)) {
         this.show(tabId).catch(() => null);
       }
     });
