@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from .conftest import Origins, Stack, wait_until
 
 PAGE = "/tab_windows/page.html"
@@ -85,9 +83,6 @@ async def test_a_tab_in_its_own_window_stays_visible(stack: Stack, origins: Orig
     assert (await (await page_of(stack, "?a")).evaluate("window.__vis.changes")) == []
 
 
-@pytest.mark.xfail(strict=True, reason="bridge/new_tab.py open_tab drops `window` on a "
-                   "tabs.new with a url (both its paths call the extension's tabs.new "
-                   "without it); requested of the bridge's owner")
 async def test_a_new_window_with_a_url_loads_it(stack: Stack, origins: Origins) -> None:
     """``tabs.new {url, window: true}``: the answer comes after the load, names the new
     window, and the page there is visible while the first tab stays visible too."""
