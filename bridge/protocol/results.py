@@ -60,6 +60,9 @@ class TabInfo(_Result):
     status: str | None = Field(
         default=None, max_length=32, description="The browser's load status of the tab: "
         "loading, complete (tabs API ``status``).")
+    windowId: int | None = Field(
+        default=None, description="The browser window the tab is in (``tabs.new {window: "
+        "true}`` opens a window per tab; tabs API ``windowId``).")
 
 
 class TabsListResult(_Routed):
