@@ -9,6 +9,7 @@ supervisor/runner.py), so removing the dir removes all three.
 
 from __future__ import annotations
 
+import importlib.resources
 import json
 import os
 import shutil
@@ -24,6 +25,8 @@ from bridge.protocol import errors as E
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXTENSION_BUILD = REPO_ROOT / "extension" / "dist"
+"""The built extension in a clone; an installed wheel has its copy in
+``supervisor/extension_dist/`` instead (setup.py)."""
 
 COPY_PREFIX = "trustbridge-ext-"
 """Name prefix of the private temp dirs holding an extension copy and its profile."""
@@ -105,19 +108,36 @@ class ExtensionCopy:
         shutil.rmtree(self.path.parent, ignore_errors=True)
 
 
+def packaged_extension() -> Path | None:
+    """The built extension an installed wheel carries (``supervisor/extension_dist/``,
+    copied there by setup.py's ``build_py``), found through ``importlib.resources``;
+    None when this is a clone (or the folder is not on the file system)."""
+    folder = importlib.resources.files("supervisor") / "extension_dist"
+    if isinstance(folder, Path) and (folder / "manifest.json").is_file():
+        return folder
+    return None
+
+
 def extension_source() -> Path:
-    """The built extension folder (``$TRUSTBRIDGE_EXTENSION_DIR`` or ``extension/dist``).
+    """The built extension folder: ``$TRUSTBRIDGE_EXTENSION_DIR``, else the installed
+    package's copy (:func:`packaged_extension`), else the clone's ``extension/dist``.
 
     Raises:
-        InternalError: it is missing (build it with ``node extension/build.mjs`` in a
-            clone of the repository).
+        InternalError: none holds a ``manifest.json`` (a clone whose build was removed:
+            build it with ``node extension/build.mjs``; an installed package without it
+            was built wrongly: reinstall the wheel).
     """
-    path = Path(os.environ.get("TRUSTBRIDGE_EXTENSION_DIR") or EXTENSION_BUILD)
+    override = os.environ.get("TRUSTBRIDGE_EXTENSION_DIR")
+    path = Path(override) if override else (packaged_extension() or EXTENSION_BUILD)
     if not (path / "manifest.json").is_file():
+        where = ("TRUSTBRIDGE_EXTENSION_DIR names no built extension" if override else
+                 "neither the installed package (supervisor/extension_dist) nor a clone "
+                 "(extension/dist) holds the built extension")
         raise E.InternalError(
-            f"No built extension at {path}. Build it with `node extension/build.mjs` in a "
-            "clone of the repository, or point TRUSTBRIDGE_EXTENSION_DIR at a built one."
-        )
+            f"No built extension at {path}: {where}. In a clone, build it with `cd "
+            "extension && npm ci && node build.mjs`; an installed trustbridge carries it "
+            "(reinstall the wheel); or point TRUSTBRIDGE_EXTENSION_DIR at a built one.",
+            {"path": str(path)})
     return path
 
 

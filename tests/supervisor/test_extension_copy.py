@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bridge.protocol import errors as E
 from supervisor import __main__ as cli
 from supervisor import extension_copy
 from supervisor.extension_copy import OWNER_FILE, sweep_stale_copies
@@ -91,3 +92,32 @@ def test_the_environment_token_still_works_but_is_removed(
     monkeypatch.setenv("TRUSTBRIDGE_TOKEN", "from-env")
     assert cli._token(None) == "from-env"
     assert "TRUSTBRIDGE_TOKEN" not in os.environ
+
+
+def test_extension_source_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """$TRUSTBRIDGE_EXTENSION_DIR, else an installed wheel's supervisor/extension_dist
+    (through importlib.resources), else the clone's extension/dist; none: InternalError
+    naming the real build command (no scripts/build_extension.py)."""
+    monkeypatch.delenv("TRUSTBRIDGE_EXTENSION_DIR", raising=False)
+    assert extension_copy.packaged_extension() is None  # a clone: nothing packaged
+    assert extension_copy.extension_source() == extension_copy.EXTENSION_BUILD
+    pkg = tmp_path / "site" / "supervisor"
+    (pkg / "extension_dist").mkdir(parents=True)
+    (pkg / "extension_dist" / "manifest.json").write_text("{}")
+    monkeypatch.setattr(extension_copy.importlib.resources, "files",
+                        lambda name: pkg if name == "supervisor" else pytest.fail(name))
+    assert extension_copy.extension_source() == pkg / "extension_dist"
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "manifest.json").write_text("{}")
+    monkeypatch.setenv("TRUSTBRIDGE_EXTENSION_DIR", str(own))
+    assert extension_copy.extension_source() == own
+    monkeypatch.setenv("TRUSTBRIDGE_EXTENSION_DIR", str(tmp_path / "none"))
+    with pytest.raises(E.InternalError, match="node build.mjs") as info:
+        extension_copy.extension_source()
+    assert "build_extension" not in info.value.message
+    monkeypatch.delenv("TRUSTBRIDGE_EXTENSION_DIR")
+    (pkg / "extension_dist" / "manifest.json").unlink()
+    monkeypatch.setattr(extension_copy, "EXTENSION_BUILD", tmp_path / "extension" / "dist")
+    with pytest.raises(E.InternalError, match="neither the installed package"):
+        extension_copy.extension_source()
