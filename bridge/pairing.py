@@ -53,7 +53,14 @@ from websockets.asyncio.server import ServerConnection
 
 from . import config
 from .protocol import errors as E
-from .protocol.models import PROTOCOL_VERSION, Hello, PairRequest, Paired, Request, Response
+from .protocol.models import (
+    PROTOCOL_VERSION,
+    Hello,
+    Paired,
+    PairRequest,
+    Request,
+    Response,
+)
 from .protocol.peer import encode
 from .protocol.validate import error_locs, summarise, validate_params, validate_result
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any
+from typing import Self
 
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 
@@ -192,7 +192,7 @@ class Attached:
                 await self._pw.stop()
             self._pw = None
 
-    async def __aenter__(self) -> Attached:
+    async def __aenter__(self) -> Self:
         try:
             await self.start()
         except BaseException:
@@ -200,5 +200,5 @@ class Attached:
             raise
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.stop()

@@ -20,7 +20,6 @@ import os
 import secrets
 import shutil
 import signal
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -51,7 +50,7 @@ class Person:
 
     server: BridgeServer
     client: BridgeClient
-    chromium: subprocess.Popen[bytes]
+    chromium: asyncio.subprocess.Process
     cdp: str
     context: BrowserContext
     extension_id: str
@@ -119,16 +118,16 @@ async def person(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterat
     shutil.copytree(extension_source(), ext)
     _free_of_config(ext)
     profile = tmp_path / "profile"
-    chromium = subprocess.Popen(
-        [CHROMIUM, "--headless=new", "--remote-debugging-port=0",
-         "--remote-debugging-address=127.0.0.1", f"--user-data-dir={profile}",
-         f"--disable-extensions-except={ext}", f"--load-extension={ext}",
-         "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync",
-         # As Playwright launches it: this container runs as root, where Chromium's
-         # sandbox cannot start.
-         "--no-sandbox", "about:blank"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    chromium = await asyncio.create_subprocess_exec(
+        CHROMIUM, "--headless=new", "--remote-debugging-port=0",
+        "--remote-debugging-address=127.0.0.1", f"--user-data-dir={profile}",
+        f"--disable-extensions-except={ext}", f"--load-extension={ext}",
+        "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync",
+        # As Playwright launches it (chromiumSandbox off): as root, the sandbox cannot start.
+        "--no-sandbox", "about:blank",
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        start_new_session=True)
     pw = await async_playwright().start()
     client = None
     try:
@@ -148,12 +147,12 @@ async def person(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterat
         if client is not None:
             await client.close()
         await pw.stop()  # the test's connection only; the browser is stopped below
-        chromium.terminate()
+        chromium.terminate()  # by its pid (the Debian wrapper execs the browser itself)
         try:
-            chromium.wait(timeout=10)
-        except subprocess.TimeoutExpired:
+            await asyncio.wait_for(chromium.wait(), 10)
+        except TimeoutError:
             chromium.kill()
-            chromium.wait(timeout=10)
+            await chromium.wait()
         await server.stop()
 
 
@@ -169,22 +168,24 @@ async def _counts(page: Page) -> tuple[int, int]:
     return clicks, trusted
 
 
-async def _attach(person: Person) -> subprocess.Popen[bytes]:
+async def _attach(person: Person) -> asyncio.subprocess.Process:
     """``trustbridge attach --cdp`` as a person runs it (no --device: the extension's
-    stored pairing names it), once the bridge has its driver."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bridge.cli", "attach", "--cdp", person.cdp,
-         "--bridge", person.server.url, "--token-file", str(person.token_file)],
+    stored pairing names it), once the bridge has its driver. A subprocess of this loop
+    (the bridge runs in it too and must keep serving while the test waits)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bridge.cli", "attach", "--cdp", person.cdp,
+        "--bridge", person.server.url, "--token-file", str(person.token_file),
         cwd=ROOT, env={**os.environ, "TRUSTBRIDGE_HOME": str(person.home)},
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
     try:
-        await wait_until(lambda: DEVICE in person.server.policy.drivers or proc.poll() is not None,
-                         timeout_s=90)
+        await wait_until(lambda: DEVICE in person.server.policy.drivers
+                         or proc.returncode is not None, timeout_s=90)
     except BaseException:
         proc.kill()
+        await proc.wait()
         raise
-    if proc.poll() is not None:
-        _, err = proc.communicate()
+    if proc.returncode is not None:
+        _, err = await proc.communicate()
         raise AssertionError(f"attach exited {proc.returncode}: {err.decode()}")
     return proc
 
@@ -226,6 +227,19 @@ async def test_paired_by_code_attached_over_cdp_trusted_then_unavailable(
     assert result["inputPath"] == "synthetic"
     assert await _counts(page) == (1, 0)
 
+    # Attaching as another device is refused before any driver says hello: that
+    # extension's refs would name frames the driver does not hold.
+    # (A subprocess of this loop's own: the bridge in this loop keeps serving meanwhile.)
+    other = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bridge.cli", "attach", "--cdp", person.cdp, "--device", "other",
+        "--bridge", person.server.url, "--token-file", str(person.token_file),
+        cwd=ROOT, env={**os.environ, "TRUSTBRIDGE_HOME": str(person.home)},
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+    _, refused = await asyncio.wait_for(other.communicate(), 120)
+    assert other.returncode == 1 and b"paired as device 'mine'" in refused, refused
+    assert person.server.policy.drivers == {}
+    assert person.chromium.returncode is None  # detaching left the browser running
+
     proc = await _attach(person)
     try:
         devices = {d["device"]: d for d in
@@ -237,17 +251,17 @@ async def test_paired_by_code_attached_over_cdp_trusted_then_unavailable(
     finally:
         proc.send_signal(signal.SIGTERM)  # Ctrl-C's path: detach, leave the browser open
         try:
-            _, err = proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
+            _, err = await asyncio.wait_for(proc.communicate(), 30)
+        except TimeoutError:
             proc.kill()
-            _, err = proc.communicate(timeout=10)
+            _, err = await proc.communicate()
     assert proc.returncode == 0, err.decode()
     assert b"attached: device mine" in err and b"detached; the browser stays open" in err
     await wait_until(lambda: DEVICE not in person.server.policy.drivers)
 
     # The driver is gone, the browser and its extension are not: input is refused, never
     # sent down the synthetic path, and the page counted nothing more.
-    assert person.chromium.poll() is None
+    assert person.chromium.returncode is None
     assert DEVICE in person.server.policy.extensions
     with pytest.raises(E.TrustedInputUnavailable):
         await _click(person, tab)
