@@ -27,6 +27,8 @@ class TabInfo(TypedDict):
     """True when this connection's session owns it."""
     person: NotRequired[bool]
     """A free tab a person opened: claim it (:meth:`Browser.claim`) before acting in it."""
+    windowId: NotRequired[int]
+    """The browser window it is in (``new_tab(window=True)`` opens one per tab)."""
 
 
 class TabsResult(TypedDict):
