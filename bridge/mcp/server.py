@@ -128,10 +128,7 @@ def build_server(conn: Connection, tools: Sequence[Tool] | None = None) -> Serve
 def _client_name(ctx: ServerRequestContext[Any]) -> str | None:
     """``clientInfo.name`` of the MCP client's ``initialize`` (e.g. ``claude-code``), if
     it sent one."""
-    try:
-        params = ctx.session.client_params
-    except Exception:  # a context without a session (tests) or another SDK shape
-        return None
+    params = getattr(getattr(ctx, "session", None), "client_params", None)
     info = getattr(params, "client_info", None)
     name = getattr(info, "name", None)
     return name if isinstance(name, str) and name.strip() else None

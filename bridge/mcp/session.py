@@ -9,11 +9,10 @@ The tools reach the browser only through the SDK (:mod:`bridge.sdk`) over this
 connection's :class:`~bridge.client.BridgeClient`: the MCP server is a client of the
 bridge protocol like any other (design.md §10).
 
-Sessions (issue 16, docs/sessions.md): each bridge connection opens one session at once
-(``session.open``, label from the MCP client's name or ``--session-label``, ``onDisconnect:
-"stop"``) and renews it every ``heartbeatMs`` while idle. A stopped session stays stopped:
-every later tool call answers its SESSION_STOPPED, and no new session is opened behind the
-person who stopped it. The session's first tab: see :meth:`Connection.may_open_own_tab`.
+Sessions (issue 16, docs/sessions.md): each bridge connection is one session, opened and
+renewed by :class:`~.lease.SessionLease`; a stopped one answers SESSION_STOPPED to every
+later tool call. The session's first tab: :meth:`Connection.may_open_own_tab` and
+:meth:`Connection.tab`.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -31,10 +29,11 @@ from typing import Any
 from .. import config
 from ..client import BridgeClient
 from ..embedded import Embedded
-from .options import McpOptions
 from ..protocol import errors as E
 from ..protocol.models import DeviceInfo
 from ..sdk import Browser, SnapshotResult, Tab
+from .lease import SessionLease
+from .options import McpOptions
 from .report import OpenedTab, TabRow
 
 log = logging.getLogger("trustbridge.mcp")
@@ -44,18 +43,6 @@ INPUT_METHODS = frozenset({"page.act", "page.batch"})
 """Methods whose ``newTabs`` are the action's own (any other reports late tabs)."""
 INPUT_WINDOWS = 8
 """Input calls whose times are kept to judge when a late tab opened."""
-LABEL_CHARS = 40
-"""Characters of the MCP client's name kept in a session label (a label is at most 64)."""
-
-
-def session_label(client_name: str | None) -> str:
-    """A fresh session label: the MCP client's name (``clientInfo.name`` of its
-    ``initialize``; ``"mcp"`` when it sent none) made fit for a label (letters, digits and
-    ``_.:@-``; others become ``-``), a dash and 4 random hex digits, e.g.
-    ``claude-code-3f2a``: people and other sessions see which agent holds a tab, and two
-    servers of one client still get labels of their own."""
-    name = re.sub(r"[^A-Za-z0-9_.:@-]+", "-", (client_name or "").strip()).strip("-")
-    return f"{name[:LABEL_CHARS] or 'mcp'}-{secrets.token_hex(2)}"
 
 
 class _Recording:
@@ -164,28 +151,17 @@ class Connection:
         """Diff baseline of every snapshot this server shows the model (browser_snapshot
         and the page state after each action), so ``mode: diff`` means "since what you
         last saw" for this client alone (random: unique per server on a shared bridge)."""
-        self.lease_ms = lease_ms
-        self.client_name: str | None = None
-        """The MCP client's ``clientInfo.name`` (set by the server before each tool call)."""
-        self.session: dict[str, Any] | None = None
-        """The ``session.open`` answer of the current bridge connection (label,
-        heartbeatMs, ...; the secret is never shown); None before it is open."""
-        self.stopped: E.SessionStopped | None = None
-        """Set once the session was stopped: every later tool call answers it."""
+        self.lease = SessionLease(self.options.session_label, lease_ms)
+        """This server's session on the bridge (bridge/mcp/lease.py)."""
         self.own_tab_pending = True
         """The session has no tab yet: its first tool call refused on a tab another
-        session (or a person) holds gets a window of its own (:meth:`may_open_own_tab`)."""
-        self.attended: set[str] = set()
-        """Devices a person may be using (headed, or a personal browser), as
-        ``devices.list`` said at the bridge connection: a session's first tab there is
-        a window of its own at once (:meth:`tab`)."""
+        session (or a person) holds gets a window of its own (:meth:`may_open_own_tab`),
+        and on an attended device its first tab is such a window (:meth:`tab`)."""
         self._notes: list[str] = []
         self._client: BridgeClient | None = None
         self._emb: Embedded | None = None
         self._restarts_seen = 0
         self._lock = asyncio.Lock()
-        self._heartbeat: asyncio.Task[None] | None = None
-        self._last_used = time.monotonic()
 
     async def client(self) -> BridgeClient:
         """The bridge connection: reused while open, else (re)connected, else the embedded
@@ -201,9 +177,9 @@ class Connection:
             SessionStopped: this server's session was stopped (nothing is sent).
             BadRequest: the bridge refused ``session.open`` (a ``--session-label`` in use).
         """
-        if self.stopped is not None:
-            raise self.stopped
-        self._last_used = time.monotonic()
+        if self.lease.stopped is not None:
+            raise self.lease.stopped
+        self.lease.last_used = time.monotonic()
         async with self._lock:
             restarted = False
             if self._emb is not None and self._emb.child is not None \
@@ -231,80 +207,38 @@ class Connection:
                 await self._stop_embedded()
                 self._emb = await self._start_embedded()
                 client = await BridgeClient.connect(self._emb.url, self._emb.token)
-            await self._open_session(client)
+            await self.lease.open(client)
+            self.own_tab_pending = self.tab_id is None
             self._client = client
             return client
-
-    async def _open_session(self, client: BridgeClient) -> None:
-        """``session.open`` as the connection's first request, then the heartbeat.
-
-        A label of our own making that is taken (4 hex digits can collide) is drawn
-        again, twice at most; a ``--session-label`` in use is the caller's error.
-
-        Raises:
-            BadRequest: the label is in use by a live session (or, after closing the new
-                connection, whatever the bridge answered).
-        """
-        chosen = self.options.session_label
-        params: dict[str, Any] = {"onDisconnect": "stop"}
-        if self.lease_ms is not None:
-            params["leaseMs"] = self.lease_ms
-        try:
-            for attempt in range(3):
-                params["label"] = chosen or session_label(self.client_name)
-                try:
-                    opened = await client.call("session.open", params)
-                    break
-                except E.BadRequest as err:
-                    if chosen or attempt == 2 or err.details.get("label") != params["label"]:
-                        raise
-        except BaseException:
-            with contextlib.suppress(Exception):
-                await client.close()
-            raise
-        self.session = {k: v for k, v in opened.items() if k != "secret"}
-        self.own_tab_pending = self.tab_id is None
-        with contextlib.suppress(E.TrustbridgeError):  # no device yet: none is attended
-            devices = (await client.call("devices.list", {})).get("devices") or []
-            self.attended = {d["device"] for d in devices
-                             if (d.get("capabilities") or {}).get("headed")
-                             or (d.get("capabilities") or {}).get("attended")}
-        self._stop_heartbeat()
-        self._heartbeat = asyncio.create_task(
-            self._renew(client, max(1.0, int(opened.get("heartbeatMs") or 40_000) / 1000)))
-
-    async def _renew(self, client: BridgeClient, every_s: float) -> None:
-        """``session.renew`` each time the session was idle for ``every_s`` (the
-        ``heartbeatMs`` of its open), until the connection closes or the session stops."""
-        while not client.closed:
-            idle = time.monotonic() - self._last_used
-            if idle < every_s:
-                await asyncio.sleep(every_s - idle)
-                continue
-            try:
-                await client.call("session.renew", {})
-            except E.SessionStopped as err:
-                self.stopped = err
-                return
-            except E.TrustbridgeError as err:  # the connection went; the next call reconnects
-                log.info("session.renew failed: %s", err)
-                return
-            self._last_used = time.monotonic()
-
-    def _stop_heartbeat(self) -> None:
-        if self._heartbeat is not None:
-            self._heartbeat.cancel()
-            self._heartbeat = None
 
     @property
     def label(self) -> str | None:
         """This server's session label (None before its bridge connection opened)."""
-        return (self.session or {}).get("label")
+        return self.lease.label
+
+    @property
+    def session(self) -> dict[str, Any] | None:
+        """The ``session.open`` answer (without its secret), None before it is open."""
+        return self.lease.info
+
+    @property
+    def stopped(self) -> E.SessionStopped | None:
+        """The SESSION_STOPPED every later tool call answers, once the session stopped."""
+        return self.lease.stopped
+
+    @property
+    def client_name(self) -> str | None:
+        """The MCP client's ``clientInfo.name``: the stem of the session label."""
+        return self.lease.client_name
+
+    @client_name.setter
+    def client_name(self, name: str | None) -> None:
+        self.lease.client_name = name
 
     def session_ended(self, err: E.TrustbridgeError) -> None:
-        """A tool call answered SESSION_STOPPED: keep it as every later call's answer."""
-        if isinstance(err, E.SessionStopped):
-            self.stopped = err
+        """A tool call answered ``err``: a SESSION_STOPPED is kept for every later call."""
+        self.lease.ended(err)
 
     def may_open_own_tab(self, err: E.TrustbridgeError) -> bool:
         """Whether a tool call refused with ``err`` should get the session a window of its
@@ -405,13 +339,13 @@ class Connection:
         its snapshots use :attr:`snapshot_session`, and the tabs its results report opened
         are kept for :meth:`take_opened`.
 
-        The session's first tab on an attended device (:attr:`attended`) is a window of
+        The session's first tab on an attended device (``lease.attended``) is a window of
         its own, opened here: no tab a person may be using is read or acted on unasked.
         """
         if self.own_tab_pending and self.tab_id is None and self.stopped is None:
             await self.client()  # the session and its devices' facts
-            if self.device in self.attended or (self.device is None
-                                                and len(self.attended) == 1):
+            attended = self.lease.attended
+            if self.device in attended or (self.device is None and len(attended) == 1):
                 await self.open_own_tab()
         return ConnectionTab(await self.client(), self.device, self.tab_id,
                              self.snapshot_session, self._note_result)
@@ -505,7 +439,7 @@ class Connection:
             return None
 
     async def _close_client(self) -> None:
-        self._stop_heartbeat()
+        self.lease.stop_heartbeat()
         client, self._client = self._client, None
         if client is not None:
             with contextlib.suppress(Exception):
@@ -514,7 +448,6 @@ class Connection:
     async def close(self) -> None:
         """Close the connection (the bridge stops its session: ``onDisconnect: "stop"``;
         its tabs stay open, free) and stop the embedded default if this one started it."""
-        self._stop_heartbeat()
         await self._close_client()
         await self._stop_embedded()
 

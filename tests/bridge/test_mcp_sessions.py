@@ -19,8 +19,8 @@ import pytest
 from mcp import Client
 
 from bridge.mcp import Connection, build_server
+from bridge.mcp.lease import session_label
 from bridge.mcp.options import McpOptions, OptionsError, build_options
-from bridge.mcp.session import session_label
 from bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension, wait_until
@@ -156,7 +156,7 @@ async def test_the_session_is_renewed_while_idle(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """With a 5 s lease (heartbeat 1.67 s), an idle server sends session.renew; the
     session was opened with onDisconnect stop and is gone once the server closes."""
-    async with server(bridge, lease_ms=5_000) as (conn, mcp):
+    async with server(bridge, lease_ms=5_000) as (conn, _mcp):
         client = await conn.client()
         assert conn.session is not None and conn.session["heartbeatMs"] == 1_666
         assert "secret" not in conn.session

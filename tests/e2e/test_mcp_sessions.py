@@ -1,0 +1,88 @@
+"""Two MCP servers on one real browser (issue 16; bridge/mcp/session.py, tabs.py): each is a
+session; the first uses the launch's blank tab, the second gets a window of its own, each
+clicks in its own page only, and the second is refused on the first's tab. What the pages
+counted is asserted (tests/e2e/pages/sessions/counter.html counts trusted clicks)."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import mcp_types as types
+from mcp import Client
+
+from bridge.mcp.server import build_server
+from bridge.mcp.session import Connection
+
+from .conftest import Origins, Stack, ref_of, wait_until
+
+
+@contextlib.asynccontextmanager
+async def mcp_on(stack: Stack, name: str) -> AsyncIterator[tuple[Connection, Client]]:
+    """An MCP server on the stack's bridge and an in-process client named ``name``."""
+    conn = Connection(url=stack.server.url, token=stack.server.token, embedded=False)
+    try:
+        async with Client(build_server(conn), read_timeout_seconds=60,
+                          client_info=types.Implementation(name=name, version="1")) as client:
+            yield conn, client
+    finally:
+        await conn.close()
+
+
+async def call(client: Client, tool: str, **args: Any) -> str:
+    result = await client.call_tool(tool, args)
+    text = "\n".join(c.text for c in result.content if c.type == "text")
+    assert not result.is_error, text
+    return text
+
+
+async def counted(stack: Stack, who: str) -> int:
+    """Trusted clicks the counter page of ``who`` saw."""
+    pages = [p for p in stack.supervisor.context.pages if p.url.endswith(f"who={who}")]
+    assert len(pages) == 1, [p.url for p in stack.supervisor.context.pages]
+    return await pages[0].evaluate("window.__seen")
+
+
+async def test_two_mcp_servers_each_work_in_their_own_tab(stack: Stack, origins: Origins) -> None:
+    async with mcp_on(stack, "agent-a") as (conn_a, a), mcp_on(stack, "agent-b") as (conn_b, b):
+        shown_a = await call(a, "browser_navigate",
+                             url=f"{origins.main}/sessions/counter.html?who=A")
+        assert "window" not in shown_a.split("### Page state")[0], shown_a
+        assert len(stack.supervisor.context.pages) == 1  # the launch's own blank tab
+        label_a = conn_a.label
+        assert label_a and label_a.startswith("agent-a-")
+
+        shown_b = await call(b, "browser_navigate",
+                             url=f"{origins.main}/sessions/counter.html?who=B")
+        first = shown_b.split("\n")[1]
+        assert re.fullmatch(
+            r"Opened a new window for this session \(tab \d+\): the tab the browser had "
+            rf'active \(tab {conn_a.tab_id}\) belongs to session "{re.escape(label_a)}"\.',
+            first), shown_b
+        await wait_until(lambda: len(stack.supervisor.context.pages) == 2)
+        tabs = (await stack.client.call("tabs.list", {}))["tabs"]
+        windows = {t["tabId"]: t.get("windowId") for t in tabs}
+        assert windows[conn_b.tab_id] != windows[conn_a.tab_id], tabs
+        assert all(t["active"] for t in tabs), tabs  # each the foreground of its window
+
+        # Each clicks Count in its own page; neither page sees the other's click.
+        ref_b = ref_of(shown_b, "button", "Count")
+        await call(b, "browser_click", element="Count", target=ref_b)
+        ref_a = ref_of(shown_a, "button", "Count")
+        await call(a, "browser_click", element="Count", target=ref_a)
+        assert (await counted(stack, "A"), await counted(stack, "B")) == (1, 1)
+
+        # B's list marks A's tab; B selecting it is refused naming A; A's page saw nothing.
+        listed = await call(b, "browser_tabs", action="list")
+        line_a = next(ln for ln in listed.splitlines() if f"tab {conn_a.tab_id}" in ln)
+        assert line_a.endswith(f'(session "{label_a}")'), listed
+        index_a = int(line_a.split(":", 1)[0].lstrip("- "))
+        refused = await b.call_tool("browser_tabs", {"action": "select", "index": index_a})
+        text = "\n".join(c.text for c in refused.content if c.type == "text")
+        assert refused.is_error and "TAB_CLAIMED" in text and label_a in text, text
+        conn_b.select(conn_b.device, conn_a.tab_id)  # B aims at A's tab anyway
+        click = await b.call_tool("browser_click", {"element": "Count", "target": ref_a})
+        assert click.is_error and "TAB_CLAIMED" in click.content[0].text
+        assert (await counted(stack, "A"), await counted(stack, "B")) == (1, 1)
