@@ -34,6 +34,7 @@ rather than sending it down the synthetic path. Pairing the name again clears it
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import hmac
@@ -42,6 +43,7 @@ import logging
 import os
 import secrets
 import time
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,6 +129,8 @@ class Pairing:
         self._codes: dict[str, _Code] = {}
         self._failures = 0
         self._records: dict[str, dict[str, Any]] | None = None
+        self._live: dict[str, weakref.WeakSet[Any]] = {}
+        """Device → the open connections its credential admitted (closed when re-paired)."""
 
     # -- records ----------------------------------------------------------------------
 
@@ -226,8 +230,17 @@ class Pairing:
         self.records()[device] = {"sha256": _digest(credential), "pairedAt": int(time.time()),
                                   "trustedInput": False}
         self._save()
+        self._revoke_live(device)
         log.info("device %r paired", device)
         return device, credential
+
+    def _revoke_live(self, device: str) -> None:
+        """Close the connections the device's replaced credential admitted: otherwise an
+        old browser still connected could take the device back into routing once the new
+        one leaves (a newer extension displaces an older one only while both are open)."""
+        for ws in list(self._live.pop(device, ())):
+            with contextlib.suppress(Exception):
+                asyncio.ensure_future(ws.close(1008, "pairing replaced"))
 
     def _drop_expired(self) -> None:
         now = self._clock()
@@ -236,9 +249,10 @@ class Pairing:
 
     # -- hellos -----------------------------------------------------------------------
 
-    def admits(self, hello: Hello, master: bool) -> bool:
+    def admits(self, hello: Hello, master: bool, ws: Any = None) -> bool:
         """Whether ``hello`` may join: it carries the bridge token (``master``), or it is
-        the extension of a paired device with that device's credential.
+        the extension of a paired device with that device's credential (its connection
+        ``ws`` is then remembered, and closed if the device is paired again).
 
         Side effects, both for paired devices only: a driver's hello (with the bridge
         token) records the device's ``trustedInput`` promise; a paired extension's hello
@@ -261,6 +275,8 @@ class Pairing:
             return False
         if record.get("trustedInput"):
             hello.capabilities["requiresTrustedInput"] = True
+        if ws is not None:
+            self._live.setdefault(hello.device, weakref.WeakSet()).add(ws)
         return True
 
     # -- wire -------------------------------------------------------------------------

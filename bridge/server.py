@@ -223,7 +223,7 @@ class BridgeServer:
                 {"errors": error_locs(exc)},
             ) from exc
         master = hmac.compare_digest(hello.token.encode(), self.token.encode())
-        if not self.pairing.admits(hello, master):  # else a paired extension's credential
+        if not self.pairing.admits(hello, master, ws):  # else a paired extension's credential
             raise E.Unauthorized(
                 "Wrong or missing bridge token. Read it from the token file in the state "
                 "directory (see docs/security.md)."

@@ -195,3 +195,26 @@ async def test_pairing_create_with_bad_params_is_bad_request_and_the_connection_
         assert (await client.call("devices.list", {}))["devices"] == []
     finally:
         await client.close()
+
+
+async def test_pairing_a_device_again_closes_the_old_credential_connection(
+        bridge: BridgeServer) -> None:
+    """The old browser must not stay connected: once the new one left, the routing would
+    hand the device back to the old connection (a newer extension displaces an older one
+    only while both are open)."""
+    client = await BridgeClient.connect(bridge.url, bridge.token)
+    try:
+        answer, _ = await _exchange(bridge.url, (await client.call(
+            "pairing.create", {"device": "laptop"}))["code"])
+        async with FakeExtension(bridge.url, answer["credential"], "laptop"):
+            await wait_until(lambda: "laptop" in bridge.policy.extensions)
+            again, _ = await _exchange(bridge.url, (await client.call(
+                "pairing.create", {"device": "laptop"}))["code"])
+            await wait_until(lambda: "laptop" not in bridge.policy.extensions)
+        with pytest.raises(E.Unauthorized):  # and it cannot come back
+            async with FakeExtension(bridge.url, answer["credential"], "laptop"):
+                pass
+        async with FakeExtension(bridge.url, again["credential"], "laptop"):
+            await wait_until(lambda: "laptop" in bridge.policy.extensions)
+    finally:
+        await client.close()
