@@ -19,7 +19,7 @@ A credential admits exactly one thing: the extension of its device. It is not th
 token (which stays the master secret: clients and drivers need it) and cannot act as a
 client or a driver. The bridge keeps only its SHA-256, in :data:`FILE` in the state
 directory (mode 0600), so it survives a bridge restart; pairing the same device name
-again replaces it (the old browser is refused from then on).
+again replaces it (the old browser is disconnected and refused from then on).
 
 Guessing: :data:`MAX_FAILURES` wrong codes void every outstanding code (a new
 ``trustbridge pair`` makes a new one), so an online guesser has that many tries at
