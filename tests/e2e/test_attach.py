@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import secrets
 import shutil
@@ -89,6 +90,13 @@ async def _until(page: Page, css: str, what: str, ok, timeout_s: float = 30) -> 
         await asyncio.sleep(0.05)
 
 
+def _unpacked_id(folder: Path) -> str:
+    """Chromium's id of an extension loaded unpacked from ``folder``: the first 16 bytes of
+    the SHA-256 of its absolute path, each hex digit written as a letter a-p."""
+    digest = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:32]
+    return "".join(chr(ord("a") + int(d, 16)) for d in digest)
+
+
 def _free_of_config(folder: Path) -> None:
     assert not (folder / "config.json").exists(), "a person's copy has no config.json"
 
@@ -136,10 +144,9 @@ async def person(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterat
         cdp = f"http://127.0.0.1:{port_file.read_text().split()[0]}"
         browser = await pw.chromium.connect_over_cdp(cdp)
         context = browser.contexts[0]
-        await wait_until(lambda: any(w.url.endswith("/background.js")
-                                     for w in context.service_workers))
-        worker = next(w for w in context.service_workers if w.url.endswith("/background.js"))
-        extension_id = worker.url.split("/")[2]
+        # Not read from the service worker's URL: unpaired, the worker may already be
+        # stopped by Chromium's 30 s idle timer on a slow machine.
+        extension_id = _unpacked_id(ext)
         client = await BridgeClient.connect(server.url, token)
         yield Person(server, client, chromium, cdp, context, extension_id, home, token_file,
                      handshakes)
