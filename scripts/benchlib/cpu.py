@@ -107,6 +107,7 @@ def sample(roots: list[int], bridge: int | None = None) -> dict[str, float]:
         if s is not None:
             k = _kind(pid, bridge)
             out[k] = out.get(k, 0.0) + s
+            out[f"_pid:{pid}:{k}"] = s
     cpu = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
     ticks = [int(x) for x in cpu]
     idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)
@@ -116,10 +117,18 @@ def sample(roots: list[int], bridge: int | None = None) -> dict[str, float]:
 
 
 def delta(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
-    """CPU seconds spent between two samples by kind, and ``wall_s``, ``machine_busy_s``
-    (every process on the machine, other people's included) and ``cores``."""
+    """CPU seconds spent between two samples by kind; ``busiest:<kind>``: the CPU seconds
+    of that kind's busiest single process (one process near the wall time is one busy
+    core: a serialization point); ``wall_s``, ``machine_busy_s`` (every process on the
+    machine, other people's included) and ``cores``."""
     out = {k: round(after[k] - before.get(k, 0.0), 3) for k in after
            if not k.startswith("_") and after[k] - before.get(k, 0.0) > 0}
+    busiest: dict[str, float] = {}
+    for key, s in after.items():
+        if key.startswith("_pid:"):
+            kind = key.rsplit(":", 1)[1]
+            busiest[kind] = max(busiest.get(kind, 0.0), s - before.get(key, 0.0))
+    out.update({f"busiest:{k}": round(v, 3) for k, v in busiest.items() if v > 0})
     out["wall_s"] = round(after["_wall"] - before["_wall"], 3)
     out["machine_busy_s"] = round(after["_machine_busy"] - before["_machine_busy"], 3)
     out["cores"] = os.cpu_count() or 1

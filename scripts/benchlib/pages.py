@@ -8,6 +8,7 @@
   inside a box running a transform animation that never moves it (the fast path refuses
   it as ``moving``, Playwright's stable check passes: the fallback's cost), its trusted
   clicks counted in ``#s``.
+- ``/clicks-still``: the same without that animation (nothing on it moves: B5).
 - ``/n<N>``: an application-like page with exactly N interactive elements (B3), from
   ``scripts/bench_snapshot.py``.
 """
@@ -65,6 +66,12 @@ let f = 0; document.addEventListener('focusin', () => {
 </body></html>"""
 
 
+CLICKS_STILL = CLICKS.replace("#slowbox { animation: still 1s linear infinite; }", "")
+"""``/clicks-still``: ``/clicks`` without the Slow button's endless animation (B5: every
+visible window would render it 60 times a second, CPU the clicks compete with)."""
+assert CLICKS_STILL != CLICKS
+
+
 def expected_result(query: str = QUERY, owner: str = OWNER) -> str:
     """The result line the form page shows after a correct submit (active only checked)."""
     return f"Found 3 results for {query} owned by {owner}, active only"
@@ -77,6 +84,8 @@ class _Handler(BaseHTTPRequestHandler):
             body = FORM
         elif path == "clicks":
             body = CLICKS
+        elif path == "clicks-still":
+            body = CLICKS_STILL
         elif path.startswith("n") and path[1:].isdigit():
             body = generate_page(int(path[1:]))
         else:

@@ -315,6 +315,12 @@ def _b5(b: dict[str, Any]) -> list[str]:
             row.append(_x(c["window_vs_one_window"]))
         row += [f"{_ms(c[a]['p50_ms'])} / {_ms(c[a]['p95_ms'])}" for a in arms]
         L.append("| " + " | ".join(row) + " |")
+    crashes = {a: sum(c[a].get("setup_crashes", 0) for c in b["by_sessions"].values())
+               for a in arms if a != "playwright"}
+    L += ["", "Tabs reported crashed (or whose load timed out) while being set up, "
+          "closed and opened again before the clock started (see `_open` in "
+          "scripts/benchlib/b5_tabs.py): " + "; ".join(
+              f"{_B5_ARMS[a]} {k}" for a, k in crashes.items()) + "."]
     L += ["", "Throughput against one session (N / 1): " + "; ".join(
         f"{_B5_ARMS[a]} " + ", ".join(f"{n}: {_x(v)}" for n, v in sc.items())
         for a, sc in b["scaling"].items()) + ".", "",
@@ -337,8 +343,9 @@ def _b5(b: dict[str, Any]) -> list[str]:
         "all the time, as a process serializing the sessions would be; *tree*: the share "
         f"of the machine's {first_cores(b)} cores all these processes used; *machine*: the "
         "share every process on the machine used, other people's included):", "",
-        "| sessions | arm | CPU ms per click by process (share of one core) | tree | machine |",
-        "|---:|---|---|---:|---:|"]
+        "| sessions | arm | CPU ms per click by process (share of one core) | busiest single "
+        "process | tree | machine |",
+        "|---:|---|---|---|---:|---:|"]
     for n, c in b["by_sessions"].items():
         for a in arms:
             x = c[a]
@@ -346,8 +353,10 @@ def _b5(b: dict[str, Any]) -> list[str]:
             parts = ", ".join(f"{k} {v:.1f}" + (f" ({core[k] * 100:.0f} %)" if k in core else "")
                               for k, v in x["cpu_ms_per_click"].items() if v >= 0.05)
             share = (lambda v: "–" if v is None else f"{v * 100:.0f} %")
-            L.append(f"| {n} | {_B5_ARMS[a]} | {parts} | {share(x['tree_cpu_share'])} | "
-                     f"{share(x['machine_busy_share'])} |")
+            top = next(iter(x.get("busiest_process_core_share", {}).items()), None)
+            top_s = "–" if top is None else f"{top[0]} {top[1] * 100:.0f} %"
+            L.append(f"| {n} | {_B5_ARMS[a]} | {parts} | {top_s} | "
+                     f"{share(x['tree_cpu_share'])} | {share(x['machine_busy_share'])} |")
     L.append("")
     return L
 
