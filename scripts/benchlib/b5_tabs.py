@@ -12,7 +12,11 @@ as in B2u. For each N (default 1, 2, 4) and each arm, in rotated order, a fresh 
   only the last one active (the baseline: background tabs are throttled by Chromium);
 - ``playwright``: raw Playwright (this process) on its own headless Chromium from the same
   binary, N pages (``browser.new_page()``: a context and window each), the machine's floor
-  for N concurrent clickers (information).
+  for N concurrent clickers (information);
+- ``windows_full`` / ``one_window_full``: as ``windows`` / ``one_window`` with
+  ``allowCoordinates`` (no fast point asked): Playwright's full click path behind the
+  bridge, what a click the fast path refuses costs; in a background tab of one window that
+  path waits for frames Chromium does not produce there (≈ 2 s a click).
 
 Then every session (page) sends K trusted clicks to its own "Go" button, one after the
 other (``page.act`` by ref; ``locator.click()`` for Playwright), all N at once (asyncio
@@ -50,7 +54,7 @@ from .pages import PageServer
 from .stats import percentile, ratio, rotated
 
 _REF = re.compile(r'button "Go"[^\n]*\[ref=((?:f\d+)?e\d+)\]')
-ARMS = ("windows", "one_window", "playwright")
+ARMS = ("windows", "one_window", "playwright", "windows_full", "one_window_full")
 PAGE = "clicks-still"
 """The page every session clicks on (scripts/benchlib/pages.py): nothing on it moves, so a
 visible page costs no frames between clicks."""
@@ -124,14 +128,18 @@ async def _sessions(url: str, token: str, pages: PageServer, arm: str, n: int, k
             probe["active"] = bool(rows[tid]["active"]) if tid in rows else None
             probe["windowId"] = rows.get(tid, {}).get("windowId")
 
+        # The *_full arms: no fast point asked (allowCoordinates), Playwright's whole
+        # actionability path behind the bridge, as a click the fast path refuses takes.
+        full = {"allowCoordinates": True} if arm.endswith("_full") else {}
+
         def agent(c: BridgeClient, tid: int, ref: str) -> Callable[[], Any]:
             async def clicks() -> None:
                 for _ in range(k):
                     t0 = time.perf_counter()
                     r = await c.call("page.act", {"tabId": tid, "ref": ref,
-                                                  "action": {"kind": "click"}})
+                                                  "action": {"kind": "click"}, **full})
                     run.lat.append((time.perf_counter() - t0) * 1000)
-                    if r["inputPath"] != "trusted":
+                    if r["inputPath"] != "trusted" or (full and r.get("fastPath")):
                         raise AssertionError(r)
                     run.fast.append(bool(r.get("fastPath")))
             return clicks
@@ -159,7 +167,8 @@ async def _open(c: BridgeClient, arm: str, url: str, run: _Run) -> tuple[int, st
 
     ``windows``: ``tabs.new {window: true}`` then ``page.navigate``, since ``tabs.new {url,
     window: true}`` loses ``window`` in the bridge today (bridge/new_tab.py's ``open_tab``;
-    tests/e2e/test_tab_windows.py's xfail). ``one_window``: ``tabs.new {url}``.
+    tests/e2e/test_tab_windows.py's xfail). ``one_window``: ``tabs.new {url}``. (The same
+    for the ``_full`` arms.)
 
     A blank tab navigated so is sometimes reported crashed at its next request (listed
     ``crashed: true`` at ``about:blank``; measured here about 1 set-up of 4 in 3, with or
@@ -169,7 +178,7 @@ async def _open(c: BridgeClient, arm: str, url: str, run: _Run) -> tuple[int, st
     for attempt in range(3):
         tid = None
         try:
-            if arm == "windows":
+            if arm.startswith("windows"):
                 res = await c.call("tabs.new", {"window": True})
                 tid = int(res["tabId"])
                 res = await c.call("page.navigate", {"tabId": tid, "url": url})

@@ -279,7 +279,8 @@ def _b4(b: dict[str, Any]) -> list[str]:
 
 
 _B5_ARMS = {"windows": "own windows", "one_window": "one window (background tabs)",
-            "playwright": "raw Playwright, own pages"}
+            "playwright": "raw Playwright, own pages",
+            "windows_full": "own windows, full path", "one_window_full": "one window, full path"}
 
 
 def _b5(b: dict[str, Any]) -> list[str]:
@@ -298,7 +299,9 @@ def _b5(b: dict[str, Any]) -> list[str]:
          "`tabs.new` with a url today); *one window*: `tabs.new {url}`, N tabs in the browser's one window, the last one "
          "active (the baseline). *Raw Playwright*: `locator.click()` on N pages "
          "(`browser.new_page()`) of its own headless Chromium from the same binary, the "
-         "machine's floor for N concurrent clickers. Order rotated; "
+         "machine's floor for N concurrent clickers. *Full path*: the same sessions with "
+         "`allowCoordinates` (no fast point asked: Playwright's whole actionability path, "
+         "what a click the fast path refuses costs). Order rotated; "
          f"{b['reps']} repetitions (median wall time; p50/p95 pooled over every click). "
          f"Trusted clicks the pages counted: {counted}. Load average (1, 5, 15 min) at start "
          f"{load[0]}, at end {load[1]}.", "",

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.browser
 def test_tiny_run_writes_results_and_table(tmp_path: Path) -> None:
     """One round of B1 (raw Playwright, SDK steps, SDK batch), B2, B4 (each client its own
     session and tab) and B5 (1 and 2 sessions through `trustbridge up`: own windows, one
-    window, raw Playwright; no MCP servers): each arm ran, each page saw every click as
+    window, raw Playwright, and both sessions arms on the full path; no MCP servers): each arm ran, each page saw every click as
     trusted, ratios and verdicts agree with the medians and limits reported beside them,
     and the README's tables show those numbers, the run counts and the hand-written
     analysis section."""
@@ -69,7 +69,7 @@ def test_tiny_run_writes_results_and_table(tmp_path: Path) -> None:
     assert b4["rtt"]["proxy_rtt"]["min"] > b4["rtt"]["local_rtt"]["min"]
 
     b5 = res["b5"]
-    arms = ["windows", "one_window", "playwright"]
+    arms = ["windows", "one_window", "playwright", "windows_full", "one_window_full"]
     assert b5["arms"] == arms
     assert b5["clicks_seen"] == b5["clicks_sent"] == {a: (1 + 2) * 2 for a in arms}
     for n in ("1", "2"):
@@ -81,6 +81,7 @@ def test_tiny_run_writes_results_and_table(tmp_path: Path) -> None:
             assert cell[a]["throughput_per_s"] > 0
             assert cell[a]["cpu_ms_per_click"], (n, a)  # the processes were found and read
         assert cell["windows"]["fast_path_share"] is not None
+        assert cell["windows_full"]["fast_path_share"] == 0  # allowCoordinates: no fast point
         want = cell["windows"]["throughput_per_s"] / cell["one_window"]["throughput_per_s"]
         assert abs(cell["window_vs_one_window"] - want) <= 0.0005 + 1e-9
     for a in arms:
@@ -110,7 +111,7 @@ def test_tiny_run_writes_results_and_table(tmp_path: Path) -> None:
             b5_rows.setdefault(_cells(ln)[0], _cells(ln))
     for n in ("1", "2"):  # the first table: sessions, then clicks/s of each arm
         row = b5_rows[n]
-        assert [float(x) for x in row[1:4]] == [b5["by_sessions"][n][a]["throughput_per_s"]
+        assert [float(x) for x in row[1:1 + len(arms)]] == [b5["by_sessions"][n][a]["throughput_per_s"]
                                                 for a in arms], row
     _check_readme_shows(readme, res, targets)
     assert "kept by hand" in readme and "old" not in readme.splitlines()[0]
