@@ -168,7 +168,7 @@ async def _cmd_up(args: argparse.Namespace) -> int:
 
 MCP_OPTION_FLAGS = ("browser", "headless", "viewport", "user_data_dir", "isolated",
                     "output_dir", "allowed_origins", "blocked_origins", "caps",
-                    "executable_path", "config")
+                    "executable_path", "config", "session_label")
 """``mcp`` flags that bridge/mcp/options.py build_options reads (argparse dests)."""
 
 
@@ -437,6 +437,8 @@ def _add_mcp_options(mcp: argparse.ArgumentParser) -> None:
     g.add_argument("--caps", metavar="LIST",
                    help="comma-separated extra tools: vision (coordinates), pdf")
     g.add_argument("--executable-path", metavar="PATH", help="the browser binary to run")
+    g.add_argument("--session-label", metavar="NAME",
+                   help="this server's session label on the bridge (docs/sessions.md)")
     g.add_argument("--config", metavar="FILE",
                    help="Playwright MCP JSON config (browser.browserName, launchOptions, "
                    "contextOptions.viewport, userDataDir, capabilities, outputDir, network)")

@@ -164,24 +164,39 @@ class Executor:
         if getattr(parsed, "device", None) is not None or method != "devices.list":
             with contextlib.suppress(E.TrustbridgeError):  # routing says what is wrong
                 device = self.policy.pick_device(getattr(parsed, "device", None))
-        self.sessions.begin(session, method, device, getattr(parsed, "tabId", None))
-        counted = getattr(parsed, "tabId", None)
+        explicit = getattr(parsed, "tabId", None)
+        self.sessions.begin(session, method, device, explicit)
+        counted = explicit
         try:
-            if device is not None:
-                checked = await self.gate.admit(session, method, parsed, device)
-                if checked != counted:  # count it on the tab it runs on (handoff checks)
-                    self.sessions.end(session, device, counted)
-                    self.sessions.begin(session, method, device, checked)
-                    counted = checked
-                if method == "page.snapshot" and getattr(parsed, "session", None) is None \
-                        and getattr(parsed, "cursor", None) is None:
-                    parsed.session = session.id  # per-session diff baselines
-            if session.stopped:
-                raise self.sessions.stopped_error(session)
-            result = await self._dispatch(method, parsed, on_start, session)
-            if device is not None:
-                self.gate.answered(session, method, device, result)
-            return result
+            for attempt in (1, 2):
+                if device is not None:
+                    checked = await self.gate.admit(session, method, parsed, device)
+                    if checked != counted:  # count it on the tab it runs on (handoff checks)
+                        self.sessions.end(session, device, counted)
+                        self.sessions.begin(session, method, device, checked)
+                        counted = checked
+                    if method == "page.snapshot" and getattr(parsed, "session", None) is None \
+                            and getattr(parsed, "cursor", None) is None:
+                        parsed.session = session.id  # per-session diff baselines
+                if session.stopped:
+                    raise self.sessions.stopped_error(session)
+                try:
+                    result = await self._dispatch(method, parsed, on_start, session)
+                except E.BrowserTabClosed as err:
+                    # The tab the session's current tab named is gone (closed, replaced
+                    # after a crash, a restarted browser): forget or follow it; a request
+                    # that named no tab runs once more on the tab it now means (the
+                    # extension refused it before sending anything).
+                    again = device is not None and self.gate.tab_gone(session, device, err) \
+                        and explicit is None and attempt == 1
+                    if not again:
+                        raise
+                    parsed.tabId = None
+                    continue
+                if device is not None:
+                    self.gate.answered(session, method, device, result)
+                return result
+            raise E.InternalError("unreachable")  # the loop returns or raises
         finally:
             self.sessions.end(session, device, counted)
 

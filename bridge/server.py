@@ -259,6 +259,11 @@ class BridgeServer:
         log.info("peer %s joined: role=%s device=%s", peer.id, peer.role, peer.device)
         try:
             await peer.send(Welcome(protocolVersion=PROTOCOL_VERSION, peerId=peer.id))
+            if peer.role == "extension" and peer.device is not None \
+                    and self.executor.sessions.owners(peer.device):
+                # A restarted background shows the owners it would otherwise miss.
+                self.executor.sessions.changed.add(peer.device)
+                self._tell_owners()
             await peer.conn.serve(
                 on_request=lambda req: self._on_request(peer, req),
                 on_event=lambda ev: self._on_event(peer, ev),

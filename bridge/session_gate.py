@@ -30,7 +30,9 @@ CLAIMS = frozenset({*CLIENT_INPUT_METHODS, "page.navigate", "page.history", "pag
 """Methods that act on their tab: a free tab becomes the session's."""
 READS = frozenset({"page.snapshot", "page.wait", "page.find", "page.screenshot",
                    "page.console", "page.network", "page.pdf"})
-"""Methods that only look at their tab: allowed on a free tab, never claiming it."""
+"""Methods that only look at their tab: allowed on any tab (another session's too: they
+dispatch nothing, refs are stable per element, diff baselines are per session), never
+claiming it."""
 SESSION_METHODS = frozenset({"session.open", "session.renew", "session.release",
                              "session.handoff", "session.stop", "sessions.list",
                              "tabs.claim"})
@@ -103,9 +105,26 @@ class SessionGate:
             return None
         if getattr(parsed, "tabId", None) is None:
             parsed.tabId = tab
-        self.book.check(session, device, tab, claim=method in CLAIMS,
-                        attended=self.attended(device))
+        if method in CLAIMS:  # a read of another session's tab is allowed (it acts on nothing)
+            self.book.check(session, device, tab, claim=True, attended=self.attended(device))
         return tab
+
+    def tab_gone(self, session: Session, device: str, err: E.BrowserTabClosed) -> bool:
+        """A request failed with BROWSER_TAB_CLOSED: the session follows a tab a crash
+        recovery replaced (``details.replacedBy``: ownership and current tab move to the
+        new id) and forgets one that is gone. Returns whether the book changed (the
+        caller may run a tabId-less request once more: its tab now means another)."""
+        tab, by = err.details.get("tabId"), err.details.get("replacedBy")
+        if not isinstance(tab, int):
+            return False
+        if isinstance(by, int):
+            self.book.replaced(device, tab, by)
+        else:
+            self.book.closed(device, tab)
+        if session.current.get(device) == tab:  # not owned (read-only use), still current
+            del session.current[device]
+        self.queue.forget(device, tab)
+        return True
 
     def _dialog_tab(self, session: Session, device: str) -> int | None:
         """The tab of the oldest open dialog on a tab the session owns."""
@@ -128,6 +147,10 @@ class SessionGate:
         """After a good answer: what it changed for sessions (tabs opened, selected,
         closed; ``tabs.list`` rows get ``owner`` / ``mine`` / ``person``)."""
         tab = result.get("tabId")
+        crashed = result.get("crashedTabId")
+        if result.get("recoveredFromCrash") and isinstance(crashed, int) \
+                and isinstance(tab, int):
+            self.book.replaced(device, crashed, tab)  # the new tab is the old one's
         if method in CLAIMS and method != "tabs.close" and isinstance(tab, int) \
                 and self.book.owner(device, tab) is None:
             # It ran on the browser's active tab, which no session owned (admit()).
@@ -203,7 +226,7 @@ class SessionGate:
                     "tabs": book.tab_keys([(device, tab)])}
         if method == "tabs.claim":
             await self._check_exists(device, parsed.tabId)
-            person = book.claim(session, device, parsed.tabId)
+            person = book.claim(session, device, parsed.tabId, self.attended(device))
             book.select(session, device, parsed.tabId)
             return {"label": session.label, "person": person,
                     "tabs": book.tab_keys([(device, parsed.tabId)])}

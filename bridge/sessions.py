@@ -16,10 +16,12 @@ The model:
   out, resumable by label and secret (``"keep"``: the CLI's ``--session NAME``).
 - **Ownership**: a session claims the tabs it creates (``tabs.new``), the tabs its tabs
   open (popups), and a free tab it first acts on (input, navigation, select, evaluate…).
-  Another session's request on a claimed tab — an action or a read — is TAB_CLAIMED,
-  naming the owner's label; nothing reaches the page. Reading a free tab claims nothing.
-- **A person's tabs**: on an attended device (a headed browser, or a browser without the
-  supervisor's driver), a tab no session opened is a person's; sessions never claim it
+  Another session's action on a claimed tab is TAB_CLAIMED, naming the owner's label;
+  nothing reaches the page. A read (snapshot, find, wait, screenshot…) is allowed on any
+  tab and claims nothing: it dispatches nothing, and refs and diff baselines stay the
+  owner's (gate: bridge/session_gate.py READS).
+- **A person's tabs**: on an attended device (a headed browser, or a person's own browser
+  with the paired extension), a tab no session opened is a person's; sessions never claim it
   by acting on it (TAB_CLAIMED with ``person: true``), only with an explicit
   ``tabs.claim``.
 - ``session.release`` frees tabs; ``session.handoff {to}`` gives a tab to another live
@@ -325,9 +327,9 @@ class SessionBook:
             # browser shows next (another session's tabs.new activates that one).
             session.current.setdefault(device, tab)
 
-    def claim(self, session: Session, device: str, tab: int) -> bool:
+    def claim(self, session: Session, device: str, tab: int, attended: bool = True) -> bool:
         """``tabs.claim``: take a free tab, a person's included; returns whether it was a
-        person's (on an attended device, a tab no session opened).
+        person's (on an ``attended`` device, a tab no session opened).
 
         Raises:
             TabClaimed: another session owns it.
@@ -336,7 +338,7 @@ class SessionBook:
         if owner is not None and owner is not session:
             raise E.TabClaimed(f"Tab {tab} belongs to session {owner.label!r}; ask it to "
                                "hand the tab off or release it.", tabId=tab, owner=owner.label)
-        person = (device, tab) not in self._made
+        person = attended and (device, tab) not in self._made
         self._own(session, (device, tab))
         return person
 
@@ -355,6 +357,20 @@ class SessionBook:
         """The tab closed: nobody owns it any more."""
         self._free((device, tab))
         self._made.discard((device, tab))
+
+    def replaced(self, device: str, old: int, new: int) -> None:
+        """Tab ``old`` was replaced by ``new`` (a crashed renderer's tab recovered as a new
+        one): its owner owns the new one, and it is the owner's current tab if the old was."""
+        owner = self._owner.get((device, old))
+        was_current = owner is not None and owner.current.get(device) == old
+        made = (device, old) in self._made
+        self.closed(device, old)
+        if made:
+            self._made.add((device, new))
+        if owner is not None and not owner.stopped and (device, new) not in self._owner:
+            self._own(owner, (device, new))
+            if was_current:
+                owner.current[device] = new
 
     def select(self, session: Session, device: str, tab: int) -> None:
         """Requests of ``session`` without ``tabId`` go to this tab from now on."""

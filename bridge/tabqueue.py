@@ -59,6 +59,12 @@ class TabQueue:
             if not self._users[key]:
                 del self._users[key], self._locks[key]
 
+    def forget(self, device: str, tab: int) -> None:
+        """The tab is gone (the extension said it does not exist): it is not the device's
+        active tab any more."""
+        if self._active.get(device) == tab:
+            del self._active[device]
+
     def queued(self) -> int:
         """How many (device, tab) queues have a request running or waiting."""
         return len(self._locks)

@@ -29,11 +29,13 @@ file-system look-ups, which take their roots as arguments so tests fake them.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -176,11 +178,20 @@ def _firefox_places(env: Mapping[str, str], which: Which) -> Iterator[tuple[str,
 
 
 def _camoufox_place() -> Iterator[tuple[str, str]]:
-    """The build ``camoufox fetch`` installed, asked with ``download_if_missing=False``."""
-    try:
-        from camoufox.pkgman import camoufox_path, launch_path
+    """The build ``camoufox fetch`` installed, asked with ``download_if_missing=False``.
 
-        path = launch_path(camoufox_path(download_if_missing=False))
+    Looking has no side effects: camoufox's own ``camoufox_path`` deletes an install
+    folder it finds incompatible (and prints "Cleaning old data..." on stdout), so such a
+    folder is left alone and reported as nothing found; whatever the library prints goes
+    to stderr (stdout is the MCP server's JSON-RPC stream)."""
+    try:
+        from camoufox.multiversion import COMPAT_FLAG
+        from camoufox.pkgman import INSTALL_DIR, camoufox_path, launch_path
+
+        if os.path.isdir(INSTALL_DIR) and os.listdir(INSTALL_DIR) and not COMPAT_FLAG.exists():
+            return  # camoufox_path would remove it: a look must not
+        with contextlib.redirect_stdout(sys.stderr):
+            path = launch_path(camoufox_path(download_if_missing=False))
     except Exception:  # noqa: BLE001 - not installed, unsupported version, no package
         return
     yield "camoufox fetch", str(path)

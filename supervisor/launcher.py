@@ -18,12 +18,14 @@ Every difference between the browsers is written down in docs/browsers.md.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Mapping
 from functools import partial
@@ -318,8 +320,10 @@ def find_camoufox(executable_path: str | None = None) -> str:
     from camoufox.pkgman import camoufox_path, launch_path
 
     try:
-        # download_if_missing=False: camoufox would otherwise fetch the browser here.
-        return launch_path(camoufox_path(download_if_missing=False))
+        # download_if_missing=False: camoufox would otherwise fetch the browser here. What
+        # it prints goes to stderr: stdout may be the MCP server's JSON-RPC stream.
+        with contextlib.redirect_stdout(sys.stderr):
+            return launch_path(camoufox_path(download_if_missing=False))
     except (CamoufoxNotInstalled, UnsupportedVersion, FileNotFoundError) as exc:
         raise E.DeviceNotConnected(
             f"The Camoufox browser is not installed ({exc}). Run `{CAMOUFOX_FETCH_COMMAND}` "

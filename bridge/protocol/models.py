@@ -468,8 +468,8 @@ class TabNewParams(DeviceParams):
     url: str | None = Field(default=None, max_length=8192)
     window: bool = Field(
         default=False, description="Open the tab in a new window of its own, so it is the "
-        "foreground tab there (parallel sessions: a background tab is throttled by the "
-        "browser; docs/sessions.md).")
+        "foreground tab there (parallel sessions: a headed browser throttles background "
+        "tabs; docs/sessions.md).")
 
 
 class TabIdParams(DeviceParams):

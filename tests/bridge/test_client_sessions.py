@@ -83,7 +83,7 @@ async def test_another_session_is_refused_on_the_tab_before_anything_is_sent(
 
     for method, params in (("page.navigate", {"tabId": 1, "url": URL}),
                            ("page.act", {"tabId": 1, "ref": "e7", "action": {"kind": "click"}}),
-                           ("page.snapshot", {"tabId": 1})):
+                           ("page.evaluate", {"tabId": 1, "expression": "1"})):
         with pytest.raises(E.TabClaimed) as info:
             await call(b, method, params)
         assert info.value.owner == "agent-a" and info.value.tabId == 1

@@ -87,7 +87,7 @@ async def test_a_named_session_owns_its_new_tab_and_the_other_is_refused(
         await step(theirs.click("e7"))
     assert info.value.owner == "agent-a" and info.value.tabId == tab.tab_id
     with pytest.raises(E.TabClaimed):
-        await step(theirs.snapshot())
+        await step(theirs.press("Enter"))
     assert bridge.sent() == before  # nothing reached the extension or the driver
 
     assert (await step(tab.click("e7")))["inputPath"] == "trusted"  # A still works

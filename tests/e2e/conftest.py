@@ -82,6 +82,11 @@ class Stack:
     def page(self):  # the Playwright page the extension acts on: what the page saw
         return self.supervisor.context.pages[0]
 
+    async def release(self) -> None:
+        """Free the tabs the stack's own client claimed by acting on them, so another
+        client's session (an MCP server under test) may act there (docs/sessions.md)."""
+        await self.client.call("session.release", {})
+
     async def snapshot(self) -> str:
         return (await self.client.call("page.snapshot", {}))["snapshot"]
 

@@ -37,7 +37,10 @@ async def test_doctor_shows_each_browsers_capabilities(stack: Stack, origins: Or
     (info,) = [d for d in result["devices"] if d["device"] == stack.device]
     assert info["capabilities"] == {**driver_capabilities(stack.browser),
                                     "closedShadowVisible": True, "syntheticInput": True,
-                                    "requiresTrustedInput": True}
+                                    "requiresTrustedInput": True,
+                                    # Sessions (docs/sessions.md): our headless launch is
+                                    # no person's browser.
+                                    "headed": False, "attended": False}
     assert info["browser"].startswith(BROWSER_LABEL[stack.browser])
     line = _human("doctor", {"devices": [info]})
     assert "input trusted" in line

@@ -179,6 +179,7 @@ async def _mcp(stack: Stack):
 
     from bridge.mcp import Connection, build_server
 
+    await stack.release()  # the stack's client opened the page: its session owns the tab
     conn = Connection(url=stack.server.url, token=stack.server.token, embedded=False)
     try:
         async with Client(build_server(conn)) as client:
