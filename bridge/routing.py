@@ -278,8 +278,8 @@ class RoutingPolicy:
             if driver is None:  # rule 4, checked before anything else is asked
                 raise TrustedInputUnavailable(
                     f"Device {dev!r} requires trusted input and its input driver is offline; "
-                    "the action was not sent. Restart the supervisor (`trustbridge up`) "
-                    "and retry.",
+                    "the action was not sent. Restart its driver (`trustbridge up`, or "
+                    "`trustbridge attach --cdp URL` for a browser you started) and retry.",
                     {"device": dev},
                 )
             return TrustedInput(dev, self._extension(dev), driver)  # rule 3
