@@ -95,13 +95,15 @@ class SessionGate:
             tab = session.current.get(device)
         if tab is None:
             tab = self.queue.active_tab(device)
-        if tab is None and (self.book.owners(device) or self.book.guessing(device, session)):
-            # Another session may own the tab the browser has active: learn which it is
-            # before anything is sent (one tabs.list, only until a tab is known).
+        if tab is None and (self.book.owners(device) or self.book.guessing(device, session)
+                            or (method in CLAIMS and self.attended(device))):
+            # Another session may own the tab the browser has active, or (attended) it may
+            # be a person's: learn which it is before anything is sent (one tabs.list,
+            # only until a tab is known).
             tab = await self._active_from_browser(device)
         if tab is None:
-            # No session owns a tab of this device: whichever tab is active is free; the
-            # answer names it and answered() claims it.
+            # No session owns a tab of this device and no person's tab is at stake:
+            # whichever tab is active is free; the answer names it and answered() claims it.
             return None
         if getattr(parsed, "tabId", None) is None:
             parsed.tabId = tab
@@ -127,11 +129,17 @@ class SessionGate:
         return True
 
     def _dialog_tab(self, session: Session, device: str) -> int | None:
-        """The tab of the oldest open dialog on a tab the session owns."""
-        for dialog in self.policy.dialogs.all(device):
+        """The tab of the oldest open dialog on a tab the session owns, else the tab of
+        the dialog the driver would answer (``DialogBook.to_answer``) once it is placed on
+        one tab: answering it acts on that tab, so admit() checks it like any action."""
+        book = self.policy.dialogs
+        for dialog in book.all(device):
             for tab in sorted(dialog.tabs or ()):
                 if (device, tab) in session.tabs:
                     return tab
+        picked = book.to_answer(device, None, self.queue.active_tab(device))
+        if picked is not None and picked.tabs is not None and len(picked.tabs) == 1:
+            return next(iter(picked.tabs))
         return None
 
     async def _active_from_browser(self, device: str) -> int | None:

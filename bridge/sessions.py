@@ -163,8 +163,12 @@ class SessionBook:
         stopped = self._stopped_peers.get(peer)
         if stopped is not None:
             raise self.stopped_error(stopped)
+        label, n = f"client-{peer}", 1
+        while label in self._by_label:  # a session.open may have picked that label
+            n += 1
+            label = f"client-{peer}-{n}"
         self._ids += 1
-        session = Session(id=f"s{self._ids}", label=f"client-{peer}",
+        session = Session(id=f"s{self._ids}", label=label,
                           secret=secrets.token_urlsafe(24), lease_s=DEFAULT_LEASE_MS / 1000,
                           on_disconnect="stop", peer=peer,
                           expires_at=self.clock() + DEFAULT_LEASE_MS / 1000, implicit=True)
