@@ -219,10 +219,14 @@ class SessionGate:
             by = ("its own request" if target is session
                   else f"session {session.label!r}")
             return self.stop(target, by)
+        if method == "session.release" and parsed.tabId is None and parsed.device is None:
+            # Every tab on every device: no device to pick (several may be connected, or
+            # none any more).
+            return {"label": session.label,
+                    "tabs": book.tab_keys(book.release(session, None, None))}
         device = self.policy.pick_device(getattr(parsed, "device", None))
         if method == "session.release":
-            freed = book.release(session, device if parsed.tabId is not None
-                                 or parsed.device else None, parsed.tabId)
+            freed = book.release(session, device, parsed.tabId)
             return {"label": session.label, "tabs": book.tab_keys(freed)}
         if method == "session.handoff":
             tab = parsed.tabId if parsed.tabId is not None else session.current.get(device)

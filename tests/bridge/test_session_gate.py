@@ -505,3 +505,27 @@ async def test_serve_stop_withdraws_and_releases(world: World) -> None:
     with pytest.raises(E.SessionStopped) as info:
         await serve(world, "p1", "session.renew")
     assert info.value.by == "session 'client-p2'"
+
+
+@pytest.mark.parametrize("devices", ["two", "none"])
+async def test_serve_release_of_every_tab_needs_no_device(world: World, devices: str) -> None:
+    """``session.release {}`` frees the session's tabs on every device: it must work with
+    several devices connected (no device to pick) and with none left."""
+    await serve(world, "p1", "session.open", label="agent-a")
+    a = world.book.for_peer("p1")
+    world.book.check(a, DEV, 1, claim=True, attended=False)
+    world.book.check(a, "dev2", 2, claim=True, attended=False)
+    if devices == "two":
+        world.policy.join("ext-2", "extension", "dev2")
+        with pytest.raises(E.BadRequest):  # one tab needs its device named
+            await serve(world, "p1", "session.release", tabId=1)
+        one = await serve(world, "p1", "session.release", device="dev2")
+        assert one["tabs"] == [{"device": "dev2", "tabId": 2}]
+    else:
+        world.policy.leave(EXT)
+    released = await serve(world, "p1", "session.release")
+    expected = [{"device": DEV, "tabId": 1}]
+    if devices == "none":
+        expected.append({"device": "dev2", "tabId": 2})
+    assert released == {"label": "agent-a", "tabs": expected}
+    assert a.tabs == set()
