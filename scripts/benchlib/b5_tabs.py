@@ -172,8 +172,9 @@ async def _open(c: BridgeClient, arm: str, url: str, run: _Run) -> tuple[int, st
 
     A blank tab navigated so is sometimes reported crashed at its next request (listed
     ``crashed: true`` at ``about:blank``; measured here about 1 set-up of 4 in 3, with or
-    without a window of its own), or its load never finishes (TIMEOUT): that tab is closed
-    and another one opened, at most twice, each time counted in ``setup_crashes``.
+    without a window of its own), its load never finishes (TIMEOUT), or its snapshot still
+    shows no Go button 10 s later (a blank page; seen once): that tab is closed and another
+    one opened, at most twice, each time counted in ``setup_crashes``.
     Set-up only: nothing is timed here."""
     for attempt in range(3):
         tid = None
@@ -185,7 +186,14 @@ async def _open(c: BridgeClient, arm: str, url: str, run: _Run) -> tuple[int, st
             else:
                 res = await c.call("tabs.new", {"url": url})
             tid = int(res["tabId"])
-            return tid, (await c.call("page.snapshot", {"tabId": tid}))["snapshot"]
+            deadline = time.monotonic() + 10
+            while True:  # the page, not a blank one the load has not replaced yet
+                snap = (await c.call("page.snapshot", {"tabId": tid}))["snapshot"]
+                if _REF.search(snap):
+                    return tid, snap
+                if time.monotonic() > deadline:
+                    raise E.Timeout(f"tab {tid} showed no Go button within 10 s: {snap[:300]}")
+                await asyncio.sleep(0.1)
         except (E.BrowserCrashed, E.Timeout):
             if attempt == 2:
                 raise
