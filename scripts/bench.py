@@ -91,7 +91,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--b5-actions", type=int, default=None,
                     help="B5 clicks per session (default 20; quick: 5)")
     ap.add_argument("--b5-arms", default=None,
-                    help="B5 arms (default all: windows,one_window,playwright)")
+                    help="B5 arms (default all: windows,one_window,playwright,"
+                    "windows_full,one_window_full)")
     ap.add_argument("--no-mcp", action="store_true",
                     help="skip every MCP arm (no npm, no MCP subprocesses)")
     ap.add_argument("--out-dir", type=Path, default=None, help="where to write the results")
