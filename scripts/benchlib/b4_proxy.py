@@ -130,11 +130,13 @@ async def run(stack: Stack, counts: list[int], rounds: int,
             for where, c in clients.items():
                 tabs[where], refs[where] = await _own_tab(stack, c, where)
 
-            turn = [0]
+            turn = {where: 0 for where in clients}
 
             def next_ref(where: str) -> str:
-                turn[0] += 1
-                return refs[where][turn[0] % 2]
+                # Per page: each focus must move that page's focus (Query, Go, Query...),
+                # or its counter would not see it.
+                turn[where] += 1
+                return refs[where][turn[where] % 2]
 
             def act(where: str) -> Any:
                 return clients[where].call("page.act", {"device": DEVICE, "tabId": tabs[where],
