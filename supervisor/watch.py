@@ -17,7 +17,8 @@
   action with ``late: true`` (unless that action answers it).
 
 A chooser announced after the answer, and the sign that makes the bridge wait for it:
-the watch reads the page's choosers after :data:`CHOOSER_ROUND_TRIPS` round trips, but
+the watch reads the page's choosers after :data:`CLICK_CHOOSER_ROUND_TRIPS` round trip
+after a click (:data:`CHOOSER_ROUND_TRIPS` after a key press, which has no receipt), but
 Chromium's chooser comes only once the browser opened it and Playwright resolved its
 input element (more protocol round trips), so under load it can come after the answer.
 Waiting longer after every click would cost every click (issue 18), so the wait is paid
@@ -80,9 +81,15 @@ DOWNLOAD_TAIL_S = 2.0
 """How long after the answer a download the page starts is still kept, s (reported by
 the next action on that page)."""
 CHOOSER_ROUND_TRIPS = 2
-"""Round trips to the page after an action before its file choosers are read: Playwright
-resolves a chooser's input element (one more protocol round trip) before announcing it,
-so one round trip was not always enough on Chromium under load."""
+"""Round trips to the page after a key press (or typing that submits) before its file
+choosers are read: Playwright resolves a chooser's input element (one more protocol round
+trip) before announcing it, so one round trip was not always enough on Chromium under
+load."""
+CLICK_CHOOSER_ROUND_TRIPS = 1
+"""The same after a click: the look for a focused download link only. A chooser a click
+opens later is not lost: the click's receipt says ``fileInput`` and the bridge asks for
+it (:func:`await_file_chooser`); a key press has no receipt, so it keeps
+CHOOSER_ROUND_TRIPS."""
 CHOOSER_TAIL_S = 2.0
 """How long after an answer a file chooser that opens is still held for the agent, s."""
 PROBE_S = 0.5
@@ -247,7 +254,8 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
                 await _round_trip(page)
             else:
                 link = await _download_link_focused(page, action)
-            for _ in range(CHOOSER_ROUND_TRIPS - 1):
+            trips = CLICK_CHOOSER_ROUND_TRIPS if _receipted(action) else CHOOSER_ROUND_TRIPS
+            for _ in range(trips - 1):
                 if choosers:
                     break
                 await _round_trip(page)
@@ -370,6 +378,14 @@ def _may_activate(action: Any) -> bool:
     kind = getattr(action, "kind", None)
     return action is None or kind in ("click", "press", "mouse") \
         or (kind == "type" and bool(getattr(action, "submit", False)))
+
+
+def _receipted(action: Any) -> bool:
+    """Whether ``action`` is a click on an element, for which the bridge arms a delivery
+    receipt whose ``fileInput`` sign makes it ask for a chooser announced after the answer
+    (bridge/executor.py). Mouse input at a point keeps CHOOSER_ROUND_TRIPS: its receipt
+    exists only when the extension found an element at the point."""
+    return getattr(action, "kind", None) == "click"
 
 
 async def _round_trip(page: Page) -> None:
