@@ -1512,7 +1512,8 @@
     }
   };
   function isCrashed(tab) {
-    return tab.status === "unloaded" && tab.discarded === false;
+    const blank = !tab.url || tab.url === "about:blank";
+    return tab.status === "unloaded" && tab.discarded === false && !blank;
   }
   function crashedError(tabId) {
     return new PageError(

@@ -269,9 +269,14 @@ export class Tabs {
  * URL and title, reports `status: "unloaded"` while `discarded: false` (a discarded tab is
  * `discarded: true`), fires no tabs or webNavigation event, and its content scripts are
  * gone (sendMessage: "Could not establish connection"); it stays so until it loads again.
+ * A blank tab that has not loaded a document yet reports `status: "unloaded"` too
+ * (measured: a new tab at about:blank whose first navigation had not committed, under
+ * load, scripts/benchlib/b5_tabs.py): it has no renderer to crash, so a tab at
+ * about:blank (or with no URL yet) is never called crashed.
  */
 export function isCrashed(tab) {
-  return tab.status === 'unloaded' && tab.discarded === false;
+  const blank = !tab.url || tab.url === 'about:blank';
+  return tab.status === 'unloaded' && tab.discarded === false && !blank;
 }
 
 /** BROWSER_CRASHED for a tab whose renderer crashed, with the way out. */
