@@ -52,6 +52,7 @@ from bridge.protocol.models import (
 from . import fastpoint
 from . import values as V
 from .errors import NOT_A_FIELD, map_playwright_errors
+from .focus import focus_element, read_field
 from .isolated_eval import evaluate_isolated
 from .navwatch import NavigationWatch
 from .select import (  # noqa: F401  (re-exported: verbs and their planners)
@@ -213,45 +214,6 @@ async def focus(t: Target, _a: FocusAction, timeout_ms: int) -> dict[str, Any]:
     return {}
 
 
-# Playwright's own focus (injected script ``focusNode``, what ``locator.focus`` and the focus
-# step of ``locator.press`` run), in the driver's isolated world: a contenteditable target
-# first blurs the focused element; ``focus()`` twice (Playwright's: the first may only
-# blur); an input not focused before gets its caret at the start.
-_FOCUS_JS = """el => {
-  const active = el.getRootNode().activeElement;
-  const was = active === el && el.ownerDocument.hasFocus();
-  if (el.isContentEditable && !was && active && active.blur) active.blur();
-  el.focus();
-  el.focus();
-  if (!was && el.nodeName.toLowerCase() === 'input') {
-    try { el.setSelectionRange(0, 0); } catch (e) { /* a type with no selection */ }
-  }
-  return true;
-}"""
-
-
-async def focus_element(t: Target, timeout_ms: int) -> None:
-    """Focus the target as ``locator.focus()`` does, in one isolated-world round trip.
-
-    The page sees what Playwright's focus makes it see (``focus()`` from script; the
-    ``focus`` / ``blur`` events the browser dispatches for it), but a Playwright locator
-    focus resolves the element, focuses it through a handle and releases the handle: three
-    protocol round trips, ~6 ms against ~2 ms here (headless Chromium, measured), paid by
-    every fill, type and keyed press (issue 18).
-
-    Raises:
-        PlaywrightError: the unique selector matched 0 or several elements, or the frame
-            went away (the caller's map_playwright_errors maps it).
-    """
-    try:
-        await evaluate_isolated(t.frame, t.selector, _FOCUS_JS, timeout_ms / 1000)
-    except E.InternalError:
-        # The engine gave no answer: the document was being replaced as it ran (a page
-        # that navigates while the agent types). Playwright's own focus says what it
-        # finds then (the element gone, the context destroyed) in its own errors.
-        await t.locator.focus(timeout=timeout_ms)
-
-
 def _not_editable() -> E.ElementNotEditable:
     return E.ElementNotEditable(
         "The target does not accept text (readonly, disabled or not a text field); "
@@ -280,18 +242,33 @@ async def _readable_value(t: Target, timeout_ms: int) -> str | None:
         return None
 
 
-async def _field(t: Target, timeout_ms: int) -> tuple[str | None, str | None]:
-    """``(input type lower-cased or None, value or None)`` of an editable target.
+FOCUS_KINDS = frozenset({None, "", "text", "search", "email", "url", "tel", "password"})
+"""Field types fill and type always focus right after reading them (never a range, colour,
+date-like or number field, which take another route or a check first): the read focuses
+them in the same round trip (supervisor/focus.py)."""
+
+
+async def _field(t: Target, timeout_ms: int) -> tuple[str | None, str | None, bool]:
+    """``(input type lower-cased or None, value or None, focused)`` of an editable target;
+    ``focused``: the target is one of FOCUS_KINDS and was focused by the read.
+
+    One isolated read for a native input or textarea (supervisor/focus.py); Playwright's
+    three built-in reads for anything else.
 
     Raises:
-        ElementNotEditable: readonly, disabled or not a text field.
+        ElementNotEditable: readonly, disabled or not a text field (nothing was focused).
     """
+    field = await read_field(t, timeout_ms, FOCUS_KINDS)
+    if field is not None:
+        if not field.editable:
+            raise _not_editable()
+        return field.kind, field.value, field.focused
     editable, kind, before = await asyncio.gather(
         _is_editable(t, timeout_ms), t.locator.get_attribute("type", timeout=timeout_ms),
         _readable_value(t, timeout_ms))
     if not editable:
         raise _not_editable()
-    return (kind.strip().lower() if kind is not None else None), before
+    return (kind.strip().lower() if kind is not None else None), before, False
 
 
 async def type_text(t: Target, a: TypeAction, timeout_ms: int) -> dict[str, Any]:
@@ -315,11 +292,12 @@ async def type_text(t: Target, a: TypeAction, timeout_ms: int) -> dict[str, Any]
         ``{}``, or ``{"valueCheck": str}`` when a Tab moved the focus out of the target
         part way: only the text typed before it was checked.
     """
-    kind, before = await _field(t, timeout_ms)
+    kind, before, focused = await _field(t, timeout_ms)
     if kind == "range" or V.script_only(kind, _browser_name(t.page)):
         extra = await _set_value(t, kind, a.text, timeout_ms)
     else:
-        await focus_element(t, timeout_ms)
+        if not focused:
+            await focus_element(t, timeout_ms)
         extra = {}
         with NavigationWatch(t.frame) as nav:
             await V.type_keys(t, a.text, nav)
@@ -479,7 +457,7 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
     # Built-in reads run in Playwright's utility world; a script on the element would make
     # Playwright set up its injected script in the page's main world too (~40 ms once per
     # document).
-    kind, before = await _field(t, timeout_ms)
+    kind, before, focused = await _field(t, timeout_ms)
     if kind == "range" or V.script_only(kind, _browser_name(t.page)):
         return await _set_value(t, kind, a.value, timeout_ms)
     if kind == "number" and a.value.strip() and not _is_number(a.value):
@@ -490,8 +468,9 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
     if kind == "date" and a.value:
         return await _fill_date(t, a.value, timeout_ms)
     keyboard = t.page.keyboard
-    await focus_element(t, timeout_ms)  # then the chord, as locator.press does it
-    await keyboard.press("ControlOrMeta+A")
+    if not focused:
+        await focus_element(t, timeout_ms)
+    await keyboard.press("ControlOrMeta+A")  # after the focus, as locator.press does it
     with NavigationWatch(t.frame) as nav:
         if not a.value:
             await keyboard.press("Delete")
