@@ -299,6 +299,9 @@ async def run(stack: Stack, rounds: int, arm_names: list[str],
                 ratio(med.get("d"), med.get("e")), 0.5),
         _target("B1 (d′) fill_form ≤ 0.5× (e′) Playwright MCP fill_form",
                 ratio(med.get("d_form"), med.get("e_form")), 0.5),
+        # Issue 18: against the peer that does not sleep 500 ms after each click.
+        _target("B1 (d) trustbridge MCP step tools ≤ 0.5× (e″) Playwright MCP "
+                "--timeout-settle 0", ratio(med.get("d"), med.get("e_nosettle")), 0.5),
     ]
     return out
 
