@@ -198,6 +198,7 @@ class Executor:
                 return result
             raise E.InternalError("unreachable")  # the loop returns or raises
         finally:
+            self.gate.settled(session, device)
             self.sessions.end(session, device, counted)
 
     async def _dispatch(self, method: str, parsed: Any, on_start: Callable[[], None] | None,

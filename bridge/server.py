@@ -259,6 +259,9 @@ class BridgeServer:
         log.info("peer %s joined: role=%s device=%s", peer.id, peer.role, peer.device)
         try:
             await peer.send(Welcome(protocolVersion=PROTOCOL_VERSION, peerId=peer.id))
+            if peer.role == "extension" and peer.device is not None:
+                # A new extension may be a restarted browser: its active tab is to learn.
+                self.executor.queue.forget_device(peer.device)
             if peer.role == "extension" and peer.device is not None \
                     and self.executor.sessions.owners(peer.device):
                 # A restarted background shows the owners it would otherwise miss.
@@ -426,6 +429,8 @@ class BridgeServer:
             return 0, 0
         withdrawn = running = 0
         for entry in list(peer.requests.values()):
+            if entry.task is asyncio.current_task():
+                continue  # the session.stop asking for it
             if entry.running:
                 running += 1
                 continue

@@ -12,6 +12,7 @@ run on (never after the fact).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +34,25 @@ READS = frozenset({"page.snapshot", "page.wait", "page.find", "page.screenshot",
 """Methods that only look at their tab: allowed on any tab (another session's too: they
 dispatch nothing, refs are stable per element, diff baselines are per session), never
 claiming it."""
+FIRST_WAIT_S = 30.0
+"""How long a session's first action waits for another session's first action on the
+same device (the claim comes with its answer), s."""
+
+
+def perturbs(method: str, parsed: Any) -> bool:
+    """Whether a read changes the page or what its owner reads next, so it counts as an
+    action (TAB_CLAIMED on another session's tab): a screenshot of an element scrolls it
+    into view, a full-page one resizes the viewport, a PDF prints (beforeprint, media
+    change), and ``clear`` empties the tab's console or network record for everyone."""
+    if method == "page.screenshot":
+        return getattr(parsed, "ref", None) is not None or bool(getattr(parsed, "fullPage", False))
+    if method == "page.pdf":
+        return True
+    if method in ("page.console", "page.network"):
+        return bool(getattr(parsed, "clear", False))
+    return False
+
+
 SESSION_METHODS = frozenset({"session.open", "session.renew", "session.release",
                              "session.handoff", "session.stop", "sessions.list",
                              "tabs.claim"})
@@ -61,6 +81,8 @@ class SessionGate:
         self.peer = peer
         self.withdraw: Withdraw = lambda _peer, _reason: (0, 0)
         """Set by the server: withdraws a connection's queued requests."""
+        self._first: dict[str, tuple[Session, asyncio.Event]] = {}
+        """Device → the session whose first action runs on the browser's active tab."""
 
     def attended(self, device: str) -> bool:
         """A person may open tabs on ``device``: its driver says the browser is headed
@@ -91,25 +113,55 @@ class SessionGate:
             tab = self._dialog_tab(session, device)
             if tab is None:
                 return None  # the bridge's dialog book picks; see _to_driver
+        acts = method in CLAIMS or perturbs(method, parsed)
         if tab is None:
-            tab = session.current.get(device)
+            tab = await self._unknown_tab(session, device, acts)
         if tab is None:
-            tab = self.queue.active_tab(device)
-        if tab is None and (self.book.owners(device) or self.book.guessing(device, session)
-                            or (method in CLAIMS and self.attended(device))):
-            # Another session may own the tab the browser has active, or (attended) it may
-            # be a person's: learn which it is before anything is sent (one tabs.list,
-            # only until a tab is known).
-            tab = await self._active_from_browser(device)
-        if tab is None:
-            # No session owns a tab of this device and no person's tab is at stake:
-            # whichever tab is active is free; the answer names it and answered() claims it.
+            # No session owns a tab of this device, no person's tab is at stake and no
+            # other session's first action is running: whichever tab is active is free;
+            # the answer names it and answered() claims it.
             return None
         if getattr(parsed, "tabId", None) is None:
             parsed.tabId = tab
-        if method in CLAIMS:  # a read of another session's tab is allowed (it acts on nothing)
+        if acts:  # a read of another session's tab is allowed (it acts on nothing)
             self.book.check(session, device, tab, claim=True, attended=self.attended(device))
         return tab
+
+    async def _unknown_tab(self, session: Session, device: str, acts: bool) -> int | None:
+        """The tab a tabId-less request of ``session`` means, when it has no current tab:
+        the browser's active tab as last seen, else (another session owns tabs here, a
+        person may, or another session's first action is running on the active tab)
+        the active tab as tabs.list says now. None: nobody can own the active tab, and
+        an action takes the device's first-action slot until its answer names the tab.
+
+        Two sessions' first actions on a fresh device would otherwise both run on the
+        active tab unchecked (the claim comes with the answer): the second waits for the
+        first's answer (at most FIRST_WAIT_S), then looks the tab up."""
+        if acts:
+            held = self._first.get(device)
+            if held is not None and held[0] is not session:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(held[1].wait(), FIRST_WAIT_S)
+        tab = session.current.get(device)
+        if tab is None:
+            tab = self.queue.active_tab(device)
+        if tab is not None:
+            return tab
+        first = self._first.get(device)
+        if self.book.owners(device) or (first is not None and first[0] is not session) \
+                or (acts and self.attended(device)):
+            return await self._active_from_browser(device)
+        if acts and first is None:
+            self._first[device] = (session, asyncio.Event())
+        return None
+
+    def settled(self, session: Session, device: str | None) -> None:
+        """A request of ``session`` answered (or failed): free the device's first-action
+        slot if it held it (the answer claimed the tab, or nothing ran)."""
+        held = self._first.get(device or "")
+        if held is not None and held[0] is session:
+            held[1].set()
+            del self._first[device or ""]
 
     def tab_gone(self, session: Session, device: str, err: E.BrowserTabClosed) -> bool:
         """A request failed with BROWSER_TAB_CLOSED: the session follows a tab a crash

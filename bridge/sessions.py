@@ -281,12 +281,6 @@ class SessionBook:
         if not session.stopped:
             self._touch(session, None)
 
-    def guessing(self, device: str, session: Session) -> bool:
-        """Whether another session has a request in flight on ``device`` whose tab is
-        not known yet (it runs on the browser's active tab)."""
-        return any(s is not session and s.in_flight.get((device, None))
-                   for s in self._sessions.values())
-
     def owner(self, device: str, tab: int) -> Session | None:
         """The session that owns the tab (None: free)."""
         return self._owner.get((device, tab))
@@ -351,9 +345,13 @@ class SessionBook:
         """A tab opened: by ``session`` (``tabs.new``), or by tab ``opener`` (a popup: it
         goes to the opener's owner). Either way it is no person's tab."""
         key = (device, tab)
-        self._made.add(key)
         owner = session if session is not None else (
             self._owner.get((device, opener)) if opener is not None else None)
+        if owner is None:
+            # Chromium gives a tab a person opens (Ctrl+T) the active tab as opener too:
+            # only a session's own tab's popup is no person's.
+            return
+        self._made.add(key)
         if owner is not None and not owner.stopped and key not in self._owner:
             self._own(owner, key)
 

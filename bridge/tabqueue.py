@@ -65,6 +65,11 @@ class TabQueue:
         if self._active.get(device) == tab:
             del self._active[device]
 
+    def forget_device(self, device: str) -> None:
+        """A new extension joined for ``device`` (maybe a restarted browser, whose tab ids
+        are all new): its active tab is learnt again."""
+        self._active.pop(device, None)
+
     def queued(self) -> int:
         """How many (device, tab) queues have a request running or waiting."""
         return len(self._locks)

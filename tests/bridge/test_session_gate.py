@@ -7,6 +7,8 @@ call, so a test sees whether the gate asked the browser at all).
 
 from __future__ import annotations
 
+import asyncio
+
 from typing import Any
 
 import pytest
@@ -143,7 +145,7 @@ async def test_a_read_of_another_session_s_tab_is_allowed_and_claims_nothing(
     a = world.session("agent-a")
     b = world.session("agent-b")
     world.book.check(a, DEV, 5, claim=True, attended=False)
-    for method in sorted(READS):
+    for method in sorted(READS - {"page.pdf"}):  # a PDF prints: an action (perturbs)
         tab, _ = await world.admit(b, method, tabId=5)
         assert tab == 5, method
     assert world.book.owner(DEV, 5) is a and b.tabs == set()
@@ -209,21 +211,47 @@ async def test_prefetch_for_a_read_pins_the_tab_and_checks_nothing(world: World)
     assert tab == 1 and parsed.tabId == 1 and a.tabs == set()
 
 
-async def test_prefetch_when_another_session_guesses(world: World) -> None:
+async def test_a_second_session_s_first_action_waits_for_the_first_s_answer(
+        world: World) -> None:
+    """Two sessions' first actions on a fresh device: the first takes the first-action
+    slot (its answer names and claims the active tab); the second waits for that answer,
+    then looks the tab up and is refused on it — never both unchecked on one tab."""
     a = world.session("agent-a")
     b = world.session("agent-b")
-    world.book.begin(b, "page.act", DEV, None)  # its tab is not known yet
+    tab, _ = await world.admit(b, "page.act", **CLICK)
+    assert tab is None and world.ext.calls == []  # the only one: nothing to ask
+    waiting = asyncio.ensure_future(world.admit(a, "page.act", **CLICK))
+    await asyncio.sleep(0.05)
+    assert not waiting.done(), "the second first action did not wait"
+    world.book.check(b, DEV, 3, claim=True, attended=False)  # b's answer claimed tab 3
     world.ext.show(3, active=3)
-    tab, _ = await world.admit(a, "page.act", **CLICK)
-    assert tab == 3 and world.ext.calls == ["tabs.list"]
-    # Its own tabId-less request in flight is no reason to ask.
+    world.gate.settled(b, DEV)
+    with pytest.raises(E.TabClaimed) as info:
+        await asyncio.wait_for(waiting, 5)
+    assert info.value.owner == "agent-b" and world.ext.calls == ["tabs.list"]
+    # A session's own first action in flight is no reason for its next one to wait.
     c = world.session("agent-c")
-    world.book.end(b, DEV, None)
-    world.book.begin(c, "page.act", DEV, None)
+    world.book.release(b, None, None)
     world.ext.calls.clear()
-    world.book.release(a, None, None)
-    tab, _ = await world.admit(c, "page.act", **CLICK)
-    assert tab is None and world.ext.calls == []
+    assert (await world.admit(c, "page.act", **CLICK))[0] is None
+    assert (await asyncio.wait_for(world.admit(c, "page.act", **CLICK), 1))[0] is None
+    assert world.ext.calls == []
+
+
+async def test_reads_that_change_the_page_count_as_actions(world: World) -> None:
+    """A screenshot of an element (scrolls it), a full-page one (resizes), a PDF (prints)
+    and clearing the console or network record (erases the owner's) are refused on
+    another session's tab."""
+    a = world.session("agent-a")
+    b = world.session("agent-b")
+    world.book.check(a, DEV, 5, claim=True, attended=False)
+    for method, params in (("page.screenshot", {"ref": "e1"}),
+                           ("page.screenshot", {"fullPage": True}),
+                           ("page.pdf", {}), ("page.console", {"clear": True}),
+                           ("page.network", {"clear": True})):
+        with pytest.raises(E.TabClaimed):
+            await world.admit(b, method, tabId=5, **params)
+    assert b.tabs == set()
 
 
 @pytest.mark.parametrize("failure", ["error", "no extension", "no active tab"])

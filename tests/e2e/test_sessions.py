@@ -26,7 +26,7 @@ import pytest
 from bridge.client import BridgeClient
 from bridge.protocol import errors as E
 
-from .conftest import Origins, Stack, ref_of
+from .conftest import Origins, Stack, ref_of, wait_until
 
 HELPER = Path(__file__).with_name("session_client.py")
 REPO = Path(__file__).resolve().parents[2]
@@ -66,15 +66,22 @@ async def tab_id(client: BridgeClient, marker: str) -> int:
     return found[0]
 
 
-def page_of(stack: Stack, marker: str):
-    """The Playwright page whose URL contains ``marker``: what that page saw."""
-    found = [p for p in stack.supervisor.context.pages if marker in p.url]
-    assert len(found) == 1, f"expected one page with {marker!r}: {[p.url for p in found]}"
-    return found[0]
+async def page_of(stack: Stack, marker: str):
+    """The Playwright page whose URL contains ``marker``: what that page saw. Waits (bounded)
+    for Playwright to hear of the navigation: its framenavigated event may come after the
+    extension's answer to page.navigate on a loaded machine."""
+    def found() -> list:
+        return [p for p in stack.supervisor.context.pages if marker in p.url]
+
+    with contextlib.suppress(TimeoutError):
+        await wait_until(lambda: len(found()) == 1, 10)
+    pages = found()
+    assert len(pages) == 1, f"expected one page with {marker!r}: {[p.url for p in pages]}"
+    return pages[0]
 
 
 async def count(stack: Stack, marker: str, counter: str = "__seen") -> int:
-    return await page_of(stack, marker).evaluate(f"window.{counter}")
+    return await (await page_of(stack, marker)).evaluate(f"window.{counter}")
 
 
 async def refused(call: Awaitable[Any], owner: str, tab: int) -> E.TabClaimed:
@@ -189,7 +196,7 @@ async def test_a_claimed_tab_refuses_another_session_and_each_works_in_its_own(
         mark_t = await open_counter(a, origins, t, "T")  # A acts on T: T is A's
         snap = (await a.call("page.snapshot", {"tabId": t}))["snapshot"]
         ref = ref_of(snap, "button", "Count")
-        url_before = page_of(stack, mark_t).url
+        url_before = (await page_of(stack, mark_t)).url
 
         # B: every kind of request on T is refused before anything is sent.
         click = {"tabId": t, "ref": ref, "action": {"kind": "click"}}
@@ -203,7 +210,7 @@ async def test_a_claimed_tab_refuses_another_session_and_each_works_in_its_own(
         assert '"Count"' in (await b.call("page.snapshot", {"tabId": t}))["snapshot"]
         assert await count(stack, mark_t) == 0, "a refused click reached the page"
         assert await count(stack, mark_t, "__clicks") == 0
-        assert page_of(stack, mark_t).url == url_before, "a refused navigation ran"
+        assert (await page_of(stack, mark_t)).url == url_before, "a refused navigation ran"
         row = next(r for r in (await b.call("tabs.list", {}))["tabs"] if r["tabId"] == t)
         assert row.get("owner") == "A" and row.get("mine") is False, row
 
@@ -299,7 +306,7 @@ async def test_handoff_is_refused_while_work_is_in_flight_then_moves_the_tab(
                 await a.call("session.handoff", {"tabId": t, "to": "B"})
             assert info.value.details == {"tabId": t, "inFlight": 1}
             assert not waiting.done()
-            await page_of(stack, mark).evaluate("window.__arrive()")
+            await (await page_of(stack, mark)).evaluate("window.__arrive()")
             await asyncio.wait_for(waiting, WAIT_S)
         finally:
             waiting.cancel()
