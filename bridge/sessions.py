@@ -142,7 +142,7 @@ class SessionBook:
                                    {"label": label})
             existing.peer = peer
             self._by_peer[peer] = existing
-            self._touch(existing, "session.open")
+            self._touch(existing, None)  # a resume is no action (sessions list shows actions)
             return existing, True
         self._ids += 1
         session = Session(id=f"s{self._ids}", label=label, secret=secrets.token_urlsafe(24),
