@@ -89,7 +89,10 @@ CLICK_CHOOSER_ROUND_TRIPS = 1
 """The same after a click: the look for a focused download link only. A chooser a click
 opens later is not lost: the click's receipt says ``fileInput`` and the bridge asks for
 it (:func:`await_file_chooser`); a key press has no receipt, so it keeps
-CHOOSER_ROUND_TRIPS."""
+CHOOSER_ROUND_TRIPS. Measured (headless Chromium, 25 clicks each, load 3-4): the chooser
+of a direct click on a file input and of a button calling ``input.click()`` was reported
+by every click's result, 72-88 % of them through ``driver.fileChooser`` (2 % with two
+round trips); a plain button click took 8.9 against 9.6 ms median."""
 CHOOSER_TAIL_S = 2.0
 """How long after an answer a file chooser that opens is still held for the agent, s."""
 PROBE_S = 0.5
