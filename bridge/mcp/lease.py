@@ -15,6 +15,7 @@ import contextlib
 import logging
 import re
 import secrets
+import shlex
 import time
 from typing import Any
 
@@ -89,6 +90,15 @@ class SessionLease:
                     opened = await client.call("session.open", params)
                     break
                 except E.BadRequest as err:
+                    if self.chosen and err.details.get("label") == params["label"]:
+                        # The tool's arguments are not at fault: the server's option is.
+                        err.next_step = (  # type: ignore[attr-defined]
+                            f"Another MCP server (or client) holds the session label "
+                            f"{params['label']!r}. Tell the user to start this MCP server "
+                            "with another --session-label (or none: a label of its own is "
+                            "drawn), or to stop that session (`trustbridge sessions stop "
+                            f"{shlex.quote(params['label'])}`).")
+                        raise
                     if self.chosen or draw == LABEL_DRAWS - 1 \
                             or err.details.get("label") != params["label"]:
                         raise

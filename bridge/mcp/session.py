@@ -32,6 +32,7 @@ from ..embedded import Embedded
 from ..protocol import errors as E
 from ..protocol.models import DeviceInfo
 from ..sdk import Browser, SnapshotResult, Tab
+from ..session_gate import READS
 from .lease import SessionLease
 from .options import McpOptions
 from .report import OpenedTab, TabRow
@@ -154,9 +155,12 @@ class Connection:
         self.lease = SessionLease(self.options.session_label, lease_ms)
         """This server's session on the bridge (bridge/mcp/lease.py)."""
         self.own_tab_pending = True
-        """The session has no tab yet: its first tool call refused on a tab another
-        session (or a person) holds gets a window of its own (:meth:`may_open_own_tab`),
-        and on an attended device its first tab is such a window (:meth:`tab`)."""
+        """The session has no tab of its own yet (or no longer: it closed or released the
+        current one): its next tool call refused on a tab another session (or a person)
+        holds gets a window of its own (:meth:`may_open_own_tab`), and on an attended
+        device its first tab is such a window (:meth:`tab`). A read's result pinning the
+        tab the browser has active does not end it (a read claims nothing: the tab may be
+        another session's); an action's result, browser_tabs select/new/claim do."""
         self._notes: list[str] = []
         self._client: BridgeClient | None = None
         self._emb: Embedded | None = None
@@ -208,7 +212,8 @@ class Connection:
                 self._emb = await self._start_embedded()
                 client = await BridgeClient.connect(self._emb.url, self._emb.token)
             await self.lease.open(client)
-            self.own_tab_pending = self.tab_id is None
+            # A new session owns nothing; a tab only read (pinned) stays "may open my own".
+            self.own_tab_pending = self.own_tab_pending or self.tab_id is None
             self._client = client
             return client
 
@@ -244,17 +249,21 @@ class Connection:
         """Whether a tool call refused with ``err`` should get the session a window of its
         own and be run again there.
 
-        The rule (issue 16 item 4): a session's first tab. Until one is chosen (no
-        browser_tabs select, no tab pinned by a result), a tool addresses the tab the
-        browser has active, as Playwright MCP does: on the embedded launch, its one blank
-        tab, which the first action claims. When that tab is another session's or a
-        person's, the bridge refuses the request before anything is sent (TAB_CLAIMED),
-        so running the call again in a new window (``tabs.new {window: true}``: the
-        foreground tab of a window of its own, which the browser does not throttle) does
-        nothing twice. Once the session has a tab, TAB_CLAIMED is the call's answer.
+        The rule (issue 16 item 4, docs/sessions.md): a session's first tab. Until it has
+        one (no browser_tabs select/new/claim, no action answered on a tab), a tool
+        addresses the tab the browser has active, as Playwright MCP does: on the embedded
+        launch, its one blank tab, which the first action claims. A read (browser_snapshot
+        first) may have pinned that tab while it is another session's: reads are allowed
+        there and claim nothing, so the pin alone does not make it this session's. When
+        that tab is another session's or a person's, the bridge refuses the request before
+        anything is sent (TAB_CLAIMED), so running the call again in a new window
+        (``tabs.new {window: true}``: the foreground tab of a window of its own, which the
+        browser does not throttle) does nothing twice. Once the session has a tab,
+        TAB_CLAIMED is the call's answer. Closing or releasing the current tab
+        (:meth:`select` with no tab) makes it pending again.
         """
         return (isinstance(err, E.TabClaimed) and self.own_tab_pending
-                and self.tab_id is None and self.stopped is None)
+                and self.stopped is None)
 
     async def open_own_tab(self, refused: E.TrustbridgeError | None = None) -> None:
         """Open this session's own window (``tabs.new {window: true}``) and make its tab
@@ -366,11 +375,18 @@ class Connection:
         an input call was sent and answered."""
         if method in INPUT_METHODS:
             self._inputs = (*self._inputs, (sent_ms, time.time() * 1000))[-INPUT_WINDOWS:]
-        if self.tab_id is None and method.startswith("page.") \
-                and isinstance(result.get("tabId"), int):
-            # Pin "the active tab" to the tab that answered: a tab the page brings to the
-            # front must become current by being followed (and said), never silently.
-            self.select(result.get("device") or self.device, result["tabId"])
+        if method.startswith("page.") and isinstance(result.get("tabId"), int):
+            if self.tab_id is None:
+                # Pin "the active tab" to the tab that answered: a tab the page brings to
+                # the front must become current by being followed (and said), never
+                # silently. A read's pin keeps own_tab_pending: the tab may be another
+                # session's (reads are allowed there, docs/sessions.md).
+                self.device = result.get("device") or self.device
+                self.tab_id = result["tabId"]
+            if method not in READS and result["tabId"] == self.tab_id:
+                # An action answered on the current tab: the bridge gave it to this
+                # session (a free tab is claimed by its first action), or it was already.
+                self.own_tab_pending = False
         items = [result, *(result.get("completedActions") or [])]
         for item in items:
             for tab in item.get("newTabs") or []:
@@ -385,10 +401,12 @@ class Connection:
         return opened
 
     def select(self, device: str | None, tab_id: int | None) -> None:
-        """Make ``tab_id`` of ``device`` the current tab of every later tool call."""
+        """Make ``tab_id`` of ``device`` the current tab of every later tool call (a tab
+        this session chose: it has a tab now). ``tab_id`` None: the current tab was
+        closed, released or is gone; later calls address the browser's active tab, and
+        the session may again open a window of its own (:meth:`may_open_own_tab`)."""
         self.device, self.tab_id = device, tab_id
-        if tab_id is not None:
-            self.own_tab_pending = False
+        self.own_tab_pending = tab_id is None
 
     def is_current(self, device: str, tab: Mapping[str, Any]) -> bool:
         """Whether ``tab`` of ``device`` is the one later tool calls act on."""

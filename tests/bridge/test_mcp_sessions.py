@@ -275,3 +275,79 @@ async def test_a_session_label_in_use_is_a_tool_error(
         assert conn_a.label == "research"
         taken = await b.call_tool("browser_snapshot", {})
         assert taken.is_error and "BAD_REQUEST" in text(taken) and "research" in text(taken)
+        assert "input schema" not in text(taken), text(taken)
+        assert "with another --session-label" in text(taken), text(taken)
+
+
+def on_tab(ext: FakeExtension, tab_id: int, tabs: list[dict[str, Any]]) -> None:
+    """Script the fake extension's page answers for ``tab_id``, its ``tabs.new`` (the
+    window it opens is ``tab_id``) and its tab list."""
+    ext.results["tabs.new"] = {"tabId": tab_id, "url": "about:blank", "title": ""}
+    ext.results["page.resolveTarget"] = {**ext.results["page.resolveTarget"], "tabId": tab_id}
+    ext.results["page.snapshot"] = {**ext.results["page.snapshot"], "tabId": tab_id}
+    ext.results["tabs.list"] = {"tabs": tabs}
+
+
+async def test_a_snapshot_of_a_s_tab_first_still_lets_c_open_its_own_window(
+        bridge: BridgeServer, fakes: tuple[FakeExtension, FakeDriver]) -> None:
+    """C's first call reads A's tab (allowed; it shows A's page); C's first action is
+    refused there before anything is sent, so C gets a window of its own and the click
+    lands in it. After C closes that tab (browser_close: "the next tool call acts on its
+    active tab"), its next action, refused on A's tab again, opens another window."""
+    ext, drv = fakes
+    async with server(bridge, "a") as (conn_a, a), server(bridge, "c") as (conn_c, c):
+        assert not (await a.call_tool("browser_navigate", {"url": "http://127.0.0.1/"})).is_error
+        assert bridge.executor.sessions.owner(DEVICE, 1).label == conn_a.label
+
+        seen = await c.call_tool("browser_snapshot", {})
+        assert not seen.is_error, text(seen)
+        assert 'button "Save" [ref=e7]' in text(seen) and "window" not in text(seen)
+        assert [r.params["tabId"] for r in ext.requests if r.method == "page.snapshot"][-1] == 1
+        assert bridge.executor.sessions.owner(DEVICE, 1).label == conn_a.label
+
+        on_tab(ext, 2, [{"tabId": 1, "url": "http://127.0.0.1/", "title": "", "active": False},
+                        {"tabId": 2, "url": "about:blank", "title": "", "active": True}])
+        drv.requests.clear()
+        click = await c.call_tool("browser_click", {"ref": "e7", "element": "Save"})
+        assert not click.is_error, text(click)
+        assert text(click).startswith(
+            "### Result\nOpened a new window for this session (tab 2): the tab the browser "
+            f'had active (tab 1) belongs to session "{conn_a.label}".\n'), text(click)
+        resolved = [r.params["tabId"] for r in ext.requests if r.method == "page.resolveTarget"]
+        assert resolved[-1] == 2 and 1 not in resolved[-1:]
+        assert drv.methods() == ["driver.act"]
+        assert conn_c.tab_id == 2
+        assert bridge.executor.sessions.owner(DEVICE, 2).label == conn_c.label
+        again = await c.call_tool("browser_click", {"ref": "e7", "element": "Save"})
+        assert not again.is_error and "window" not in text(again), text(again)
+
+        ext.results["tabs.close"] = {"tabId": 2, "closed": True}
+        closed = await c.call_tool("browser_close", {})
+        assert not closed.is_error, text(closed)
+        assert "the next tool call acts on its active tab" in text(closed)
+        assert [r.params["tabId"] for r in ext.requests if r.method == "tabs.close"] == [2]
+
+        on_tab(ext, 3, [{"tabId": 1, "url": "http://127.0.0.1/", "title": "", "active": True},
+                        {"tabId": 3, "url": "about:blank", "title": "", "active": False}])
+        pressed = await c.call_tool("browser_press_key", {"key": "Enter"})
+        assert not pressed.is_error, text(pressed)
+        assert "Opened a new window for this session (tab 3)" in text(pressed), text(pressed)
+        assert conn_c.tab_id == 3
+        assert bridge.executor.sessions.owner(DEVICE, 1).label == conn_a.label
+        assert [r.method for r in ext.requests].count("tabs.new") == 2
+
+
+async def test_a_read_of_a_free_tab_then_an_action_there_makes_it_the_session_s(
+        bridge: BridgeServer, fakes: tuple[FakeExtension, FakeDriver]) -> None:
+    """The free blank tab: a read pins it (no window), the first action claims it; from
+    then on a refusal there is the call's answer (no window)."""
+    ext, _ = fakes
+    async with server(bridge, "c") as (conn, c):
+        assert not (await c.call_tool("browser_snapshot", {})).is_error
+        assert conn.tab_id == 1 and conn.own_tab_pending
+        assert bridge.executor.sessions.owner(DEVICE, 1) is None
+        click = await c.call_tool("browser_click", {"ref": "e7", "element": "Save"})
+        assert not click.is_error and "window" not in text(click), text(click)
+        assert bridge.executor.sessions.owner(DEVICE, 1).label == conn.label
+        assert not conn.own_tab_pending
+        assert "tabs.new" not in ext.methods()
