@@ -86,3 +86,36 @@ async def test_two_mcp_servers_each_work_in_their_own_tab(stack: Stack, origins:
         click = await b.call_tool("browser_click", {"element": "Count", "target": ref_a})
         assert click.is_error and "TAB_CLAIMED" in click.content[0].text
         assert (await counted(stack, "A"), await counted(stack, "B")) == (1, 1)
+
+
+async def test_a_first_snapshot_of_a_s_tab_does_not_pin_c_to_it(
+        stack: Stack, origins: Origins) -> None:
+    """C's first call reads A's tab (allowed: it shows A's page); C's first action there is
+    refused before anything is sent and opens C's own window instead, where C's later
+    calls land. A's page counts no click of C's."""
+    async with mcp_on(stack, "agent-a") as (conn_a, a), mcp_on(stack, "agent-c") as (conn_c, c):
+        shown_a = await call(a, "browser_navigate",
+                             url=f"{origins.main}/sessions/counter.html?who=A")
+        seen = await call(c, "browser_snapshot")
+        assert "who=A" in seen and "window" not in seen, seen
+        ref_a = ref_of(seen, "button", "Count")
+
+        # C's click on A's button: refused on A's tab, run again in C's new (blank) window,
+        # where that ref names nothing; the answer says both.
+        clicked = await c.call_tool("browser_click", {"element": "Count", "target": ref_a})
+        text = "\n".join(x.text for x in clicked.content if x.type == "text")
+        assert clicked.is_error and "REF_NOT_FOUND" in text, text
+        assert "Opened a new window for this session" in text, text
+        assert f'belongs to session "{conn_a.label}"' in text, text
+        await wait_until(lambda: len(stack.supervisor.context.pages) == 2)
+        assert conn_c.tab_id is not None and conn_c.tab_id != conn_a.tab_id
+        assert await counted(stack, "A") == 0
+
+        shown_c = await call(c, "browser_navigate",
+                             url=f"{origins.main}/sessions/counter.html?who=C")
+        assert "window" not in shown_c.split("### Page state")[0], shown_c
+        await call(c, "browser_click", element="Count", target=ref_of(shown_c, "button", "Count"))
+        assert (await counted(stack, "A"), await counted(stack, "C")) == (0, 1)
+        await call(a, "browser_click", element="Count", target=ref_of(shown_a, "button", "Count"))
+        assert (await counted(stack, "A"), await counted(stack, "C")) == (1, 1)
+        assert len(stack.supervisor.context.pages) == 2
