@@ -108,7 +108,11 @@ async def _ask(locator: Locator) -> tuple[str, Any]:
         if (got := _read(exc)) is not None:
             return got
         raise
-    raise E.InternalError("The isolated-world script gave no answer.")
+    # The engine answers by throwing, in whatever document it runs in; a count that
+    # returns means no document ran it: the frame's document was being replaced.
+    raise E.BrowserDocumentChanged(
+        "The frame's document changed while the driver read it (no answer came).",
+        {"reason": "replaced during an isolated-world read"})
 
 
 async def evaluate_isolated(frame: Frame, scope: str | None, expression: str,
