@@ -228,6 +228,13 @@ async def test_paired_by_code_attached_over_cdp_trusted_then_unavailable(
     await page.goto(f"{origins.main}/attach/page.html")
     tabs = (await person.client.call("tabs.list", {"device": DEVICE}))["tabs"]
     tab = next(t["tabId"] for t in tabs if t["url"].endswith("/attach/page.html"))
+    # A person opened it in their own browser: a session acts there only once it claimed
+    # the tab, and says it was a person's (docs/sessions.md).
+    with pytest.raises(E.TabClaimed) as refused:
+        await _click(person, tab)
+    assert refused.value.person is True and await _counts(page) == (0, 0)
+    claimed = await person.client.call("tabs.claim", {"device": DEVICE, "tabId": tab})
+    assert claimed["person"] is True
 
     # No driver yet: the click is synthetic and says so; the page saw an untrusted click.
     result = await _click(person, tab)
