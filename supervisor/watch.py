@@ -12,7 +12,8 @@
   the driver's NavigationWatch from the request alone, is then not a document change);
 - ``fileChooser: {multiple}``: a file chooser it opened (issue 15 item 1). The chooser
   is held for its page until :func:`answer_file_chooser` gives it files (an upload
-  action with no ref), another chooser replaces it, or the page closes. One announced
+  action with no ref), another chooser replaces it, its input's document is replaced
+  (the page navigated: :func:`_check_chooser`), or the page closes. One announced
   within :data:`CHOOSER_TAIL_S` after the answer is held too, and reported by the next
   action with ``late: true`` (unless that action answers it).
 
@@ -53,6 +54,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -99,6 +101,10 @@ PROBE_S = 0.5
 """Bound on the one look at the page after an action (focused element, round trip), s."""
 ABORTED = ("ERR_ABORTED", "NS_BINDING_ABORTED")
 """How a navigation request that became a download fails (Chromium, Firefox)."""
+GONE_DOCUMENT = re.compile(r"Execution context was destroyed|Cannot find context with "
+                           r"specified id|JSHandle is disposed|no such node", re.IGNORECASE)
+"""Playwright's errors (Chromium; Firefox BiDi's ``no such node``) for a chooser whose
+input's document is gone (``FileChooser.set_files``)."""
 _DOWNLOAD_LINK_JS = ("() => { const a = document.activeElement; "
                      "return !!(a && a.closest && a.closest('a[download]')); }")
 
@@ -120,6 +126,9 @@ class _PageState:
     """Saves of downloads that started after an answer, for the next answer."""
     tail: asyncio.Task[None] | None = None
     tail_listener: Callable[[Download], None] | None = None
+    chooser_check: asyncio.Task[None] | None = None
+    """The look, after a frame of the page navigated, at whether the held chooser's
+    input still lives (:func:`_check_chooser`)."""
 
     def end_tail(self, page: Page) -> None:
         """Stop keeping late downloads (the next action's are its own)."""
@@ -160,9 +169,45 @@ def _listen(page: Page, state: _PageState) -> None:
             # click's own, when the bridge asks: await_file_chooser).
             _hold_late(state, chooser)
 
+    def on_navigated(_frame: Frame) -> None:
+        if state.chooser is not None:  # each navigation is judged (a check may be past it)
+            state.chooser_check = asyncio.ensure_future(_check_chooser(state, state.chooser))
+
     page.on("filechooser", on_chooser)
+    page.on("framenavigated", on_navigated)
     page.on("close", lambda closed: _pages.pop(closed, None))  # its chooser dies too
     state.listening = True
+
+
+async def _check_chooser(state: _PageState, chooser: FileChooser) -> None:
+    """Drop the held ``chooser`` when its input's document is gone: a frame of the page
+    navigated (``framenavigated`` fires for a same-document navigation too, so the event
+    alone does not say). Playwright's chooser is bound to its input's execution context:
+    once that document is replaced, ``set_files`` fails ("Execution context was
+    destroyed") and no later action may report the chooser as open. One bounded round
+    trip; a page too busy to answer keeps its chooser (the upload maps the failure then,
+    :func:`answer_file_chooser`)."""
+    try:
+        await asyncio.wait_for(chooser.element.evaluate("e => e.isConnected"), PROBE_S)
+    except TimeoutError:
+        pass
+    except PlaywrightError:
+        _drop_chooser(state, chooser)
+
+
+def _drop_chooser(state: _PageState, chooser: FileChooser) -> None:
+    """Hold ``chooser`` no more (its document is gone), if it is still the one held."""
+    if state.chooser is chooser:
+        state.chooser, state.late_chooser = None, False
+        state.late_came.clear()
+
+
+async def _chooser_checked(state: _PageState) -> None:
+    """Wait for the last :func:`_check_chooser` (bounded by PROBE_S)."""
+    check, state.chooser_check = state.chooser_check, None
+    if check is not None:
+        with contextlib.suppress(Exception):
+            await check
 
 
 async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
@@ -286,6 +331,7 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
         if popups:
             await asyncio.sleep(0)  # let the popup's first navigation register
             extra["popups"] = [{"url": p.url} for p in popups]
+        await _chooser_checked(state)  # a held chooser whose document went is no more
         if choosers and extra.get("via") != "file-chooser":  # an upload answers its own
             state.chooser = reported = choosers[-1]
             extra["fileChooser"] = {"multiple": choosers[-1].is_multiple()}
@@ -437,8 +483,13 @@ async def answer_file_chooser(page: Page, action: Any) -> dict[str, Any]:
         BadRequest: no chooser is open on this page (none was opened, it was answered
             already, or its page navigated), or several files for a chooser that takes
             one. The chooser stays open after this error.
+        BrowserDocumentChanged: the chooser's input's document was replaced before this
+            upload saw it (Playwright: "Execution context was destroyed"); nothing was
+            uploaded and the chooser is held no more.
     """
     state = _pages.get(page)
+    if state is not None:
+        await _chooser_checked(state)
     chooser = state.chooser if state is not None else None
     if chooser is None:
         raise E.BadRequest("No file chooser is open on this tab. Click the control that "
@@ -447,7 +498,20 @@ async def answer_file_chooser(page: Page, action: Any) -> dict[str, Any]:
         raise E.BadRequest(f"The open file chooser takes one file; {len(action.files)} "
                            "were given. Nothing was uploaded.",
                            {"files": len(action.files), "multiple": False})
-    await chooser.set_files(action.files)
+    try:
+        await chooser.set_files(action.files)
+    except PlaywrightError as exc:
+        if not GONE_DOCUMENT.search(str(exc)):
+            raise
+        # Its input's document was replaced (the page navigated) before the check above
+        # saw it: the chooser is gone with it; no file reached any page.
+        _drop_chooser(state, chooser)
+        raise E.BrowserDocumentChanged(
+            "The file chooser belonged to a document this tab has left (it navigated): "
+            "the chooser is gone and nothing was uploaded.",
+            {"ref": None, "reason": "file chooser's document replaced"},
+            next_step="Take a new snapshot, click the control that opens a file chooser "
+            "again, then upload.") from exc
     state.chooser = None  # used once, as the browser's own chooser is
     return {"via": "file-chooser", "files": len(action.files)}
 

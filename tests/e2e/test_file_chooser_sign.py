@@ -93,3 +93,57 @@ async def test_a_click_with_no_file_input_claims_no_chooser(
         assert await pw_page(stack, "chooser_sign").evaluate("window.__seen.plain") == 1
         refused = await mcp.call_tool("browser_file_upload", {"paths": [__file__]})
         assert refused.is_error and "No file chooser is open" in str(refused.content)
+
+
+async def _chooser_held_then_navigate(stack: Stack, origins: Origins, mcp: Any) -> Any:
+    """Click "Choose later" (its chooser opens 300 ms after the answer and is held late),
+    wait until the driver holds it, then navigate to index.html. Returns that page."""
+    text = await call(mcp, "browser_navigate", url=f"{origins.main}/chooser_sign/later.html")
+    await wait_until(lambda: any(p.url.endswith("/chooser_sign/later.html")
+                                 for p in stack.supervisor.context.pages))
+    page = pw_page(stack, "chooser_sign/later.html")
+    await call(mcp, "browser_click", element="Choose later",
+               ref=ref_of(page_state(text), "button", "Choose later"))
+    await wait_until(lambda: (s := watch._pages.get(page)) is not None and s.chooser is not None)
+    assert await page.evaluate("window.__seen.inputClicks") == 1
+    await call(mcp, "browser_navigate", url=f"{origins.main}/chooser_sign/index.html")
+    await wait_until(lambda: page.url.endswith("/chooser_sign/index.html"))
+    return page
+
+
+async def test_a_held_chooser_is_dropped_when_its_page_navigates(
+        stack: Stack, origins: Origins) -> None:
+    """A late chooser held for the page, then the page navigates: no later action reports
+    it, and an upload without ref says no chooser is open (nothing was given to it)."""
+    async with mcp_on(stack) as mcp:
+        page = await _chooser_held_then_navigate(stack, origins, mcp)
+        text = await call(mcp, "browser_snapshot")
+        plain = await call(mcp, "browser_click", element="Plain button",
+                           ref=ref_of(text, "button", "Plain button"))
+        assert "file chooser" not in plain.lower(), plain
+        assert await page.evaluate("window.__seen.plain") == 1
+        refused = await mcp.call_tool("browser_file_upload", {"paths": [__file__]})
+        assert refused.is_error and "No file chooser is open" in str(refused.content), \
+            refused.content
+        assert await page.evaluate("window.__seen.picked") is None
+
+
+async def test_an_upload_to_a_chooser_of_a_gone_document_is_document_changed(
+        stack: Stack, origins: Origins, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the navigation was not seen yet (the look at the chooser's input is skipped
+    here), Playwright's set_files fails on the gone document: the answer is
+    BROWSER_DOCUMENT_CHANGED (nothing uploaded), never INTERNAL_ERROR, and the chooser is
+    held no more."""
+    async def unseen(_state: Any, _chooser: Any) -> None:
+        return None
+
+    monkeypatch.setattr(watch, "_check_chooser", unseen)
+    async with mcp_on(stack) as mcp:
+        page = await _chooser_held_then_navigate(stack, origins, mcp)
+        failed = await mcp.call_tool("browser_file_upload", {"paths": [__file__]})
+        shown = str(failed.content)
+        assert failed.is_error and "BROWSER_DOCUMENT_CHANGED" in shown, shown
+        assert "nothing was uploaded" in shown, shown
+        assert await page.evaluate("window.__seen.picked") is None
+        again = await mcp.call_tool("browser_file_upload", {"paths": [__file__]})
+        assert again.is_error and "No file chooser is open" in str(again.content), again.content
