@@ -46,7 +46,6 @@ from bridge.protocol.models import (
     PressAction,
     ScrollAction,
     TypeAction,
-    UploadAction,
 )
 
 from . import fastpoint
@@ -62,6 +61,7 @@ from .select import (  # noqa: F401  (re-exported: verbs and their planners)
     select_keys,
     select_plan,
 )
+from .upload import upload  # a file input (or its label) only: supervisor/upload.py
 
 
 @dataclass(frozen=True)
@@ -600,21 +600,6 @@ async def scroll(t: Target, a: ScrollAction, timeout_ms: int) -> dict[str, Any]:
     await asyncio.sleep(0.05)  # wheel scrolling is applied asynchronously
     return await isolated(
         t, "el => ({scrollLeft: el.scrollLeft, scrollTop: el.scrollTop})", timeout_ms)
-
-
-async def upload(t: Target, a: UploadAction, timeout_ms: int) -> dict[str, Any]:
-    """A file input takes the files directly; any other control is clicked with trusted
-    input and the file chooser it opens receives them."""
-    is_file_input = await isolated(
-        t, "el => el instanceof HTMLInputElement && el.type === 'file'", timeout_ms)
-    if is_file_input:
-        await t.locator.set_input_files(a.files, timeout=timeout_ms)
-        return {"via": "input"}
-    async with t.page.expect_file_chooser(timeout=timeout_ms) as chooser_info:
-        await t.locator.click(timeout=timeout_ms)
-    chooser = await chooser_info.value
-    await chooser.set_files(a.files, timeout=timeout_ms)
-    return {"via": "file-chooser"}
 
 
 VERBS: dict[str, Any] = {

@@ -68,6 +68,7 @@ from bridge.protocol import errors as E
 from .dialogs import DialogTracker
 from .downloads import configure_downloads, downloads_dir, reports, save
 from .isolated_eval import evaluate_isolated
+from .upload import refusal_of
 
 __all__ = ["answer_file_chooser", "await_file_chooser", "configure_downloads", "downloads_dir",
            "run_watching"]
@@ -482,7 +483,8 @@ async def answer_file_chooser(page: Page, action: Any) -> dict[str, Any]:
     Raises:
         BadRequest: no chooser is open on this page (none was opened, it was answered
             already, or its page navigated), or several files for a chooser that takes
-            one. The chooser stays open after this error.
+            one, or paths the chooser's input refuses (a folder for a plain input, files
+            for a ``webkitdirectory`` one). The chooser stays open after this error.
         BrowserDocumentChanged: the chooser's input's document was replaced before this
             upload saw it (Playwright: "Execution context was destroyed"); nothing was
             uploaded and the chooser is held no more.
@@ -501,6 +503,8 @@ async def answer_file_chooser(page: Page, action: Any) -> dict[str, Any]:
     try:
         await chooser.set_files(action.files)
     except PlaywrightError as exc:
+        if (refused := refusal_of(exc)) is not None:  # e.g. a folder: the chooser stays
+            raise refused from exc
         if not GONE_DOCUMENT.search(str(exc)):
             raise
         # Its input's document was replaced (the page navigated) before the check above
