@@ -147,3 +147,27 @@ async def test_an_upload_to_a_chooser_of_a_gone_document_is_document_changed(
         assert await page.evaluate("window.__seen.picked") is None
         again = await mcp.call_tool("browser_file_upload", {"paths": [__file__]})
         assert again.is_error and "No file chooser is open" in str(again.content), again.content
+
+
+async def test_a_folder_for_the_chooser_of_a_plain_input_is_a_bad_request(
+        stack: Stack, origins: Origins, tmp_path: Path) -> None:
+    """The chooser of a file input without webkitdirectory refuses a folder: BAD_REQUEST
+    (Playwright's refusal), nothing reaches the page, and the chooser stays open for the
+    file given next."""
+    async with mcp_on(stack) as mcp:
+        text = await call(mcp, "browser_navigate", url=f"{origins.main}/chooser_sign/index.html")
+        await wait_until(lambda: any(p.url.endswith("/chooser_sign/index.html")
+                                     for p in stack.supervisor.context.pages))
+        page = pw_page(stack, "chooser_sign/index.html")
+        clicked = await call(mcp, "browser_click", element="Choose file",
+                             ref=ref_of(page_state(text), "button", "Choose file"))
+        assert "Opened a file chooser" in clicked, clicked
+        refused = await mcp.call_tool("browser_file_upload", {"paths": [str(tmp_path)]})
+        shown = str(refused.content)
+        assert refused.is_error and "BAD_REQUEST" in shown and "directories" in shown, shown
+        assert await page.evaluate("window.__seen.picked") is None
+        upload = tmp_path / "notes.txt"
+        upload.write_bytes(b"twelve bytes")
+        done = await call(mcp, "browser_file_upload", paths=[str(upload)])
+        assert "Gave 1 file(s) to the open file chooser" in done, done
+        assert (await page.evaluate("window.__seen.picked"))["name"] == "notes.txt"
