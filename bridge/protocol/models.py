@@ -217,9 +217,10 @@ class ScrollAction(_Model):
 
 
 class UploadAction(_Model):
-    """Provide files through the target, a file input (or a label of one; any other
-    element is BAD_REQUEST, nothing clicked), or with no target to the file chooser an
-    earlier click opened. Paths are on the supervisor's machine."""
+    """Provide files through the target: a file input (or a label of one), or a control
+    whose click opens a file chooser (another form field is BAD_REQUEST, unclicked; a
+    click that opens no chooser is BAD_REQUEST saying it was delivered); with no target,
+    to the file chooser an earlier click opened. Paths are on the supervisor's machine."""
 
     kind: Literal["upload"] = "upload"
     files: list[Annotated[str, Field(min_length=1, max_length=4096)]] = Field(max_length=50)
