@@ -1529,12 +1529,13 @@
   // src/background/main.js
   var tabs = new Tabs(api);
   var owners = new Owners(api);
-  function waitForLoad(tabId, timeoutMs, { sameDocument = false, requireCommit = false } = {}) {
+  function waitForLoad(tabId, timeoutMs, { sameDocument = false, requireCommit = false, target = null } = {}) {
     return new Promise((resolve, reject) => {
       const nav = api.webNavigation;
       let started2 = false;
       let committed = false;
-      const top = (d) => d.tabId === tabId && d.frameId === 0;
+      const stray = (d) => target !== null && target !== "about:blank" && d.url === "about:blank";
+      const top = (d) => d.tabId === tabId && d.frameId === 0 && !stray(d);
       const listeners = [
         [nav.onBeforeNavigate, (d) => {
           if (top(d)) started2 = true;
@@ -1570,6 +1571,15 @@
       for (const [event, listener] of listeners) event.addListener(listener);
     });
   }
+  var BLANK_SETTLE_MS = 5e3;
+  async function settleBlank(tabId) {
+    const until = Date.now() + BLANK_SETTLE_MS;
+    while (Date.now() < until) {
+      const tab = await api.tabs.get(tabId).catch(() => null);
+      if (!tab || tab.status === "complete") return;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
   var WAIT_SLICE_MS = 1e3;
   async function framesWaitText(tabId, text, maxMs) {
     const frames = await api.webNavigation.getAllFrames({ tabId });
@@ -1597,7 +1607,7 @@
       const asked = await tabs.resolveTab(tabId, { allowCrashed: true });
       const recovered = await tabs.recoverIfCrashed(asked);
       const id = recovered ?? asked;
-      const loaded = waitForLoad(id, timeoutMs, { sameDocument: recovered === null, requireCommit: true });
+      const loaded = waitForLoad(id, timeoutMs, { sameDocument: recovered === null, requireCommit: true, target: url });
       await api.tabs.update(id, { url });
       await loaded;
       const tab = await api.tabs.get(id);
@@ -1618,6 +1628,7 @@
         tab = await api.tabs.create({ url: target, active: true });
       }
       if (url) await waitForLoad(tab.id, 3e4).catch(() => null);
+      else await settleBlank(tab.id);
       const now = await api.tabs.get(tab.id);
       return { tabId: tab.id, url: now.url || now.pendingUrl || url || "", title: now.title || "", windowId: now.windowId };
     },
