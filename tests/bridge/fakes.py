@@ -30,8 +30,8 @@ from bridge.protocol.models import (
     DriverActResult,
     Event,
     Hello,
-    ResolveTarget,
     Request,
+    ResolveTarget,
     Response,
 )
 from bridge.protocol.peer import Connection, encode, handshake
@@ -259,3 +259,24 @@ class FakeDriver(FakePeer):
                                                 frameUrl="http://127.0.0.1/",
                                                 postActionDocumentChanged=False)),
     }
+
+
+async def serve_with_fakes(stack: contextlib.AsyncExitStack, token: str, device: str,
+                           timeout_s: float = STEP_TIMEOUT_S
+                           ) -> tuple[Any, FakeExtension, FakeDriver]:
+    """A real BridgeServer on a free loopback port with a connected fake extension and
+    fake driver for ``device``; all three stop when ``stack`` closes.
+
+    Returns:
+        ``(server, extension, driver)``.
+    """
+    from bridge.server import BridgeServer  # the fakes serve tests of the server too
+
+    server = BridgeServer(token, host="127.0.0.1", port=0)
+    await asyncio.wait_for(server.start(), timeout_s)
+    stack.push_async_callback(server.stop)
+    ext, drv = FakeExtension(server.url, token, device), FakeDriver(server.url, token, device)
+    for fake in (ext, drv):
+        await asyncio.wait_for(fake.connect(), timeout_s)
+        stack.push_async_callback(fake.close)
+    return server, ext, drv

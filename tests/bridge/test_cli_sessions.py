@@ -19,7 +19,7 @@ from bridge import cli, config, sdk
 from bridge.protocol import errors as E
 from bridge.server import BridgeServer
 
-from .fakes import FakeDriver, FakeExtension, wait_until
+from .fakes import FakeDriver, FakeExtension, serve_with_fakes, wait_until
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -51,14 +51,7 @@ async def bridge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterat
     monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
     token = config.load_or_create_token()
     async with contextlib.AsyncExitStack() as stack:
-        server = BridgeServer(token, host="127.0.0.1", port=0)
-        await asyncio.wait_for(server.start(), STEP_S)
-        stack.push_async_callback(server.stop)
-        ext = FakeExtension(server.url, token, D)
-        drv = FakeDriver(server.url, token, D)
-        for fake in (ext, drv):
-            await asyncio.wait_for(fake.connect(), STEP_S)
-            stack.push_async_callback(fake.close)
+        server, ext, drv = await serve_with_fakes(stack, token, D, STEP_S)
         yield Bridge(server, ext, drv)
         assert ext.malformed == [] and drv.malformed == []
 

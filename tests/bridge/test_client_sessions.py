@@ -18,7 +18,7 @@ from bridge.client import BridgeClient
 from bridge.protocol import errors as E
 from bridge.server import SWEEP_S, BridgeServer
 
-from .fakes import FakeDriver, FakeExtension, wait_until
+from .fakes import FakeDriver, FakeExtension, serve_with_fakes, wait_until
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -42,14 +42,7 @@ async def bridge() -> AsyncIterator[Bridge]:
     """A real bridge with a fake extension and driver for ``dev1``; ``client()`` connects
     a BridgeClient that is closed at the end."""
     async with contextlib.AsyncExitStack() as stack:
-        server = BridgeServer(TOKEN, host="127.0.0.1", port=0)
-        await asyncio.wait_for(server.start(), STEP_S)
-        stack.push_async_callback(server.stop)
-        ext = FakeExtension(server.url, TOKEN, D)
-        drv = FakeDriver(server.url, TOKEN, D)
-        for fake in (ext, drv):
-            await asyncio.wait_for(fake.connect(), STEP_S)
-            stack.push_async_callback(fake.close)
+        server, ext, drv = await serve_with_fakes(stack, TOKEN, D, STEP_S)
 
         async def client() -> BridgeClient:
             c = await asyncio.wait_for(BridgeClient.connect(server.url, TOKEN), STEP_S)

@@ -20,7 +20,7 @@ from bridge.protocol import results as R
 from bridge.server import BridgeServer
 from bridge.sync_sdk import SyncBrowser
 
-from .fakes import FakeDriver, FakeExtension, answer_of, wait_until
+from .fakes import FakeDriver, FakeExtension, answer_of, serve_with_fakes, wait_until
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -48,15 +48,8 @@ async def bridge() -> AsyncIterator[Bridge]:
     """A real bridge with a fake extension and driver for ``dev1`` whose ``tabs.new``
     opens tab 1; ``browser(session=...)`` connects an SDK Browser closed at the end."""
     async with contextlib.AsyncExitStack() as stack:
-        server = BridgeServer(TOKEN, host="127.0.0.1", port=0)
-        await asyncio.wait_for(server.start(), STEP_S)
-        stack.push_async_callback(server.stop)
-        ext = FakeExtension(server.url, TOKEN, D)
+        server, ext, drv = await serve_with_fakes(stack, TOKEN, D, STEP_S)
         ext.results["tabs.new"] = answer_of(R.TabResult(tabId=1, url=URL, title=""))
-        drv = FakeDriver(server.url, TOKEN, D)
-        for fake in (ext, drv):
-            await asyncio.wait_for(fake.connect(), STEP_S)
-            stack.push_async_callback(fake.close)
 
         async def browser(**kwargs: Any) -> sdk.Browser:
             b = await asyncio.wait_for(sdk.Browser.connect(server.url, TOKEN, D, **kwargs),
