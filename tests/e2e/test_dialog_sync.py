@@ -7,6 +7,7 @@ PAGE recorded (tests/e2e/pages/dialogs/confirm_loop.html)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from typing import Any
@@ -15,7 +16,7 @@ import pytest
 
 from bridge.protocol import errors as E
 
-from .conftest import Origins, Stack, ref_of
+from .conftest import Origins, Stack, ref_of, wait_until
 from .test_dialogs import QUICK_S, call, next_dialog
 from .test_mcp_tabs import mcp_on, page_state
 
@@ -28,8 +29,16 @@ async def tool(client: Any, name: str, **args: Any) -> tuple[bool, str]:
     return result.is_error, "\n".join(c.text for c in result.content if c.type == "text")
 
 
-def pw_page(stack: Stack, part: str) -> Any:
-    pages = [p for p in stack.supervisor.context.pages if part in p.url]
+async def pw_page(stack: Stack, part: str) -> Any:
+    """The Playwright page whose URL contains ``part``. Waits (bounded) for Playwright to
+    hear of the navigation: its framenavigated may come after the bridge's answer on a
+    loaded machine (a fresh-clone run saw the old URL)."""
+    def found() -> list[Any]:
+        return [p for p in stack.supervisor.context.pages if part in p.url]
+
+    with contextlib.suppress(TimeoutError):
+        await wait_until(lambda: len(found()) == 1, 10)
+    pages = found()
     assert len(pages) == 1, [p.url for p in stack.supervisor.context.pages]
     return pages[0]
 
@@ -58,7 +67,7 @@ async def test_navigate_during_confirm_0_dismisses_it_and_handle_dialog_answers_
         assert not err, text
         assert "Accepted the confirm dialog \"Delete record 1?\"" in text, text
         assert "Delete record 0" not in text.split("### Page state")[0], text
-        page = pw_page(stack, "confirm_loop.html")
+        page = await pw_page(stack, "confirm_loop.html")
         assert await page.evaluate("window.__log") == [
             "before0", "answer0=false", "before1", "answer1=true", "done"]
         err, text = await tool(mcp, "browser_handle_dialog", accept=True)
@@ -76,7 +85,7 @@ async def test_navigate_during_the_last_confirm_dismisses_it_and_loads(
         assert not err, text
         assert "Dismissed the confirm dialog \"Delete record 0?\" to navigate" in text, text
         assert f"Navigated to {url}" in text and "NOT happened" not in text, text
-        page = pw_page(stack, "click_record.html")
+        page = await pw_page(stack, "click_record.html")
         log = await page.evaluate("sessionStorage.getItem('confirmLog')")
         assert json.loads(log) == ["before0", "answer0=false", "done"]
         err, text = await tool(mcp, "browser_handle_dialog", accept=True)
@@ -98,7 +107,7 @@ async def test_wire_navigate_names_the_dismissed_dialog(stack: Stack, origins: O
     assert nav["navigationStarted"] is False
     answered = await call(stack, "page.dialog", {"tabId": tab, "accept": False})
     assert answered["message"] == "Delete record 1?"
-    page = pw_page(stack, "confirm_loop.html")
+    page = await pw_page(stack, "confirm_loop.html")
     assert await page.evaluate("window.__log") == [
         "before0", "answer0=false", "before1", "answer1=false", "done"]
 
@@ -142,7 +151,7 @@ async def test_a_navigation_the_bridge_did_not_start_leaves_no_stale_dialog(
     res = await call(stack, "page.act", {"tabId": tab, "ref": ref_of(snap, "button", "Start confirms"),
                                          "action": {"kind": "click"}})
     assert res["dialog"]["message"] == "Delete record 0?"
-    page = pw_page(stack, "confirm_loop.html")
+    page = await pw_page(stack, "confirm_loop.html")
     behind = asyncio.ensure_future(page.goto(f"{origins.main}/dialogs/click_record.html"))
     behind.add_done_callback(lambda t: t.cancelled() or t.exception())
     try:
