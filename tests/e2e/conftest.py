@@ -99,6 +99,23 @@ class Stack:
         return Tab(self.client, self.device, None)
 
 
+async def page_eval(page, expression: str):
+    """``page.evaluate`` once Playwright has caught up with the document the bridge just
+    loaded: on a loaded machine its navigation events can come after the bridge's answer,
+    and an evaluate sent meanwhile meets "Execution context was destroyed" (bounded
+    retries, 10 s)."""
+    from playwright.async_api import Error as PlaywrightError
+
+    for _ in range(100):
+        try:
+            return await page.evaluate(expression)
+        except PlaywrightError as exc:
+            if "Execution context was destroyed" not in str(exc):
+                raise
+            await asyncio.sleep(0.1)
+    return await page.evaluate(expression)
+
+
 async def wait_until(predicate, timeout_s: float = READY_TIMEOUT_S) -> None:
     async def loop() -> None:
         while not predicate():
@@ -151,7 +168,7 @@ async def stack(browser: str) -> AsyncIterator[Stack]:
 def ref_of(snapshot: str, role: str, name: str) -> str:
     """The ref of the line ``- role "name" ... [ref=X]`` (exactly one such line)."""
     pattern = rf'^\s*- {re.escape(role)} "{re.escape(name)}"[^\n]*?\[ref=((?:f\d+)?e\d+)\]'
-    found = re.findall(pattern, snapshot, flags=re.M)
+    found = re.findall(pattern, snapshot, flags=re.MULTILINE)
     assert len(found) == 1, f"expected one {role} {name!r}, found {found} in:\n{snapshot}"
     return found[0]
 

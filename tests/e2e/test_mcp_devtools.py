@@ -19,13 +19,12 @@ from typing import Any
 import pytest
 from mcp import Client
 from PIL import Image
-from playwright.async_api import Error as PlaywrightError
 
 from bridge.mcp import Connection, build_server, devtools
 from bridge.mcp.options import McpOptions
 from bridge.protocol import errors as E
 
-from .conftest import Origins, Stack, ref_of, wait_until
+from .conftest import Origins, Stack, page_eval, ref_of, wait_until
 from .test_orphans import _alive, _descendants
 
 
@@ -56,20 +55,6 @@ def out_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The MCP output directory of these tests (no --output-dir given)."""
     monkeypatch.setattr(devtools, "DEFAULT_OUTPUT_DIR", tmp_path / "out")
     return tmp_path / "out"
-
-
-async def page_eval(stack: Stack, expression: str) -> Any:
-    """``stack.page.evaluate`` once Playwright has caught up with the document the bridge
-    just loaded: on a loaded machine its framenavigated can come after the MCP answer, and
-    an evaluate sent meanwhile meets "Execution context was destroyed" (bounded retries)."""
-    for _ in range(100):
-        try:
-            return await stack.page.evaluate(expression)
-        except PlaywrightError as exc:
-            if "Execution context was destroyed" not in str(exc):
-                raise
-            await asyncio.sleep(0.1)
-    return await stack.page.evaluate(expression)
 
 
 async def open_page(mcp: Client, origins: Origins, name: str, shown: str) -> None:
@@ -114,7 +99,7 @@ async def test_network_lists_the_pages_fetches_with_status_and_one_in_detail(
     requests are hidden unless asked; one request shows its headers, bodies on demand."""
     async with tools(stack) as mcp:
         await open_page(mcp, origins, "fetch.html", "fetched")
-        seen = await page_eval(stack, "window.seen")
+        seen = await page_eval(stack.page, "window.seen")
         listed = await call(mcp, "browser_network_requests")
         base = f"{origins.main}/devtools"
         probe = re.search(rf"^(\d+)\. \[GET\] {re.escape(base)}/data\.json\?probe=1 => "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import Origins, Stack
+from .conftest import Origins, Stack, page_eval
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(90)]
 
@@ -17,7 +17,7 @@ async def test_the_page_sees_no_webdriver_flag_and_no_headless_user_agent(
     """navigator.webdriver is false and the user agent names no "Headless" browser; on
     Chromium it is the binary's own Chrome user agent (same major version)."""
     await stack.tab.goto(f"{origins.main}/index.html")
-    webdriver, agent = await stack.page.evaluate(_READ)
+    webdriver, agent = await page_eval(stack.page, _READ)
     if stack.browser == "firefox" and webdriver is True:
         pytest.skip("Firefox ESR under WebDriver BiDi reports navigator.webdriver === true "
                     "and no pref turns it off (docs/security.md)")
@@ -34,8 +34,8 @@ async def test_a_child_frame_and_a_worker_see_the_same_user_agent(
     cross-origin frame and a dedicated worker see the same one as the top page."""
     await stack.tab.goto(f"{origins.main}/index.html")
     page = stack.page
-    top = await page.evaluate("navigator.userAgent")
-    worker = await page.evaluate("""() => new Promise((resolve) => {
+    top = await page_eval(page, "navigator.userAgent")
+    worker = await page_eval(page, """() => new Promise((resolve) => {
         const src = 'postMessage(navigator.userAgent)';
         const w = new Worker(URL.createObjectURL(new Blob([src], {type: 'text/javascript'})));
         w.onmessage = (e) => resolve(e.data);
