@@ -161,7 +161,7 @@ class Executor:
             return await self._dispatch(method, parsed, on_start, None)
         session = self.sessions.for_peer(peer)
         device = None
-        if getattr(parsed, "device", None) is not None or method != "devices.list":
+        if method != "devices.list":  # the one bridge method that names no device
             with contextlib.suppress(E.TrustbridgeError):  # routing says what is wrong
                 device = self.policy.pick_device(getattr(parsed, "device", None))
         explicit = getattr(parsed, "tabId", None)
