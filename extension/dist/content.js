@@ -2624,9 +2624,9 @@
     /**
      * @param {Window} win  the window whose capture listeners observe input
      * @param {(id: string, receipt: {delivered: boolean, events: string[], fileInput: boolean}) => void} [onDelivered]
-     *   called synchronously in the `click` listener when a trusted click (with its
-     *   pointerdown or mousedown) reached the target; called a second time, with
-     *   `fileInput: true`, when a file input is clicked after that push (see the header)
+     *   called at the end of the dispatch of a trusted click (with its pointerdown or
+     *   mousedown) that reached the target; called a second time, with `fileInput: true`,
+     *   when a file input is clicked after that push (see the header)
      */
     constructor(win, onDelivered = null) {
       this.armed = /* @__PURE__ */ new Map();
@@ -2634,7 +2634,12 @@
       this.onDelivered = onDelivered;
       this.prefix = `r${Math.random().toString(36).slice(2, 10)}-`;
       this.roots = /* @__PURE__ */ new WeakSet();
+      this.pending = /* @__PURE__ */ new Set();
+      this.flushTimer = null;
       this.listen(win);
+      for (const type of TERMINAL) win.addEventListener(type, (e) => {
+        if (e.isTrusted) this.flush();
+      });
     }
     listen(target) {
       for (const type of ["pointerdown", "mousedown", "pointerup", "mouseup", "click", "dblclick", "auxclick", "contextmenu"]) {
@@ -2672,7 +2677,8 @@
         r.seen.add(event.type);
         if (TERMINAL.has(event.type) && !r.pushed && this.onDelivered && _Receipts.delivered(r.seen, r.button)) {
           r.pushed = true;
-          this.push(id, r);
+          this.pending.add(id);
+          this.flushTimer ??= setTimeout(() => this.flush(), 0);
         }
       }
     }
@@ -2688,7 +2694,20 @@
       for (const [id, r] of this.armed) {
         if (r.fileInput || r.pressedAt === void 0 || now - r.pressedAt > FILE_INPUT_WINDOW_MS) continue;
         r.fileInput = true;
-        if (r.pushed && this.onDelivered) this.push(id, r);
+        if (r.pushed && !this.pending.has(id) && this.onDelivered) this.push(id, r);
+      }
+    }
+    /** Push the delivered receipts that waited for the end of their click's dispatch. */
+    flush() {
+      if (this.flushTimer !== null) {
+        clearTimeout(this.flushTimer);
+        this.flushTimer = null;
+      }
+      const ids = Array.from(this.pending);
+      this.pending.clear();
+      for (const id of ids) {
+        const r = this.armed.get(id);
+        if (r) this.push(id, r);
       }
     }
     push(id, r) {
@@ -2716,6 +2735,7 @@
       const r = this.armed.get(id);
       if (!r) throw new PageError("BAD_REQUEST", `Receipt ${id} is unknown or expired.`);
       this.armed.delete(id);
+      this.pending.delete(id);
       const events = Array.from(r.seen).sort();
       return { delivered: _Receipts.delivered(r.seen, r.button), events, fileInput: r.fileInput };
     }

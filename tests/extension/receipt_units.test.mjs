@@ -9,22 +9,29 @@ const { Receipts, FILE_INPUT_WINDOW_MS } = await import('../../extension/src/pag
 
 class FakeWindow {
   constructor() { this.listeners = []; }
-  addEventListener(type, fn) { this.listeners.push([type, fn]); }
-  dispatch(type, path, { trusted = true, button = 0 } = {}) {
+  addEventListener(type, fn, { capture = false } = {}) { this.listeners.push([type, fn, capture]); }
+  /** Capture listeners, then `atTarget` (the page's own handlers), then bubble listeners
+   *  (skipped when `stopped`: the page called stopPropagation). */
+  dispatch(type, path, { trusted = true, button = 0, atTarget = () => {}, stopped = false } = {}) {
     const event = { type, isTrusted: trusted, button, composedPath: () => path };
-    for (const [t, fn] of this.listeners) if (t === type) fn(event);
+    for (const [t, fn, capture] of this.listeners) if (t === type && capture) fn(event);
+    atTarget();
+    if (stopped) return;
+    for (const [t, fn, capture] of this.listeners) if (t === type && !capture) fn(event);
   }
 }
 const doc = { nodeType: 9 };
 const element = (localName, extra = {}) => ({ localName, getRootNode: () => doc, ...extra });
 const fileInput = (extra = {}) => element('input', { type: 'file', disabled: false, ...extra });
 
-/** A trusted left click on `path[0]`, as Chromium dispatches it. */
-function trustedClick(win, path, beforeClick = () => {}) {
+/** A trusted left click on `path[0]`, as Chromium dispatches it; `atTarget` runs as the
+ *  page's click handler. */
+function trustedClick(win, path, atTarget = () => {}, { stopped = false } = {}) {
   for (const type of ['pointerdown', 'mousedown', 'pointerup', 'mouseup']) win.dispatch(type, path);
-  win.dispatch('click', path);
-  beforeClick();
+  win.dispatch('click', path, { atTarget, stopped });
 }
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
 function setup() {
   const win = new FakeWindow();
@@ -33,18 +40,46 @@ function setup() {
   return { win, pushes, receipts };
 }
 
-test('a button whose handler calls input.click(): pushed, then pushed again with fileInput', () => {
+test('a button whose handler calls input.click(): one push, at the dispatch end, with fileInput', async () => {
   const { win, pushes, receipts } = setup();
   const button = element('button');
   const input = fileInput();
   const id = receipts.arm(button);
-  trustedClick(win, [button, doc, win], () => win.dispatch('click', [input, doc, win], { trusted: false }));
-  assert.deepEqual(pushes.map((p) => [p.id, p.fileInput]), [[id, false], [id, true]]);
-  assert.equal(pushes[1].delivered, true);
-  assert.deepEqual(pushes[1].events, ['click', 'mousedown', 'mouseup', 'pointerdown', 'pointerup']);
+  trustedClick(win, [button, doc, win], () => {
+    assert.equal(pushes.length, 0); // not pushed from the capture listener
+    win.dispatch('click', [input, doc, win], { trusted: false });
+  });
+  assert.deepEqual(pushes.map((p) => [p.id, p.fileInput]), [[id, true]]);
+  assert.equal(pushes[0].delivered, true);
+  assert.deepEqual(pushes[0].events, ['click', 'mousedown', 'mouseup', 'pointerdown', 'pointerup']);
+  await tick(); // the fallback timer was cleared: no second push
   win.dispatch('click', [input, doc, win], { trusted: false }); // once only
-  assert.equal(pushes.length, 2);
-  assert.deepEqual(receipts.read(id), { delivered: true, events: pushes[1].events, fileInput: true });
+  assert.equal(pushes.length, 1);
+  assert.deepEqual(receipts.read(id), { delivered: true, events: pushes[0].events, fileInput: true });
+});
+
+test('a handler that clicks the input in a later task: pushed, then pushed again with fileInput', async () => {
+  const { win, pushes, receipts } = setup();
+  const button = element('button');
+  const id = receipts.arm(button);
+  trustedClick(win, [button, doc, win]);
+  assert.deepEqual(pushes.map((p) => [p.id, p.fileInput]), [[id, false]]);
+  await tick();
+  win.dispatch('click', [fileInput(), doc, win], { trusted: false });
+  assert.deepEqual(pushes.map((p) => [p.id, p.fileInput]), [[id, false], [id, true]]);
+});
+
+test('a page that stops the click\'s propagation: pushed by the 0 ms timer, once', async () => {
+  const { win, pushes, receipts } = setup();
+  const button = element('button');
+  const id = receipts.arm(button);
+  trustedClick(win, [button, doc, win], () => win.dispatch('click', [fileInput(), doc, win], { trusted: false }),
+    { stopped: true });
+  assert.equal(pushes.length, 0);
+  await tick();
+  assert.deepEqual(pushes.map((p) => [p.id, p.fileInput]), [[id, true]]);
+  await tick();
+  assert.equal(pushes.length, 1);
 });
 
 test('a trusted click on the file input itself is pushed once, with the flag', () => {

@@ -23,9 +23,9 @@ const TOKEN_WAIT_MS = 1000;
 
 const frameKeys = new FrameKeys();
 frameKeys.listen(window);
-// A delivered click's receipt goes to the background at once (and on to the bridge as a
-// `page.receipt` event; again with `fileInput: true` when the click led to a file input's
-// click); fire-and-forget, the bridge falls back to asking.
+// A delivered click's receipt goes to the background when the click's dispatch ends (and
+// on to the bridge as a `page.receipt` event; again with `fileInput: true` when a later
+// task clicked a file input); fire-and-forget, the bridge falls back to asking.
 const receipts = new Receipts(window, (receiptId, receipt) => {
   try {
     api.runtime.sendMessage({ receiptPushed: { receiptId, ...receipt } }).catch(() => {});

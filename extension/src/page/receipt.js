@@ -25,6 +25,13 @@
 // already pushed is pushed again with it (same id). The bridge then asks the driver to
 // wait, bounded, for that chooser (bridge/executor.py, supervisor/watch.py). The sign
 // only makes the bridge wait: a chooser is reported only when the driver saw it.
+// The push itself waits for the end of the click's dispatch (a bubble-phase listener on
+// window, or a 0 ms timer when the page stopped the click's propagation), so whatever
+// the page's own click handlers do synchronously (the usual `input.click()`) is in the
+// first and only push: pushing from the capture listener sent a receipt without the sign
+// that the bridge could take before the second push came (a CI failure,
+// tests/e2e/test_mcp_upload_cancel.py). A second push remains for a handler that clicks
+// the input later (a timer, a promise).
 
 import { PageError } from './errors.js';
 
@@ -40,9 +47,9 @@ export class Receipts {
   /**
    * @param {Window} win  the window whose capture listeners observe input
    * @param {(id: string, receipt: {delivered: boolean, events: string[], fileInput: boolean}) => void} [onDelivered]
-   *   called synchronously in the `click` listener when a trusted click (with its
-   *   pointerdown or mousedown) reached the target; called a second time, with
-   *   `fileInput: true`, when a file input is clicked after that push (see the header)
+   *   called at the end of the dispatch of a trusted click (with its pointerdown or
+   *   mousedown) that reached the target; called a second time, with `fileInput: true`,
+   *   when a file input is clicked after that push (see the header)
    */
   constructor(win, onDelivered = null) {
     /** @type {Map<string, {target: WeakRef<Element>, seen: Set<string>, at: number, pushed: boolean, fileInput: boolean}>} */
@@ -54,7 +61,13 @@ export class Receipts {
     /** @type {WeakSet<ShadowRoot>} roots listened to (a closed root hides its inside
      *  from composedPath() seen at window, so it gets listeners of its own) */
     this.roots = new WeakSet();
+    /** @type {Set<string>} delivered receipts whose push waits for the dispatch's end */
+    this.pending = new Set();
+    this.flushTimer = null;
     this.listen(win);
+    // The trusted click bubbling back to window ends its dispatch (a nested untrusted
+    // click, the page's input.click(), does not).
+    for (const type of TERMINAL) win.addEventListener(type, (e) => { if (e.isTrusted) this.flush(); });
   }
 
   listen(target) {
@@ -96,7 +109,8 @@ export class Receipts {
       r.seen.add(event.type);
       if (TERMINAL.has(event.type) && !r.pushed && this.onDelivered && Receipts.delivered(r.seen, r.button)) {
         r.pushed = true;
-        this.push(id, r);
+        this.pending.add(id);
+        this.flushTimer ??= setTimeout(() => this.flush(), 0);
       }
     }
   }
@@ -115,7 +129,22 @@ export class Receipts {
     for (const [id, r] of this.armed) {
       if (r.fileInput || r.pressedAt === undefined || now - r.pressedAt > FILE_INPUT_WINDOW_MS) continue;
       r.fileInput = true;
-      if (r.pushed && this.onDelivered) this.push(id, r);
+      // One still pending carries the flag in its first push.
+      if (r.pushed && !this.pending.has(id) && this.onDelivered) this.push(id, r);
+    }
+  }
+
+  /** Push the delivered receipts that waited for the end of their click's dispatch. */
+  flush() {
+    if (this.flushTimer !== null) {
+      clearTimeout(this.flushTimer);
+      this.flushTimer = null;
+    }
+    const ids = Array.from(this.pending);
+    this.pending.clear();
+    for (const id of ids) {
+      const r = this.armed.get(id);
+      if (r) this.push(id, r);
     }
   }
 
@@ -145,6 +174,7 @@ export class Receipts {
     const r = this.armed.get(id);
     if (!r) throw new PageError('BAD_REQUEST', `Receipt ${id} is unknown or expired.`);
     this.armed.delete(id);
+    this.pending.delete(id);
     const events = Array.from(r.seen).sort();
     return { delivered: Receipts.delivered(r.seen, r.button), events, fileInput: r.fileInput };
   }
