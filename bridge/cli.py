@@ -20,6 +20,7 @@ Commands:
     wait      --ms N or --text TEXT
     sessions [stop NAME | release]   the bridge's sessions; stop one; free your tabs
     extension | pair | attach --cdp URL   your own browser: load, pair, trusted input
+    exec FILE|- | repl   Python with `browser` and `tab` (bridge/cli_code.py, docs/code.md)
 
 Every client command takes ``--json`` (print the raw result) and ``--device``/``--tab``;
 ``--session NAME`` makes its requests belong to session NAME, kept between invocations
@@ -45,7 +46,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from . import cli_attach, cli_sessions, config
+from . import cli_attach, cli_code, cli_sessions, config
 from .protocol import errors as E
 from .sdk import Browser, Tab
 
@@ -578,6 +579,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--text")
     cli_sessions.add_commands(client)
     cli_attach.add_commands(sub, client, TOKEN_FILE_HELP)  # extension, pair, attach
+    cli_code.add_commands(sub, TOKEN_FILE_HELP)  # exec, repl
     return parser
 
 
@@ -594,7 +596,7 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(_cmd_mcp(args))
     if args.command == "token":
         return _cmd_token(args)
-    if getattr(args, "standalone", None) is not None:  # bridge/cli_attach.py's local commands
+    if getattr(args, "standalone", None) is not None:  # cli_attach.py's and cli_code.py's
         return args.standalone(args)
     try:
         return asyncio.run(_cmd_client(args))
