@@ -182,8 +182,19 @@ class CodeRuntime:
         self._outputs: OrderedDict[int, OutputStore] = OrderedDict()
         self._runs = 0
         self._closed = False
-        self.worker_pid: int | None = None
-        """The pid of the current worker (None before the first call or after a reset)."""
+        self._pid_box: list[int | None] = [None]
+        """``[pid]`` of the current worker, shared with finalizers that must kill it
+        without a loop (bridge/mcp/code.py)."""
+
+    @property
+    def worker_pid(self) -> int | None:
+        """The pid of the current worker (None before the first call or after a reset);
+        it leads its own process group."""
+        return self._pid_box[0]
+
+    @worker_pid.setter
+    def worker_pid(self, pid: int | None) -> None:
+        self._pid_box[0] = pid
 
     # ------------------------------------------------------------------ public API
 
@@ -262,6 +273,10 @@ class CodeRuntime:
     async def _run(self, code: str, timeout: float) -> ExecResult:
         started = time.monotonic()
         reset = False
+        tab = None
+        if self.current_tab is not None:
+            device, tab_id = await self.current_tab()
+            tab = {"device": device, "tabId": tab_id}
         if self._worker is not None and not self._worker.alive:
             await self.reset()
             self._lost = True
@@ -274,13 +289,9 @@ class CodeRuntime:
         self._keep(run_id, store)
         worker.out = store
         worker.done = asyncio.get_running_loop().create_future()
-        tab = None
-        if self.current_tab is not None:
-            device, tab_id = await self.current_tab()
-            tab = {"device": device, "tabId": tab_id}
-        await worker.send({"t": "run", "id": run_id, "code": code, "tab": tab})
         result = ExecResult(reset=reset, timeout_s=timeout)
         try:
+            await worker.send({"t": "run", "id": run_id, "code": code, "tab": tab})
             done = await asyncio.wait_for(asyncio.shield(worker.done), timeout)
         except TimeoutError:
             worker.interrupt()

@@ -27,8 +27,11 @@ from ..protocol.origins import OriginPolicy, parse_origin_list
 
 BROWSERS = ("chromium", "firefox", "camoufox")
 """``--browser`` values (docs/browsers.md)."""
-CAPS = ("vision", "pdf")
-"""``--caps`` values that list tools here (``Tool.cap``; bridge/mcp/server.py tools_for)."""
+CAPS = ("vision", "pdf", "code")
+"""``--caps`` values that list tools here (``Tool.cap``; bridge/mcp/server.py tools_for).
+``code``: browser_exec, local trusted Python (bridge/mcp/code.py; not Playwright MCP's)."""
+DEFAULT_CODE_TIMEOUT_MAX_S = 300.0
+"""Largest browser_exec timeout a call may ask for unless ``--code-timeout-max`` says, s."""
 FOREIGN_CAPS = frozenset({"config", "core", "core-navigation", "core-tabs", "core-input",
                           "core-install", "network", "storage", "testing", "devtools",
                           "tracing"})
@@ -61,7 +64,9 @@ class McpOptions:
             consumer's default.
         allowed_origins / blocked_origins: the entries as written
             (supervisor/origins.py gives their meaning).
-        caps: extra tool capabilities listed (``vision``, ``pdf``; Playwright MCP's names).
+        caps: extra tool capabilities listed (``vision``, ``pdf``: Playwright MCP's names;
+            ``code``: browser_exec).
+        code_timeout_max_s: the largest timeout a browser_exec call may ask for, s.
         executable_path: the browser binary; None: the installed one.
         session_label: the label of this server's session on the bridge (what other
             sessions and people see); None: the MCP client's name and a random suffix
@@ -81,6 +86,7 @@ class McpOptions:
     allowed_origins: tuple[str, ...] = ()
     blocked_origins: tuple[str, ...] = ()
     caps: frozenset[str] = field(default_factory=frozenset)
+    code_timeout_max_s: float = DEFAULT_CODE_TIMEOUT_MAX_S
     executable_path: Path | None = None
     config_file: Path | None = None
     session_label: str | None = None
@@ -179,6 +185,20 @@ def parse_caps(value: Any) -> frozenset[str]:
     return caps
 
 
+def parse_seconds(value: Any) -> float:
+    """A positive number of seconds (a JSON number, or a string such as ``300`` or
+    ``0.5``), at most one day."""
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a number of seconds")
+    try:
+        seconds = float(value.strip() if isinstance(value, str) else value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{value!r} is not a number of seconds; write e.g. 300") from None
+    if not 0 < seconds <= 86_400:
+        raise ValueError(f"{value!r} is out of range; use more than 0 and at most 86400 s")
+    return seconds
+
+
 def parse_origins(value: Any) -> tuple[str, ...]:
     """A semicolon-separated string or a list of origins (supervisor/origins.py forms)."""
     return tuple(p.text for p in parse_origin_list(value))
@@ -239,6 +259,8 @@ OPTIONS = (
     _Option("allowed_origins", "--allowed-origins", "ALLOWED_ORIGINS", parse_origins),
     _Option("blocked_origins", "--blocked-origins", "BLOCKED_ORIGINS", parse_origins),
     _Option("caps", "--caps", "CAPS", parse_caps, launch=False),
+    _Option("code_timeout_max_s", "--code-timeout-max", "CODE_TIMEOUT_MAX", parse_seconds,
+            launch=False),
     _Option("executable_path", "--executable-path", "EXECUTABLE_PATH", parse_executable),
     _Option("session_label", "--session-label", "SESSION_LABEL", parse_label, launch=False),
 )

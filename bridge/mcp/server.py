@@ -30,6 +30,7 @@ from mcp.shared.message import SessionMessage
 
 from . import (
     batch,
+    code,
     devtools,
     dialogs,
     evaluate,
@@ -60,6 +61,7 @@ TOOLS: list[Tool] = [
     *screenshot.TOOLS,
     *evaluate.TOOLS,
     *devtools.TOOLS,
+    *code.TOOLS,
 ]
 """Every tool, in the order tools/list shows them."""
 
@@ -228,4 +230,5 @@ async def run_stdio(conn: Connection) -> None:
             await server.run(messages, write_stream, server.create_initialization_options())
         finally:
             with anyio.CancelScope(shield=True):
+                await code.close_runtime(conn)  # its worker, if browser_exec started one
                 await conn.close()

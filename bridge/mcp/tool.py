@@ -258,7 +258,7 @@ class Tool:
             raises TrustbridgeError.
         read_only: the tool does not change the page.
         cap: the ``--caps`` capability that lists it (``vision``, ``pdf``; Playwright
-            MCP's names); None: always listed.
+            MCP's names; ``code``: browser_exec); None: always listed.
     """
 
     name: str
