@@ -178,6 +178,8 @@ class Executor:
                     if method == "page.snapshot" and getattr(parsed, "session", None) is None \
                             and getattr(parsed, "cursor", None) is None:
                         parsed.session = session.id  # per-session diff baselines
+                    if method == "cdp.endpoint":  # issued to this session (docs/cdp.md)
+                        parsed.session = session.label
                 if session.stopped:
                     raise self.sessions.stopped_error(session)
                 try:
@@ -471,6 +473,9 @@ class Executor:
         driver_method = METHODS[method].driver_method
         assert driver_method is not None, method
         fields = parsed.model_dump(exclude={"device", "tabId", "ref"}, exclude_none=True)
+        if METHODS[method].frameless:  # no tab's frame is needed (cdp.endpoint)
+            result = await self.peer(route.driver).call(driver_method, fields, RESOLVE_TIMEOUT_S)
+            return {**result, "device": route.device}
         if METHODS[method].under_dialog:
             # It answers a dialog that blocks the page: the extension cannot resolve a
             # frame in a blocked page, and the driver does not need one. The dialog is the

@@ -30,6 +30,7 @@ from bridge.protocol import errors as E
 
 from . import locator_engine, page_logs
 from .browser_limits import driver_capabilities
+from .cdp_proxy import CdpProxy
 from .driver import InputDriver
 from .frames import FrameRegistry
 
@@ -161,6 +162,8 @@ class Attached:
             capabilities={**driver_capabilities("chromium"), "headed": True})
         for context in contexts:
             self.driver.dialogs.attach(context)
+        # The CDP door (issue 19): rides this process's own CDP connection.
+        self.driver.cdp = CdpProxy(lambda: self.browser, self.device)
         self._task = asyncio.create_task(self.driver.run())
         try:
             await asyncio.wait_for(self.driver.connected.wait(), DRIVER_READY_S)
@@ -185,6 +188,8 @@ class Attached:
         if self.driver is not None:
             with contextlib.suppress(Exception):
                 await self.driver.close()
+            if self.driver.cdp is not None:
+                await self.driver.cdp.close()
         if self._pw is not None:
             # Not browser.close(): that is the person's browser. Stopping Playwright ends
             # its connection (and its driver process) and nothing else.

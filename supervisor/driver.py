@@ -42,6 +42,7 @@ from bridge.protocol.models import (
     ClickAction,
     DragAction,
     DriverActParams,
+    DriverCdpEndpointParams,
     DriverDialogParams,
     DriverEvaluateParams,
     DriverScreenshotParams,
@@ -58,6 +59,7 @@ from bridge.protocol.validate import validate_params
 from . import actions as A
 from . import locator_engine, mouse, page_logs, select, watch
 from .browser_limits import refuse_undeliverable
+from .cdp_proxy import CdpProxy
 from .dialogs import DialogTracker
 from .errors import locator_not_unique, map_playwright_errors
 from .frames import FrameRegistry
@@ -123,6 +125,9 @@ class InputDriver:
         self._conn: Connection | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
         self.dialogs = DialogTracker(lambda ev, p: self._spawn(self.send_event(ev, p)))
+        # The CDP door of a Chromium device (supervisor/cdp_proxy.py), set by its owner
+        # (runner / attach); None: this browser has none (Firefox, Camoufox).
+        self.cdp: CdpProxy | None = None
 
     async def run(self) -> None:
         """Stay connected until cancelled, reconnecting with backoff (0.1 s → 5 s)."""
@@ -195,6 +200,7 @@ class InputDriver:
             # A chooser announced after a click's answer (the receipt's fileInput sign).
             "driver.fileChooser": lambda p: watch.await_file_chooser(
                 self.frames.frame_for(p.frameToken).page, p.timeoutMs / 1000),
+            "driver.cdpEndpoint": self.cdp_endpoint,
         }.get(method)
         if handler is None:
             raise E.BadRequest(f"The driver does not handle {method!r}.")
@@ -394,6 +400,26 @@ class InputDriver:
             text = str(exc).splitlines()[0][:300]
             raise E.BadRequest(f"The script failed in the page: {text}") from exc
         return {"value": value, "world": "main"}
+
+    async def cdp_endpoint(self, params: DriverCdpEndpointParams) -> dict[str, Any]:
+        """The loopback CDP endpoint of this browser, issued to ``params.session``
+        (supervisor/cdp_proxy.py; started at the first call).
+
+        Returns:
+            ``{url, httpUrl, session, device}`` (:meth:`CdpProxy.endpoint`).
+
+        Raises:
+            BadRequest: this browser has no CDP (Firefox and Camoufox speak WebDriver
+                BiDi or Juggler to Playwright, not CDP), ``details.browser`` names it.
+        """
+        if self.cdp is None:
+            raise E.BadRequest(
+                f"Device {self.device!r} runs {self.browser or 'a browser'} and has no CDP "
+                "endpoint: the CDP door exists for Chromium devices only.",
+                {"device": self.device, "browser": self.browser},
+                next_step="Use a Chromium device (trustbridge up --browser chromium), or "
+                "drive this one through the bridge's own tools.")
+        return await self.cdp.endpoint(params.session)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)

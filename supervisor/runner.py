@@ -23,6 +23,7 @@ from pathlib import Path
 from playwright.async_api import BrowserContext, Playwright, async_playwright
 
 from .browser_limits import driver_capabilities
+from .cdp_proxy import CdpProxy
 from . import locator_engine
 from .driver import InputDriver
 from . import page_logs
@@ -223,6 +224,9 @@ class Supervisor:
                                                     # silently (bridge/sessions.py).
                                                     "headed": not self.headless})
             self.driver.dialogs.attach(self.context)
+            if self.browser_name == "chromium":  # the CDP door (issue 19, docs/cdp.md)
+                self.driver.cdp = CdpProxy(
+                    lambda: self.context.browser if self.context else None, self.device)
         self.driver.connected.clear()
         self._driver_task = asyncio.create_task(self.driver.run())
 
@@ -253,6 +257,8 @@ class Supervisor:
             self._driver_task = None
         if self.driver is not None:
             await self.driver.close()
+            if self.driver.cdp is not None:  # its endpoint goes with it (a new one later)
+                await self.driver.cdp.close()
 
     async def stop(self) -> None:
         """Stop the driver, close the browser and remove the temp extension and profile."""

@@ -60,6 +60,8 @@ class MethodFacts:
             active tab, ``"close"`` a tab that no longer exists.
         reports_late_tabs: its result carries ``newTabs`` for tabs the addressed tab
             opened after its last input action's result went out (bridge/events.py).
+        frameless: a driver method that needs no frame of a tab (the executor asks the
+            extension nothing; ``cdp.endpoint``).
     """
 
     params: type[BaseModel]
@@ -75,6 +77,7 @@ class MethodFacts:
     waits_for_load: bool = False
     tab_effect: Literal["select", "close"] | None = None
     reports_late_tabs: bool = False
+    frameless: bool = False
 
 
 METHODS: dict[str, MethodFacts] = {
@@ -116,6 +119,10 @@ METHODS: dict[str, MethodFacts] = {
                                client=True, serialized=True, driver_method="driver.resize"),
     "page.pdf": MethodFacts(M.PdfParams, R.PdfResult, served_by="driver",
                             client=True, driver_method="driver.pdf"),
+    # The CDP door (issue 19, docs/cdp.md): no page is read, so no frame is resolved.
+    "cdp.endpoint": MethodFacts(M.CdpEndpointParams, R.CdpEndpointResult, served_by="driver",
+                                client=True, under_dialog=True, frameless=True,
+                                driver_method="driver.cdpEndpoint"),
     # Sessions (bridge/sessions.py, docs/sessions.md): answered by the bridge.
     "session.open": MethodFacts(M.SessionOpenParams, R.SessionOpenResult, served_by="bridge",
                                 client=True, under_dialog=True),
@@ -151,6 +158,8 @@ METHODS: dict[str, MethodFacts] = {
     "driver.network": MethodFacts(M.DriverNetworkParams, R.NetworkResult, served_by="driver"),
     "driver.resize": MethodFacts(M.DriverResizeParams, R.ResizeResult, served_by="driver"),
     "driver.pdf": MethodFacts(M.DriverPdfParams, R.PdfResult, served_by="driver"),
+    "driver.cdpEndpoint": MethodFacts(M.DriverCdpEndpointParams, R.CdpEndpointResult,
+                                      served_by="driver"),
     "driver.fileChooser": MethodFacts(M.DriverFileChooserParams, M.DriverFileChooserResult,
                                       served_by="driver"),
 }

@@ -766,6 +766,21 @@ class DriverFileChooserResult(_Model):
     fileChooser: dict[str, Any] | None = None
 
 
+class CdpEndpointParams(DeviceParams):
+    """``cdp.endpoint`` (issue 19, docs/cdp.md): the loopback CDP URL of a Chromium device,
+    issued to the calling session (the bridge sets ``session`` to its label)."""
+
+    session: SessionLabel | None = Field(
+        default=None, description="Set by the bridge: the calling session's label.")
+
+
+class DriverCdpEndpointParams(_Model):
+    """Bridge → driver: the CDP endpoint of this device's browser for session ``session``
+    (supervisor/cdp_proxy.py)."""
+
+    session: SessionLabel | None = None
+
+
 class DriverActResult(_Model):
     """Driver → bridge: the action was performed (supervisor/driver.py ``act``); the
     verb's own fields (bridge/protocol/results.py ActResult) pass through."""

@@ -402,6 +402,17 @@ class SessionsListResult(_Result):
     sessions: list[SessionInfo]
 
 
+class CdpEndpointResult(_Routed):
+    """``cdp.endpoint`` (docs/cdp.md): where Playwright's ``connect_over_cdp`` or
+    Puppeteer connect; valid while the device's input driver runs."""
+
+    url: str = Field(description="ws://127.0.0.1:PORT/devtools/browser/<token>")
+    httpUrl: str = Field(description="The same endpoint for clients that read "
+                         "/json/version first (Playwright's http:// form).")
+    session: str | None = Field(default=None,
+                                description="The session label it was issued to.")
+
+
 class PairingCreateResult(_Result):
     """``pairing.create``: the code to type into the extension's options page."""
 
