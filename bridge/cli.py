@@ -19,6 +19,7 @@ Commands:
     fill REF VALUE             replace the field's value with VALUE (select all, one edit)
     wait      --ms N or --text TEXT
     sessions [stop NAME | release]   the bridge's sessions; stop one; free your tabs
+    cdp       print the device's loopback CDP URL (Chromium; docs/cdp.md)
     extension | pair | attach --cdp URL   your own browser: load, pair, trusted input
     exec FILE|- | repl   Python with `browser` and `tab` (bridge/cli_code.py, docs/code.md)
 
@@ -46,7 +47,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from . import cli_attach, cli_code, cli_sessions, config
+from . import cli_attach, cli_cdp, cli_code, cli_sessions, config
 from .protocol import errors as E
 from .sdk import Browser, Tab
 
@@ -578,6 +579,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--ms", type=int)
     w.add_argument("--text")
     cli_sessions.add_commands(client)
+    cli_cdp.add_commands(client)  # cdp: the device's loopback CDP URL (docs/cdp.md)
     cli_attach.add_commands(sub, client, TOKEN_FILE_HELP)  # extension, pair, attach
     cli_code.add_commands(sub, TOKEN_FILE_HELP)  # exec, repl
     return parser
