@@ -8,10 +8,9 @@ globals kept between calls (``browser``, ``tab``, ``asyncio`` bound), with top-l
 Protocol (JSON lines; :mod:`bridge.code.relay` has the message shapes): on the fds that
 were its stdin and stdout at start, duplicated away before any user code runs. fd 0
 then reads ``/dev/null`` and fds 1 and 2 write into a pipe whose bytes are forwarded as
-``out`` messages, so ``os.write(1, ...)``, a child process's output and a fatal error
-report reach the call's output instead of corrupting the channel. ``sys.stdout`` and
-``sys.stderr`` send ``out`` messages as they are written: a call cut off by a timeout
-still returns what it printed.
+``out`` messages as they are read, so ``print``, ``os.write(1, ...)``, a child process's
+output and a fatal error report reach the call's output in the order written instead of
+corrupting the channel, and a call cut off by a timeout still returns what it printed.
 
 Interrupting: the parent sends SIGINT. Running Python code gets ``KeyboardInterrupt``
 where it is; code waiting on an ``await`` gets its task cancelled. Either ends the call
@@ -41,6 +40,12 @@ CHUNK_CHARS = 32_000
 """Characters per ``out`` message (keeps every protocol line far below the parent's limit)."""
 MAX_VALUE_CHARS = 1_000_000
 """Characters of the last expression's repr sent to the parent (it cuts to its budget)."""
+SYNC = b"\x00\x1b[trustbridge-sync]\x00"
+"""Written to fd 1 at the end of a call: once the forwarding thread reads it, every byte
+written to fds 1 and 2 before it has been sent, so ``done`` follows all of the output."""
+SYNC_WAIT_S = 0.5
+"""How long the end of a call waits for :data:`SYNC` (code that moved fd 1 away never
+lets it arrive), s."""
 
 
 class Channel:
@@ -77,20 +82,23 @@ class Channel:
 
 
 class OutStream:
-    """``sys.stdout`` / ``sys.stderr`` of user code: every write is an ``out`` message."""
+    """``sys.stdout`` / ``sys.stderr`` of user code: unbuffered writes to fd 1 or 2, which
+    the forwarding thread sends as ``out`` messages in the order they were written (with
+    ``os.write`` and child processes' output too)."""
 
     encoding = "utf-8"
-    errors = "replace"
+    errors = "backslashreplace"
 
-    def __init__(self, channel: Channel, name: str) -> None:
-        self._channel = channel
+    def __init__(self, fd: int, name: str) -> None:
+        self._fd = fd
         self.name = name
 
     def write(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        for i in range(0, len(text), CHUNK_CHARS):
-            self._channel.send({"t": "out", "s": text[i:i + CHUNK_CHARS]})
+        view = memoryview(text.encode("utf-8", self.errors))
+        while view:
+            view = view[os.write(self._fd, view):]
         return len(text)
 
     def writelines(self, lines: Any) -> None:
@@ -107,11 +115,15 @@ class OutStream:
         return True
 
     def fileno(self) -> int:
-        return 1 if self.name == "stdout" else 2
+        return self._fd
 
 
-def _take_fds() -> Channel:
-    """Move the protocol off fds 0 and 1; point fds 1 and 2 at a forwarded pipe."""
+def _take_fds() -> tuple[Channel, threading.Event]:
+    """Move the protocol off fds 0 and 1; point fds 1 and 2 at a forwarded pipe.
+
+    Returns:
+        The channel, and the event the forwarding thread sets when it reads :data:`SYNC`.
+    """
     proto_in, proto_out = os.dup(0), os.dup(1)
     for fd in (proto_in, proto_out):
         os.set_inheritable(fd, False)  # a child process of user code must not hold them
@@ -124,14 +136,31 @@ def _take_fds() -> Channel:
     os.dup2(write_end, 2)
     os.close(write_end)
 
+    synced = threading.Event()
+
     def forward() -> None:
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+        def emit(data: bytes) -> None:
+            text = decoder.decode(data) if data else ""
+            for i in range(0, len(text), CHUNK_CHARS):
+                channel.send({"t": "out", "s": text[i:i + CHUNK_CHARS]})
+
+        pending = b""
         while chunk := os.read(read_end, 1 << 16):
-            if text := decoder.decode(chunk):
-                channel.send({"t": "out", "s": text})
+            pending += chunk
+            while (i := pending.find(SYNC)) >= 0:
+                emit(pending[:i])
+                pending = pending[i + len(SYNC):]
+                synced.set()
+            # Hold back a tail that may be the start of a SYNC split across reads.
+            keep = next((k for k in range(min(len(SYNC) - 1, len(pending)), 0, -1)
+                         if SYNC.startswith(pending[-k:])), 0)
+            emit(pending[:len(pending) - keep])
+            pending = pending[len(pending) - keep:]
 
     threading.Thread(target=forward, name="fd-forward", daemon=True).start()
-    return channel
+    return channel, synced
 
 
 def _compile(source: str) -> tuple[types.CodeType | None, types.CodeType | None]:
@@ -179,10 +208,11 @@ def _traceback(exc: BaseException) -> str:
 class Worker:
     """The globals, the running call, and the SIGINT handling."""
 
-    def __init__(self, channel: Channel) -> None:
+    def __init__(self, channel: Channel, synced: threading.Event) -> None:
         from .relay import RelayClient  # after the fds moved: nothing prints meanwhile
 
         self.channel = channel
+        self.synced = synced
         self.loop = asyncio.new_event_loop()
         asyncio.set_event_loop(self.loop)
         hello = channel.recv() or {}
@@ -253,6 +283,12 @@ class Worker:
             code = getattr(exc, "code", None)
             if hasattr(exc, "to_payload") and code is not None:
                 reply["errorCode"] = getattr(code, "value", str(code))
+        self.synced.clear()
+        try:
+            os.write(1, SYNC)
+            self.synced.wait(SYNC_WAIT_S)
+        except OSError:
+            pass  # the code closed fd 1
         self.channel.send(reply)
 
     def serve(self) -> None:
@@ -284,11 +320,11 @@ class Worker:
 
 
 def main() -> None:
-    channel = _take_fds()
-    sys.stdout = OutStream(channel, "stdout")  # type: ignore[assignment]
-    sys.stderr = OutStream(channel, "stderr")  # type: ignore[assignment]
+    channel, synced = _take_fds()
+    sys.stdout = OutStream(1, "<stdout>")  # type: ignore[assignment]
+    sys.stderr = OutStream(2, "<stderr>")  # type: ignore[assignment]
     sys.stdin = open(os.devnull)  # noqa: SIM115 - user code reads nothing from the channel
-    Worker(channel).serve()
+    Worker(channel, synced).serve()
 
 
 if __name__ == "__main__":
