@@ -1,0 +1,358 @@
+"""The CDP door (supervisor/cdp_flat.py, supervisor/cdp_proxy.py) against a fake
+nested-mode browser session: flat ↔ nested translation, one answer per command, the
+emulated browser-level auto-attach, and the loopback server's token checks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.request
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from supervisor.cdp_flat import (
+    PARSE_ERROR,
+    SESSION_NOT_FOUND,
+    CdpError,
+    FlatClient,
+    cdp_error_message,
+    matches,
+)
+from supervisor.cdp_proxy import CdpProxy
+
+
+class FakeRoot:
+    """A browser-level session in nested mode: attachToTarget announces the session
+    (``Target.attachedToTarget``) before answering; everything else is recorded."""
+
+    def __init__(self, targets: list[dict[str, Any]] | None = None) -> None:
+        self.sent: list[tuple[str, dict[str, Any]]] = []
+        self.targets = targets or []
+        self.client: FlatClient | None = None
+        self.fail: dict[str, str] = {}
+        self._n = 0
+
+    async def send(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.sent.append((method, params))
+        if method in self.fail:
+            raise CdpError(self.fail[method])
+        if method == "Target.attachToTarget":
+            self._n += 1
+            sid = f"S{self._n}"
+            info = next((t for t in self.targets if t["targetId"] == params["targetId"]),
+                        {"targetId": params["targetId"], "type": "page"})
+            assert self.client is not None
+            self.client.root_event("Target.attachedToTarget", {
+                "sessionId": sid, "targetInfo": info, "waitingForDebugger": False})
+            return {"sessionId": sid}
+        if method == "Target.getTargets":
+            return {"targetInfos": self.targets}
+        if method == "Browser.getVersion":
+            return {"product": "Chrome/156"}
+        return {}
+
+    def inner(self, index: int = -1) -> dict[str, Any]:
+        """The message the ``index``-th sendMessageToTarget carried (parsed)."""
+        sends = [p for m, p in self.sent if m == "Target.sendMessageToTarget"]
+        return {"sessionId": sends[index]["sessionId"],
+                "message": json.loads(sends[index]["message"])}
+
+    def from_target(self, session: str, message: dict[str, Any]) -> None:
+        assert self.client is not None
+        self.client.root_event("Target.receivedMessageFromTarget",
+                               {"sessionId": session, "message": json.dumps(message)})
+
+
+def make(targets: list[dict[str, Any]] | None = None) -> tuple[FlatClient, FakeRoot, list]:
+    root, out = FakeRoot(targets), []
+    client = FlatClient(root.send, out.append)
+    root.client = client
+    return client, root, out
+
+
+async def cmd(client: FlatClient, **msg: Any) -> None:
+    await client.command(json.dumps(msg))
+
+
+async def attached(client: FlatClient, root: FakeRoot, out: list) -> str:
+    await cmd(client, id=1, method="Target.attachToTarget",
+              params={"targetId": "T1", "flatten": True})
+    out.clear()
+    return "S1"
+
+
+async def test_attach_to_target_is_nested_and_announced_before_its_answer() -> None:
+    client, root, out = make()
+    await cmd(client, id=1, method="Target.attachToTarget",
+              params={"targetId": "T1", "flatten": True})
+    assert root.sent == [("Target.attachToTarget", {"targetId": "T1", "flatten": False})]
+    assert out[0]["method"] == "Target.attachedToTarget" and "sessionId" not in out[0]
+    assert out[1] == {"id": 1, "result": {"sessionId": "S1"}}
+
+
+async def test_a_session_command_is_wrapped_and_its_answer_unwrapped_once() -> None:
+    client, root, out = make()
+    sid = await attached(client, root, out)
+    await cmd(client, id=5, sessionId=sid, method="Runtime.evaluate",
+              params={"expression": "document.title"})
+    sent = root.inner()
+    assert sent["sessionId"] == sid
+    assert sent["message"]["method"] == "Runtime.evaluate"
+    assert sent["message"]["params"] == {"expression": "document.title"}
+    reply = {"id": sent["message"]["id"], "result": {"result": {"value": "hi"}}}
+    root.from_target(sid, reply)
+    root.from_target(sid, reply)  # a repeat (or another client's id) answers nothing
+    assert out == [{"id": 5, "sessionId": sid, "result": {"result": {"value": "hi"}}}]
+    root.from_target(sid, {"method": "Page.loadEventFired", "params": {"timestamp": 1}})
+    assert out[-1] == {"method": "Page.loadEventFired", "params": {"timestamp": 1},
+                       "sessionId": sid}
+
+
+async def test_a_child_session_goes_through_its_parent_and_back() -> None:
+    client, root, out = make()
+    sid = await attached(client, root, out)
+    await cmd(client, id=6, sessionId=sid, method="Target.setAutoAttach",
+              params={"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True})
+    assert root.inner()["message"]["params"]["flatten"] is False
+    root.from_target(sid, {"id": root.inner()["message"]["id"], "result": {}})
+    # The page's iframe session, announced inside the page's messages.
+    root.from_target(sid, {"method": "Target.attachedToTarget", "params": {
+        "sessionId": "C1", "targetInfo": {"targetId": "F1", "type": "iframe"},
+        "waitingForDebugger": True}})
+    assert out[-1]["sessionId"] == sid and out[-1]["params"]["sessionId"] == "C1"
+    assert client.parents["C1"] == sid
+    await cmd(client, id=7, sessionId="C1", method="Runtime.runIfWaitingForDebugger")
+    wrap = root.inner()
+    assert wrap["sessionId"] == sid
+    assert wrap["message"]["method"] == "Target.sendMessageToTarget"
+    assert wrap["message"]["params"]["sessionId"] == "C1"
+    carried = json.loads(wrap["message"]["params"]["message"])
+    assert carried["method"] == "Runtime.runIfWaitingForDebugger"
+    root.from_target(sid, {"id": wrap["message"]["id"], "result": {}})  # the wrapper's: not
+    root.from_target(sid, {"method": "Target.receivedMessageFromTarget", "params": {
+        "sessionId": "C1", "message": json.dumps({"id": carried["id"], "result": {}})}})
+    root.from_target(sid, {"method": "Target.receivedMessageFromTarget", "params": {
+        "sessionId": "C1", "message": json.dumps({"method": "Runtime.executionContextCreated",
+                                                  "params": {}})}})
+    assert out[-2:] == [{"id": 7, "sessionId": "C1", "result": {}},
+                        {"method": "Runtime.executionContextCreated", "params": {},
+                         "sessionId": "C1"}]
+    assert [m.get("id") for m in out].count(7) == 1
+
+
+async def test_a_failed_wrapper_answers_the_carried_command_once() -> None:
+    client, root, out = make()
+    sid = await attached(client, root, out)
+    client.parents["C1"] = sid
+    await cmd(client, id=8, sessionId="C1", method="Page.enable")
+    wrap = root.inner()["message"]
+    error = {"code": -32001, "message": "Session with given id not found."}
+    root.from_target(sid, {"id": wrap["id"], "error": error})
+    assert out == [{"id": 8, "sessionId": "C1", "error": error}]
+
+
+async def test_a_detached_session_answers_its_waiting_commands_and_forgets_children() -> None:
+    client, root, out = make()
+    sid = await attached(client, root, out)
+    client.parents["C1"] = sid
+    await cmd(client, id=9, sessionId=sid, method="Page.navigate", params={"url": "x"})
+    await cmd(client, id=10, sessionId="C1", method="Page.enable")
+    client.root_event("Target.detachedFromTarget", {"sessionId": sid, "targetId": "T1"})
+    answers = sorted((m["id"], "error" in m) for m in out if "id" in m)
+    assert answers == [(9, True), (10, True)]
+    assert out[-1] == {"method": "Target.detachedFromTarget",
+                       "params": {"sessionId": sid, "targetId": "T1"}}
+    assert client.parents == {}
+    await cmd(client, id=11, sessionId="C1", method="Page.enable")
+    assert out[-1]["error"]["code"] == SESSION_NOT_FOUND
+
+
+async def test_browser_close_is_answered_and_never_sent() -> None:
+    client, root, out = make()
+    await cmd(client, id=3, method="Browser.close")
+    assert out == [{"id": 3, "result": {}}] and client.closing
+    assert root.sent == []
+
+
+async def test_download_behaviour_stays_the_runtimes() -> None:
+    client, root, out = make()
+    await cmd(client, id=3, method="Browser.setDownloadBehavior",
+              params={"behavior": "allowAndName", "downloadPath": "/tmp/x"})
+    assert out == [{"id": 3, "result": {}}] and root.sent == []
+
+
+async def test_garbage_gets_cdp_errors_and_the_client_goes_on() -> None:
+    client, root, out = make()
+    await client.command("{not json")
+    await client.command(json.dumps([1, 2]))
+    await cmd(client, id=4, params={})
+    await cmd(client, id=5, method="Page.enable", sessionId="nope")
+    await cmd(client, id=6, method="Target.attachToBrowserTarget")
+    assert out[0]["error"]["code"] == PARSE_ERROR
+    assert out[1]["error"]["code"] == -32600
+    assert out[2]["id"] == 4 and "error" in out[2]
+    assert out[3]["id"] == 5 and out[3]["error"]["code"] == SESSION_NOT_FOUND
+    assert out[4]["id"] == 6 and "error" in out[4]
+    await cmd(client, id=7, method="Browser.getVersion")
+    assert out[-1] == {"id": 7, "result": {"product": "Chrome/156"}}
+
+
+async def test_a_root_error_is_the_commands_answer() -> None:
+    client, root, out = make()
+    root.fail["Target.attachToTarget"] = "No target with given id found"
+    await cmd(client, id=2, method="Target.attachToTarget", params={"targetId": "X"})
+    assert out == [{"id": 2, "error": {"code": -32000,
+                                       "message": "No target with given id found"}}]
+
+
+async def test_browser_level_auto_attach_is_emulated_with_the_filter() -> None:
+    targets = [{"targetId": "P", "type": "page"}, {"targetId": "U", "type": "browser_ui"},
+               {"targetId": "B", "type": "browser"}, {"targetId": "W", "type": "service_worker"}]
+    client, root, out = make(targets)
+    await cmd(client, id=2, method="Target.setAutoAttach",
+              params={"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True})
+    attaches = [p["targetId"] for m, p in root.sent if m == "Target.attachToTarget"]
+    assert attaches == ["P", "W"]
+    assert ("Target.setDiscoverTargets", {"discover": True}) in root.sent
+    assert [m.get("method") for m in out] == ["Target.attachedToTarget"] * 2 + [None]
+    assert out[-1] == {"id": 2, "result": {}}
+    # Discovery is the proxy's own: not shown to a client that did not ask for it.
+    root.targets.append({"targetId": "P2", "type": "page"})
+    client.root_event("Target.targetCreated", {"targetInfo": root.targets[-1]})
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert not [m for m in out if m.get("method") == "Target.targetCreated"]
+    assert out[-1]["method"] == "Target.attachedToTarget"
+    assert out[-1]["params"]["targetInfo"]["targetId"] == "P2"
+
+
+def test_filter_rule() -> None:
+    assert matches([{"type": "page"}], "page")
+    assert not matches([{"type": "page"}], "iframe")
+    assert not matches([{"type": "page", "exclude": True}, {}], "page")
+    assert matches([{"type": "page", "exclude": True}, {}], "worker")
+
+
+def test_playwright_prefix_is_dropped() -> None:
+    exc = Exception("CDPSession.send: Protocol error (Target.attachToTarget): No target")
+    assert cdp_error_message(exc) == "No target"
+
+
+async def test_close_detaches_what_the_client_attached() -> None:
+    client, root, out = make()
+    sid = await attached(client, root, out)
+    await client.close()
+    assert root.sent[-1] == ("Target.detachFromTarget", {"sessionId": sid})
+
+
+# -- the loopback server -------------------------------------------------------------
+
+
+class FakeCdpSession:
+    def __init__(self) -> None:
+        self.handlers: dict[str, Any] = {}
+        self.detached = False
+
+    def on(self, event: str, handler: Any) -> None:
+        self.handlers[event] = handler
+
+    async def send(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        return {"product": "Chrome/156", "method": method}
+
+    async def detach(self) -> None:
+        self.detached = True
+
+
+class FakeBrowser:
+    version = "156.0"
+
+    def __init__(self) -> None:
+        self.sessions: list[FakeCdpSession] = []
+
+    def is_connected(self) -> bool:
+        return True
+
+    def on(self, _event: str, _handler: Any) -> None:
+        pass
+
+    async def new_browser_cdp_session(self) -> FakeCdpSession:
+        self.sessions.append(FakeCdpSession())
+        return self.sessions[-1]
+
+
+@pytest.fixture
+async def proxy():
+    fake = FakeBrowser()
+    p = CdpProxy(lambda: fake, "dev")
+    p.fake = fake  # type: ignore[attr-defined]
+    yield p
+    await p.close()
+
+
+async def test_the_token_is_required(proxy: CdpProxy) -> None:
+    ep = await proxy.endpoint("agent-a")
+    assert ep["url"].startswith("ws://127.0.0.1:") and ep["session"] == "agent-a"
+    base = ep["url"].rsplit("/", 1)[0]
+    for url in (base + "/", base + "/wrong-token", f"ws://127.0.0.1:{proxy.port}/"):
+        with pytest.raises(InvalidStatus) as info:
+            async with connect(url, proxy=None):
+                pass
+        assert info.value.response.status_code in (403, 404)
+    with pytest.raises(InvalidStatus) as info:
+        async with connect(base + "/wrong-token", proxy=None):
+            pass
+    assert info.value.response.status_code == 403
+    with pytest.raises(InvalidStatus) as info:  # a web page's socket
+        async with connect(ep["url"], proxy=None, origin="http://evil.example"):
+            pass
+    assert info.value.response.status_code == 403
+    assert proxy.fake.sessions == []  # type: ignore[attr-defined]
+
+
+async def test_tokens_are_per_session_label(proxy: CdpProxy) -> None:
+    a, again, b = [await proxy.endpoint(x) for x in ("a", "a", "b")]
+    assert a["url"] == again["url"] and a["url"] != b["url"]
+
+
+async def test_a_client_speaks_cdp_and_browser_close_ends_only_its_connection(
+        proxy: CdpProxy) -> None:
+    ep = await proxy.endpoint(None)
+    async with connect(ep["url"], proxy=None) as ws:
+        await ws.send(json.dumps({"id": 1, "method": "Browser.getVersion"}))
+        assert json.loads(await ws.recv()) == {"id": 1, "result": {
+            "product": "Chrome/156", "method": "Browser.getVersion"}}
+        await ws.send("garbage")
+        assert "error" in json.loads(await ws.recv())
+        await ws.send(json.dumps({"id": 2, "method": "Browser.close"}))
+        assert json.loads(await ws.recv()) == {"id": 2, "result": {}}
+        with pytest.raises(ConnectionClosed):
+            await asyncio.wait_for(ws.recv(), 10)
+    fake = proxy.fake  # type: ignore[attr-defined]
+    for _ in range(200):  # the server's cleanup runs after the close
+        if fake.sessions[0].detached:
+            break
+        await asyncio.sleep(0.01)
+    assert fake.sessions[0].detached
+    async with connect(ep["url"], proxy=None) as ws:  # the door stays open for others
+        await ws.send(json.dumps({"id": 1, "method": "Browser.getVersion"}))
+        assert json.loads(await ws.recv())["id"] == 1
+
+
+async def test_json_version_names_the_websocket(proxy: CdpProxy) -> None:
+    ep = await proxy.endpoint(None)
+
+    def get(url: str) -> tuple[int, Any]:
+        try:
+            with urllib.request.urlopen(url, timeout=10) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as err:
+            return err.code, None
+
+    assert await asyncio.to_thread(get, ep["httpUrl"] + "/json/version/") == (
+        200, {"Browser": "Chrome/156.0", "Protocol-Version": "1.3",
+              "webSocketDebuggerUrl": ep["url"]})
+    status, _ = await asyncio.to_thread(get, ep["httpUrl"][:-3] + "bad/json/version")
+    assert status == 403
