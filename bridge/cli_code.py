@@ -47,6 +47,10 @@ DEFAULT_TIMEOUT_S = 30.0
 MAX_TIMEOUT_S = 300.0
 """The runtime's cap when ``--timeout`` is lower; a larger ``--timeout`` is its own cap
 (the person at the command line sets the limit, not a server)."""
+PAGE_CHARS = 1_000_000
+"""The runtime's output budget here, characters: the CLI prints everything, so a page is
+as large as what the runtime keeps of a call (its MAX_KEPT_CHARS) and the value's repr is
+not cut below what the worker sends (every further page is read all the same)."""
 PROMPT, CONTINUATION = "tb> ", "... "
 _FLAGS = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 _T = TypeVar("_T")
@@ -148,7 +152,8 @@ async def _open(args: argparse.Namespace) -> _Session | int:
     runtime = CodeRuntime(client.call, device=args.device,
                           protocol_version=client.protocol_version, session=client.session,
                           default_timeout_s=args.timeout,
-                          max_timeout_s=max(args.timeout, MAX_TIMEOUT_S))
+                          max_timeout_s=max(args.timeout, MAX_TIMEOUT_S),
+                          output_budget=PAGE_CHARS)
     return _Session(browser, runtime)
 
 
@@ -162,14 +167,11 @@ async def _complete(runtime: Any, res: Any) -> Any:
     return dataclasses.replace(res, output="".join(output), cursor=None)
 
 
-def _failed(res: Any) -> bool:
-    return bool(res.error is not None or res.timed_out or res.cancelled)
-
-
-def _print_result(res: Any, *, timeout_s: float, repl: bool = False,
+def _print_result(res: Any, *, repl: bool = False,
                   out: TextIO | None = None, err: TextIO | None = None) -> None:
     """What one run printed, its value's repr, and on stderr its traceback or why it
-    stopped (timeout, interrupt, a worker that had to start afresh)."""
+    stopped (the runtime's words for a timeout or a dead worker), what it did not keep
+    and a worker that had started afresh."""
     out, err = out or sys.stdout, err or sys.stderr
     if res.output:
         out.write(res.output if res.output.endswith("\n") else res.output + "\n")
@@ -179,19 +181,17 @@ def _print_result(res: Any, *, timeout_s: float, repl: bool = False,
     out.flush()
     if res.error:
         err.write(res.error if res.error.endswith("\n") else res.error + "\n")
-    if res.timed_out:
-        err.write(f"error: the code ran past its timeout ({timeout_s:g} s) and was "
-                  "stopped; its worker was reset (variables are gone)\n")
-    elif res.cancelled:
-        err.write("KeyboardInterrupt\n")
-    if res.reset and not res.timed_out:
-        err.write("note: the code worker was restarted; variables from earlier runs are "
-                  "gone\n")
+    if res.dropped_chars:
+        err.write(f"note: {res.dropped_chars} more characters were printed and not kept "
+                  f"(the runtime keeps the first {res.total_chars - res.dropped_chars})\n")
+    if res.reset and not res.timed_out and res.error is None:
+        err.write("note: the code worker had stopped and was started afresh: variables "
+                  "from earlier entries are gone\n")
     err.flush()
 
 
 def _as_json(res: Any) -> str:
-    return json.dumps({"ok": not _failed(res), "result": dataclasses.asdict(res)})
+    return json.dumps({"ok": res.ok, "result": dataclasses.asdict(res)})
 
 
 # -- exec -------------------------------------------------------------------------------
@@ -223,8 +223,8 @@ async def run_exec(args: argparse.Namespace, stdin: TextIO | None = None) -> int
     if args.json:
         print(_as_json(res), flush=True)
     else:
-        _print_result(res, timeout_s=args.timeout)
-    return EXIT_ERROR if _failed(res) else EXIT_OK
+        _print_result(res)
+    return EXIT_OK if res.ok else EXIT_ERROR
 
 
 def _cmd_exec(args: argparse.Namespace) -> int:
@@ -307,15 +307,13 @@ class Repl:
         run: runs one entry's source, returns its complete ExecResult (or _Cancelled).
         stdin / stdout / stderr: the streams (a terminal or pipes).
         json_out: print each entry's result as one JSON line instead.
-        timeout_s: the per-entry timeout, for the message when it is hit.
     """
 
     def __init__(self, run: Any, stdin: TextIO, stdout: TextIO, stderr: TextIO, *,
-                 json_out: bool, timeout_s: float) -> None:
+                 json_out: bool) -> None:
         self._run = run
         self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
         self.json_out = json_out
-        self.timeout_s = timeout_s
         self.tty = _isatty(stdin) and _isatty(stdout)
         self.compile = codeop.CommandCompiler()
         # Complete-or-not as Python's own prompt decides, with top-level await (as
@@ -387,14 +385,13 @@ class Repl:
             self.stderr.write("KeyboardInterrupt\n")
             self.stderr.flush()
             return True
-        if _failed(res):
+        if not res.ok:
             self.failures += 1
         if self.json_out:
             self.stdout.write(_as_json(res) + "\n")
             self.stdout.flush()
         else:
-            _print_result(res, timeout_s=self.timeout_s, repl=True, out=self.stdout,
-                          err=self.stderr)
+            _print_result(res, repl=True, out=self.stdout, err=self.stderr)
         return True
 
 
@@ -426,7 +423,7 @@ def _cmd_repl(args: argparse.Namespace) -> int:
                       "local code with your rights, not a sandbox. Ctrl-C stops an entry, "
                       "Ctrl-D ends.", file=sys.stderr)
             Repl(lambda src: worker.run(run(src)), sys.stdin, sys.stdout, sys.stderr,
-                 json_out=args.json, timeout_s=args.timeout).loop()
+                 json_out=args.json).loop()
         finally:
             worker.run(opened.close())
         return EXIT_OK

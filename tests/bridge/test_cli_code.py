@@ -1,0 +1,253 @@
+"""``trustbridge exec`` and ``trustbridge repl`` (bridge/cli_code.py) against a real
+BridgeServer with a fake extension and driver (tests/bridge/fakes.py), with the real code
+worker (bridge/code/): what the code printed and returned, the exit codes, the requests
+the code's ``tab`` made through the CLI's connection, bad input refused before
+connecting, the repl fed from a pipe (variables kept, blocks, Ctrl-C, ``--session``).
+No browser."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bridge import cli, cli_code, config
+from bridge.server import BridgeServer
+
+from .fakes import FakeDriver, FakeExtension, serve_with_fakes, wait_until
+
+pytestmark = pytest.mark.timeout(120)
+
+D = "dev1"
+STEP_S = 60.0
+"""Upper bound, seconds, on one command (a worker process starts in each)."""
+URL = "http://127.0.0.1/"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Bridge:
+    server: BridgeServer
+    ext: FakeExtension
+    drv: FakeDriver
+
+    async def exec(self, *argv: str, stdin: str = "") -> int:
+        """Run ``trustbridge exec ARGV --bridge URL`` in this loop; its exit code."""
+        args = cli.build_parser().parse_args(["exec", *argv, "--bridge", self.server.url])
+        return await asyncio.wait_for(cli_code.run_exec(args, io.StringIO(stdin)), STEP_S)
+
+    async def repl_process(self, *argv: str) -> asyncio.subprocess.Process:
+        """``trustbridge repl ARGV --bridge URL`` as a process with piped stdio, in its
+        own process group (as a terminal's foreground job: Ctrl-C reaches the group)."""
+        return await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bridge.cli", "repl", *argv, "--bridge", self.server.url,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, cwd=ROOT, start_new_session=True)
+
+    async def repl(self, *argv: str, entries: str) -> tuple[int, str, str]:
+        """Feed ``entries`` to a repl through a pipe; ``(exit code, stdout, stderr)``."""
+        proc = await self.repl_process(*argv)
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(entries.encode()), STEP_S)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+        assert proc.returncode is not None
+        return proc.returncode, out.decode(), err.decode()
+
+
+@pytest.fixture
+async def bridge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Bridge]:
+    """A real bridge (token from a private state directory, as the CLI reads it) with a
+    fake extension and driver for ``dev1``."""
+    monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
+    token = config.load_or_create_token()
+    async with contextlib.AsyncExitStack() as stack:
+        server, ext, drv = await serve_with_fakes(stack, token, D, STEP_S)
+        yield Bridge(server, ext, drv)
+        assert ext.malformed == [] and drv.malformed == []
+
+
+# -- exec -------------------------------------------------------------------------------
+
+
+async def test_exec_prints_the_output_then_the_last_value(
+        bridge: Bridge, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "s.py"
+    script.write_text("print('hi')\nx = 41\nx + 1\n")
+    assert await bridge.exec(str(script)) == cli.EXIT_OK
+    out = capsys.readouterr()
+    assert out.out == "hi\n42\n" and out.err == ""
+
+
+async def test_exec_stdin_code_acts_through_the_commands_connection(
+        bridge: Bridge, capsys: pytest.CaptureFixture[str]) -> None:
+    code = f"r = await tab.goto({URL!r})\nprint(r['url'], r['tabId'])\n"
+    assert await bridge.exec("-", stdin=code) == cli.EXIT_OK
+    assert capsys.readouterr().out == f"{URL} 1\n"
+    [nav] = [r for r in bridge.ext.requests if r.method == "page.navigate"]
+    assert nav.params["url"] == URL
+
+
+async def test_exec_an_exception_is_its_traceback_and_exit_1(
+        bridge: Bridge, capsys: pytest.CaptureFixture[str]) -> None:
+    assert await bridge.exec("-", stdin="print('before')\n1 / 0\n") == cli.EXIT_ERROR
+    out = capsys.readouterr()
+    assert out.out == "before\n"
+    assert "Traceback" in out.err and "ZeroDivisionError: division by zero" in out.err
+    # Only the code's own frames: none of the CLI's or the worker's.
+    assert "cli_code" not in out.err and "worker.py" not in out.err
+
+
+async def test_exec_past_its_timeout_stops_and_says_so(
+        bridge: Bridge, capsys: pytest.CaptureFixture[str]) -> None:
+    code = "print('started', flush=True)\nwhile True:\n    pass\n"
+    assert await bridge.exec("-", "--timeout", "1", stdin=code) == cli.EXIT_ERROR
+    out = capsys.readouterr()
+    assert out.out == "started\n"
+    assert "ran longer than 1 s" in out.err and "reset" in out.err
+
+
+async def test_exec_json_is_the_exec_result(
+        bridge: Bridge, capsys: pytest.CaptureFixture[str]) -> None:
+    assert await bridge.exec("-", "--json", stdin="print('a')\n6 * 7\n") == cli.EXIT_OK
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ok"] is True
+    res = doc["result"]
+    assert res["output"] == "a\n" and res["value"] == "42" and res["error"] is None
+    assert res["timed_out"] is False and res["cursor"] is None
+
+    assert await bridge.exec("-", "--json", stdin="raise KeyError('k')\n") == cli.EXIT_ERROR
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ok"] is False and "KeyError: 'k'" in doc["result"]["error"]
+
+
+async def test_exec_prints_all_of_a_long_output(
+        bridge: Bridge, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Pages of 7,000 characters (the CLI's are 1,000,000): every page is read.
+    monkeypatch.setattr(cli_code, "PAGE_CHARS", 7_000)
+    code = "for i in range(2000):\n    print(f'{i:05d}' + 'x' * 45)\n"
+    assert await bridge.exec("-", stdin=code) == cli.EXIT_OK
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [f"{i:05d}" + "x" * 45 for i in range(2000)]
+
+
+@pytest.mark.parametrize(("argv", "stdin", "says"), [
+    (["/nonexistent/s.py"], "", "error: cannot read /nonexistent/s.py: No such file"),
+    (["-"], "x = (\n", "error: <stdin>, line 1: SyntaxError:"),
+    (["-"], "print('a')\n  print('b')\n", "error: <stdin>, line 2: IndentationError:"),
+])
+async def test_exec_bad_input_is_refused_before_connecting(
+        argv: list[str], stdin: str, says: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # A bridge URL nothing listens on: connecting would be exit 3, so 2 means it never tried.
+    args = cli.build_parser().parse_args(["exec", *argv, "--bridge", "ws://127.0.0.1:9"])
+    assert await cli_code.run_exec(args, io.StringIO(stdin)) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith(says) and "Traceback" not in err
+
+
+async def test_exec_without_a_bridge_is_exit_3(capsys: pytest.CaptureFixture[str]) -> None:
+    args = cli.build_parser().parse_args(["exec", "-", "--bridge", "ws://127.0.0.1:9"])
+    assert await cli_code.run_exec(args, io.StringIO("1\n")) == cli.EXIT_NO_BRIDGE
+    assert capsys.readouterr().err.startswith("error: Cannot reach the bridge")
+
+
+def test_a_bad_timeout_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    for value in ("0", "-1", "soon", "nan", "inf"):
+        with pytest.raises(SystemExit) as info:
+            cli.build_parser().parse_args(["exec", "-", "--timeout", value])
+        assert info.value.code == cli.EXIT_USAGE
+    assert "is not a timeout" in capsys.readouterr().err
+
+
+# -- repl -------------------------------------------------------------------------------
+
+
+async def test_repl_from_a_pipe_keeps_variables_runs_blocks_and_await(bridge: Bridge) -> None:
+    entries = "\n".join([
+        "x = 41",
+        "x + 1",
+        "for i in range(2):",
+        "    print('line', i)",
+        "",
+        "y = (",   # a syntax error: printed, the repl goes on
+        ")) + 1",
+        "r = await tab.goto(" + repr(URL) + ")",
+        "r['url']",
+        "None",    # not printed, as Python's prompt does
+        "x",
+    ]) + "\n"
+    rc, out, err = await bridge.repl(entries=entries)
+    assert rc == cli.EXIT_OK, err
+    assert out.splitlines() == ["42", "line 0", "line 1", repr(URL), "41"]
+    assert "SyntaxError" in err and "tb> " not in out  # no prompts on a pipe
+    assert [r.params["url"] for r in bridge.ext.requests if r.method == "page.navigate"] == [URL]
+
+
+async def test_repl_ctrl_c_stops_the_running_entry_and_the_repl_goes_on(
+        bridge: Bridge, tmp_path: Path) -> None:
+    marks = [tmp_path / "blocking", tmp_path / "awaiting"]
+    proc = await bridge.repl_process()
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(b"x = 41\nimport time\n")
+        # Python code busy in a blocking call, then code waiting on an await: both stop.
+        for mark, wait in zip(marks, ("time.sleep(120)", "await asyncio.sleep(120)"),
+                              strict=True):
+            proc.stdin.write(f"open({str(mark)!r}, 'w').close(); {wait}\n".encode())
+            await proc.stdin.drain()
+            await wait_until(mark.exists, STEP_S)
+            os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole group
+        proc.stdin.write(b"print('after', x + 1)\n")
+        proc.stdin.close()  # Ctrl-D
+        out, err = await asyncio.wait_for(proc.communicate(), STEP_S)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == cli.EXIT_OK, err
+    assert out.decode().splitlines() == ["after 42"]  # the variables survived both
+    assert err.decode().count("KeyboardInterrupt") >= 2
+
+
+async def test_repl_session_keeps_its_tab_across_runs(bridge: Bridge) -> None:
+    rc, out, err = await bridge.repl("--session", "work",
+                                     entries=f"await tab.goto({URL!r})\n")
+    assert rc == cli.EXIT_OK, err
+    book = bridge.server.executor.sessions
+    first = book.find("work")
+    assert first is not None and first.peer is None and first.tabs == {(D, 1)}
+    rc, out, err = await bridge.repl("--session", "work",
+                                     entries="browser.client.session['resumed']\n"
+                                     "(await tab.snapshot()).splitlines()[0]\n")
+    assert rc == cli.EXIT_OK, err
+    assert out.splitlines() == ["True", repr('- button "Save" [ref=e7]')]
+    assert book.find("work") is first
+    [snap] = [r for r in bridge.ext.requests if r.method == "page.snapshot"]
+    assert snap.params.get("tabId") == 1  # the session's current tab, resumed
+
+
+def test_repl_decides_completeness_as_python_does() -> None:
+    """The entry boundaries, without a worker: what each complete entry sends."""
+    sent: list[str] = []
+
+    def run(source: str) -> object:
+        sent.append(source)
+        return cli_code._Cancelled()
+
+    lines = "if True:\n    a = 1\n\nb = 2\ndef f():\n    return 1\n\n\nawait f_async()\n"
+    out, err = io.StringIO(), io.StringIO()
+    cli_code.Repl(run, io.StringIO(lines), out, err, json_out=False).loop()
+    assert sent == ["if True:\n    a = 1\n", "b = 2", "def f():\n    return 1\n",
+                    "await f_async()"]
