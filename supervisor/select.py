@@ -20,6 +20,7 @@ from bridge.protocol import errors as E
 from bridge.protocol.models import SelectAction
 
 from .errors import NOT_A_FIELD
+from .focus import focus_element
 from .isolated_eval import evaluate_isolated
 
 if TYPE_CHECKING:
@@ -228,8 +229,10 @@ async def select(t: Target, a: SelectAction, timeout_ms: int) -> dict[str, Any]:
     Type-ahead extends the previous search string when the last key on this select was a
     character less than a second ago (both browsers); the read-back then shows it.
 
-    The plan is made from built-in reads (tag, ``multiple``, inner HTML, value), which run
-    in Playwright's utility world: no script in the page's main world.
+    The plan is made from one isolated-world read (tag, ``multiple``, inner HTML, value:
+    :func:`_read_select`; Playwright's built-in reads, in its utility world, when that
+    gives no answer): no script in the page's main world. The select is focused as
+    ``locator.press`` would focus it (supervisor/focus.py) before its first key.
 
     Returns:
         ``{"selected": [value, ...]}`` read from the select afterwards, and for a single
@@ -245,12 +248,17 @@ async def select(t: Target, a: SelectAction, timeout_ms: int) -> dict[str, Any]:
             them back); ``expected`` / ``actual``: option values.
     """
     loc = t.locator
-    single, inner, value = await asyncio.gather(
-        loc.locator("xpath=self::select[not(@multiple)]").count(),
-        loc.inner_html(timeout=timeout_ms),
-        _select_value(loc, timeout_ms))
-    is_multiple = not single
-    if is_multiple and not await loc.locator("xpath=self::select").count():
+    read = await _read_select(t, timeout_ms)
+    if read is None:  # not answered in one round trip: Playwright's built-in reads
+        single, inner, value = await asyncio.gather(
+            loc.locator("xpath=self::select[not(@multiple)]").count(),
+            loc.inner_html(timeout=timeout_ms),
+            _select_value(loc, timeout_ms))
+        is_select = bool(single) or bool(await loc.locator("xpath=self::select").count())
+        is_multiple = not single
+    else:
+        is_select, is_multiple, inner, value = read
+    if not is_select:
         raise E.BadRequest("The target is not a native <select>; click its options instead.")
     targets, current, count = select_plan(inner, a.values, value, is_multiple)
     missing = [v for v, i in zip(a.values, targets) if i < 0]
@@ -299,8 +307,11 @@ async def _select_single(t: Target, inner: str, current: int, target: int, count
         # in the open popup the keys move a highlight; Enter commits
         keys, changes = ["Alt+ArrowDown", *select_keys(current, target, count), "Enter"], 1
     if keys:
-        await loc.press(keys[0], timeout=timeout_ms)  # focus, then the first key
-    for key in keys[1:]:
+        # Focus as locator.press does (Playwright's focusNode), in one isolated round trip
+        # (supervisor/focus.py; ~2 ms against locator.press's ~5 ms of resolving and
+        # focusing through a handle), then the keys.
+        await focus_element(t, timeout_ms)
+    for key in keys:
         await page.keyboard.press(key)
     try:
         after = await _select_value(loc, timeout_ms)
@@ -314,6 +325,38 @@ async def _select_single(t: Target, inner: str, current: int, target: int, count
 
 
 _NOT_SELECT = object()
+
+# What select() plans from, in one isolated-world round trip: whether the element is a
+# native <select> (the HTML element, as the former XPath ``self::select`` read it), its
+# ``multiple`` attribute, its inner HTML and its value (Playwright's ``inner_html`` and
+# ``input_value`` read the same properties).
+_READ_SELECT_JS = """el => {
+  if (el.localName !== 'select' || el.namespaceURI !== 'http://www.w3.org/1999/xhtml') {
+    return [false, false, '', null];
+  }
+  return [true, el.hasAttribute('multiple'), el.innerHTML, el.value];
+}"""
+
+
+async def _read_select(t: Target, timeout_ms: int) -> tuple[bool, bool, str, str | None] | None:
+    """``(is a native select, multiple, inner HTML, value)`` of the target in one
+    isolated-world round trip (page script cannot see or forge it; ~2 ms against ~4 ms for
+    Playwright's three built-in reads side by side), or None when the engine gave no
+    answer (the document was being replaced: the caller reads with the built-ins, which
+    say what they find).
+
+    Raises:
+        PlaywrightError: the unique selector matched 0 or several elements, or the frame
+            went away (the caller's map_playwright_errors maps it).
+    """
+    try:
+        got = await isolated(t, _READ_SELECT_JS, timeout_ms)
+    except (E.InternalError, E.BadRequest):
+        return None
+    if not isinstance(got, list) or len(got) != 4:
+        return None
+    is_select, multiple, inner, value = got
+    return bool(is_select), bool(multiple), str(inner), value if isinstance(value, str) else None
 
 
 async def _select_value(loc: Locator, timeout_ms: int) -> Any:
