@@ -185,8 +185,8 @@ def _print_result(res: Any, *, repl: bool = False,
         err.write(f"note: {res.dropped_chars} more characters were printed and not kept "
                   f"(the runtime keeps the first {res.total_chars - res.dropped_chars})\n")
     if res.reset and not res.timed_out and res.error is None:
-        err.write("note: the code worker had stopped and was started afresh: variables "
-                  "from earlier entries are gone\n")
+        err.write("note: this ran in a fresh worker (the previous one had stopped or was "
+                  "killed): variables from earlier entries are gone\n")
     err.flush()
 
 
@@ -239,7 +239,7 @@ def _cmd_exec(args: argparse.Namespace) -> int:
 
 
 class _Cancelled:
-    """What :meth:`_LoopThread.wait` returns for a coroutine stopped by :meth:`interrupt`."""
+    """What :meth:`_LoopThread.run` returns for a coroutine stopped by Ctrl-C."""
 
 
 class _LoopThread:
@@ -414,6 +414,8 @@ def _cmd_repl(args: argparse.Namespace) -> int:
             return opened
 
         async def run(source: str) -> Any:
+            # Ctrl-C cancels this: the runtime interrupts the code (and kills a worker whose
+            # code does not stop; the next entry's result then says state was lost).
             return await _complete(opened.runtime,
                                    await opened.runtime.run(source, timeout_s=args.timeout))
 

@@ -221,6 +221,64 @@ async def test_repl_ctrl_c_stops_the_running_entry_and_the_repl_goes_on(
     assert err.decode().count("KeyboardInterrupt") >= 2
 
 
+async def test_repl_code_that_will_not_stop_loses_its_worker_and_the_next_entry_says_so(
+        bridge: Bridge, tmp_path: Path) -> None:
+    mark = tmp_path / "stubborn"
+    stubborn = (f"open({str(mark)!r}, 'w').close()\n"
+                "while True:\n    try:\n        time.sleep(120)\n"
+                "    except KeyboardInterrupt:\n        pass\n\n")
+    proc = await bridge.repl_process()
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(b"x = 41\nimport time\n" + stubborn.encode())
+        await proc.stdin.drain()
+        await wait_until(mark.exists, STEP_S)
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.stdin.write(b"'x' in globals()\n")
+        proc.stdin.close()
+        out, err = await asyncio.wait_for(proc.communicate(), STEP_S)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == cli.EXIT_OK, err
+    assert "KeyboardInterrupt" in err.decode()
+    assert "this ran in a fresh worker" in err.decode()  # the next entry's, and true:
+    assert out.decode().splitlines() == ["False"]  # x is gone
+
+
+async def test_exec_ctrl_c_stops_the_code_and_its_worker(bridge: Bridge, tmp_path: Path) -> None:
+    mark = tmp_path / "pid"
+    code = (f"import os, time\nopen({str(mark)!r}, 'w').write(str(os.getpid()))\n"
+            "time.sleep(120)\n")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bridge.cli", "exec", "-", "--bridge", bridge.server.url,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, cwd=ROOT, start_new_session=True)
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(code.encode())
+        proc.stdin.close()
+        await wait_until(lambda: mark.exists() and mark.read_text() != "", STEP_S)
+        os.killpg(proc.pid, signal.SIGINT)
+        _out, err = await asyncio.wait_for(proc.communicate(), STEP_S)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == 130 and "KeyboardInterrupt" in err.decode()
+    assert "Traceback" not in err.decode()
+
+    def gone(pid: int) -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+    await wait_until(lambda: gone(int(mark.read_text())), STEP_S)  # no worker left behind
+
+
 async def test_repl_session_keeps_its_tab_across_runs(bridge: Bridge) -> None:
     rc, out, err = await bridge.repl("--session", "work",
                                      entries=f"await tab.goto({URL!r})\n")

@@ -1,8 +1,8 @@
 """``trustbridge exec -`` end to end (bridge/cli_code.py on bridge/code/): code read from
-stdin loads a local page with ``await tab.goto(url)``, finds a button's ref in its
-snapshot and clicks it, all through the CLI's own connection to a real bridge and
-browser. What counts is what the PAGE counted (``#count``: clicks with ``isTrusted``
-true and false)."""
+stdin loads a local page with ``await tab.goto(url)``, finds a button's ref
+(``tab.find``, as docs/cli.md shows) and clicks it twice, all through the CLI's own
+connection to a real bridge and browser. What counts is what the PAGE counted
+(``#count``: clicks with ``isTrusted`` true and false)."""
 
 from __future__ import annotations
 
@@ -23,11 +23,9 @@ STEP_S = 90.0
 """Upper bound on the command, s (a worker process starts, the page loads, two clicks)."""
 
 CODE = """\
-import re
 r = await tab.goto({url!r})
 print('loaded', r['url'])
-snap = await tab.snapshot()
-ref = re.search(r'button "Add one" \\[ref=(\\w+)\\]', snap).group(1)
+ref = (await tab.find(role='button', name='Add one'))['matches'][0]['ref']
 first = await tab.click(ref)
 second = await tab.click(ref)
 print(first['inputPath'], second['inputPath'])
