@@ -109,6 +109,7 @@ class _Worker:
         self.proc = proc
         self.ready: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.done: asyncio.Future[dict[str, Any]] | None = None
+        self.run_id: int | None = None  # the call ``done`` must name
         self.out: Any = None  # the running call's output buffer
         self.calls: dict[int, asyncio.Task[None]] = {}
         self.reader: asyncio.Task[None] | None = None
@@ -179,6 +180,7 @@ class CodeRuntime:
         self._worker: _Worker | None = None
         self._lost = False  # the last worker died or was killed since the last call
         self._lock = asyncio.Lock()
+        self._stopping: asyncio.Task[None] | None = None  # a cancelled call being stopped
         self._outputs: OrderedDict[int, OutputStore] = OrderedDict()
         self._runs = 0
         self._closed = False
@@ -261,6 +263,8 @@ class CodeRuntime:
     async def close(self) -> None:
         """Kill the worker and forget every output; later calls are refused."""
         self._closed = True
+        if self._stopping is not None:
+            self._stopping.cancel()
         worker = self._worker
         await self.reset()
         if worker is not None:
@@ -272,6 +276,9 @@ class CodeRuntime:
 
     async def _run(self, code: str, timeout: float) -> ExecResult:
         started = time.monotonic()
+        if self._stopping is not None:  # the cancelled call before this one, still stopping
+            await asyncio.shield(self._stopping)
+            self._stopping = None
         reset = False
         tab = None
         if self.current_tab is not None:
@@ -288,8 +295,10 @@ class CodeRuntime:
         store = OutputStore(MAX_KEPT_CHARS)
         self._keep(run_id, store)
         worker.out = store
-        worker.done = asyncio.get_running_loop().create_future()
+        done_fut = worker.done = asyncio.get_running_loop().create_future()
+        worker.run_id = run_id
         result = ExecResult(reset=reset, timeout_s=timeout)
+        cancelled = False
         try:
             await worker.send({"t": "run", "id": run_id, "code": code, "tab": tab})
             done = await asyncio.wait_for(asyncio.shield(worker.done), timeout)
@@ -305,10 +314,11 @@ class CodeRuntime:
                             "stopped; the worker was reset and its state (variables, "
                             "imports) is lost. The next call starts fresh." + where)
         except asyncio.CancelledError:
+            # Stopped in a task of its own: a caller's cancel scope (anyio: MCP) cancels
+            # every await here again, and the next run waits for it (the lock is free).
+            cancelled = True
             worker.interrupt()
-            await asyncio.wait({worker.done}, timeout=CANCEL_GRACE_S)
-            if not worker.done.done() or worker.done.result().get("t") == "died":
-                await self._lose(worker)
+            self._stopping = asyncio.create_task(self._settle(worker, done_fut))
             raise
         else:
             if done.get("t") == "died":
@@ -325,13 +335,27 @@ class CodeRuntime:
                     result.error = (result.error or "") + \
                         "(SystemExit does not end the worker; its state is kept.)"
         finally:
-            worker.out = None
-            worker.done = None
+            if not cancelled:
+                worker.out = None
+                worker.done = None
         result.duration_ms = (time.monotonic() - started) * 1000
         page, nxt = self._page(run_id, store, 0)
         result.output, result.cursor = page, nxt
         result.total_chars, result.dropped_chars = store.total, store.dropped
         return result
+
+    async def _settle(self, worker: _Worker, done: asyncio.Future[dict[str, Any]]) -> None:
+        """After a cancel: the interrupted code stops within CANCEL_GRACE_S (the worker
+        and its state live on), else the worker is killed (the next call says reset)."""
+        try:
+            await asyncio.wait({done}, timeout=CANCEL_GRACE_S)
+            if not done.done() or done.result().get("t") == "died":
+                await self._lose(worker)
+                self._lost = True
+        finally:
+            if worker.done is done:
+                worker.out = None
+                worker.done = None
 
     async def _lose(self, worker: _Worker) -> None:
         """The worker is gone (killed here, or dead): the next call starts fresh."""
@@ -396,7 +420,8 @@ class CodeRuntime:
                     task = worker.calls.get(msg.get("id"))
                     if task is not None:
                         task.cancel()
-                elif kind == "done" and worker.done is not None and not worker.done.done():
+                elif kind == "done" and worker.done is not None and not worker.done.done() \
+                        and msg.get("id") == worker.run_id:
                     worker.done.set_result(msg)
                 elif kind == "ready" and not worker.ready.done():
                     worker.ready.set_result(msg)
