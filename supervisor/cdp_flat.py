@@ -138,7 +138,7 @@ class FlatClient:
         self._next_id = 0
         self._auto: list[dict[str, Any]] | tuple[dict[str, Any], ...] | None = None
         self._discover = False  # the client asked for target discovery itself
-        self._attaching: set[str] = set()  # target ids being auto-attached now
+        self._attaching: dict[str, asyncio.Future[None]] = {}  # target id → attach running
         self._tasks: set[asyncio.Task[Any]] = set()
         self.closing = False
 
@@ -186,6 +186,8 @@ class FlatClient:
             return {}
         if method == "Target.setAutoAttach":
             return await self._set_auto_attach(params)
+        if method == "Target.createTarget":
+            return await self._create_target(params)
         if method == "Target.setDiscoverTargets":
             self._discover = bool(params.get("discover"))
             if not self._discover and self._auto is not None:
@@ -208,20 +210,40 @@ class FlatClient:
 
     async def _auto_attach(self, info: dict[str, Any]) -> None:
         target = info.get("targetId")
-        if self._auto is None or not isinstance(target, str) or target in self._attaching \
-                or not matches(self._auto, str(info.get("type"))) \
-                or target in self._targets.values():
+        if self._auto is None or not isinstance(target, str) \
+                or not matches(self._auto, str(info.get("type"))):
             return
-        self._attaching.add(target)
+        await self._attach_once(target)
+
+    async def _attach_once(self, target: str) -> None:
+        """Attach to ``target`` unless this client has (or is getting) a session with it;
+        returns once its ``Target.attachedToTarget`` went to the client."""
+        if target in self._targets.values():
+            return
+        running = self._attaching.get(target)
+        if running is None:
+            running = self._attaching[target] = asyncio.ensure_future(self._attach(target))
+            running.add_done_callback(lambda _t: self._attaching.pop(target, None))
+        await asyncio.shield(running)
+
+    async def _attach(self, target: str) -> None:
         try:
-            # Chromium answers with Target.attachedToTarget first: that event is the
-            # client's (root_event records and forwards it).
+            # Chromium sends Target.attachedToTarget before this answer: that event is
+            # the client's (root_event records and forwards it).
             await self._send_root("Target.attachToTarget", {"targetId": target,
                                                             "flatten": False})
         except CdpError as err:  # gone meanwhile, or not attachable: nothing to announce
             log.debug("auto-attach to %s failed: %s", target, err.message)
-        finally:
-            self._attaching.discard(target)
+
+    async def _create_target(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``Target.createTarget`` under auto-attach: the new target is announced before
+        the answer, as Chromium's own auto-attach does (Playwright's ``newPage`` looks the
+        page up when the answer comes)."""
+        result = await self._send_root("Target.createTarget", params)
+        if self._auto is not None and isinstance(result.get("targetId"), str) \
+                and matches(self._auto, "page"):
+            await self._attach_once(result["targetId"])
+        return result
 
     async def _to_session(self, cid: int, session: str, method: str,
                           params: dict[str, Any]) -> None:
@@ -364,7 +386,7 @@ class FlatClient:
         """The client left: detach every session it opened on the browser session, so
         nothing of it stays attached to the runtime's pages."""
         self._auto = None
-        for task in list(self._tasks):
+        for task in [*self._tasks, *self._attaching.values()]:
             task.cancel()
         for session in [s for s, p in self.parents.items() if p is None]:
             try:
