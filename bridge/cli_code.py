@@ -30,6 +30,7 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import json
+import signal
 import sys
 import threading
 from collections.abc import Coroutine
@@ -244,17 +245,31 @@ class _Cancelled:
 
 class _LoopThread:
     """An event loop in a daemon thread, running one coroutine at a time for the main
-    thread, which may interrupt it (the coroutine then gets CancelledError)."""
+    thread. While the main thread waits for an interruptible run, SIGINT (Ctrl-C) cancels
+    that run instead of raising (:meth:`on_sigint`); while it waits for another it is
+    ignored (closing must finish); otherwise it is KeyboardInterrupt.
+
+    Runs are numbered (``_gen``), so an interrupt meant for one never reaches the next,
+    and one that comes before its coroutine began still stops it."""
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, name="trustbridge-repl",
                                         daemon=True)
         self._thread.start()
-        self._task: asyncio.Task[Any] | None = None
+        self._gen = 0  # main thread: the latest run's number
+        self._waiting: str | None = None  # main thread: "cancel" or "shield" while waiting
+        self._interrupted = 0  # main thread: the latest run Ctrl-C was sent to
+        self._task: tuple[int, asyncio.Task[Any]] | None = None  # loop: the run going on
+        self._cancel_before = 0  # loop: a run interrupted before it began
 
-    async def _guard(self, coro: Coroutine[Any, Any, _T]) -> _T | _Cancelled:
-        self._task = asyncio.current_task()
+    async def _guard(self, gen: int, coro: Coroutine[Any, Any, _T]) -> _T | _Cancelled:
+        if self._cancel_before == gen:
+            coro.close()
+            return _Cancelled()
+        task = asyncio.current_task()
+        assert task is not None
+        self._task = (gen, task)
         try:
             return await coro
         except asyncio.CancelledError:
@@ -262,38 +277,41 @@ class _LoopThread:
         finally:
             self._task = None
 
-    def start(self, coro: Coroutine[Any, Any, _T]) -> concurrent.futures.Future[_T | _Cancelled]:
-        return asyncio.run_coroutine_threadsafe(self._guard(coro), self.loop)
-
-    def interrupt(self) -> None:
-        """Cancel the coroutine running now (if any); its future completes once it has
-        unwound (the runtime stops the code first)."""
+    def _interrupt(self, gen: int) -> None:
         def cancel() -> None:
-            if self._task is not None:
-                self._task.cancel()
+            if self._task is not None and self._task[0] == gen:
+                self._task[1].cancel()
+            elif self._task is None:
+                self._cancel_before = gen  # not begun yet (or over: then nothing follows)
 
         self.loop.call_soon_threadsafe(cancel)
 
-    @staticmethod
-    def wait(fut: concurrent.futures.Future[_T]) -> _T:
-        # A bounded wait in a loop: KeyboardInterrupt reaches the main thread between
-        # waits however the platform's lock waits treat signals.
-        while True:
-            with contextlib.suppress(concurrent.futures.TimeoutError):
-                return fut.result(timeout=0.2)
+    def on_sigint(self, _signum: int, _frame: object) -> None:
+        """The repl's SIGINT handler: cancel the run being waited for (the runtime then
+        interrupts the code), else KeyboardInterrupt (the line being typed is dropped)."""
+        if self._waiting is None:
+            raise KeyboardInterrupt
+        if self._waiting == "shield":
+            return
+        if self._interrupted == self._gen:
+            print("still stopping the running code...", file=sys.stderr, flush=True)
+        self._interrupted = self._gen
+        self._interrupt(self._gen)
 
-    def run(self, coro: Coroutine[Any, Any, _T]) -> _T | _Cancelled:
-        """Run ``coro`` to its end; Ctrl-C interrupts it and waits until it has stopped."""
-        fut = self.start(coro)
+    def run(self, coro: Coroutine[Any, Any, _T], *, interruptible: bool = True
+            ) -> _T | _Cancelled:
+        """Run ``coro`` to its end (Ctrl-C cancels it when ``interruptible``; the result
+        is then _Cancelled, once it has unwound)."""
+        self._gen += 1
+        # Set before it is scheduled, so no Ctrl-C goes astray.
+        self._waiting = "cancel" if interruptible else "shield"
         try:
-            return self.wait(fut)
-        except KeyboardInterrupt:
-            self.interrupt()
-        while True:
-            try:
-                return self.wait(fut)
-            except KeyboardInterrupt:
-                print("still stopping the running code...", file=sys.stderr, flush=True)
+            fut = asyncio.run_coroutine_threadsafe(self._guard(self._gen, coro), self.loop)
+            while True:  # bounded waits: the main thread runs signal handlers between them
+                with contextlib.suppress(concurrent.futures.TimeoutError):
+                    return fut.result(timeout=0.2)
+        finally:
+            self._waiting = None
 
     def stop(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)
@@ -351,7 +369,11 @@ class Repl:
                 buffer = []
                 continue
             buffer.append(line)
-            if self._entry("\n".join(buffer)):
+            try:
+                if self._entry("\n".join(buffer)):
+                    buffer = []
+            except KeyboardInterrupt:  # Ctrl-C between reading and running, or printing
+                self.stderr.write("KeyboardInterrupt\n")
                 buffer = []
 
     def _entry(self, source: str, *, final: bool = False) -> bool:
@@ -406,6 +428,7 @@ def _cmd_repl(args: argparse.Namespace) -> int:
     """``trustbridge repl``: 0 at EOF, else the connection's exit code. An entry that
     fails is printed and the loop goes on; it does not change the exit code."""
     worker = _LoopThread()
+    previous = signal.signal(signal.SIGINT, worker.on_sigint)
     try:
         opened = worker.run(_open(args))
         if isinstance(opened, _Cancelled):
@@ -427,9 +450,12 @@ def _cmd_repl(args: argparse.Namespace) -> int:
             Repl(lambda src: worker.run(run(src)), sys.stdin, sys.stdout, sys.stderr,
                  json_out=args.json).loop()
         finally:
-            worker.run(opened.close())
+            worker.run(opened.close(), interruptible=False)
         return EXIT_OK
+    except KeyboardInterrupt:  # outside an entry (the banner, a failed print)
+        return 130
     finally:
+        signal.signal(signal.SIGINT, previous)
         worker.stop()
 
 

@@ -296,6 +296,72 @@ async def test_repl_session_keeps_its_tab_across_runs(bridge: Bridge) -> None:
     assert snap.params.get("tabId") == 1  # the session's current tab, resumed
 
 
+async def test_repl_on_a_terminal_prompts_and_survives_ctrl_c(
+        bridge: Bridge, tmp_path: Path) -> None:
+    """A pseudo-terminal on stdin/stdout: the prompts, a block's continuation, Ctrl-C
+    while an entry runs and while one is typed, Ctrl-D."""
+    import pty
+
+    master, slave = pty.openpty()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bridge.cli", "repl", "--bridge", bridge.server.url,
+        stdin=slave, stdout=slave, stderr=slave, cwd=ROOT, start_new_session=True)
+    os.close(slave)
+    seen = bytearray()
+    loop = asyncio.get_running_loop()
+
+    def on_read() -> None:
+        try:
+            seen.extend(os.read(master, 4096))
+        except OSError:  # the terminal's last writer left
+            loop.remove_reader(master)
+
+    loop.add_reader(master, on_read)
+
+    async def expect(text: str) -> None:
+        """Wait for ``text`` on the terminal and consume up to its end."""
+        await wait_until(lambda: text.encode() in seen, STEP_S)
+        del seen[:seen.index(text.encode()) + len(text)]
+
+    def typed(line: str) -> None:
+        os.write(master, line.encode() + b"\r")
+
+    try:
+        await expect("not a sandbox")
+        await expect("tb> ")
+        typed("x = 41")
+        await expect("tb> ")
+        typed("for i in range(2):")
+        await expect("... ")
+        typed("    print('row', i)")
+        await expect("... ")
+        typed("")
+        await expect("row 1")
+        await expect("tb> ")
+        mark = tmp_path / "running"
+        typed(f"import time; open({str(mark)!r}, 'w').close(); time.sleep(120)")
+        await wait_until(mark.exists, STEP_S)
+        os.killpg(proc.pid, signal.SIGINT)  # as the terminal's Ctrl-C: to its process group
+        await expect("KeyboardInterrupt")
+        await expect("tb> ")
+        typed("half = (")
+        await expect("... ")
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C while typing: the entry is dropped
+        await expect("KeyboardInterrupt")
+        await expect("tb> ")
+        typed("x + 1")
+        await expect("42")
+        await expect("tb> ")
+        os.write(master, b"\x04")  # Ctrl-D
+        assert await asyncio.wait_for(proc.wait(), STEP_S) == cli.EXIT_OK
+    finally:
+        loop.remove_reader(master)
+        os.close(master)
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
 def test_repl_decides_completeness_as_python_does() -> None:
     """The entry boundaries, without a worker: what each complete entry sends."""
     sent: list[str] = []
