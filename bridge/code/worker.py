@@ -177,7 +177,7 @@ def _compile(source: str) -> tuple[types.CodeType | None, types.CodeType | None]
 
 
 async def _evaluate(code: types.CodeType, scope: dict[str, Any]) -> Any:
-    result = eval(code, scope)  # noqa: S307 - running the user's code is the point
+    result = eval(code, scope)  # running the user's code is the point
     if code.co_flags & inspect.CO_COROUTINE:
         result = await result
     return result

@@ -193,7 +193,7 @@ class CodeTool(Tool):
         except E.TrustbridgeError as err:
             conn.session_ended(err)
             return error_result(self.name, err, conn.take_notes())
-        except Exception as exc:  # a bug must not end the MCP session
+        except Exception as exc:  # noqa: BLE001 - a bug must not end the MCP session
             log.exception("tool %s failed", self.name)
             return error_result(self.name, E.InternalError(
                 f"The MCP server failed: {type(exc).__name__}: {exc}"))

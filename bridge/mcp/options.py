@@ -188,8 +188,8 @@ def parse_caps(value: Any) -> frozenset[str]:
 def parse_seconds(value: Any) -> float:
     """A positive number of seconds (a JSON number, or a string such as ``300`` or
     ``0.5``), at most one day."""
-    if isinstance(value, bool):
-        raise ValueError(f"{value!r} is not a number of seconds")
+    if isinstance(value, bool):  # a JSON true is no duration (float(True) is 1.0)
+        raise ValueError(f"{value!r} is not a number of seconds")  # noqa: TRY004 - parsers raise ValueError
     try:
         seconds = float(value.strip() if isinstance(value, str) else value)
     except (TypeError, ValueError):
