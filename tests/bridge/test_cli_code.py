@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge import cli, cli_code, config
+from bridge import cli, cli_code, cli_repl, config
 from bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension, serve_with_fakes, wait_until
@@ -368,10 +368,10 @@ def test_repl_decides_completeness_as_python_does() -> None:
 
     def run(source: str) -> object:
         sent.append(source)
-        return cli_code._Cancelled()
+        return cli_repl._Cancelled()
 
     lines = "if True:\n    a = 1\n\nb = 2\ndef f():\n    return 1\n\n\nawait f_async()\n"
     out, err = io.StringIO(), io.StringIO()
-    cli_code.Repl(run, io.StringIO(lines), out, err, json_out=False).loop()
+    cli_repl.Repl(run, io.StringIO(lines), out, err, json_out=False).loop()
     assert sent == ["if True:\n    a = 1\n", "b = 2", "def f():\n    return 1\n",
                     "await f_async()"]
