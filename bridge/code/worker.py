@@ -247,6 +247,8 @@ class Worker:
         if self._in_code:
             f = frame
             while f is not None:
+                if f.f_code is Channel.send.__code__:
+                    break  # mid-write of a protocol line: a cut line would lose a message
                 if f.f_code.co_filename == FILENAME:
                     raise KeyboardInterrupt
                 f = f.f_back
