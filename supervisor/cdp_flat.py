@@ -89,13 +89,15 @@ class CdpError(Exception):
 class _Pending:
     """A message this client's command put on a target session, keyed by (session, id).
 
-    ``client_id`` / ``client_session``: the command to answer. ``inner``: for a wrapper
+    ``client_id`` / ``client_session``: the command to answer (and the session it was
+    sent on: None, the root, for a detach the proxy moved to the parent). ``inner``: for a wrapper
     (``Target.sendMessageToTarget`` carrying the command one level down), the key of the
     command it carries, dropped if the wrapper fails (the command never got there)."""
 
     client_id: int
-    client_session: str
+    client_session: str | None
     inner: tuple[str, int] | None = None
+    waiter: asyncio.Future[dict[str, Any]] | None = None  # the proxy's own question
 
 
 def matches(filter_: list[dict[str, Any]] | tuple[dict[str, Any], ...], kind: str) -> bool:
@@ -188,6 +190,12 @@ class FlatClient:
             return await self._set_auto_attach(params)
         if method == "Target.createTarget":
             return await self._create_target(params)
+        detach = params.get("sessionId")
+        if method == "Target.detachFromTarget" and isinstance(detach, str) \
+                and self.parents.get(detach) is not None:
+            # Flat mode detaches any session at the root; a nested child is its
+            # parent's to detach (Playwright's CRSession.detach sends it to the root).
+            return await self._ask(self.parents[detach], method, params)
         if method == "Target.setDiscoverTargets":
             self._discover = bool(params.get("discover"))
             if not self._discover and self._auto is not None:
@@ -245,18 +253,34 @@ class FlatClient:
             await self._attach_once(result["targetId"])
         return result
 
+    async def _ask(self, session: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """A root command the proxy sends on ``session`` instead: its result.
+
+        Raises:
+            CdpError: the session's answer was an error (or it went away first).
+        """
+        waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        await self._to_session(0, session, method, params, None, waiter)
+        msg = await waiter
+        if "error" in msg:
+            raise CdpError(str(msg["error"].get("message", "error")),
+                           int(msg["error"].get("code", SERVER_ERROR)))
+        return msg.get("result", {})
+
     async def _to_session(self, cid: int, session: str, method: str,
-                          params: dict[str, Any]) -> None:
+                          params: dict[str, Any], answer_on: str | None = "",
+                          waiter: asyncio.Future[dict[str, Any]] | None = None) -> None:
         if session not in self.parents:
             raise CdpError("Session with given id not found.", SESSION_NOT_FOUND)
         key = (session, self._id())
-        self._pending[key] = _Pending(cid, session)
+        self._pending[key] = _Pending(cid, session if answer_on == "" else answer_on,
+                                      waiter=waiter)
         message: dict[str, Any] = {"id": key[1], "method": method, "params": params}
         inner, current = key, session
         parent = self.parents[current]
         while parent is not None:  # wrap once per level above the target's session
             wrap = (parent, self._id())
-            self._pending[wrap] = _Pending(cid, session, inner)
+            self._pending[wrap] = _Pending(cid, session, inner)  # answers nobody itself
             message = {"id": wrap[1], "method": "Target.sendMessageToTarget",
                        "params": {"sessionId": current, "message": json.dumps(message)}}
             inner, current, parent = wrap, parent, self.parents.get(parent)
@@ -292,6 +316,23 @@ class FlatClient:
         if session is not None:
             out["sessionId"] = session
         self._emit(out)
+
+    def _answer(self, command: _Pending, body: dict[str, Any]) -> None:
+        """Answer the client command ``command`` (``body``: ``result`` or ``error``)."""
+        if command.waiter is not None:
+            if not command.waiter.done():
+                command.waiter.set_result(body)
+            return
+        out = {"id": command.client_id, **body}
+        if command.client_session is not None:
+            out["sessionId"] = command.client_session
+        self._emit(out)
+
+    def _innermost(self, key: tuple[str, int] | None) -> _Pending | None:
+        pending = None
+        while key is not None and (found := self._pending.get(key)) is not None:
+            pending, key = found, found.inner
+        return pending
 
     # -- browser → client -----------------------------------------------------------
 
@@ -334,8 +375,9 @@ class FlatClient:
         for key in [k for k in self._pending if k[0] in gone]:
             pending = self._pending.pop(key)
             if pending.inner is None:
-                self._answer_error(pending.client_id, pending.client_session, CdpError(
-                    "Target closed: the session was detached before it answered."))
+                self._answer(pending, {"error": {
+                    "code": SERVER_ERROR,
+                    "message": "Target closed: the session was detached before it answered."}})
 
     def _from_session(self, session: Any, raw: Any) -> None:
         if not isinstance(session, str) or not isinstance(raw, str):
@@ -352,17 +394,14 @@ class FlatClient:
             if pending is None:
                 return  # not this client's (or already answered)
             if pending.inner is None:
-                out = {"id": pending.client_id, "sessionId": pending.client_session}
-                if "error" in msg:
-                    out["error"] = msg["error"]
-                else:
-                    out["result"] = msg.get("result", {})
-                self._emit(out)
+                self._answer(pending, {"error": msg["error"]} if "error" in msg
+                             else {"result": msg.get("result", {})})
             elif "error" in msg and self._alive(pending.inner):
                 # The carried command never reached its session.
+                command = self._innermost(pending.inner)
                 self._drop(pending.inner)
-                self._emit({"id": pending.client_id, "sessionId": pending.client_session,
-                            "error": msg["error"]})
+                if command is not None:
+                    self._answer(command, {"error": msg["error"]})
             return
         method, params = msg.get("method"), msg.get("params") or {}
         if method == "Target.receivedMessageFromTarget":

@@ -356,3 +356,20 @@ async def test_json_version_names_the_websocket(proxy: CdpProxy) -> None:
               "webSocketDebuggerUrl": ep["url"]})
     status, _ = await asyncio.to_thread(get, ep["httpUrl"][:-3] + "bad/json/version")
     assert status == 403
+
+
+async def test_a_child_detached_at_the_root_goes_to_its_parent() -> None:
+    client, root, out = make()
+    sid = await attached(client, root, out)
+    client.parents["C1"] = sid
+    task = asyncio.ensure_future(cmd(client, id=12, method="Target.detachFromTarget",
+                                     params={"sessionId": "C1"}))
+    for _ in range(10):
+        await asyncio.sleep(0)
+    sent = root.inner()
+    assert sent["sessionId"] == sid
+    assert sent["message"]["method"] == "Target.detachFromTarget"
+    assert sent["message"]["params"] == {"sessionId": "C1"}
+    root.from_target(sid, {"id": sent["message"]["id"], "result": {}})
+    await asyncio.wait_for(task, 5)
+    assert out == [{"id": 12, "result": {}}]  # answered at the root, where it was asked
