@@ -312,10 +312,8 @@ class FlatClient:
         return self._next_id
 
     def _answer_error(self, cid: int, session: str | None, err: CdpError) -> None:
-        out: dict[str, Any] = {"id": cid, "error": {"code": err.code, "message": err.message}}
-        if session is not None:
-            out["sessionId"] = session
-        self._emit(out)
+        self._answer(_Pending(cid, session), {"error": {"code": err.code,
+                                                       "message": err.message}})
 
     def _answer(self, command: _Pending, body: dict[str, Any]) -> None:
         """Answer the client command ``command`` (``body``: ``result`` or ``error``)."""
@@ -390,7 +388,8 @@ class FlatClient:
         if not isinstance(msg, dict):
             return
         if "id" in msg:
-            pending = self._pending.pop((session, msg["id"]), None)
+            pending = self._pending.pop((session, msg["id"]), None) \
+                if isinstance(msg["id"], int) else None
             if pending is None:
                 return  # not this client's (or already answered)
             if pending.inner is None:

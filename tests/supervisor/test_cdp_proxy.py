@@ -185,7 +185,7 @@ async def test_download_behaviour_stays_the_runtimes() -> None:
 
 
 async def test_garbage_gets_cdp_errors_and_the_client_goes_on() -> None:
-    client, root, out = make()
+    client, _root, out = make()
     await client.command("{not json")
     await client.command(json.dumps([1, 2]))
     await cmd(client, id=4, params={})
