@@ -18,18 +18,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
-import signal
-import sys
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..protocol import errors as E
 from .output import KEPT_CALLS, MAX_KEPT_CHARS, OutputStore, cut
+from .process import Worker, death_text, spawn
 
 Call = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 """``async call(method, params) -> result``: a ``BridgeClient.call`` (raises its errors)."""
@@ -43,8 +40,6 @@ CANCEL_GRACE_S = 1.0
 """After SIGINT, how long a cancelled call may take to stop before the worker is killed, s."""
 START_TIMEOUT_S = 30.0
 """How long a new worker may take to say ready, s (imports on a loaded machine)."""
-LINE_LIMIT = 1 << 26
-"""Longest protocol line read from the worker, bytes (a large bridge request)."""
 
 __all__ = ["KEPT_CALLS", "MAX_KEPT_CHARS", "CodeRuntime", "ExecResult"]
 
@@ -93,59 +88,6 @@ class ExecResult:
         return self.error is None and not self.timed_out and not self.cancelled
 
 
-def _worker_env() -> dict[str, str]:
-    """The environment of the worker: this one, with this ``bridge`` package importable."""
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    env.pop("PYTHONSTARTUP", None)
-    return env
-
-
-class _Worker:
-    """One worker process and what is in flight with it."""
-
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        self.proc = proc
-        self.ready: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.done: asyncio.Future[dict[str, Any]] | None = None
-        self.run_id: int | None = None  # the call ``done`` must name
-        self.out: Any = None  # the running call's output buffer
-        self.calls: dict[int, asyncio.Task[None]] = {}
-        self.reader: asyncio.Task[None] | None = None
-        self._write_lock = asyncio.Lock()
-
-    @property
-    def alive(self) -> bool:
-        return self.proc.returncode is None and not (self.reader and self.reader.done())
-
-    async def send(self, msg: dict[str, Any]) -> None:
-        """Write one message; a dead worker's broken pipe is ignored (its answer is dropped)."""
-        assert self.proc.stdin is not None
-        data = (json.dumps(msg, ensure_ascii=False, default=str) + "\n").encode(
-            "utf-8", "surrogatepass")
-        async with self._write_lock:
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError, RuntimeError):
-                self.proc.stdin.write(data)
-                await self.proc.stdin.drain()
-
-    def interrupt(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            self.proc.send_signal(signal.SIGINT)
-
-    async def kill(self) -> None:
-        """SIGKILL the worker's process group (children of user code too) and reap it."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
-            self.proc.kill()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.proc.wait(), 10)
-        if self.reader is not None:
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(self.reader, 5)
-
-
 class CodeRuntime:
     """Python code in a persistent worker, acting as the caller's bridge session.
 
@@ -177,7 +119,7 @@ class CodeRuntime:
         self.max_timeout_s = max_timeout_s
         self.output_budget = max(1, output_budget)
         self.current_tab = current_tab
-        self._worker: _Worker | None = None
+        self._worker: Worker | None = None
         self._lost = False  # the last worker died or was killed since the last call
         self._lock = asyncio.Lock()
         self._stopping: asyncio.Task[None] | None = None  # a cancelled call being stopped
@@ -344,7 +286,7 @@ class CodeRuntime:
         result.total_chars, result.dropped_chars = store.total, store.dropped
         return result
 
-    async def _settle(self, worker: _Worker, done: asyncio.Future[dict[str, Any]]) -> None:
+    async def _settle(self, worker: Worker, done: asyncio.Future[dict[str, Any]]) -> None:
         """After a cancel: the interrupted code stops within CANCEL_GRACE_S (the worker
         and its state live on), else the worker is killed (the next call says reset)."""
         try:
@@ -357,7 +299,7 @@ class CodeRuntime:
                 worker.out = None
                 worker.done = None
 
-    async def _lose(self, worker: _Worker) -> None:
+    async def _lose(self, worker: Worker) -> None:
         """The worker is gone (killed here, or dead): the next call starts fresh."""
         if self._worker is worker:
             self._worker = None
@@ -376,16 +318,8 @@ class CodeRuntime:
 
     # ------------------------------------------------------------------ the worker
 
-    async def _start(self) -> _Worker:
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-X", "utf8", "-m", "bridge.code.worker",
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, env=_worker_env(), limit=LINE_LIMIT,
-                start_new_session=True)  # its own process group: killed with its children
-        except OSError as exc:
-            raise E.InternalError(f"Cannot start the code worker: {exc}.") from exc
-        worker = _Worker(proc)
+    async def _start(self) -> Worker:
+        worker = await spawn()
         worker.reader = asyncio.create_task(self._read(worker))
         await worker.send({"t": "hello", "protocolVersion": self.protocol_version,
                            "session": self.session, "device": self.device})
@@ -401,7 +335,7 @@ class CodeRuntime:
         self.worker_pid = ready.get("pid")
         return worker
 
-    async def _read(self, worker: _Worker) -> None:
+    async def _read(self, worker: Worker) -> None:
         """Dispatch the worker's messages until its stdout ends; then settle what waits."""
         assert worker.proc.stdout is not None
         try:
@@ -435,33 +369,14 @@ class CodeRuntime:
             with contextlib.suppress(ProcessLookupError):
                 worker.proc.kill()
             rc = await worker.proc.wait()
-        why = await self._death(worker, rc, err)
+        why = await death_text(worker, rc, err)
         if not worker.ready.done():
             worker.ready.set_exception(E.InternalError(why))
             worker.ready.exception()  # retrieved: no "never retrieved" warning
         if worker.done is not None and not worker.done.done():
             worker.done.set_result({"t": "died", "error": why})
 
-    @staticmethod
-    async def _death(worker: _Worker, rc: int | None, err: str | None) -> str:
-        """Why the worker's channel ended, in words, with what it wrote to stderr."""
-        stderr = b""
-        if worker.proc.stderr is not None:
-            with contextlib.suppress(Exception):
-                stderr = await asyncio.wait_for(worker.proc.stderr.read(4000), 2)
-        if err is not None:
-            how = f"its channel broke ({err})"
-        elif rc is not None and rc < 0:
-            name = signal.Signals(-rc).name if -rc in signal.valid_signals() else str(-rc)
-            how = f"it was ended by signal {name}"
-        else:
-            how = f"it exited with status {rc}"
-        tail = stderr.decode("utf-8", "replace").strip()
-        return (f"WorkerDied: the code worker process died ({how}); its state (variables, "
-                "imports) is lost and the next call starts a fresh worker."
-                + (f"\n{tail}" if tail else ""))
-
-    async def _serve_call(self, worker: _Worker, msg: dict[str, Any]) -> None:
+    async def _serve_call(self, worker: Worker, msg: dict[str, Any]) -> None:
         """Make one bridge request for the worker and send the answer (dropped when the
         worker is gone; the request itself always runs to its end)."""
         req_id = msg.get("id")
