@@ -7,12 +7,15 @@ or with a wrong one is refused, and a Firefox device says why it has no door."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from pathlib import Path
 
 import pytest
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import async_playwright
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
 from bridge import cli
 from bridge.protocol import errors as E
@@ -62,11 +65,25 @@ async def test_playwright_connects_through_trustbridge_cdp_and_leaves_the_browse
         assert await page_eval(stack.page, "document.title") == "changed through CDP"
         await other.close()
 
-        # The http:// form (Playwright reads /json/version under the token first).
+        # The http:// form (Playwright reads /json/version under the token first), two
+        # clients at once: closing one leaves the other working.
         http_url = "http" + url[len("ws"):]
         again = await pw.chromium.connect_over_cdp(http_url, timeout=CONNECT_MS)
+        third = await pw.chromium.connect_over_cdp(url, timeout=CONNECT_MS)
         assert [p for c in again.contexts for p in c.pages if p.url == page_url]
         await again.close()
+        kept = [p for c in third.contexts for p in c.pages if p.url == page_url]
+        assert await kept[0].evaluate("document.title") == "changed through CDP"
+        await third.close()
+
+        # A raw client's Browser.close (Puppeteer's browser.close() sends it): the proxy
+        # answers and ends that connection; the browser is not closed.
+        async with connect(url, proxy=None) as raw:
+            await raw.send(json.dumps({"id": 1, "method": "Browser.close"}))
+            assert json.loads(await asyncio.wait_for(raw.recv(), STEP_S)) == {
+                "id": 1, "result": {}}
+            with pytest.raises(ConnectionClosed):
+                await asyncio.wait_for(raw.recv(), STEP_S)
 
         base = url.rsplit("/", 1)[0]
         for bad in (base, f"{base}/{'x' * 32}"):
