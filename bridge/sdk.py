@@ -700,6 +700,20 @@ class Browser(BrowserSessions):
         result = await self.client.call("devices.list")
         return [DeviceInfo.model_validate(d) for d in result["devices"]]
 
+    async def cdp_endpoint(self) -> str:
+        """The device's loopback CDP URL (``ws://127.0.0.1:PORT/devtools/browser/<token>``)
+        for ``playwright.chromium.connect_over_cdp`` or Puppeteer, issued to this
+        connection's session (docs/cdp.md). What goes through it bypasses refs, sessions and
+        trusted-input routing; the URL is a credential for the whole browser.
+
+        Raises:
+            BadRequest: the device has no CDP door (Firefox, Camoufox).
+            DeviceNotConnected: the device's input driver (which serves the door) is
+                offline.
+        """
+        result = await self.client.call("cdp.endpoint", {"device": self.device})
+        return str(result["url"])
+
     async def tabs_result(self) -> TabsResult:
         """Open tabs of the device, with the device that answered.
 

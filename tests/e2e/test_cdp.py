@@ -106,6 +106,10 @@ async def test_the_same_session_gets_the_same_url(stack: Stack) -> None:
     second = await stack.client.call("cdp.endpoint", {})
     assert first["url"] == second["url"] and first["device"] == stack.device
     assert first["session"] and first["session"].startswith("client-")
+    # The SDK's wrapper is the same request on the same connection.
+    from bridge.sdk import Browser
+
+    assert await Browser(stack.client, stack.device).cdp_endpoint() == first["url"]
 
 
 @pytest.mark.parametrize("browser", [pytest.param("firefox", marks=pytest.mark.firefox)])
