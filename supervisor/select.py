@@ -9,6 +9,7 @@ supervisor/actions.py, which re-exports these names.
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,7 @@ from bridge.protocol import errors as E
 from bridge.protocol.models import SelectAction
 
 from .errors import NOT_A_FIELD
-from .focus import focus_element
+from .focus import _FOCUS_BODY, focus_element
 from .isolated_eval import evaluate_isolated
 
 if TYPE_CHECKING:
@@ -248,7 +249,8 @@ async def select(t: Target, a: SelectAction, timeout_ms: int) -> dict[str, Any]:
             them back); ``expected`` / ``actual``: option values.
     """
     loc = t.locator
-    read = await _read_select(t, timeout_ms)
+    read = await _read_select(t, a.values, timeout_ms)
+    focused = False
     if read is None:  # not answered in one round trip: Playwright's built-in reads
         single, inner, value = await asyncio.gather(
             loc.locator("xpath=self::select[not(@multiple)]").count(),
@@ -257,7 +259,7 @@ async def select(t: Target, a: SelectAction, timeout_ms: int) -> dict[str, Any]:
         is_select = bool(single) or bool(await loc.locator("xpath=self::select").count())
         is_multiple = not single
     else:
-        is_select, is_multiple, inner, value = read
+        is_select, is_multiple, inner, value, focused = read
     if not is_select:
         raise E.BadRequest("The target is not a native <select>; click its options instead.")
     targets, current, count = select_plan(inner, a.values, value, is_multiple)
@@ -268,7 +270,8 @@ async def select(t: Target, a: SelectAction, timeout_ms: int) -> dict[str, Any]:
     if not is_multiple:
         if len(a.values) != 1:
             raise E.BadRequest("A single-choice <select> takes exactly one value.")
-        return await _select_single(t, inner, current, targets[0], count, timeout_ms)
+        return await _select_single(t, inner, current, targets[0], count, timeout_ms,
+                                    focused=focused)
     options = loc.locator("option:not([disabled])")
     if not targets:
         # No value: deselect every selected option with Control-clicks (as Playwright's
@@ -297,8 +300,9 @@ def _select_not_set(wanted: list[str], selected: list[str]) -> E.ElementValueNot
 
 
 async def _select_single(t: Target, inner: str, current: int, target: int, count: int,
-                         timeout_ms: int) -> dict[str, Any]:
-    """Keys of :func:`select` for a single select; the result it returns."""
+                         timeout_ms: int, *, focused: bool = False) -> dict[str, Any]:
+    """Keys of :func:`select` for a single select; the result it returns. ``focused``: the
+    read focused the select already (:func:`_read_select`)."""
     loc, page = t.locator, t.page
     enabled = _enabled_options(inner, False)
     keys = select_commit_keys([o.label for o in enabled], current, target)
@@ -306,7 +310,7 @@ async def _select_single(t: Target, inner: str, current: int, target: int, count
     if changes > 1 and _browser_name(page) == "chromium":
         # in the open popup the keys move a highlight; Enter commits
         keys, changes = ["Alt+ArrowDown", *select_keys(current, target, count), "Enter"], 1
-    if keys:
+    if keys and not focused:
         # Focus as locator.press does (Playwright's focusNode), in one isolated round trip
         # (supervisor/focus.py; ~2 ms against locator.press's ~5 ms of resolving and
         # focusing through a handle), then the keys.
@@ -329,34 +333,60 @@ _NOT_SELECT = object()
 # What select() plans from, in one isolated-world round trip: whether the element is a
 # native <select> (the HTML element, as the former XPath ``self::select`` read it), its
 # ``multiple`` attribute, its inner HTML and its value (Playwright's ``inner_html`` and
-# ``input_value`` read the same properties).
-_READ_SELECT_JS = """el => {
+# ``input_value`` read the same properties), all read before anything else happens; then
+# the focus (Playwright's focusNode, supervisor/focus.py) only when the plan is sure to
+# press a key: a single select asked for one value that an enabled option has exactly
+# (select_plan picks the first enabled option of that value, and the current option has
+# another value, so select_commit_keys gives at least one key). Any other case (a label,
+# no such option, already selected) is left to the plan, which focuses when it presses.
+_READ_SELECT_JS = r"""el => {
+  const wanted = %s;
   if (el.localName !== 'select' || el.namespaceURI !== 'http://www.w3.org/1999/xhtml') {
-    return [false, false, '', null];
+    return [false, false, '', null, false];
   }
-  return [true, el.hasAttribute('multiple'), el.innerHTML, el.value];
+  const multiple = el.hasAttribute('multiple');
+  const got = [true, multiple, el.innerHTML, el.value, false];
+  const enabled = (o) => !o.hasAttribute('disabled') && !(o.parentElement
+    && o.parentElement.localName === 'optgroup' && o.parentElement.hasAttribute('disabled'));
+  // The value select_plan parses: the attribute, or the text with white space collapsed
+  // (the same as the DOM's only for ASCII text: Python's split() knows more spaces).
+  const plain = (o) => o.hasAttribute('value') || /^[\x20-\x7e\t\n\f\r]*$/.test(o.textContent);
+  if (!multiple && wanted.length === 1 && el.value !== wanted[0]
+      && Array.from(el.querySelectorAll('option')).some(
+        (o) => enabled(o) && plain(o) && o.value === wanted[0])) {
+%s
+    got[4] = true;
+  }
+  return got;
 }"""
 
 
-async def _read_select(t: Target, timeout_ms: int) -> tuple[bool, bool, str, str | None] | None:
-    """``(is a native select, multiple, inner HTML, value)`` of the target in one
+async def _read_select(t: Target, wanted: list[str], timeout_ms: int
+                       ) -> tuple[bool, bool, str, str | None, bool] | None:
+    """``(is a native select, multiple, inner HTML, value, focused)`` of the target in one
     isolated-world round trip (page script cannot see or forge it; ~2 ms against ~4 ms for
-    Playwright's three built-in reads side by side), or None when the engine gave no
-    answer (the document was being replaced: the caller reads with the built-ins, which
-    say what they find).
+    Playwright's three built-in reads side by side, and the focus in the same trip when a
+    key is sure to follow: ``_READ_SELECT_JS``), or None when the engine gave no answer
+    (the document was being replaced: the caller reads with the built-ins, which say what
+    they find).
+
+    Args:
+        wanted: the action's values.
 
     Raises:
         PlaywrightError: the unique selector matched 0 or several elements, or the frame
             went away (the caller's map_playwright_errors maps it).
     """
     try:
-        got = await isolated(t, _READ_SELECT_JS, timeout_ms)
+        got = await isolated(t, _READ_SELECT_JS % (json.dumps(wanted), _FOCUS_BODY),
+                             timeout_ms)
     except (E.InternalError, E.BadRequest):
         return None
-    if not isinstance(got, list) or len(got) != 4:
+    if not isinstance(got, list) or len(got) != 5:
         return None
-    is_select, multiple, inner, value = got
-    return bool(is_select), bool(multiple), str(inner), value if isinstance(value, str) else None
+    is_select, multiple, inner, value, focused = got
+    return (bool(is_select), bool(multiple), str(inner),
+            value if isinstance(value, str) else None, bool(focused))
 
 
 async def _select_value(loc: Locator, timeout_ms: int) -> Any:
