@@ -106,8 +106,9 @@ async def test_the_tool_is_listed_only_with_caps_code(stack: Stack) -> None:
 
 async def test_an_mcp_cancellation_stops_a_running_call(stack: Stack, origins: Origins) -> None:
     """A call that clicks in a loop is cancelled by the client (notifications/cancelled):
-    the next call runs (so the loop no longer does), says how many clicks it made, the
-    page saw that many (or one more, in flight when cancelled), and no more after that."""
+    the next call runs (so the loop no longer does), says how many clicks it made, and
+    once the session has nothing in flight the page saw that many (or one more: the one
+    the bridge was running when cancelled), and no more after that."""
     async with mcp_on(stack) as (_conn, mcp):
         await call(mcp, "browser_navigate", url=origins.main + COUNTER)
         ref = ref_of(await call(mcp, "browser_snapshot"), "button", "Count")
@@ -121,6 +122,16 @@ async def test_an_mcp_cancellation_stops_a_running_call(stack: Stack, origins: O
             assert (await seen(stack))["trusted"] >= 2
             tg.cancel_scope.cancel()
         n = int(value_of(await call(mcp, "browser_exec", code="n")))
+        # The click in flight when the call was cancelled was withdrawn; one the bridge
+        # was already running finishes there (BridgeClient.call): wait (bounded) until the
+        # session has nothing in flight (sessions.list itself is not counted).
+        idle = await call(mcp, "browser_exec", code=(
+            "for _ in range(400):\n"
+            "    me = [s for s in await browser.sessions() if s['yours']][0]\n"
+            "    if me['inFlight'] == 0:\n        break\n"
+            "    await asyncio.sleep(0.05)\n"
+            "me['inFlight']"))
+        assert value_of(idle) == "0", idle
         first = await seen(stack)
         assert first["trusted"] in (n, n + 1), (n, first)
         assert value_of(await call(mcp, "browser_exec", code="n")) == str(n)
