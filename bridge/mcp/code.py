@@ -128,9 +128,8 @@ def render(result: ExecResult, *, page: bool = False) -> str:
     if page:
         lines.append(f"Output from character {result.offset} of {result.total_chars}:")
     elif result.timed_out:
-        lines.append(f"Timed out after {result.timeout_s:g} s: the code was stopped and the "
-                     "worker reset; its state (variables, imports) was lost. The next call "
-                     "starts fresh. Output printed before the timeout is below.")
+        lines.append(f"Timed out after {result.timeout_s:g} s; the worker was reset (see "
+                     "Error). What the code printed before is below.")
     elif result.reset and result.error:
         lines.append("The worker died during this call: its state was lost; the next call "
                      "starts fresh.")

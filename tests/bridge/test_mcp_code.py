@@ -57,7 +57,7 @@ async def test_timeout_is_an_error_that_keeps_the_output(bridge: BridgeServer) -
             "code": "print('before')\nwhile True: pass", "timeout": 5})
         text = _text(result)
         assert result.is_error and "Timed out after 1 s" in text and "before" in text
-        assert "capped" in text and "was lost" in text
+        assert "capped" in text and "state (variables, imports) is lost" in text
         after = await mcp.call_tool("browser_exec", {"code": "'fresh'"})
         assert not after.is_error and "'fresh'" in _text(after)
 
