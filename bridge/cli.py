@@ -170,7 +170,7 @@ async def _cmd_up(args: argparse.Namespace) -> int:
 
 MCP_OPTION_FLAGS = ("browser", "headless", "viewport", "user_data_dir", "isolated",
                     "output_dir", "allowed_origins", "blocked_origins", "caps",
-                    "executable_path", "config", "session_label")
+                    "executable_path", "config", "session_label", "code_timeout_max_s")
 """``mcp`` flags that bridge/mcp/options.py build_options reads (argparse dests)."""
 
 
@@ -437,7 +437,10 @@ def _add_mcp_options(mcp: argparse.ArgumentParser) -> None:
     g.add_argument("--blocked-origins", metavar="LIST",
                    help="semicolon-separated origins whose requests fail (checked first)")
     g.add_argument("--caps", metavar="LIST",
-                   help="comma-separated extra tools: vision (coordinates), pdf")
+                   help="comma-separated extra tools: vision (coordinates), pdf, "
+                   "code (browser_exec: local trusted Python, not a sandbox)")
+    g.add_argument("--code-timeout-max", dest="code_timeout_max_s", metavar="SECONDS",
+                   help="longest browser_exec timeout, s (default 300)")
     g.add_argument("--executable-path", metavar="PATH", help="the browser binary to run")
     g.add_argument("--session-label", metavar="NAME",
                    help="this server's session label on the bridge (docs/sessions.md)")

@@ -6,7 +6,8 @@ browser_hover, browser_press_key, browser_select_option, browser_drag), :mod:`.f
 (browser_fill_form, browser_file_upload), :mod:`.dialogs` (browser_handle_dialog),
 :mod:`.batch` (browser_actions), :mod:`.tabs` (browser_tabs: list, new, close, select),
 :mod:`.wait` (browser_wait_for), :mod:`.screenshot` (browser_take_screenshot),
-:mod:`.evaluate` (browser_evaluate). :mod:`.tool` holds what a tool is (argument models
+:mod:`.evaluate` (browser_evaluate), :mod:`.code` (browser_exec, ``--caps code``: a
+persistent Python worker, not a sandbox; bridge/code/). :mod:`.tool` holds what a tool is (argument models
 derived from the protocol models, errors as tool results), :mod:`.session` the
 :class:`Connection` (bridge connection, embedded launch, current tab), :mod:`.response`
 the :class:`Response` each tool call fills and renders, :mod:`.report` how its sections

@@ -20,6 +20,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
 
+from . import code
 from .server import build_server
 from .session import Connection
 
@@ -80,4 +81,5 @@ async def run_http(conn: Connection, port: int, token: str, host: str = "127.0.0
         await uvicorn.Server(config).serve()
     finally:
         with anyio.CancelScope(shield=True):
+            await code.close_runtime(conn)  # its worker, if browser_exec started one
             await conn.close()
