@@ -163,13 +163,31 @@ def whole(runtime: CodeRuntime, res: ExecResult) -> ExecResult:
     return dataclasses.replace(res, output="".join(output), cursor=None)
 
 
+class Streamer:
+    """Writes a run's output as the worker forwards it (``CodeRuntime.run``'s
+    ``on_output``), so a long run shows its progress; remembers whether the last line is
+    still open."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.open_line = False
+
+    def __call__(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+        self.open_line = not text.endswith("\n")
+
+
 def print_result(res: ExecResult, *, repl: bool = False, out: TextIO | None = None,
-                 err: TextIO | None = None) -> None:
-    """What one run printed, its value's repr, and on stderr its traceback or why it
-    stopped (the runtime's words for a timeout or a dead worker), what it did not keep
-    and a worker that had started afresh."""
+                 err: TextIO | None = None, streamed: Streamer | None = None) -> None:
+    """What one run printed (unless ``streamed`` printed it already), its value's repr,
+    and on stderr its traceback or why it stopped (the runtime's words for a timeout or a
+    dead worker), what it did not keep and a worker that had started afresh."""
     out, err = out or sys.stdout, err or sys.stderr
-    if res.output:
+    if streamed is not None:
+        if streamed.open_line:
+            out.write("\n")
+    elif res.output:
         out.write(res.output if res.output.endswith("\n") else res.output + "\n")
     # The repl leaves out None as Python's prompt does; exec prints any value.
     if res.value is not None and not (repl and res.value == "None"):
@@ -205,9 +223,12 @@ async def run_exec(args: argparse.Namespace, stdin: TextIO | None = None) -> int
     opened = await open_runtime(args)
     if isinstance(opened, int):
         return opened
+    streamer = None if args.json else Streamer(sys.stdout)
     try:
         try:
-            res = whole(opened.runtime, await opened.runtime.run(code, timeout_s=args.timeout))
+            res = await opened.runtime.run(code, timeout_s=args.timeout, on_output=streamer)
+            if streamer is None:
+                res = whole(opened.runtime, res)
         except E.TrustbridgeError as err:
             if args.json:
                 print(json.dumps({"ok": False, "error": err.to_payload().model_dump(mode="json")}))
@@ -219,7 +240,7 @@ async def run_exec(args: argparse.Namespace, stdin: TextIO | None = None) -> int
     if args.json:
         print(as_json(res), flush=True)
     else:
-        print_result(res)
+        print_result(res, streamed=streamer)
     return EXIT_OK if res.ok else EXIT_ERROR
 
 

@@ -31,6 +31,7 @@ from .cli_code import (
     as_json,
     check_syntax,
     open_runtime,
+    Streamer,
     print_result,
     syntax_message,
     whole,
@@ -126,7 +127,9 @@ class Repl:
     """The read-run-print loop over one runtime (exposed for tests).
 
     Args:
-        run: runs one entry's source, returns its complete ExecResult (or _Cancelled).
+        run: ``run(source, on_output)`` runs one entry's source, calling ``on_output``
+            with its output as it comes (None: ``--json``), and returns its ExecResult (or
+            _Cancelled).
         stdin / stdout / stderr: the streams (a terminal or pipes).
         json_out: print each entry's result as one JSON line instead.
     """
@@ -199,8 +202,9 @@ class Repl:
             return True
         if not source.strip():
             return True
+        streamer = None if self.json_out else Streamer(self.stdout)
         try:
-            res = self._run(source)
+            res = self._run(source, streamer)
         except E.TrustbridgeError as err:
             self.failures += 1
             self.stderr.write(f"error {err.code.value}: {err.message}\n")
@@ -217,7 +221,7 @@ class Repl:
             self.stdout.write(as_json(res) + "\n")
             self.stdout.flush()
         else:
-            print_result(res, repl=True, out=self.stdout, err=self.stderr)
+            print_result(res, repl=True, out=self.stdout, err=self.stderr, streamed=streamer)
         return True
 
 
@@ -240,18 +244,18 @@ def cmd_repl(args: argparse.Namespace) -> int:
         if isinstance(opened, int):
             return opened
 
-        async def run(source: str) -> Any:
+        async def run(source: str, on_output: Streamer | None) -> Any:
             # Ctrl-C cancels this: the runtime interrupts the code (and kills a worker whose
             # code does not stop; the next entry's result then says state was lost).
-            return whole(opened.runtime,
-                         await opened.runtime.run(source, timeout_s=args.timeout))
+            res = await opened.runtime.run(source, timeout_s=args.timeout, on_output=on_output)
+            return res if on_output is not None else whole(opened.runtime, res)
 
         try:
             if _isatty(sys.stdin) and not args.json:
                 print("trustbridge repl: Python with `browser`, `tab` and top-level await; "
                       "local code with your rights, not a sandbox. Ctrl-C stops an entry, "
                       "Ctrl-D ends.", file=sys.stderr)
-            Repl(lambda src: worker.run(run(src)), sys.stdin, sys.stdout, sys.stderr,
+            Repl(lambda src, out: worker.run(run(src, out)), sys.stdin, sys.stdout, sys.stderr,
                  json_out=args.json).loop()
         finally:
             worker.run(opened.close(), interruptible=False)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 MAX_KEPT_CHARS = 1_000_000
 """Characters of one call's output kept for its pages; beyond it, counted and dropped."""
 KEPT_CALLS = 8
@@ -22,9 +24,17 @@ class OutputStore:
         self._parts: list[str] = []
         self._kept = 0
         self._text: str | None = ""
+        self.listener: Callable[[str], None] | None = None
+        """Called with each piece as it arrives, kept or not (the CLI prints it at once);
+        its exceptions are swallowed: a closed terminal must not stop the run's reader."""
 
     def add(self, text: str) -> None:
         """Append ``text`` (what is past ``limit`` is only counted)."""
+        if self.listener is not None and text:
+            try:
+                self.listener(text)
+            except Exception:  # noqa: BLE001 - see listener
+                pass
         self.total += len(text)
         room = self.limit - self._kept
         if room <= 0 or not text:

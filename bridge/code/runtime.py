@@ -142,13 +142,16 @@ class CodeRuntime:
 
     # ------------------------------------------------------------------ public API
 
-    async def run(self, code: str, timeout_s: float | None = None) -> ExecResult:
+    async def run(self, code: str, timeout_s: float | None = None, *,
+                  on_output: Callable[[str], None] | None = None) -> ExecResult:
         """Run ``code`` in the worker (started now if there is none) and wait for it.
 
         Args:
             code: Python source; top-level ``await`` allowed; the last expression's value
                 is the result's ``value``.
             timeout_s: s; default ``default_timeout_s``; capped at ``max_timeout_s``.
+            on_output: called with each piece of output as the worker forwards it (all of
+                it, kept or not), on this event loop; its exceptions are ignored.
 
         Returns:
             The result; an exception in the code, a timeout or a dead worker is a result
@@ -167,7 +170,7 @@ class CodeRuntime:
             raise E.BadRequest(f"timeout must be a positive number of seconds, not {timeout_s!r}.")
         timeout = min(timeout, self.max_timeout_s)
         async with self._lock:
-            return await self._run(code, timeout)
+            return await self._run(code, timeout, on_output)
 
     def more(self, cursor: str) -> ExecResult:
         """The next page of an earlier call's output.
@@ -216,7 +219,8 @@ class CodeRuntime:
 
     # ------------------------------------------------------------------ the run
 
-    async def _run(self, code: str, timeout: float) -> ExecResult:
+    async def _run(self, code: str, timeout: float,
+                   on_output: Callable[[str], None] | None) -> ExecResult:
         started = time.monotonic()
         if self._stopping is not None:  # the cancelled call before this one, still stopping
             await asyncio.shield(self._stopping)
@@ -235,6 +239,7 @@ class CodeRuntime:
         self._runs += 1
         run_id = self._runs
         store = OutputStore(MAX_KEPT_CHARS)
+        store.listener = on_output
         self._keep(run_id, store)
         worker.out = store
         done_fut = worker.done = asyncio.get_running_loop().create_future()
@@ -280,6 +285,7 @@ class CodeRuntime:
             if not cancelled:
                 worker.out = None
                 worker.done = None
+                store.listener = None
         result.duration_ms = (time.monotonic() - started) * 1000
         page, nxt = self._page(run_id, store, 0)
         result.output, result.cursor = page, nxt

@@ -366,7 +366,7 @@ def test_repl_decides_completeness_as_python_does() -> None:
     """The entry boundaries, without a worker: what each complete entry sends."""
     sent: list[str] = []
 
-    def run(source: str) -> object:
+    def run(source: str, on_output: object = None) -> object:
         sent.append(source)
         return cli_repl._Cancelled()
 

@@ -303,3 +303,26 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+async def test_output_reaches_on_output_while_the_code_still_runs(
+        rt: CodeRuntime, fake: FakeBridge) -> None:
+    """``on_output`` gets each piece as the worker forwards it (the CLI prints progress):
+    the first line arrives while the code waits on a bridge request that has not answered."""
+    gate = fake.gates["page.snapshot"] = asyncio.Event()
+    pieces: list[str] = []
+    first = asyncio.Event()
+
+    def on_output(text: str) -> None:
+        pieces.append(text)
+        first.set()
+
+    task = asyncio.create_task(rt.run(
+        "print('before', flush=True)\nawait browser.client.call('page.snapshot', {})\n"
+        "print('after')", on_output=on_output))
+    await asyncio.wait_for(first.wait(), 30)
+    assert not task.done() and "".join(pieces) == "before\n"
+    gate.set()
+    res = await asyncio.wait_for(task, 30)
+    assert res.ok, res.error
+    assert "".join(pieces) == res.output == "before\nafter\n"
