@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 MAX_KEPT_CHARS = 1_000_000
@@ -31,10 +32,8 @@ class OutputStore:
     def add(self, text: str) -> None:
         """Append ``text`` (what is past ``limit`` is only counted)."""
         if self.listener is not None and text:
-            try:
+            with contextlib.suppress(Exception):  # see listener
                 self.listener(text)
-            except Exception:  # noqa: BLE001 - see listener
-                pass
         self.total += len(text)
         room = self.limit - self._kept
         if room <= 0 or not text:
