@@ -375,23 +375,37 @@ def _cmd_token(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def _cmd_client(args: argparse.Namespace) -> int:
+async def connect_or_exit(args: argparse.Namespace,
+                          on_no_bridge: Callable[[], None] | None = None) -> Browser | int:
+    """The SDK browser a client command acts through (``--bridge``, ``--token-file``,
+    ``--session``, ``--device``), or, the reason printed on stderr, its exit code:
+    EXIT_USAGE (a token that may not go there or cannot be read), EXIT_NO_BRIDGE (then
+    ``on_no_bridge`` runs), EXIT_ERROR (the bridge refused: a session label in use...)."""
     try:
         token = _bridge_token(args)
     except _Refused as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        browser = await cli_sessions.connect(args, token)
+        return await cli_sessions.connect(args, token)
     except E.DeviceNotConnected as err:
         print(f"error: {err.message}", file=sys.stderr)
-        if args.command == "doctor":  # which browsers could run needs no bridge
-            found = {"browsers": _browsers()}
-            print(json.dumps({"ok": False, **found}) if args.json else _human("doctor", found))
+        if on_no_bridge is not None:
+            on_no_bridge()
         return EXIT_NO_BRIDGE
     except E.TrustbridgeError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error {err.code.value}: {err.message}", file=sys.stderr)
         return EXIT_ERROR
+
+
+async def _cmd_client(args: argparse.Namespace) -> int:
+    def doctor_offline() -> None:  # which browsers could run needs no bridge
+        found = {"browsers": _browsers()}
+        print(json.dumps({"ok": False, **found}) if args.json else _human("doctor", found))
+
+    browser = await connect_or_exit(args, doctor_offline if args.command == "doctor" else None)
+    if isinstance(browser, int):
+        return browser
     async with browser:
         try:
             run: Run = args.run

@@ -128,22 +128,12 @@ async def open_runtime(args: argparse.Namespace) -> CodeSession | int:
     """Connect as the other client commands do (``--bridge``, ``--token-file``,
     ``--session``, ``--device``) and start the runtime on that connection; an exit code
     (the error printed) when that fails."""
-    from .cli import _bridge_token, _Refused
+    from .cli import connect_or_exit
     from .code.runtime import CodeRuntime
 
-    try:
-        token = _bridge_token(args)
-    except _Refused as err:
-        print(f"error: {err}", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        browser = await cli_sessions.connect(args, token)
-    except E.DeviceNotConnected as err:
-        print(f"error: {err.message}", file=sys.stderr)
-        return EXIT_NO_BRIDGE
-    except E.TrustbridgeError as err:
-        print(f"error {err.code.value}: {err.message}", file=sys.stderr)
-        return EXIT_ERROR
+    browser = await connect_or_exit(args)
+    if isinstance(browser, int):
+        return browser
     client = browser.client
     runtime = CodeRuntime(client.call, device=args.device,
                           protocol_version=client.protocol_version, session=client.session,

@@ -224,8 +224,10 @@ async def test_repl_ctrl_c_stops_the_running_entry_and_the_repl_goes_on(
 async def test_repl_code_that_will_not_stop_loses_its_worker_and_the_next_entry_says_so(
         bridge: Bridge, tmp_path: Path) -> None:
     mark = tmp_path / "stubborn"
-    stubborn = (f"open({str(mark)!r}, 'w').close()\n"
-                "while True:\n    try:\n        time.sleep(120)\n"
+    # The mark is made inside the try: a Ctrl-C landing between the mark and the try
+    # would stop the entry (the worker kept), which is not what this test is about.
+    stubborn = ("while True:\n    try:\n"
+                f"        open({str(mark)!r}, 'w').close()\n        time.sleep(120)\n"
                 "    except KeyboardInterrupt:\n        pass\n\n")
     proc = await bridge.repl_process()
     assert proc.stdin is not None
