@@ -167,7 +167,8 @@ async def test_cancel_stops_running_code(rt: CodeRuntime, tmp_path: Path) -> Non
         await task
     after = await rt.run("i")
     assert after.ok and rt.worker_pid == pid and not after.reset
-    assert counter.read_text() == after.value
+    # The interrupt may land between `i += 1` and the write: the file is i or i - 1.
+    assert int(counter.read_text()) in (int(after.value), int(after.value) - 1)
     assert (await rt.run("i")).value == after.value  # nothing counts any more
 
 
@@ -191,8 +192,9 @@ async def test_cancel_of_code_that_ignores_it_kills_the_worker(rt: CodeRuntime,
     without its state."""
     mark = tmp_path / "started"
     task = asyncio.create_task(rt.run(
-        f"import pathlib, time\nstarted = True\npathlib.Path({str(mark)!r}).touch()\n"
-        "while True:\n    try:\n        time.sleep(10)\n"
+        f"import pathlib, time\nstarted = True\n"
+        "while True:\n    try:\n"  # the mark inside the try: every interrupt is swallowed
+        f"        pathlib.Path({str(mark)!r}).touch()\n        time.sleep(10)\n"
         "    except BaseException:\n        pass\n"))
     await wait_until(mark.exists)
     task.cancel()
