@@ -661,14 +661,30 @@
     return low;
   }
   async function identifyAll(tabs2, tabId, frames) {
-    return Promise.all(frames.map(async (f) => {
-      try {
-        const res = await tabs2.toFrame(tabId, f.frameId, { op: "identify" });
-        return { ...res, frameId: f.frameId, parentFrameId: f.parentFrameId, ordinal: tabs2.ordinalOf(tabId, f.frameId) };
-      } catch {
-        return null;
-      }
-    }));
+    const answers = await Promise.all(frames.map((f) => tabs2.toFrame(tabId, f.frameId, { op: "identify" }).catch(() => null)));
+    return answers.map((res, i) => res ? frameInfo(tabs2, tabId, frames[i], res) : null);
+  }
+  function frameInfo(tabs2, tabId, f, identity) {
+    return { ...identity, frameId: f.frameId, parentFrameId: f.parentFrameId, ordinal: tabs2.ordinalOf(tabId, f.frameId) };
+  }
+  function ordinalOfRef(ref) {
+    const m = /^(?:f(\d+))?e\d+$/.exec(ref);
+    return m ? Number(m[1] || 0) : null;
+  }
+  function startMessage(state, top, prefix, ask, floor, timeBudgetMs) {
+    const depth = state.depth ?? null;
+    return {
+      op: "snapshot",
+      prefix,
+      mode: state.walkMode,
+      maxChars: ask,
+      baseDepth: top.baseDepth,
+      rootRef: top.rootRef,
+      docId: top.docId,
+      refFloor: floor,
+      timeBudgetMs,
+      depth: depth === null ? null : depth - top.baseDepth
+    };
   }
   async function snapshotTab(api2, tabs2, tabId, params = {}) {
     const maxChars = params.maxChars || DEFAULT_MAX_CHARS;
@@ -680,10 +696,12 @@
     if (typeof params.depth === "number" && mode !== "snapshot") {
       throw new PageError("BAD_REQUEST", "depth applies to the outline snapshot only; leave it out for read and diff.");
     }
-    const state = await begin(api2, tabs2, tabId, mode === "read" ? "read" : "outline", params.ref || null);
+    const walkMode = mode === "read" ? "read" : "outline";
+    const depth = typeof params.depth === "number" ? params.depth : null;
+    const first = mode === "diff" ? { ask: DIFF_MAX_CHARS, timeBudgetMs: null } : { ask: budget.timeBudgetMs ? Math.min(maxChars, TIME_CHUNK_CHARS) : maxChars, timeBudgetMs: budget.timeBudgetMs };
+    const state = await begin(api2, tabs2, tabId, { walkMode, ref: params.ref || null, depth, first });
     state.mode = mode;
     state.session = params.session || "default";
-    state.depth = typeof params.depth === "number" ? params.depth : null;
     state.keep = mode !== "read" && !params.ref && state.depth === null;
     if (!state.top) {
       await tabs2.throwIfCrashed(tabId);
@@ -706,47 +724,61 @@
       const textState = { kind: "text", tabId, lines, i: 0, info: state, diff: { baseline: !!previous, added, removed } };
       return pageOfText(textState, maxChars, page.refs);
     }
-    return finishPage(state, await render(tabs2, state, maxChars, deadlineOf(budget)), budget);
+    return finishPage(state, await render(tabs2, state, maxChars, deadlineOf(budget, state.firstWalkMs)), budget);
   }
-  function deadlineOf(budget) {
-    return budget.timeBudgetMs ? Date.now() + budget.timeBudgetMs : null;
+  function deadlineOf(budget, spentMs = 0) {
+    return budget.timeBudgetMs ? Date.now() + budget.timeBudgetMs - spentMs : null;
   }
-  async function begin(api2, tabs2, tabId, walkMode, ref) {
+  async function begin(api2, tabs2, tabId, walk) {
+    const { walkMode, ref, depth } = walk;
     const frames = await api2.webNavigation.getAllFrames({ tabId }) || [];
     tabs2.navigations.learn(tabId, frames);
-    await Promise.all(frames.map((f) => tabs2.toFrame(tabId, f.frameId, { op: "announceFrames" }).catch(() => null)));
-    let infos = (await identifyAll(tabs2, tabId, frames)).filter(Boolean);
+    const topFrame = frames.find((f) => f.frameId === 0) || null;
+    const children = frames.filter((f) => f.frameId !== 0);
+    const start = { frameId: 0, walkerId: null, started: false, baseDepth: 0, rootRef: null, docId: null };
+    const state = { tabId, walkMode, depth, byKey: /* @__PURE__ */ new Map(), byFrame: /* @__PURE__ */ new Map(), top: null, stack: [], acc: [], pages: 0 };
+    const refInTop = !!ref && ordinalOfRef(ref) === 0;
+    const useRef = (parsed) => Object.assign(start, { frameId: parsed.frameId, rootRef: parsed.local, docId: parsed.docId });
+    if (refInTop) useRef(tabs2.parseRef(tabId, ref));
+    const walkTop = !ref || refInTop;
+    let walkMsg = null;
+    if (walkTop && topFrame) {
+      await tabs2.floorReady;
+      walkMsg = startMessage(state, start, "", walk.first.ask, tabs2.refFloor, walk.first.timeBudgetMs);
+    }
+    const sentAt = Date.now();
+    const [topAnswer] = await Promise.all([
+      topFrame ? tabs2.toFrame(tabId, 0, { op: "snapshotBegin", announce: children.length > 0, walk: walkMsg }).catch(() => null) : null,
+      ...children.map((f) => tabs2.toFrame(tabId, f.frameId, { op: "announceFrames" }).catch(() => null))
+    ]);
+    const walkMs = Date.now() - sentAt;
+    if (topAnswer) {
+      state.top = frameInfo(tabs2, tabId, topFrame, topAnswer.identity);
+      state.byFrame.set(0, state.top);
+    }
+    let infos = (await identifyAll(tabs2, tabId, children)).filter(Boolean);
     if (infos.some((r) => !r.isTop && !r.frameKey)) {
       await new Promise((r) => setTimeout(r, RETRY_MS));
-      infos = (await identifyAll(tabs2, tabId, frames)).filter(Boolean);
+      infos = (await identifyAll(tabs2, tabId, children)).filter(Boolean);
     }
-    const byKey = /* @__PURE__ */ new Map();
-    const byFrame = /* @__PURE__ */ new Map();
-    let top = null;
     for (const r of infos) {
-      byFrame.set(r.frameId, r);
-      if (r.frameId === 0) top = r;
-      else if (r.frameKey) byKey.set(r.frameKey, r);
+      state.byFrame.set(r.frameId, r);
+      if (r.frameKey) state.byKey.set(r.frameKey, r);
     }
-    const start = { frameId: 0, walkerId: null, started: false, baseDepth: 0, rootRef: null, docId: null };
-    if (ref) {
-      const parsed = tabs2.parseRef(tabId, ref);
-      Object.assign(start, { frameId: parsed.frameId, rootRef: parsed.local, docId: parsed.docId });
-      if (!byFrame.has(parsed.frameId)) {
-        throw new PageError("BROWSER_DOCUMENT_CHANGED", `The frame of ref ${ref} is gone. Take a new snapshot.`, { ref });
-      }
+    if (ref && !refInTop) {
+      useRef(tabs2.parseRef(tabId, ref));
     }
-    return {
-      tabId,
-      walkMode,
-      byKey,
-      byFrame,
-      top,
-      stack: top ? [start] : [],
-      placed: /* @__PURE__ */ new Set([start.frameId]),
-      acc: [],
-      pages: 0
-    };
+    if (ref && !state.byFrame.has(start.frameId)) {
+      throw new PageError("BROWSER_DOCUMENT_CHANGED", `The frame of ref ${ref} is gone. Take a new snapshot.`, { ref });
+    }
+    if (walkMsg && topAnswer) {
+      start.started = true;
+      start.first = topAnswer.walkError ? { error: new PageError(topAnswer.walkError.code, topAnswer.walkError.message, topAnswer.walkError.details) } : { chunk: topAnswer.chunk };
+      state.firstWalkMs = walkMs;
+    }
+    if (state.top) state.stack.push(start);
+    state.placed = /* @__PURE__ */ new Set([start.frameId]);
+    return state;
   }
   async function render(tabs2, state, budget, deadline = null) {
     const out = [];
@@ -784,20 +816,14 @@
       const ask = deadline === null ? remaining : Math.min(remaining, TIME_CHUNK_CHARS);
       const timeBudgetMs = deadline === null ? null : Math.max(1, deadline - Date.now());
       try {
-        if (!top.started) {
+        if (top.first) {
+          const { chunk, error } = top.first;
+          top.first = null;
+          if (error) throw error;
+          res = chunk;
+        } else if (!top.started) {
           top.started = true;
-          res = await tabs2.toFrame(tabId, top.frameId, {
-            op: "snapshot",
-            prefix,
-            mode: state.walkMode,
-            maxChars: ask,
-            baseDepth: top.baseDepth,
-            rootRef: top.rootRef,
-            docId: top.docId,
-            refFloor: floor,
-            timeBudgetMs,
-            depth: depth === null ? null : depth - top.baseDepth
-          });
+          res = await tabs2.toFrame(tabId, top.frameId, startMessage(state, top, prefix, ask, floor, timeBudgetMs));
         } else {
           res = await tabs2.toFrame(tabId, top.frameId, {
             op: "snapshotContinue",

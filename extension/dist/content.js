@@ -3746,6 +3746,25 @@
     });
   }
 
+  // src/page/begin.js
+  function snapshotBegin(handlers2, { announce = false, walk = null } = {}) {
+    if (announce) {
+      try {
+        handlers2.announceFrames();
+      } catch {
+      }
+    }
+    const out = { identity: handlers2.identify() };
+    if (walk) {
+      try {
+        out.chunk = handlers2.snapshot(walk);
+      } catch (err) {
+        out.walkError = toWireError(err);
+      }
+    }
+    return out;
+  }
+
   // src/shim/browser.js
   var api = globalThis.browser ?? globalThis.chrome;
   var engine = typeof api?.runtime?.getBrowserInfo === "function" ? "gecko" : "chromium";
@@ -3814,6 +3833,10 @@
         title: document.title,
         navigating: identity.navigating()
       };
+    },
+    /** announceFrames + identify + snapshot in one message (page/begin.js; background/snapshot.js `begin`). */
+    snapshotBegin(msg) {
+      return snapshotBegin(handlers, msg);
     },
     /** Start a walk (outline or read, optionally at a ref) and return its first chunk. */
     snapshot({ prefix, mode, maxChars, baseDepth, rootRef, refFloor, docId: expected, depth, timeBudgetMs }) {

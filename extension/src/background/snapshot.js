@@ -50,14 +50,31 @@ function lowestRef(lines, floor) {
 }
 
 async function identifyAll(tabs, tabId, frames) {
-  return Promise.all(frames.map(async (f) => {
-    try {
-      const res = await tabs.toFrame(tabId, f.frameId, { op: 'identify' });
-      return { ...res, frameId: f.frameId, parentFrameId: f.parentFrameId, ordinal: tabs.ordinalOf(tabId, f.frameId) };
-    } catch {
-      return null; // a frame without our content script (e.g. about:blank not yet loaded)
-    }
-  }));
+  const answers = await Promise.all(frames.map((f) => tabs.toFrame(tabId, f.frameId, { op: 'identify' })
+    .catch(() => null))); // a frame without our content script (e.g. about:blank not yet loaded)
+  // Ordinals of frames new to the tab go in the browser's frame order, not in the order
+  // the answers arrived (a race between renderer processes).
+  return answers.map((res, i) => (res ? frameInfo(tabs, tabId, frames[i], res) : null));
+}
+
+function frameInfo(tabs, tabId, f, identity) {
+  return { ...identity, frameId: f.frameId, parentFrameId: f.parentFrameId, ordinal: tabs.ordinalOf(tabId, f.frameId) };
+}
+
+/** The ordinal a ref names ("e7" → 0, "f2e7" → 2), or null when it is no ref. */
+function ordinalOfRef(ref) {
+  const m = /^(?:f(\d+))?e\d+$/.exec(ref);
+  return m ? Number(m[1] || 0) : null;
+}
+
+/** The content script's message that starts walking `top` (a stack entry). */
+function startMessage(state, top, prefix, ask, floor, timeBudgetMs) {
+  const depth = state.depth ?? null;
+  return {
+    op: 'snapshot', prefix, mode: state.walkMode, maxChars: ask, baseDepth: top.baseDepth,
+    rootRef: top.rootRef, docId: top.docId, refFloor: floor, timeBudgetMs,
+    depth: depth === null ? null : depth - top.baseDepth,
+  };
 }
 
 /**
@@ -84,10 +101,15 @@ export async function snapshotTab(api, tabs, tabId, params = {}) {
   if (typeof params.depth === 'number' && mode !== 'snapshot') {
     throw new PageError('BAD_REQUEST', 'depth applies to the outline snapshot only; leave it out for read and diff.');
   }
-  const state = await begin(api, tabs, tabId, mode === 'read' ? 'read' : 'outline', params.ref || null);
+  const walkMode = mode === 'read' ? 'read' : 'outline';
+  const depth = typeof params.depth === 'number' ? params.depth : null;
+  // The first chunk's size and time, as render() would ask for it (a diff walks unbudgeted).
+  const first = mode === 'diff'
+    ? { ask: DIFF_MAX_CHARS, timeBudgetMs: null }
+    : { ask: budget.timeBudgetMs ? Math.min(maxChars, TIME_CHUNK_CHARS) : maxChars, timeBudgetMs: budget.timeBudgetMs };
+  const state = await begin(api, tabs, tabId, { walkMode, ref: params.ref || null, depth, first });
   state.mode = mode;
   state.session = params.session || 'default';
-  state.depth = typeof params.depth === 'number' ? params.depth : null;
   // a complete whole-tab outline becomes the baseline
   state.keep = mode !== 'read' && !params.ref && state.depth === null;
   if (!state.top) {
@@ -110,43 +132,88 @@ export async function snapshotTab(api, tabs, tabId, params = {}) {
     const textState = { kind: 'text', tabId, lines, i: 0, info: state, diff: { baseline: !!previous, added, removed } };
     return pageOfText(textState, maxChars, page.refs);
   }
-  return finishPage(state, await render(tabs, state, maxChars, deadlineOf(budget)), budget);
+  // The time budget counts from the walk's first chunk: begin() asked for it while it
+  // learned the frames, so its round trip is taken off (the frames' discovery is not).
+  return finishPage(state, await render(tabs, state, maxChars, deadlineOf(budget, state.firstWalkMs)), budget);
 }
 
-function deadlineOf(budget) {
-  return budget.timeBudgetMs ? Date.now() + budget.timeBudgetMs : null;
+function deadlineOf(budget, spentMs = 0) {
+  return budget.timeBudgetMs ? Date.now() + budget.timeBudgetMs - spentMs : null;
 }
 
-async function begin(api, tabs, tabId, walkMode, ref) {
+/**
+ * Learn the tab's frames and start the walk. The top frame is asked everything it can
+ * answer at once, in one message (content/main.js `snapshotBegin`): announce its child
+ * frames' keys (only when the tab has child frames), identify itself, and — when the walk
+ * starts there — the walk's first chunk. Child frames announce their own children in the
+ * same round; they identify after it (their key is posted by their parent's announcement),
+ * asked once more after RETRY_MS when one has no key yet. A one-frame tab thus costs one
+ * content-script round trip before render() has its first chunk.
+ * @param {{walkMode: 'outline'|'read', ref: string|null, depth: number|null,
+ *   first: {ask: number, timeBudgetMs: number|null}}} walk  first: the first chunk's
+ *   characters and ms, as render() would ask for them
+ * @returns {Promise<object>} the walk state; its root stack entry holds `first`
+ *   ({chunk} | {error}) when the first chunk came with the frames
+ * @throws PageError as tabs.parseRef, BROWSER_DOCUMENT_CHANGED (the ref's frame is gone)
+ */
+async function begin(api, tabs, tabId, walk) {
+  const { walkMode, ref, depth } = walk;
   const frames = (await api.webNavigation.getAllFrames({ tabId })) || [];
   tabs.navigations.learn(tabId, frames);
-  await Promise.all(frames.map((f) => tabs.toFrame(tabId, f.frameId, { op: 'announceFrames' }).catch(() => null)));
-  let infos = (await identifyAll(tabs, tabId, frames)).filter(Boolean);
+  const topFrame = frames.find((f) => f.frameId === 0) || null;
+  const children = frames.filter((f) => f.frameId !== 0);
+  const start = { frameId: 0, walkerId: null, started: false, baseDepth: 0, rootRef: null, docId: null };
+  const state = { tabId, walkMode, depth, byKey: new Map(), byFrame: new Map(), top: null, stack: [], acc: [], pages: 0 };
+  // A ref of the top document is parsed first (parseRef reads only this background's
+  // records, which identifying frames does not change for ordinal 0); one of a child
+  // frame after the frames answered, which gives frames new to this tab their ordinals.
+  const refInTop = !!ref && ordinalOfRef(ref) === 0;
+  const useRef = (parsed) => Object.assign(start, { frameId: parsed.frameId, rootRef: parsed.local, docId: parsed.docId });
+  if (refInTop) useRef(tabs.parseRef(tabId, ref));
+  const walkTop = !ref || refInTop;
+  let walkMsg = null;
+  if (walkTop && topFrame) {
+    await tabs.floorReady; // a restarted background starts above its stored floor
+    walkMsg = startMessage(state, start, '', walk.first.ask, tabs.refFloor, walk.first.timeBudgetMs);
+  }
+  const sentAt = Date.now();
+  const [topAnswer] = await Promise.all([
+    topFrame
+      ? tabs.toFrame(tabId, 0, { op: 'snapshotBegin', announce: children.length > 0, walk: walkMsg }).catch(() => null)
+      : null,
+    ...children.map((f) => tabs.toFrame(tabId, f.frameId, { op: 'announceFrames' }).catch(() => null)),
+  ]);
+  const walkMs = Date.now() - sentAt;
+  if (topAnswer) {
+    state.top = frameInfo(tabs, tabId, topFrame, topAnswer.identity);
+    state.byFrame.set(0, state.top);
+  }
+  let infos = (await identifyAll(tabs, tabId, children)).filter(Boolean);
   // A child that has not yet received its key (postMessage is asynchronous): ask once more.
   if (infos.some((r) => !r.isTop && !r.frameKey)) {
     await new Promise((r) => setTimeout(r, RETRY_MS));
-    infos = (await identifyAll(tabs, tabId, frames)).filter(Boolean);
+    infos = (await identifyAll(tabs, tabId, children)).filter(Boolean);
   }
-  const byKey = new Map();
-  const byFrame = new Map();
-  let top = null;
   for (const r of infos) {
-    byFrame.set(r.frameId, r);
-    if (r.frameId === 0) top = r;
-    else if (r.frameKey) byKey.set(r.frameKey, r);
+    state.byFrame.set(r.frameId, r);
+    if (r.frameKey) state.byKey.set(r.frameKey, r);
   }
-  const start = { frameId: 0, walkerId: null, started: false, baseDepth: 0, rootRef: null, docId: null };
-  if (ref) {
-    const parsed = tabs.parseRef(tabId, ref);
-    Object.assign(start, { frameId: parsed.frameId, rootRef: parsed.local, docId: parsed.docId });
-    if (!byFrame.has(parsed.frameId)) {
-      throw new PageError('BROWSER_DOCUMENT_CHANGED', `The frame of ref ${ref} is gone. Take a new snapshot.`, { ref });
-    }
+  if (ref && !refInTop) {
+    useRef(tabs.parseRef(tabId, ref));
   }
-  return {
-    tabId, walkMode, byKey, byFrame, top, stack: top ? [start] : [], placed: new Set([start.frameId]),
-    acc: [], pages: 0,
-  };
+  if (ref && !state.byFrame.has(start.frameId)) {
+    throw new PageError('BROWSER_DOCUMENT_CHANGED', `The frame of ref ${ref} is gone. Take a new snapshot.`, { ref });
+  }
+  if (walkMsg && topAnswer) {
+    start.started = true;
+    start.first = topAnswer.walkError
+      ? { error: new PageError(topAnswer.walkError.code, topAnswer.walkError.message, topAnswer.walkError.details) }
+      : { chunk: topAnswer.chunk };
+    state.firstWalkMs = walkMs;
+  }
+  if (state.top) state.stack.push(start);
+  state.placed = new Set([start.frameId]);
+  return state;
 }
 
 /**
@@ -191,13 +258,15 @@ async function render(tabs, state, budget, deadline = null) {
     const ask = deadline === null ? remaining : Math.min(remaining, TIME_CHUNK_CHARS);
     const timeBudgetMs = deadline === null ? null : Math.max(1, deadline - Date.now());
     try {
-      if (!top.started) {
+      if (top.first) {
+        // The root's first chunk, asked by begin() with the same message as below.
+        const { chunk, error } = top.first;
+        top.first = null;
+        if (error) throw error;
+        res = chunk;
+      } else if (!top.started) {
         top.started = true;
-        res = await tabs.toFrame(tabId, top.frameId, {
-          op: 'snapshot', prefix, mode: state.walkMode, maxChars: ask, baseDepth: top.baseDepth,
-          rootRef: top.rootRef, docId: top.docId, refFloor: floor, timeBudgetMs,
-          depth: depth === null ? null : depth - top.baseDepth,
-        });
+        res = await tabs.toFrame(tabId, top.frameId, startMessage(state, top, prefix, ask, floor, timeBudgetMs));
       } else {
         res = await tabs.toFrame(tabId, top.frameId, {
           op: 'snapshotContinue', walkerId: top.walkerId, maxChars: ask, docId: top.docId, timeBudgetMs,

@@ -15,6 +15,7 @@ import { measureFastPoint } from '../page/fastpoint.js';
 import { optionRoute } from '../page/options.js';
 import { hitTest } from '../page/hittest.js';
 import { find } from '../page/find.js';
+import { snapshotBegin } from '../page/begin.js';
 
 import { api, openOrClosedShadowRoot } from '../shim/browser.js';
 import { FRAME_TOKEN_ATTRIBUTE as TOKEN_ATTRIBUTE } from '../generated/protocol.js';
@@ -76,6 +77,10 @@ const handlers = {
       docId: identity.current(), frameKey: frameKeys.mine, isTop: window === window.top,
       url: location.href, title: document.title, navigating: identity.navigating(),
     };
+  },
+  /** announceFrames + identify + snapshot in one message (page/begin.js; background/snapshot.js `begin`). */
+  snapshotBegin(msg) {
+    return snapshotBegin(handlers, msg);
   },
   /** Start a walk (outline or read, optionally at a ref) and return its first chunk. */
   snapshot({ prefix, mode, maxChars, baseDepth, rootRef, refFloor, docId: expected, depth, timeBudgetMs }) {
