@@ -225,7 +225,8 @@ class SessionGate:
         elif method == "tabs.close" and isinstance(tab, int):
             self.book.closed(device, tab)
         elif method == "tabs.list":
-            self.book.annotate(session, device, result.get("tabs") or [], self.attended(device))
+            self.book.annotate(session, device, result.get("tabs") or [], self.attended(device),
+                               self.queue.active_tab(device))
         for item in (result, *(result.get("completedActions") or [])):
             for opened in item.get("newTabs") or []:
                 if isinstance(opened.get("tabId"), int):

@@ -444,12 +444,20 @@ class SessionBook:
                 for (dev, tab), s in sorted(self._owner.items()) if dev == device]
 
     def annotate(self, session: Session | None, device: str, tabs: Iterable[dict[str, Any]],
-                 attended: bool) -> None:
-        """Add ``owner`` / ``mine`` / ``person`` to ``tabs.list`` rows, in place."""
+                 attended: bool, fallback: int | None = None) -> None:
+        """Add ``owner`` / ``mine`` / ``person`` to ``tabs.list`` rows, in place, and
+        ``current`` (on every row) when the bridge knows where ``session``'s requests
+        without tabId go on ``device``: its current tab, else ``fallback`` (the tab last
+        seen active: several windows each have an active tab)."""
+        current = session.current.get(device) if session is not None else None
+        if current is None:
+            current = fallback
         for row in tabs:
             tab = row.get("tabId")
             if not isinstance(tab, int):
                 continue
+            if current is not None:
+                row["current"] = tab == current
             owner = self._owner.get((device, tab))
             if owner is not None:
                 row["owner"] = owner.label

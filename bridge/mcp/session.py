@@ -409,8 +409,14 @@ class Connection:
         self.own_tab_pending = tab_id is None
 
     def is_current(self, device: str, tab: Mapping[str, Any]) -> bool:
-        """Whether ``tab`` of ``device`` is the one later tool calls act on."""
+        """Whether ``tab`` of ``device`` is the one later tool calls act on: the chosen
+        tab, else the session's current tab on the bridge (a ``tabs.list`` row's
+        ``current``: a tab the session opened, not the browser's active one), else the
+        active tab."""
         if self.tab_id is None:
+            current = tab.get("current")
+            if current is not None:
+                return bool(current) and self.device in (None, device)
             return bool(tab.get("active")) and self.device in (None, device)
         return self.tab_id == tab.get("tabId") and self.device in (None, device)
 
@@ -446,6 +452,9 @@ class Connection:
             rows += [(dev.device, dict(t))
                      for t in await Browser(browser.client, dev.device).tabs()]
         active = {device: t["tabId"] for device, t in rows if t.get("active")}
+        # The session's current tab, where the bridge sends its tabId-less requests, is
+        # the one whose dialog blocks this server's tools (not the browser's active tab).
+        active.update({device: t["tabId"] for device, t in rows if t.get("current")})
         return TabList(rows, self._dialog(devices, active))
 
     async def open_dialog(self) -> dict[str, Any] | None:

@@ -57,6 +57,10 @@ class TabInfo(_Result):
     person: bool | None = Field(
         default=None, description="True for a free tab a person opened: a session must "
         "claim it explicitly (tabs.claim) before acting in it.")
+    current: bool | None = Field(
+        default=None, description="Whether this is the asking session's current tab on "
+        "the device, where its requests without tabId go (added by the bridge; absent "
+        "when the session has none there: they go to the active tab).")
     status: str | None = Field(
         default=None, max_length=32, description="The browser's load status of the tab: "
         "loading, complete (tabs API ``status``).")

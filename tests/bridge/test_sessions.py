@@ -654,6 +654,31 @@ def test_annotate_marks_owner_mine_and_person(book: SessionBook) -> None:
     assert a.secret not in json.dumps(rows)
 
 
+def test_annotate_marks_the_asking_sessions_current_tab(book: SessionBook) -> None:
+    """Every row says whether it is the asker's current tab once it has one there (MCP's
+    browser_tabs marks that one "(current)", not the browser's active tab); a session
+    without one gets no ``current`` field."""
+    a, _ = book.open("p1", "agent-a")
+    b, _ = book.open("p2", "agent-b")
+    book.opened(a, DEV, 1)
+    book.select(a, DEV, 1)
+    book.opened(b, DEV, 2)
+    book.select(b, DEV, 2)
+    rows = [{"tabId": 1, "active": False}, {"tabId": 2, "active": True}]
+    book.annotate(a, DEV, rows, attended=False)
+    assert [r["current"] for r in rows] == [True, False]
+    rows = [{"tabId": 1}, {"tabId": 2}]
+    book.annotate(b, DEV, rows, attended=False)
+    assert [r["current"] for r in rows] == [False, True]
+    c, _ = book.open("p3", "agent-c")
+    rows = [{"tabId": 1}]
+    book.annotate(c, DEV, rows, attended=False)
+    assert "current" not in rows[0]
+    rows = [{"tabId": 1}, {"tabId": 2}]  # none of its own: the tab last seen active
+    book.annotate(c, DEV, rows, attended=False, fallback=2)
+    assert [r["current"] for r in rows] == [False, True]
+
+
 def test_default_lease(book: SessionBook, clock: Clock) -> None:
     implicit = book.for_peer("p1")
     assert implicit.lease_s == DEFAULT_LEASE_MS / 1000 == 120

@@ -82,6 +82,13 @@ async def test_two_mcp_servers_each_work_in_their_own_tab(stack: Stack, origins:
         refused = await b.call_tool("browser_tabs", {"action": "select", "index": index_a})
         text = "\n".join(c.text for c in refused.content if c.type == "text")
         assert refused.is_error and "TAB_CLAIMED" in text and label_a in text, text
+        # Each list marks one tab "(current)": its own. A third server that has no tab
+        # yet sees one too (the tab last seen active), though each window has an active
+        # tab (the bridge's tabs.list ``current``, not the browser's ``active``).
+        assert listed.count("(current)") == 1 and "(current)" in next(
+            ln for ln in listed.splitlines() if f"tab {conn_b.tab_id}" in ln), listed
+        async with mcp_on(stack, "agent-c") as (_conn_c, c):
+            assert (await call(c, "browser_tabs", action="list")).count("(current)") == 1
         conn_b.select(conn_b.device, conn_a.tab_id)  # B aims at A's tab anyway
         click = await b.call_tool("browser_click", {"element": "Count", "target": ref_a})
         assert click.is_error and "TAB_CLAIMED" in click.content[0].text
