@@ -24,13 +24,14 @@ What it changes on the way, and why:
   ``Target.targetCreated`` (discovery on), each match attached with
   ``attachToTarget``. No target is paused for the client (``waitingForDebugger:
   false``): a new page may have run a little before the client sees it.
-- ``Browser.close`` ends this client's connection only (:attr:`FlatClient.closing`);
-  it is never sent: the browser is the runtime's.
-- ``Browser.setDownloadBehavior`` is answered without being applied: it is browser-wide
-  per context, and the runtime's downloads (supervisor/watch.py) must keep landing
-  where the runtime saves them (docs/cdp.md says so).
-- ``Target.attachToBrowserTarget`` is refused: it would open a flat session this
-  transport cannot carry.
+- ``Browser.close`` (on any session) ends this client's connection only
+  (:attr:`FlatClient.closing`); it is never sent: the browser is the runtime's.
+- The few commands that would take the shared browser down or open it beyond the door
+  are refused on every session, and download behaviour stays the runtime's: the table
+  and the reasons are supervisor/cdp_policy.py's.
+- What the client created it owns: the pages of its ``Target.createTarget`` and the
+  contexts of its ``Target.createBrowserContext`` are closed and disposed when it
+  leaves (:meth:`FlatClient.close`); what it merely attached to stays.
 
 Every client command with an ``id`` is answered exactly once: its result, the target's
 error, or a CDP error made here (malformed JSON, unknown session, a refused method).
@@ -44,6 +45,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
+
+from .cdp_policy import answered_not_applied, refusal
 
 log = logging.getLogger("trustbridge.cdp")
 
@@ -71,9 +74,6 @@ DEFAULT_FILTER = ({"type": "browser", "exclude": True}, {"type": "tab", "exclude
 plus its ``browser_ui`` targets, which are no page of the runtime)."""
 FLATTENED = frozenset({"Target.setAutoAttach", "Target.attachToTarget",
                        "Target.autoAttachRelated"})
-NOT_FORWARDED_OK = frozenset({"Browser.setDownloadBehavior"})
-REFUSED = {"Target.attachToBrowserTarget": "a browser-target session is not available "
-           "through the trustbridge CDP proxy; use this connection's root session"}
 
 
 class CdpError(Exception):
@@ -128,6 +128,10 @@ class FlatClient:
     Attributes:
         parents: every session this client may address → its parent session (None: the
             browser session's own).
+        own_targets: the targets this client created (``Target.createTarget``), not
+            closed yet; closed when it leaves.
+        own_contexts: the browser contexts it created (``Target.createBrowserContext``),
+            not disposed yet; disposed when it leaves (their pages close with them).
         closing: the client sent ``Browser.close``: end its connection, nothing else.
     """
 
@@ -142,6 +146,9 @@ class FlatClient:
         self._discover = False  # the client asked for target discovery itself
         self._attaching: dict[str, asyncio.Future[None]] = {}  # target id → attach running
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._creating: set[asyncio.Future[dict[str, Any]]] = set()
+        self.own_targets: set[str] = set()
+        self.own_contexts: set[str] = set()
         self.closing = False
 
     # -- client → browser -----------------------------------------------------------
@@ -170,6 +177,17 @@ class FlatClient:
             return
         if method in FLATTENED and params.get("flatten"):
             params = {**params, "flatten": False}
+        if method == "Browser.close":
+            self.closing = True
+            self._answer(_Pending(cid, session), {"result": {}})
+            return
+        refused = refusal(method)
+        if refused is not None:
+            self._answer_error(cid, session, CdpError(refused))
+            return
+        if answered_not_applied(method, params, self.own_contexts):
+            self._answer(_Pending(cid, session), {"result": {}})
+            return
         try:
             if session is None:
                 self._emit({"id": cid, "result": await self._root(method, params)})
@@ -179,17 +197,17 @@ class FlatClient:
             self._answer_error(cid, session, err)
 
     async def _root(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        if method == "Browser.close":
-            self.closing = True
-            return {}
-        if method in REFUSED:
-            raise CdpError(f"{method}: {REFUSED[method]}")
-        if method in NOT_FORWARDED_OK:
-            return {}
         if method == "Target.setAutoAttach":
             return await self._set_auto_attach(params)
         if method == "Target.createTarget":
             return await self._create_target(params)
+        if method == "Target.createBrowserContext":
+            return await self._create(method, params, "browserContextId", self.own_contexts)
+        if method in ("Target.closeTarget", "Target.disposeBrowserContext"):
+            result = await self._send_root(method, params)
+            self.own_targets.discard(params.get("targetId"))  # closed: no longer to close
+            self.own_contexts.discard(params.get("browserContextId"))
+            return result
         detach = params.get("sessionId")
         if method == "Target.detachFromTarget" and isinstance(detach, str) \
                 and self.parents.get(detach) is not None:
@@ -247,11 +265,29 @@ class FlatClient:
         """``Target.createTarget`` under auto-attach: the new target is announced before
         the answer, as Chromium's own auto-attach does (Playwright's ``newPage`` looks the
         page up when the answer comes)."""
-        result = await self._send_root("Target.createTarget", params)
+        result = await self._create("Target.createTarget", params, "targetId",
+                                    self.own_targets)
         if self._auto is not None and isinstance(result.get("targetId"), str) \
                 and matches(self._auto, "page"):
             await self._attach_once(result["targetId"])
         return result
+
+    async def _create(self, method: str, params: dict[str, Any], key: str,
+                      into: set[str]) -> dict[str, Any]:
+        """A command that creates something this client owns (``result[key]``, recorded
+        in ``into``): recorded when the browser answers, even when the client left in
+        the meantime (:meth:`close` waits for it), so nothing it made is left behind."""
+        running = asyncio.ensure_future(self._send_root(method, params))
+        self._creating.add(running)
+
+        def record(task: asyncio.Future[dict[str, Any]]) -> None:
+            self._creating.discard(task)
+            if not task.cancelled() and task.exception() is None \
+                    and isinstance(task.result().get(key), str):
+                into.add(task.result()[key])
+
+        running.add_done_callback(record)  # before shield's: recorded before the answer
+        return await asyncio.shield(running)
 
     async def _ask(self, session: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """A root command the proxy sends on ``session`` instead: its result.
@@ -421,11 +457,28 @@ class FlatClient:
         task.add_done_callback(self._tasks.discard)
 
     async def close(self) -> None:
-        """The client left: detach every session it opened on the browser session, so
-        nothing of it stays attached to the runtime's pages."""
+        """The client left (closed, sent ``Browser.close``, crashed or was killed):
+        close the pages and dispose the contexts it created, then detach every session
+        it opened on the browser session, so nothing of it stays in the runtime's
+        browser but what it changed in pages it did not create.
+
+        Bounded by the caller (supervisor/cdp_proxy.py): a creation still running is
+        awaited first, so what it makes is closed too.
+        """
         self._auto = None
         for task in [*self._tasks, *self._attaching.values()]:
             task.cancel()
+        if self._creating:
+            await asyncio.wait(list(self._creating))
+        for method, key, owned in (("Target.closeTarget", "targetId", self.own_targets),
+                                   ("Target.disposeBrowserContext", "browserContextId",
+                                    self.own_contexts)):
+            for made in list(owned):
+                try:
+                    await self._send_root(method, {key: made})
+                except CdpError as err:  # already gone (closed by someone else)
+                    log.debug("%s %s on leaving: %s", method, made, err.message)
+                owned.discard(made)
         for session in [s for s, p in self.parents.items() if p is None]:
             try:
                 await self._send_root("Target.detachFromTarget", {"sessionId": session})

@@ -17,8 +17,11 @@ web page: Chromium refuses those too unless ``--remote-allow-origins``) or a ``H
 other than loopback (DNS rebinding). The server starts at the first request for an
 endpoint and stops with the driver (:meth:`CdpProxy.close`); tokens live as long as it.
 
-A client's ``Browser.close`` ends that client's connection only; when a client leaves,
-everything it attached is detached and its CDP session dropped. What CDP clients can do
+A client's ``Browser.close`` ends that client's connection only; when a client leaves
+(however: a close, ``Browser.close``, a killed process), the pages and browser contexts
+it created are closed, everything it attached is detached and its CDP session dropped.
+The few commands that would take the shared browser down are refused
+(supervisor/cdp_policy.py). What CDP clients can do
 is not limited to the session's tabs, and their actions bypass refs and trusted-input
 routing (docs/cdp.md).
 """
@@ -50,6 +53,8 @@ PATH_PREFIX = "/devtools/browser/"
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """Largest message either way, bytes (a full-page screenshot in base64 fits)."""
 CLOSE_BROWSER_GONE = 1001
+CLEANUP_S = 15.0
+"""Longest a leaving client's cleanup (closing what it created, detaching) may take, s."""
 
 
 class CdpProxy:
@@ -119,10 +124,14 @@ class CdpProxy:
             return connection.respond(HTTPStatus.FORBIDDEN,
                                       "Forbidden: this CDP endpoint needs its token "
                                       "(trustbridge cdp prints the URL).\n")
-        host = request.headers.get("Host", "")
+        hosts = request.headers.get_all("Host")  # .get raises on a repeated header
+        if len(hosts) != 1:
+            return connection.respond(HTTPStatus.BAD_REQUEST,
+                                      "Bad request: exactly one Host header.\n")
+        host = hosts[0]
         if host not in (f"{HOST}:{self._port}", f"localhost:{self._port}"):
             return connection.respond(HTTPStatus.FORBIDDEN, "Forbidden: loopback only.\n")
-        if request.headers.get("Origin"):
+        if request.headers.get_all("Origin"):
             return connection.respond(HTTPStatus.FORBIDDEN,
                                       "Forbidden: web pages may not connect.\n")
         if tail.rstrip("/") == "json/version":
@@ -188,8 +197,8 @@ class CdpProxy:
             self._clients.discard(ws)
             for task in [*tasks, writer]:
                 task.cancel()
-            with contextlib.suppress(Exception):
-                await client.close()
+            with contextlib.suppress(Exception):  # bounded: a dead browser never answers
+                await asyncio.wait_for(client.close(), CLEANUP_S)
             with contextlib.suppress(Exception):
                 await cdp.detach()
             log.info("CDP client of device %s left", self.device)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import urllib.request
 from typing import Any
 
@@ -33,6 +34,7 @@ class FakeRoot:
         self.targets = targets or []
         self.client: FlatClient | None = None
         self.fail: dict[str, str] = {}
+        self.gates: dict[str, asyncio.Event] = {}  # method → answered once set
         self._n = 0
 
     async def send(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -52,6 +54,14 @@ class FakeRoot:
             return {"targetInfos": self.targets}
         if method == "Browser.getVersion":
             return {"product": "Chrome/156"}
+        if method in self.gates:
+            await self.gates[method].wait()
+        if method == "Target.createTarget":
+            self._n += 1
+            return {"targetId": f"N{self._n}"}
+        if method == "Target.createBrowserContext":
+            self._n += 1
+            return {"browserContextId": f"X{self._n}"}
         return {}
 
     def inner(self, index: int = -1) -> dict[str, Any]:
@@ -182,6 +192,91 @@ async def test_download_behaviour_stays_the_runtimes() -> None:
     await cmd(client, id=3, method="Browser.setDownloadBehavior",
               params={"behavior": "allowAndName", "downloadPath": "/tmp/x"})
     assert out == [{"id": 3, "result": {}}] and root.sent == []
+    sid = await attached(client, root, out)
+    root.sent.clear()
+    await cmd(client, id=4, sessionId=sid, method="Page.setDownloadBehavior",
+              params={"behavior": "allow", "downloadPath": "/tmp/x"})
+    assert out == [{"id": 4, "sessionId": sid, "result": {}}] and root.sent == []
+    # A context the client created is its own: its download behaviour is applied.
+    await cmd(client, id=5, method="Target.createBrowserContext")
+    context = out[-1]["result"]["browserContextId"]
+    params = {"behavior": "allowAndName", "downloadPath": "/tmp/x",
+              "browserContextId": context}
+    await cmd(client, id=6, method="Browser.setDownloadBehavior", params=params)
+    assert root.sent[-1] == ("Browser.setDownloadBehavior", params)
+
+
+REFUSED_NOW = ("Browser.crash", "Browser.crashGpuProcess", "Tethering.bind",
+               "Target.exposeDevToolsProtocol", "Target.sendMessageToTarget",
+               "Extensions.uninstall")
+
+
+async def test_commands_that_take_the_shared_browser_down_are_refused_on_every_session(
+        ) -> None:
+    client, root, out = make()
+    sid = await attached(client, root, out)
+    root.sent.clear()
+    for n, method in enumerate(REFUSED_NOW):
+        await cmd(client, id=20 + n, method=method, params={})
+        await cmd(client, id=40 + n, sessionId=sid, method=method, params={})
+    assert root.sent == []  # neither sent at the root nor carried to the page
+    for n, method in enumerate(REFUSED_NOW):
+        at_root, on_page = out[2 * n], out[2 * n + 1]
+        assert at_root["id"] == 20 + n and "sessionId" not in at_root
+        assert on_page["id"] == 40 + n and on_page["sessionId"] == sid
+        for answer in (at_root, on_page):
+            assert answer["error"]["message"].startswith(f"{method} is refused")
+            assert "this connection stays open" in answer["error"]["message"]
+    assert "every session's tabs" in out[0]["error"]["message"]
+    # A renderer crash is one page's, and passes; the connection goes on.
+    await cmd(client, id=60, sessionId=sid, method="Page.crash")
+    assert root.inner()["message"]["method"] == "Page.crash"
+    await cmd(client, id=61, method="Browser.getVersion")
+    assert out[-1] == {"id": 61, "result": {"product": "Chrome/156"}}
+    assert not client.closing
+
+
+async def test_browser_close_on_a_page_session_ends_the_connection_and_is_not_sent() -> None:
+    client, root, out = make()
+    sid = await attached(client, root, out)
+    root.sent.clear()
+    await cmd(client, id=3, sessionId=sid, method="Browser.close")
+    assert out == [{"id": 3, "sessionId": sid, "result": {}}] and client.closing
+    assert root.sent == []
+
+
+async def test_leaving_closes_what_the_client_created_and_not_what_it_attached() -> None:
+    client, root, out = make()
+    sid = await attached(client, root, out)  # the runtime's page T1: attached only
+    await cmd(client, id=2, method="Target.createTarget", params={"url": "about:blank"})
+    await cmd(client, id=3, method="Target.createTarget", params={"url": "about:blank"})
+    await cmd(client, id=4, method="Target.createBrowserContext")
+    made = [m["result"] for m in out if m.get("id") in (2, 3, 4)]
+    first, second, context = made[0]["targetId"], made[1]["targetId"], \
+        made[2]["browserContextId"]
+    await cmd(client, id=5, method="Target.closeTarget", params={"targetId": first})
+    root.sent.clear()
+    await client.close()
+    assert root.sent == [("Target.closeTarget", {"targetId": second}),
+                         ("Target.disposeBrowserContext", {"browserContextId": context}),
+                         ("Target.detachFromTarget", {"sessionId": sid})]
+    assert client.own_targets == set() and client.own_contexts == set()
+
+
+async def test_a_creation_still_running_when_the_client_leaves_is_closed_too() -> None:
+    client, root, _out = make()
+    root.gates["Target.createTarget"] = asyncio.Event()
+    asking = asyncio.ensure_future(cmd(client, id=2, method="Target.createTarget",
+                                       params={"url": "about:blank"}))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    asking.cancel()  # the connection ended: its command tasks are cancelled
+    leaving = asyncio.ensure_future(client.close())
+    await asyncio.sleep(0)
+    assert not leaving.done()  # waits for the browser's answer
+    root.gates["Target.createTarget"].set()
+    await asyncio.wait_for(leaving, 5)
+    assert root.sent[-1] == ("Target.closeTarget", {"targetId": "N1"})
 
 
 async def test_garbage_gets_cdp_errors_and_the_client_goes_on() -> None:
@@ -310,6 +405,32 @@ async def test_the_token_is_required(proxy: CdpProxy) -> None:
             pass
     assert info.value.response.status_code == 403
     assert proxy.fake.sessions == []  # type: ignore[attr-defined]
+
+
+async def test_a_repeated_host_header_is_a_400_without_a_traceback(
+        proxy: CdpProxy, caplog: pytest.LogCaptureFixture) -> None:
+    ep = await proxy.endpoint(None)
+    path = ep["url"].split(f":{proxy.port}", 1)[1]
+    here = f"127.0.0.1:{proxy.port}"
+
+    async def status_of(*hosts: str) -> bytes:
+        reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+        head = "".join(f"Host: {h}\r\n" for h in hosts)
+        writer.write((f"GET {path} HTTP/1.1\r\n{head}Upgrade: websocket\r\n"
+                      "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                      "Sec-WebSocket-Version: 13\r\n\r\n").encode())
+        await writer.drain()
+        line = await asyncio.wait_for(reader.readline(), 10)
+        writer.close()
+        return line
+
+    caplog.set_level(logging.DEBUG)
+    assert (await status_of(here, "evil.example")).startswith(b"HTTP/1.1 400")
+    assert (await status_of(here, here)).startswith(b"HTTP/1.1 400")
+    assert (await status_of()).startswith(b"HTTP/1.1 400")
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+    assert proxy.fake.sessions == []  # type: ignore[attr-defined]
+    assert (await status_of(here)).startswith(b"HTTP/1.1 101")  # the door still works
 
 
 async def test_tokens_are_per_session_label(proxy: CdpProxy) -> None:
