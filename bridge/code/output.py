@@ -1,4 +1,5 @@
-"""What the runtime keeps of a call's output: :class:`OutputStore`, and :func:`cut`."""
+"""What the runtime keeps of a call's output: :class:`OutputStore`, :func:`cut`, and
+:func:`clean` (every string that leaves the runtime is valid Unicode)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,19 @@ MAX_KEPT_CHARS = 1_000_000
 """Characters of one call's output kept for its pages; beyond it, counted and dropped."""
 KEPT_CALLS = 8
 """Calls whose output is kept for cursors (the oldest is forgotten first)."""
+LATE_KEPT_CHARS = 20_000
+"""Characters kept of what was printed between two calls (shown with the next result)."""
+
+
+def clean(text: str) -> str:
+    """``text`` as valid Unicode: a lone surrogate (``"\\ud800"``: UTF-8 cannot encode it,
+    so an MCP server's JSON writer or a terminal would fail on it) becomes its backslash
+    escape (``\\ud800``), as ``print`` writes it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 class OutputStore:

@@ -21,12 +21,12 @@ import json
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 from ..protocol import errors as E
-from .output import KEPT_CALLS, MAX_KEPT_CHARS, OutputStore, cut
+from .output import KEPT_CALLS, LATE_KEPT_CHARS, MAX_KEPT_CHARS, OutputStore, clean, cut
 from .process import Worker, death_text, spawn
+from .result import ExecResult
 
 Call = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 """``async call(method, params) -> result``: a ``BridgeClient.call`` (raises its errors)."""
@@ -44,48 +44,8 @@ START_TIMEOUT_S = 30.0
 __all__ = ["KEPT_CALLS", "MAX_KEPT_CHARS", "CodeRuntime", "ExecResult"]
 
 
-@dataclass
-class ExecResult:
-    """What one :meth:`CodeRuntime.run` (or :meth:`CodeRuntime.more`) answers.
-
-    Attributes:
-        output: printed text (stdout and stderr interleaved as written), this page of it.
-        value: repr of the last expression's value (None: no expression, or it was None),
-            cut to the output budget.
-        error: the traceback (the user's frames only), or why the call ended (timeout,
-            a worker that died); None on success.
-        timed_out: the call ran past its timeout and was stopped.
-        cancelled: the caller cancelled the call (only for results built by callers that
-            catch the CancelledError; :meth:`CodeRuntime.run` re-raises it).
-        reset: state was lost: the worker was restarted before this call (the previous
-            one had died) or killed during/after it.
-        cursor: pass to :meth:`CodeRuntime.more` for the next page; None: nothing more.
-        total_chars: characters printed in all by the call (including any dropped).
-        duration_ms: wall time of the call, ms (0 for a :meth:`~CodeRuntime.more` page).
-        offset: where this page starts in the call's output, characters.
-        dropped_chars: printed characters not kept (beyond ``MAX_KEPT_CHARS``).
-        error_code: the wire code of a TrustbridgeError the code let escape, if any.
-        timeout_s: the timeout the call ran with, s (after capping).
-    """
-
-    output: str = ""
-    value: str | None = None
-    error: str | None = None
-    timed_out: bool = False
-    cancelled: bool = False
-    reset: bool = False
-    cursor: str | None = None
-    total_chars: int = 0
-    duration_ms: float = 0.0
-    offset: int = 0
-    dropped_chars: int = 0
-    error_code: str | None = None
-    timeout_s: float | None = None
-
-    @property
-    def ok(self) -> bool:
-        """No exception, timeout or cancellation."""
-        return self.error is None and not self.timed_out and not self.cancelled
+def _clean(text: Any) -> str | None:
+    return None if text is None else clean(str(text))
 
 
 class CodeRuntime:
@@ -124,6 +84,7 @@ class CodeRuntime:
         self._lock = asyncio.Lock()
         self._stopping: asyncio.Task[None] | None = None  # a cancelled call being stopped
         self._outputs: OrderedDict[int, OutputStore] = OrderedDict()
+        self._late = OutputStore(LATE_KEPT_CHARS)  # printed between calls, not yet shown
         self._runs = 0
         self._closed = False
         self._pid_box: list[int | None] = [None]
@@ -244,7 +205,7 @@ class CodeRuntime:
         worker.out = store
         done_fut = worker.done = asyncio.get_running_loop().create_future()
         worker.run_id = run_id
-        result = ExecResult(reset=reset, timeout_s=timeout)
+        result = ExecResult(reset=reset, reset_before=reset, timeout_s=timeout)
         cancelled = False
         try:
             await worker.send({"t": "run", "id": run_id, "code": code, "tab": tab})
@@ -253,7 +214,7 @@ class CodeRuntime:
             worker.interrupt()
             with contextlib.suppress(TimeoutError):
                 done = await asyncio.wait_for(asyncio.shield(worker.done), KILL_GRACE_S)
-                result.error = done.get("error")
+                result.error = _clean(done.get("error"))
             await self._lose(worker)
             result.timed_out, result.reset = True, True
             where = f"\n{result.error}" if result.error else ""
@@ -270,15 +231,18 @@ class CodeRuntime:
         else:
             if done.get("t") == "died":
                 await self._lose(worker)
-                result.reset = True
+                result.reset = result.died = True
                 result.error = done["error"]
             else:
-                result.error = done.get("error")
+                result.error = _clean(done.get("error"))
                 result.error_code = done.get("errorCode")
                 if done.get("value") is not None:
-                    result.value = cut(done["value"], self.output_budget,
+                    result.value = cut(clean(str(done["value"])), self.output_budget,
                                        done.get("valueChars", len(done["value"])))
                 if done.get("systemExit"):
+                    status = done.get("exitStatus")
+                    result.exit_status = status if isinstance(status, int) else 1
+                    result.exit_message = _clean(done.get("exitMessage"))
                     result.error = (result.error or "") + \
                         "(SystemExit does not end the worker; its state is kept.)"
         finally:
@@ -290,6 +254,9 @@ class CodeRuntime:
         page, nxt = self._page(run_id, store, 0)
         result.output, result.cursor = page, nxt
         result.total_chars, result.dropped_chars = store.total, store.dropped
+        # Printed between calls, received before this call's end (the worker tags it).
+        late, self._late = self._late, OutputStore(LATE_KEPT_CHARS)
+        result.late_output, result.late_chars = late.text, late.total
         return result
 
     async def _settle(self, worker: Worker, done: asyncio.Future[dict[str, Any]]) -> None:
@@ -351,8 +318,12 @@ class CodeRuntime:
                 except ValueError:
                     continue  # the channel is the worker's own fd: never user text
                 kind = msg.get("t")
-                if kind == "out" and worker.out is not None:
-                    worker.out.add(str(msg.get("s", "")))
+                if kind == "out":
+                    text = clean(str(msg.get("s", "")))
+                    if msg.get("late") or worker.out is None:
+                        self._late.add(text)
+                    else:
+                        worker.out.add(text)
                 elif kind == "call":
                     task = asyncio.create_task(self._serve_call(worker, msg))
                     worker.calls[msg.get("id")] = task

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import codecs
+import contextlib
 import inspect
 import json
 import os
@@ -34,6 +35,8 @@ import traceback
 import types
 from typing import Any
 
+from .output import clean
+
 FILENAME = "<exec>"
 """The file name of the user's code in tracebacks (frames before it are the worker's)."""
 CHUNK_CHARS = 32_000
@@ -41,11 +44,15 @@ CHUNK_CHARS = 32_000
 MAX_VALUE_CHARS = 1_000_000
 """Characters of the last expression's repr sent to the parent (it cuts to its budget)."""
 SYNC = b"\x00\x1b[trustbridge-sync]\x00"
-"""Written to fd 1 at the end of a call: once the forwarding thread reads it, every byte
-written to fds 1 and 2 before it has been sent, so ``done`` follows all of the output."""
-SYNC_WAIT_S = 0.5
-"""How long the end of a call waits for :data:`SYNC` (code that moved fd 1 away never
-lets it arrive), s."""
+"""Written into the output pipe (through the worker's private fd, so code that moved fds
+1 and 2 cannot stop it) at the end of a call: once the forwarding thread reads it, every
+byte written into the pipe before it has been sent, so ``done`` follows all of the
+output; output after it is tagged ``late`` (printed between calls)."""
+BEGIN = b"\x00\x1b[trustbridge-begin]\x00"
+"""Written the same way at the start of a call: output after it is the call's own."""
+SYNC_WAIT_S = 10.0
+"""How long the end of a call waits for :data:`SYNC` to be forwarded, s: a bound for a
+forwarding thread stuck on a parent that stopped reading (never reached otherwise)."""
 
 
 class Channel:
@@ -81,24 +88,67 @@ class Channel:
             self._buf += chunk
 
 
-class OutStream:
-    """``sys.stdout`` / ``sys.stderr`` of user code: unbuffered writes to fd 1 or 2, which
-    the forwarding thread sends as ``out`` messages in the order they were written (with
-    ``os.write`` and child processes' output too)."""
-
-    encoding = "utf-8"
-    errors = "backslashreplace"
+class BinaryOut:
+    """``sys.stdout.buffer`` / ``sys.stderr.buffer``: bytes written to fd 1 or 2 as they
+    are (the forwarding thread decodes them as UTF-8, an invalid byte as U+FFFD)."""
 
     def __init__(self, fd: int, name: str) -> None:
         self._fd = fd
         self.name = name
 
+    def write(self, data: Any) -> int:
+        view = memoryview(data).cast("B")
+        n = len(view)
+        while view:
+            view = view[os.write(self._fd, view):]
+        return n
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def writable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return False
+
+    def seekable(self) -> bool:
+        return False
+
+    @property
+    def closed(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return self._fd
+
+
+class OutStream:
+    """``sys.stdout`` / ``sys.stderr`` of user code: unbuffered writes to fd 1 or 2, which
+    the forwarding thread sends as ``out`` messages in the order they were written (with
+    ``os.write`` and child processes' output too). ``buffer`` takes bytes; ``fileno()``
+    is 1 or 2; ``isatty()`` is False."""
+
+    encoding = "utf-8"
+    errors = "backslashreplace"
+    line_buffering = False
+
+    def __init__(self, fd: int, name: str) -> None:
+        self._fd = fd
+        self.name = name
+        self.buffer = BinaryOut(fd, name)
+
     def write(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        view = memoryview(text.encode("utf-8", self.errors))
-        while view:
-            view = view[os.write(self._fd, view):]
+        self.buffer.write(text.encode("utf-8", self.errors))
         return len(text)
 
     def writelines(self, lines: Any) -> None:
@@ -114,15 +164,52 @@ class OutStream:
     def writable(self) -> bool:
         return True
 
+    def readable(self) -> bool:
+        return False
+
+    def seekable(self) -> bool:
+        return False
+
+    @property
+    def closed(self) -> bool:
+        return False
+
     def fileno(self) -> int:
         return self._fd
 
 
-def _take_fds() -> tuple[Channel, threading.Event]:
+class Pipe:
+    """The forwarded output pipe: the worker's private write fd (fds 1 and 2 are put back
+    on it at the start of every call: code that closed or moved them breaks only its own
+    call), and the event the forwarding thread sets when it reads :data:`SYNC`."""
+
+    def __init__(self, write_fd: int, synced: threading.Event) -> None:
+        self.write_fd = write_fd
+        self.synced = synced
+        self.stdout = OutStream(1, "<stdout>")
+        self.stderr = OutStream(2, "<stderr>")
+
+    def restore(self) -> None:
+        """fds 1 and 2, ``sys.stdout`` and ``sys.stderr`` back on the pipe."""
+        for fd in (1, 2):
+            with contextlib.suppress(OSError):
+                os.dup2(self.write_fd, fd)
+        sys.stdout, sys.stderr = self.stdout, self.stderr  # type: ignore[assignment]
+
+    def mark(self, marker: bytes) -> None:
+        """Write ``marker`` into the pipe, after everything written into it before."""
+        view = memoryview(marker)
+        while view:
+            view = view[os.write(self.write_fd, view):]
+
+
+def _take_fds() -> tuple[Channel, Pipe]:
     """Move the protocol off fds 0 and 1; point fds 1 and 2 at a forwarded pipe.
 
     Returns:
-        The channel, and the event the forwarding thread sets when it reads :data:`SYNC`.
+        The channel, and the pipe. Output is sent as ``{"t": "out", "s": str}``, with
+        ``"late": true`` when it was written between calls (after a call's :data:`SYNC`,
+        before the next one's :data:`BEGIN`).
     """
     proto_in, proto_out = os.dup(0), os.dup(1)
     for fd in (proto_in, proto_out):
@@ -131,36 +218,47 @@ def _take_fds() -> tuple[Channel, threading.Event]:
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    read_end, write_end = os.pipe()
+    read_end, write_end = os.pipe()  # both non-inheritable (PEP 446)
     os.dup2(write_end, 1)
     os.dup2(write_end, 2)
-    os.close(write_end)
 
     synced = threading.Event()
+    markers = (SYNC, BEGIN)
+    longest = max(len(m) for m in markers)
 
     def forward() -> None:
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        in_call = False
 
-        def emit(data: bytes) -> None:
-            text = decoder.decode(data) if data else ""
+        def emit(data: bytes, final: bool = False) -> None:
+            text = decoder.decode(data, final) if data or final else ""
             for i in range(0, len(text), CHUNK_CHARS):
-                channel.send({"t": "out", "s": text[i:i + CHUNK_CHARS]})
+                msg: dict[str, Any] = {"t": "out", "s": text[i:i + CHUNK_CHARS]}
+                if not in_call:
+                    msg["late"] = True
+                channel.send(msg)
 
         pending = b""
         while chunk := os.read(read_end, 1 << 16):
             pending += chunk
-            while (i := pending.find(SYNC)) >= 0:
-                emit(pending[:i])
-                pending = pending[i + len(SYNC):]
-                synced.set()
-            # Hold back a tail that may be the start of a SYNC split across reads.
-            keep = next((k for k in range(min(len(SYNC) - 1, len(pending)), 0, -1)
-                         if SYNC.startswith(pending[-k:])), 0)
+            while True:
+                found = [(i, m) for m in markers if (i := pending.find(m)) >= 0]
+                if not found:
+                    break
+                i, marker = min(found)
+                emit(pending[:i], final=True)  # a cut character is not carried across
+                pending = pending[i + len(marker):]
+                in_call = marker is BEGIN
+                if marker is SYNC:
+                    synced.set()
+            # Hold back a tail that may be the start of a marker split across reads.
+            keep = next((k for k in range(min(longest - 1, len(pending)), 0, -1)
+                         if any(m.startswith(pending[-k:]) for m in markers)), 0)
             emit(pending[:len(pending) - keep])
             pending = pending[len(pending) - keep:]
 
     threading.Thread(target=forward, name="fd-forward", daemon=True).start()
-    return channel, synced
+    return channel, Pipe(write_end, synced)
 
 
 def _compile(source: str) -> tuple[types.CodeType | None, types.CodeType | None]:
@@ -208,11 +306,11 @@ def _traceback(exc: BaseException) -> str:
 class Worker:
     """The globals, the running call, and the SIGINT handling."""
 
-    def __init__(self, channel: Channel, synced: threading.Event) -> None:
+    def __init__(self, channel: Channel, pipe: Pipe) -> None:
         from .relay import RelayClient  # after the fds moved: nothing prints meanwhile
 
         self.channel = channel
-        self.synced = synced
+        self.pipe = pipe
         self.loop = asyncio.new_event_loop()
         asyncio.set_event_loop(self.loop)
         hello = channel.recv() or {}
@@ -255,14 +353,32 @@ class Worker:
         self.loop.call_soon_threadsafe(self.task.cancel)
 
     async def run(self, msg: dict[str, Any]) -> None:
+        # What an earlier call did to fds 1/2 or sys.stdout/stderr (closed, moved to
+        # /dev/null, replaced) must not break this call's output.
+        self.pipe.restore()
+        self.pipe.mark(BEGIN)
+        try:
+            reply = await self._run(msg)
+        except BaseException as exc:  # noqa: BLE001 - an interrupt past the code's end
+            reply = {"t": "done", "id": msg["id"], "value": None, "interrupted": True,
+                     "error": clean("".join(traceback.format_exception_only(type(exc), exc))
+                                    or type(exc).__name__)}
+        finally:
+            self.pipe.synced.clear()
+            self.pipe.mark(SYNC)  # on the private fd: it arrives whatever fd 1 became
+            self.pipe.synced.wait(SYNC_WAIT_S)
+        self.channel.send(reply)
+
+    async def _run(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """Compile and run one call's code; the ``done`` message (strings clean, see
+        :func:`clean`)."""
         self.bind_tab(msg.get("tab"))
         reply: dict[str, Any] = {"t": "done", "id": msg["id"], "value": None, "error": None}
         try:
             body, last = _compile(msg["code"])
         except (SyntaxError, ValueError) as exc:  # ValueError: a NUL byte in the source
-            reply["error"] = "".join(traceback.format_exception_only(type(exc), exc))
-            self.channel.send(reply)
-            return
+            reply["error"] = clean("".join(traceback.format_exception_only(type(exc), exc)))
+            return reply
         try:
             self._in_code = True
             try:
@@ -271,7 +387,7 @@ class Worker:
                 if last is not None:
                     value = await _evaluate(last, self.scope)
                     if value is not None:
-                        text = repr(value)
+                        text = clean(repr(value))
                         reply["value"] = text[:MAX_VALUE_CHARS]
                         reply["valueChars"] = len(text)
             finally:
@@ -281,17 +397,16 @@ class Worker:
                 reply["interrupted"] = True
             if isinstance(exc, SystemExit):
                 reply["systemExit"] = True
-            reply["error"] = _traceback(exc)
+                reply.update(_exit_status(exc))
+            try:
+                reply["error"] = clean(_traceback(exc))
+            except Exception as bad:  # noqa: BLE001 - e.g. a __str__ that raises
+                reply["error"] = clean(f"{type(exc).__name__} (its traceback could not be "
+                                       f"formatted: {type(bad).__name__}: {bad})")
             code = getattr(exc, "code", None)
             if hasattr(exc, "to_payload") and code is not None:
                 reply["errorCode"] = getattr(code, "value", str(code))
-        self.synced.clear()
-        try:
-            os.write(1, SYNC)
-            self.synced.wait(SYNC_WAIT_S)
-        except OSError:
-            pass  # the code closed fd 1
-        self.channel.send(reply)
+        return reply
 
     def serve(self) -> None:
         """Read messages on a thread; run each call on the loop, one at a time."""
@@ -303,7 +418,7 @@ class Worker:
                     self.loop.call_soon_threadsafe(self.relay.answer, msg)
                 else:
                     self.loop.call_soon_threadsafe(queue.put_nowait, msg)
-            os._exit(0)  # the parent is gone: nothing may outlive it here
+            _parent_gone()
 
         async def main() -> None:
             self.channel.send({"t": "ready", "pid": os.getpid()})
@@ -321,12 +436,33 @@ class Worker:
         self.loop.run_until_complete(main())
 
 
+def _exit_status(exc: SystemExit) -> dict[str, Any]:
+    """What a program ending with ``exc`` would exit with, as Python does:
+    ``exitStatus`` 0 for None, n for an int, else 1 with ``exitMessage`` (str of it)."""
+    code = exc.code
+    if code is None:
+        return {"exitStatus": 0}
+    if isinstance(code, int):
+        return {"exitStatus": code}
+    return {"exitStatus": 1, "exitMessage": clean(str(code))}
+
+
+def _parent_gone() -> None:
+    """The protocol channel ended: the parent is gone (killed, even by SIGKILL). Nothing
+    of this worker may outlive it: SIGKILL its process group (it leads one, so the child
+    processes of user code go too, unless they left it with a session of their own), this
+    process included; ``os._exit`` when it leads none (run by hand)."""
+    if os.getpgid(0) == os.getpid():
+        with contextlib.suppress(OSError):
+            os.killpg(os.getpid(), signal.SIGKILL)
+    os._exit(0)
+
+
 def main() -> None:
-    channel, synced = _take_fds()
-    sys.stdout = OutStream(1, "<stdout>")  # type: ignore[assignment]
-    sys.stderr = OutStream(2, "<stderr>")  # type: ignore[assignment]
+    channel, pipe = _take_fds()
+    sys.stdout, sys.stderr = pipe.stdout, pipe.stderr  # type: ignore[assignment]
     sys.stdin = open(os.devnull)  # noqa: SIM115 - user code reads nothing from the channel
-    Worker(channel, synced).serve()
+    Worker(channel, pipe).serve()
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -329,3 +330,127 @@ async def test_output_reaches_on_output_while_the_code_still_runs(
     res = await asyncio.wait_for(task, 30)
     assert res.ok, res.error
     assert "".join(pieces) == res.output == "before\nafter\n"
+
+
+def _valid(text: str | None) -> bool:
+    """Whether ``text`` is valid Unicode (UTF-8 can encode it: no lone surrogate)."""
+    try:
+        (text or "").encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+async def test_lone_surrogates_leave_the_runtime_escaped(rt: CodeRuntime) -> None:
+    """A lone surrogate in an error, a value's repr or output is escaped (as ``print``
+    writes it): every string of the result is valid Unicode (an MCP server's JSON writer
+    died on one)."""
+    err = await rt.run("raise ValueError('\\ud800')")
+    assert "ValueError" in (err.error or "") and "\\ud800" in (err.error or "")
+    val = await rt.run("class R:\n    def __repr__(self): return 'bad\\ud800'\nR()")
+    assert val.ok and val.value == "bad\\ud800"
+    out = await rt.run("print('x\\ud800')\nimport sys\nsys.exit('e\\ud800')")
+    assert out.exit_message == "e\\ud800"
+    for res in (err, val, out):
+        assert all(_valid(getattr(res, f)) for f in ("output", "value", "error",
+                                                      "exit_message")), res
+
+
+async def test_reset_before_a_call_is_not_a_death_during_it(rt: CodeRuntime) -> None:
+    """A worker that died between calls: the next call says it ran in a fresh worker
+    (``reset_before``) and, when it raises (its variables are gone), it did not die."""
+    await rt.run("a = 1")
+    worker = rt._worker
+    assert worker is not None
+    await rt.run("import threading, os\nthreading.Timer(0.3, lambda: os._exit(1)).start()")
+    await wait_until(lambda: worker.proc.returncode is not None)
+    later = await rt.run("a")
+    assert later.reset_before and later.reset and not later.died
+    assert "NameError" in (later.error or "")
+    died = await rt.run("import os\nos._exit(4)")
+    assert died.died and not died.reset_before
+
+
+def _gone(pid: int) -> bool:
+    """``pid`` no longer runs (gone, or a zombie nobody reaped yet)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+async def test_children_of_code_die_with_a_sigkilled_parent(tmp_path: Path) -> None:
+    """The process that runs the runtime is SIGKILLed while code's child process runs:
+    the worker sees its channel end and kills its process group, the child included."""
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import asyncio, sys\nfrom bridge.code import CodeRuntime\n"
+        "async def call(m, p): return {}\n"
+        "async def main():\n"
+        "    rt = CodeRuntime(call, protocol_version=1)\n"
+        "    r = await rt.run(\"import subprocess\\nsubprocess.Popen(['sleep', '888']).pid\")\n"
+        "    print(rt.worker_pid, r.value, flush=True)\n"
+        "    await asyncio.sleep(600)\n"
+        "asyncio.run(main())\n")
+    root = Path(__file__).resolve().parents[2]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(script), stdout=asyncio.subprocess.PIPE, cwd=root,
+        env=dict(os.environ, PYTHONPATH=str(root)))
+    try:
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(proc.stdout.readline(), 60)
+        worker_pid, child_pid = (int(x) for x in line.split())
+        assert not _gone(child_pid)
+    finally:
+        proc.kill()
+        await proc.wait()
+    await wait_until(lambda: _gone(child_pid) and _gone(worker_pid), timeout_s=30)
+
+
+async def test_output_printed_between_calls_is_shown_apart(rt: CodeRuntime,
+                                                           tmp_path: Path) -> None:
+    """A thread prints after its call returned: the next result shows it as late output,
+    never in that call's own output; nothing is lost between calls."""
+    mark = tmp_path / "printed"
+    await rt.run("import threading, pathlib\n"
+                 "def later():\n    print('late line')\n"
+                 f"    pathlib.Path({str(mark)!r}).touch()\n"
+                 "threading.Timer(0.2, later).start()")
+    await wait_until(mark.exists)
+    res = await rt.run("print('own')")
+    assert res.output == "own\n" and res.late_output == "late line\n"
+    assert res.late_chars == len("late line\n")
+    assert (await rt.run("1")).late_output == ""
+
+
+async def test_a_call_that_breaks_fds_1_and_2_breaks_only_itself(rt: CodeRuntime) -> None:
+    """``os.close(1)``, ``os.dup2(devnull, 1)``, a replaced ``sys.stdout``: the next call
+    prints as usual (fds and streams are put back on the pipe at each call's start)."""
+    for breaker in ("import os\nos.close(1)\nos.close(2)",
+                    "import os\nn = os.open(os.devnull, os.O_WRONLY)\nos.dup2(n, 1)\nos.dup2(n, 2)",
+                    "import sys, io\nsys.stdout = io.StringIO()\nsys.stderr = None"):
+        broke = await rt.run(breaker)
+        assert broke.ok, broke.error
+        res = await rt.run("import os, sys\nprint('p')\nos.write(1, b'w\\n')\n"
+                           "print('e', file=sys.stderr)")
+        assert res.ok and res.output == "p\nw\ne\n", (breaker, res)
+
+
+async def test_output_streams_have_a_binary_buffer(rt: CodeRuntime) -> None:
+    """``sys.stdout.buffer`` takes bytes (an invalid one arrives as U+FFFD);
+    ``fileno()`` is 1 and 2, ``isatty()`` False, ``encoding`` utf-8."""
+    res = await rt.run("import sys\nsys.stdout.buffer.write(b'raw \\xff\\n')\n"
+                       "sys.stderr.buffer.write(memoryview(b'err\\n'))\nsys.stdout.buffer.flush()\n"
+                       "(sys.stdout.fileno(), sys.stderr.fileno(), sys.stdout.isatty(), "
+                       "sys.stdout.encoding, sys.stdout.buffer.fileno())")
+    assert res.ok, res.error
+    assert res.output == "raw \ufffd\nerr\n" and res.value == "(1, 2, False, 'utf-8', 1)"
+
+
+async def test_system_exit_carries_its_status(rt: CodeRuntime) -> None:
+    """SystemExit's status as a program would exit with it; the worker lives on."""
+    for code, status, message in (("sys.exit()", 0, None), ("sys.exit(3)", 3, None),
+                                  ("sys.exit('bye')", 1, "bye"), ("1", None, None)):
+        res = await rt.run(f"import sys\n{code}")
+        assert (res.exit_status, res.exit_message) == (status, message), code
