@@ -110,8 +110,12 @@ def build_server(conn: Connection, tools: Sequence[Tool] | None = None) -> Serve
                         params: types.CallToolRequestParams) -> types.CallToolResult:
         tool = by_name.get(params.name)
         if tool is None:
+            # A tool this server has behind a capability it was not started with.
+            cap = next((t.cap for t in TOOLS if t.name == params.name and t.cap), None)
+            hint = f" It needs a capability: start the server with --caps {cap}." if cap \
+                else ""
             raise MCPError(types.INVALID_PARAMS,
-                           f"Unknown tool {params.name!r}; tools/list shows the tools.")
+                           f"Unknown tool {params.name!r}; tools/list shows the tools.{hint}")
         if getattr(conn, "client_name", None) is None:
             conn.client_name = _client_name(ctx)  # the session label's stem (session.py)
         return await tool.call(conn, params.arguments)
