@@ -2,14 +2,19 @@
 Playwright's ``connect_over_cdp`` through the URL the CLI prints reads and changes the
 runtime's page, ``browser.close()`` closes only that connection (the bridge's next
 snapshot and trusted click still work, as the page records), a URL without the token
-or with a wrong one is refused, and a Firefox device says why it has no door."""
+or with a wrong one is refused, ``Browser.crash`` is refused at the root and on a page
+session (the runtime's browser stays up), the pages and contexts a killed client created
+are closed (the runtime's tab stays), and a Firefox device says why it has no door, in
+plain and ``--json`` mode alike."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.async_api import Error as PlaywrightError
@@ -29,20 +34,46 @@ CONNECT_MS = 30_000
 STATUS = "document.getElementById('status').textContent"
 
 
-async def cli_cdp(stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                  capsys: pytest.CaptureFixture[str]) -> str:
-    """``trustbridge cdp`` against the stack's bridge: its stdout (the URL alone)."""
+async def run_cli_cdp(stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                      capsys: pytest.CaptureFixture[str], *extra: str,
+                      exit_code: int = cli.EXIT_OK) -> tuple[str, str]:
+    """``trustbridge cdp [extra]`` against the stack's bridge: (stdout, stderr)."""
     monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
     token_file = tmp_path / "bridge-token"
     token_file.write_text(stack.server.token)
     os.chmod(token_file, 0o600)
     args = cli.build_parser().parse_args(
-        ["cdp", "--bridge", stack.server.url, "--token-file", str(token_file)])
+        ["cdp", "--bridge", stack.server.url, "--token-file", str(token_file), *extra])
     capsys.readouterr()
-    assert await asyncio.wait_for(cli._cmd_client(args), STEP_S) == cli.EXIT_OK
+    assert await asyncio.wait_for(cli._cmd_client(args), STEP_S) == exit_code
     captured = capsys.readouterr()
-    assert "bypassing refs and trusted-input routing" in captured.err
-    return captured.out.strip()
+    return captured.out, captured.err
+
+
+async def cli_cdp(stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                  capsys: pytest.CaptureFixture[str]) -> str:
+    """``trustbridge cdp`` against the stack's bridge: its stdout (the URL alone)."""
+    out, err = await run_cli_cdp(stack, tmp_path, monkeypatch, capsys)
+    assert "bypassing refs and trusted-input routing" in err
+    return out.strip()
+
+
+async def until(check: Any, what: str) -> None:
+    """Wait (bounded) until ``await check()`` is true."""
+    async with asyncio.timeout(STEP_S):
+        while not await check():
+            await asyncio.sleep(0.1)
+    assert await check(), what
+
+
+async def ask(ws: Any, msg: dict[str, Any]) -> dict[str, Any]:
+    """Send a raw CDP command; its answer (events before it are skipped)."""
+    await ws.send(json.dumps(msg))
+    async with asyncio.timeout(STEP_S):
+        while True:
+            answer = json.loads(await ws.recv())
+            if answer.get("id") == msg["id"]:
+                return dict(answer)
 
 
 @pytest.mark.parametrize("browser", ["chromium"])
@@ -101,6 +132,80 @@ async def test_playwright_connects_through_trustbridge_cdp_and_leaves_the_browse
 
 
 @pytest.mark.parametrize("browser", ["chromium"])
+async def test_browser_crash_is_refused_and_the_runtimes_browser_stays_up(
+        stack: Stack, origins: Origins) -> None:
+    page_url = f"{origins.main}/cdp/index.html"
+    await stack.client.call("page.navigate", {"url": page_url})
+    url = (await stack.client.call("cdp.endpoint", {}))["url"]
+    async with connect(url, proxy=None) as raw:
+        targets = (await ask(raw, {"id": 1, "method": "Target.getTargets"}))["result"]
+        target = next(t["targetId"] for t in targets["targetInfos"] if t["url"] == page_url)
+        attached = await ask(raw, {"id": 2, "method": "Target.attachToTarget",
+                                   "params": {"targetId": target, "flatten": True}})
+        session = attached["result"]["sessionId"]
+        for n, method in enumerate(("Browser.crash", "Browser.crashGpuProcess")):
+            at_root = await ask(raw, {"id": 10 + n, "method": method})
+            on_page = await ask(raw, {"id": 20 + n, "method": method, "sessionId": session})
+            for answer in (at_root, on_page):
+                assert answer["error"]["message"].startswith(f"{method} is refused"), answer
+                assert "this connection stays open" in answer["error"]["message"]
+        # The connection goes on, and so does the page behind it.
+        title = await ask(raw, {"id": 30, "sessionId": session, "method": "Runtime.evaluate",
+                                "params": {"expression": "document.title",
+                                           "returnByValue": True}})
+        assert title["result"]["result"]["value"] == "CDP door page"
+    assert stack.supervisor.context is not None
+    assert stack.supervisor.context.browser.is_connected()
+    assert ref_of(await stack.snapshot(), "button", "Count")
+
+
+@pytest.mark.parametrize("browser", ["chromium"])
+async def test_what_a_killed_client_created_is_closed_and_the_runtimes_tab_stays(
+        stack: Stack, origins: Origins) -> None:
+    page_url = f"{origins.main}/cdp/index.html"
+    await stack.client.call("page.navigate", {"url": page_url})
+    url = (await stack.client.call("cdp.endpoint", {}))["url"]
+    context = stack.supervisor.context
+    assert context is not None
+    before = list(context.pages)
+
+    manager = async_playwright()
+    pw = await manager.start()
+    try:
+        other = await pw.chromium.connect_over_cdp(url, timeout=CONNECT_MS)
+        made = [await other.contexts[0].new_page() for _ in range(3)]
+        own = await other.new_context()  # Target.createBrowserContext
+        await own.new_page()
+        for page in made:
+            await page.evaluate("document.title = 'made through CDP'")
+
+        async def runtime_sees_them() -> bool:
+            # Playwright files a page of a context it did not make (the client's own)
+            # under its default one: the runtime sees all four.
+            return len(context.pages) == len(before) + 4
+
+        await until(runtime_sees_them, "the runtime's context shows the client's pages")
+        # SIGKILL of the client's Playwright driver: its socket drops without a close.
+        manager._connection._transport._proc.kill()  # type: ignore[attr-defined]
+    finally:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(manager.__aexit__(None, None, None), STEP_S)
+
+    async def back_to_before() -> bool:
+        return [p for p in context.pages if not p.is_closed()] == before
+
+    await until(back_to_before, "the client's pages closed, the runtime's tab kept")
+    assert await page_eval(stack.page, "document.title") == "CDP door page"
+    async with connect(url, proxy=None) as raw:  # the client's context is disposed too
+        contexts = (await ask(raw, {"id": 1, "method": "Target.getBrowserContexts"}))
+        assert contexts["result"]["browserContextIds"] == []
+        targets = (await ask(raw, {"id": 2, "method": "Target.getTargets"}))["result"]
+        assert not [t for t in targets["targetInfos"] if t["type"] == "page"
+                    and t["title"] == "made through CDP"]
+    assert ref_of(await stack.snapshot(), "button", "Count")
+
+
+@pytest.mark.parametrize("browser", ["chromium"])
 async def test_the_same_session_gets_the_same_url(stack: Stack) -> None:
     first = await stack.client.call("cdp.endpoint", {})
     second = await stack.client.call("cdp.endpoint", {})
@@ -113,9 +218,21 @@ async def test_the_same_session_gets_the_same_url(stack: Stack) -> None:
 
 
 @pytest.mark.parametrize("browser", [pytest.param("firefox", marks=pytest.mark.firefox)])
-async def test_a_firefox_device_says_it_has_no_cdp_door(stack: Stack) -> None:
+async def test_a_firefox_device_says_it_has_no_cdp_door(
+        stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(E.BadRequest) as info:
         await stack.client.call("cdp.endpoint", {})
     assert "Chromium devices only" in info.value.message
     assert str(info.value.details.get("browser", "")).startswith("firefox")
     assert "chromium" in (info.value.next_step or "")
+    # The CLI says the next step in plain mode too, as --json does.
+    out, err = await run_cli_cdp(stack, tmp_path, monkeypatch, capsys,
+                                 exit_code=cli.EXIT_ERROR)
+    assert out == "" and "Chromium devices only" in err
+    assert f"next step: {info.value.next_step}" in err
+    out, _ = await run_cli_cdp(stack, tmp_path, monkeypatch, capsys, "--json",
+                               exit_code=cli.EXIT_ERROR)
+    payload = json.loads(out)["error"]
+    assert payload["nextStep"] == info.value.next_step
+    assert "next step" not in payload["message"]
