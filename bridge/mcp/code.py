@@ -26,9 +26,10 @@ import pydantic
 from pydantic import Field, model_validator
 
 from ..code import CodeRuntime, ExecResult
+from ..code.output import KEPT_CALLS, MAX_KEPT_CHARS
 from ..protocol import errors as E
 from .session import Connection
-from .tool import Tool, ToolArgs, _argument_error, error_result, log
+from .tool import Tool, ToolArgs, _argument_error, error_result, log, with_next_step
 
 DEFAULT_TIMEOUT_S = 30.0
 """A call's timeout when it gives none, s."""
@@ -121,38 +122,55 @@ def _fence(text: str) -> list[str]:
     return [fence, text.rstrip("\n"), fence]
 
 
+def _span(result: ExecResult) -> str:
+    """How much of the call's output this page is, in one wording for every page:
+    ``characters A–B of K`` (K kept), and when some was dropped ``kept K of T printed``."""
+    kept = result.total_chars - result.dropped_chars
+    end = result.offset + len(result.output)
+    if result.dropped_chars:
+        return (f" (characters {result.offset}–{end} of {kept}: kept {kept} of "
+                f"{result.total_chars} printed; only the first {MAX_KEPT_CHARS} are kept)")
+    if result.offset == 0 and result.cursor is None:
+        return ""
+    return f" (characters {result.offset}–{end} of {kept})"
+
+
 def render(result: ExecResult, *, page: bool = False) -> str:
-    """The result's markdown: ``### Result`` (how it ended, output, value), then
-    ``### Error`` when there is one, then how to see the page."""
+    """The result's markdown: ``### Result`` (how it ended, output, value, what was
+    printed between calls), then ``### Error`` when there is one, then how to see the
+    page."""
     lines = ["### Result"]
     if page:
-        lines.append(f"Output from character {result.offset} of {result.total_chars}:")
+        pass  # a cursor page: only the output (its span says where it is)
     elif result.timed_out:
         lines.append(f"Timed out after {result.timeout_s:g} s; the worker was reset (see "
                      "Error). What the code printed before is below.")
-    elif result.reset and result.error:
+    elif result.died:
         lines.append("The worker died during this call: its state was lost; the next call "
                      "starts fresh.")
     else:
         how = "raised an exception" if result.error else "ran"
         lines.append(f"The code {how} in {result.duration_ms:.0f} ms.")
-        if result.reset:
-            lines.append("The worker had been reset before this call: the variables of "
-                         "earlier calls are gone.")
+    if result.reset_before and not page:
+        lines.append("This call ran in a fresh worker: the previous one had stopped or was "
+                     "killed before this call, so the variables and imports of earlier "
+                     "calls are gone.")
     if result.output:
-        end = result.offset + len(result.output)
-        span = "" if result.offset == 0 and result.cursor is None else \
-            f" (characters {result.offset}–{end} of {result.total_chars - result.dropped_chars})"
-        lines += [f"Output{span}:", *_fence(result.output)]
-    elif not page:
-        lines.append("Output: (nothing printed)")
+        lines += [f"Output{_span(result)}:", *_fence(result.output)]
+    elif page:
+        lines.append(f"Output{_span(result)}: (nothing more)")
+    else:
+        lines.append(f"Output{_span(result)}: (nothing printed)")
     if result.cursor:
         lines.append(f'More output: call browser_exec with cursor "{result.cursor}".')
-    if result.dropped_chars and result.cursor is None:
-        lines.append(f"{result.dropped_chars} more characters were printed and dropped "
-                     "(only the first 1 000 000 are kept).")
     if result.value is not None:
         lines += ["Value:", *_fence(result.value)]
+    if result.late_chars:
+        cut_note = "" if len(result.late_output) >= result.late_chars else \
+            f"; the first {len(result.late_output)} of {result.late_chars} characters"
+        head = (f"Printed after an earlier call ended (by a thread or process it left "
+                f"running; not this call's output{cut_note}):")
+        lines += [head, *_fence(result.late_output)]
     sections = ["\n".join(lines)]
     if result.error:
         sections.append("\n".join(["### Error", *_fence(result.error)]))
@@ -164,8 +182,13 @@ def render(result: ExecResult, *, page: bool = False) -> str:
 async def _exec(conn: Connection, args: ExecArgs) -> types.CallToolResult:
     runtime = await runtime_for(conn)
     if args.cursor is not None:
+        try:
+            page = runtime.more(args.cursor)
+        except E.BadRequest as err:
+            raise with_next_step(err, f"Re-run the code to see its output again (only the "
+                                 f"last {KEPT_CALLS} calls' outputs are kept).") from None
         return types.CallToolResult(content=[types.TextContent(
-            type="text", text=render(runtime.more(args.cursor), page=True))])
+            type="text", text=render(page, page=True))])
     asked = args.timeout
     result = await runtime.run(args.code or "", asked)
     text = render(result)
