@@ -22,8 +22,10 @@ from __future__ import annotations
 import argparse
 import ast
 import asyncio
+import contextlib
 import dataclasses
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -153,44 +155,84 @@ def whole(runtime: CodeRuntime, res: ExecResult) -> ExecResult:
     return dataclasses.replace(res, output="".join(output), cursor=None)
 
 
+def write(stream: TextIO, text: str) -> None:
+    """``stream.write(text)``, with what the stream's encoding cannot take (a lone
+    surrogate, a non-ASCII character on an ASCII terminal) written as backslash escapes
+    instead of a UnicodeEncodeError."""
+    try:
+        stream.write(text)
+    except UnicodeEncodeError:
+        enc = getattr(stream, "encoding", None) or "utf-8"
+        stream.write(text.encode(enc, "backslashreplace").decode(enc, "replace"))
+
+
 class Streamer:
     """Writes a run's output as the worker forwards it (``CodeRuntime.run``'s
     ``on_output``), so a long run shows its progress; remembers whether the last line is
-    still open."""
+    still open. A reader that went away (``exec ... | head``) sets ``broken`` and calls
+    ``on_broken`` (exec stops the run, as a Python program writing to a closed pipe
+    would stop)."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.open_line = False
+        self.broken = False
+        self.on_broken: Any = None
 
     def __call__(self, text: str) -> None:
-        self.out.write(text)
-        self.out.flush()
+        if self.broken:
+            return
+        try:
+            write(self.out, text)
+            self.out.flush()
+        except BrokenPipeError:
+            self.broken = True
+            if self.on_broken is not None:
+                self.on_broken()
+            return
         self.open_line = not text.endswith("\n")
 
 
 def print_result(res: ExecResult, *, repl: bool = False, out: TextIO | None = None,
-                 err: TextIO | None = None, streamed: Streamer | None = None) -> None:
+                 err: TextIO | None = None, streamed: Streamer | None = None,
+                 exit_status: bool = False) -> None:
     """What one run printed (unless ``streamed`` printed it already), its value's repr,
     and on stderr its traceback or why it stopped (the runtime's words for a timeout or a
-    dead worker), what it did not keep and a worker that had started afresh."""
+    dead worker), what it did not keep, a worker that had started afresh before it and
+    what was printed between entries. ``exit_status`` (exec): a SystemExit is the
+    program's end, not an error: no traceback, only ``sys.exit("text")``'s text.
+
+    Text a stream cannot encode is written as backslash escapes (:func:`write`)."""
     out, err = out or sys.stdout, err or sys.stderr
+    ended = exit_status and res.exit_status is not None
+    if res.reset_before:
+        write(err, "note: this ran in a fresh worker (the previous one had stopped or was "
+              "killed): variables from earlier entries are gone\n")
+    if res.late_chars:
+        more = "" if len(res.late_output) >= res.late_chars else \
+            f" (the first {len(res.late_output)} of {res.late_chars} characters)"
+        write(err, f"note: printed after an earlier entry ended, by a thread or process "
+              f"it left running{more}:\n")
+        err.flush()
+        write(out, res.late_output if res.late_output.endswith("\n")
+              else res.late_output + "\n")
+        out.flush()
     if streamed is not None:
         if streamed.open_line:
-            out.write("\n")
+            write(out, "\n")
     elif res.output:
-        out.write(res.output if res.output.endswith("\n") else res.output + "\n")
+        write(out, res.output if res.output.endswith("\n") else res.output + "\n")
     # The repl leaves out None as Python's prompt does; exec prints any value.
     if res.value is not None and not (repl and res.value == "None"):
-        out.write(res.value + "\n")
+        write(out, res.value + "\n")
     out.flush()
-    if res.error:
-        err.write(res.error if res.error.endswith("\n") else res.error + "\n")
+    if res.error and not ended:
+        write(err, res.error if res.error.endswith("\n") else res.error + "\n")
+    if ended and res.exit_message is not None:
+        write(err, res.exit_message + "\n")  # sys.exit("text") prints it, as Python does
     if res.dropped_chars:
-        err.write(f"note: {res.dropped_chars} more characters were printed and not kept "
-                  f"(the runtime keeps the first {res.total_chars - res.dropped_chars})\n")
-    if res.reset and not res.timed_out and res.error is None:
-        err.write("note: this ran in a fresh worker (the previous one had stopped or was "
-                  "killed): variables from earlier entries are gone\n")
+        write(err, f"note: {res.dropped_chars} more characters were printed and not kept "
+              f"(the runtime keeps the first {res.total_chars - res.dropped_chars})\n")
     err.flush()
 
 
@@ -216,7 +258,16 @@ async def run_exec(args: argparse.Namespace, stdin: TextIO | None = None) -> int
     streamer = None if args.json else Streamer(sys.stdout)
     try:
         try:
-            res = await opened.runtime.run(code, timeout_s=args.timeout, on_output=streamer)
+            run = asyncio.ensure_future(
+                opened.runtime.run(code, timeout_s=args.timeout, on_output=streamer))
+            if streamer is not None:
+                streamer.on_broken = run.cancel  # stdout's reader is gone: stop the code
+            try:
+                res = await run
+            except asyncio.CancelledError:
+                if streamer is None or not streamer.broken:
+                    raise
+                raise BrokenPipeError from None
             if streamer is None:
                 res = whole(opened.runtime, res)
         except E.TrustbridgeError as err:
@@ -230,8 +281,15 @@ async def run_exec(args: argparse.Namespace, stdin: TextIO | None = None) -> int
     if args.json:
         print(as_json(res), flush=True)
     else:
-        print_result(res, streamed=streamer)
+        print_result(res, streamed=streamer, exit_status=True)
+    if res.exit_status is not None:  # sys.exit(n) ends the program: its status, as Python
+        return res.exit_status & 0xFF  # the OS keeps the low byte
     return EXIT_OK if res.ok else EXIT_ERROR
+
+
+EXIT_BROKEN_PIPE = 128 + 13
+"""``exec ... | head``: the reader of stdout went away (128 + SIGPIPE, as a shell reports a
+program that SIGPIPE ended)."""
 
 
 def _cmd_exec(args: argparse.Namespace) -> int:
@@ -240,6 +298,17 @@ def _cmd_exec(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # the run was cancelled (its code stopped) on the way out
         print("KeyboardInterrupt", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _broken_pipe()
+
+
+def _broken_pipe() -> int:
+    """stdout's reader is gone: end quietly, as Python's docs advise (stdout onto
+    /dev/null, so the interpreter's final flush raises nothing)."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return EXIT_BROKEN_PIPE
 
 
 # -- registration -----------------------------------------------------------------------

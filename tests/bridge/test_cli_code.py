@@ -377,3 +377,66 @@ def test_repl_decides_completeness_as_python_does() -> None:
     cli_repl.Repl(run, io.StringIO(lines), out, err, json_out=False).loop()
     assert sent == ["if True:\n    a = 1\n", "b = 2", "def f():\n    return 1\n",
                     "await f_async()"]
+
+
+async def test_exec_system_exit_is_the_programs_exit_status(
+        bridge: Bridge, capsys: pytest.CaptureFixture[str]) -> None:
+    """``sys.exit()`` is exit 0, ``sys.exit(3)`` 3, ``sys.exit('bye')`` 1 with 'bye' on
+    stderr, as a Python program; no traceback, no note about the worker's state."""
+    for code, status, err in (("sys.exit(0)", 0, ""), ("sys.exit()", 0, ""),
+                              ("sys.exit(3)", 3, ""), ("sys.exit('bye')", 1, "bye\n")):
+        rc = await bridge.exec("-", stdin=f"import sys\nprint('out')\n{code}\n")
+        out = capsys.readouterr()
+        assert (rc, out.out, out.err) == (status, "out\n", err), code
+
+
+async def _exec_process(bridge: Bridge, code: str) -> asyncio.subprocess.Process:
+    """``trustbridge exec - --bridge URL`` as a process with ``code`` on its stdin."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bridge.cli", "exec", "-", "--bridge", bridge.server.url,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, cwd=ROOT)
+    assert proc.stdin is not None
+    proc.stdin.write(code.encode())
+    proc.stdin.close()
+    return proc
+
+
+async def test_exec_prints_a_lone_surrogate_escaped(bridge: Bridge) -> None:
+    """A value whose repr has a lone surrogate is printed escaped (a UnicodeEncodeError
+    traceback of the CLI's print before), exit 0."""
+    proc = await _exec_process(bridge, "class R:\n  def __repr__(self): return 'bad\\ud800'\n"
+                                       "print('x\\udcff')\nR()\n")
+    out, err = await asyncio.wait_for(proc.communicate(), STEP_S)
+    assert (proc.returncode, out, err) == (0, b"x\\udcff\nbad\\ud800\n", b"")
+
+
+async def test_exec_into_a_closed_pipe_ends_quietly(bridge: Bridge) -> None:
+    """``exec - | head -2``: once stdout's reader is gone the run stops and the command
+    exits 141 (128 + SIGPIPE) without a traceback."""
+    proc = await _exec_process(bridge, "import itertools\n"
+                                       "for i in itertools.count(): print(i, flush=True)\n")
+    assert proc.stdout is not None and proc.stderr is not None
+    assert await asyncio.wait_for(proc.stdout.readline(), STEP_S) == b"0\n"
+    proc.stdout.feed_eof()
+    transport = proc._transport  # type: ignore[attr-defined]
+    transport.get_pipe_transport(1).close()  # the reader goes away, as head's exit does
+    err = await asyncio.wait_for(proc.stderr.read(), STEP_S)
+    assert await asyncio.wait_for(proc.wait(), STEP_S) == 141
+    assert b"Traceback" not in err and b"Error" not in err, err
+
+
+def test_print_result_says_fresh_worker_even_when_the_entry_raised() -> None:
+    """The repl's "fresh worker" note is printed whenever the worker had been reset
+    before the entry, also when the entry raised (its variables are gone: NameError)."""
+    from bridge.code import ExecResult
+
+    out, err = io.StringIO(), io.StringIO()
+    cli_code.print_result(ExecResult(error="NameError: name 'a' is not defined\n",
+                                     reset=True, reset_before=True), repl=True, out=out,
+                          err=err)
+    assert "fresh worker" in err.getvalue() and "NameError" in err.getvalue()
+    out, err = io.StringIO(), io.StringIO()
+    cli_code.print_result(ExecResult(output="own\n", late_output="old\n", late_chars=4),
+                          repl=True, out=out, err=err)
+    assert out.getvalue() == "old\nown\n" and "after an earlier entry ended" in err.getvalue()
