@@ -375,6 +375,12 @@ def _cmd_token(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def error_text(err: E.TrustbridgeError) -> str:
+    """How a client command prints a bridge error in plain mode (stderr): its wire code
+    and message, then the next step (``--json`` prints the payload, ``nextStep`` in it)."""
+    return f"error {err.code.value}: {err.message}\nnext step: {err.advice}"
+
+
 async def connect_or_exit(args: argparse.Namespace,
                           on_no_bridge: Callable[[], None] | None = None) -> Browser | int:
     """The SDK browser a client command acts through (``--bridge``, ``--token-file``,
@@ -394,7 +400,7 @@ async def connect_or_exit(args: argparse.Namespace,
             on_no_bridge()
         return EXIT_NO_BRIDGE
     except E.TrustbridgeError as err:
-        print(f"error {err.code.value}: {err.message}", file=sys.stderr)
+        print(error_text(err), file=sys.stderr)
         return EXIT_ERROR
 
 
@@ -414,7 +420,7 @@ async def _cmd_client(args: argparse.Namespace) -> int:
             if args.json:
                 print(json.dumps({"ok": False, "error": err.to_payload().model_dump(mode="json")}))
             else:
-                print(f"error {err.code.value}: {err.message}", file=sys.stderr)
+                print(error_text(err), file=sys.stderr)
             return EXIT_ERROR
     human = getattr(args, "human", None)  # a command's own formatter (set_defaults)
     print(json.dumps({"ok": True, "result": result}) if args.json

@@ -107,7 +107,7 @@ def cdp_warning(cdp: str) -> str | None:
 async def _attach(args: argparse.Namespace) -> int:
     from supervisor.attach import Attached
 
-    from .cli import _bridge_token, _Refused
+    from .cli import _bridge_token, _Refused, error_text
 
     try:
         from .client import resolve_endpoint
@@ -133,9 +133,7 @@ async def _attach(args: argparse.Namespace) -> int:
         await attached.start()
     except E.TrustbridgeError as err:
         await attached.stop()
-        print(f"error {err.code.value}: {err.message}", file=sys.stderr)
-        if err.next_step:
-            print(f"next: {err.next_step}", file=sys.stderr)
+        print(error_text(err), file=sys.stderr)
         return EXIT_ERROR
     _say(f"attached: device {attached.device} takes trusted input through {args.cdp} "
          f"(bridge {url}). Ctrl-C detaches; the browser stays open, and its input then "

@@ -17,7 +17,6 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from .protocol import errors as E
 from .sdk import Browser, Tab
 
 __all__ = ["add_commands", "human"]
@@ -28,16 +27,10 @@ NOTE = ("CDP clients act on this browser directly: on every tab, other sessions'
 
 
 async def _run(args: argparse.Namespace, browser: Browser, _tab: Tab) -> dict[str, Any]:
-    """The endpoint; a refusal (a Firefox device) re-raised, its next step in the
-    plain-mode message (cli.py prints ``error CODE: message``; ``--json`` has
-    ``nextStep`` already)."""
+    """The endpoint (a refusal, e.g. a Firefox device, is printed by cli.py with its
+    next step)."""
     params: dict[str, Any] = {"device": browser.device} if browser.device else {}
-    try:
-        return dict(await browser.client.call("cdp.endpoint", params))
-    except E.TrustbridgeError as err:
-        if not args.json:
-            err.message = f"{err.message}\nnext step: {err.advice}"
-        raise
+    return dict(await browser.client.call("cdp.endpoint", params))
 
 
 def human(args: argparse.Namespace, result: dict[str, Any]) -> str:

@@ -138,7 +138,8 @@ async def test_bridge_error_exits_1_with_its_code(
     payload with --json (stdout); the driver receives nothing."""
     bridge.ext.errors["page.resolveTarget"] = E.RefNotFound("Ref e9 not found.", {"ref": "e9"})
     assert await bridge.run("click", "e9") == cli.EXIT_ERROR
-    assert capsys.readouterr().err == "error REF_NOT_FOUND: Ref e9 not found.\n"
+    assert capsys.readouterr().err == ("error REF_NOT_FOUND: Ref e9 not found.\n"
+                                       f"next step: {E.RefNotFound.DEFAULT_NEXT_STEP}\n")
     assert await bridge.run("click", "e9", "--json") == cli.EXIT_ERROR
     printed = json.loads(capsys.readouterr().out)
     assert printed["ok"] is False and printed["error"]["code"] == "REF_NOT_FOUND"
