@@ -235,6 +235,9 @@ def _isatty(stream: TextIO) -> bool:
 def cmd_repl(args: argparse.Namespace) -> int:
     """``trustbridge repl``: 0 at EOF, else the connection's exit code. An entry that
     fails is printed and the loop goes on; it does not change the exit code."""
+    from .code.process import keep_child_status
+
+    keep_child_status()  # here: the runtime spawns its worker off the main thread
     worker = _LoopThread()
     previous = signal.signal(signal.SIGINT, worker.on_sigint)
     try:

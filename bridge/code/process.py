@@ -27,6 +27,18 @@ def _worker_env() -> dict[str, str]:
     return env
 
 
+def keep_child_status() -> None:
+    """SIGCHLD back to its default when it is ignored (SIG_IGN, inherited from a parent
+    that set it: some MCP clients' launchers do): with it ignored the kernel reaps the
+    worker itself, so asyncio's waitpid finds no child ("Unknown child process pid N,
+    will report returncode 255") and a dead worker's status and signal are lost. Only
+    the main thread may set a handler; elsewhere it is left as it is (cli_repl calls
+    this from its main thread)."""
+    with contextlib.suppress(ValueError, OSError):
+        if signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+
+
 async def spawn() -> Worker:
     """Start ``python -m bridge.code.worker`` in a process group of its own (killed with
     the children of user code).
@@ -34,6 +46,7 @@ async def spawn() -> Worker:
     Raises:
         InternalError: the process could not be started.
     """
+    keep_child_status()
     try:
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-X", "utf8", "-m", "bridge.code.worker",

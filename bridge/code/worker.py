@@ -459,6 +459,9 @@ def _parent_gone() -> None:
 
 
 def main() -> None:
+    # An inherited SIG_IGN would let the kernel reap user code's children: their status
+    # would be lost (subprocess reports 0).
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     channel, pipe = _take_fds()
     sys.stdout, sys.stderr = pipe.stdout, pipe.stderr  # type: ignore[assignment]
     sys.stdin = open(os.devnull)  # noqa: SIM115 - user code reads nothing from the channel

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -454,3 +455,27 @@ async def test_system_exit_carries_its_status(rt: CodeRuntime) -> None:
                                   ("sys.exit('bye')", 1, "bye"), ("1", None, None)):
         res = await rt.run(f"import sys\n{code}")
         assert (res.exit_status, res.exit_message) == (status, message), code
+
+
+def test_an_inherited_ignored_sigchld_loses_no_status(tmp_path: Path) -> None:
+    """Started with SIGCHLD ignored (inherited from a launcher): a worker's death still
+    reports its own status, and asyncio warns of no unknown child (the kernel reaped it
+    before)."""
+    script = tmp_path / "ignored.py"
+    script.write_text(
+        "import asyncio, signal\nsignal.signal(signal.SIGCHLD, signal.SIG_IGN)\n"
+        "from bridge.code import CodeRuntime\n"
+        "async def call(m, p): return {}\n"
+        "async def main():\n"
+        "    rt = CodeRuntime(call, protocol_version=1)\n"
+        "    print((await rt.run('import os\\nos._exit(3)')).error.splitlines()[0])\n"
+        "    print((await rt.run('import subprocess\\n"
+        "subprocess.run([\"sh\", \"-c\", \"exit 5\"]).returncode')).value)\n"
+        "    await rt.close()\n"
+        "asyncio.run(main())\n")
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          cwd=root, env=dict(os.environ, PYTHONPATH=str(root)), timeout=120,
+                          check=False)
+    assert "status 3" in proc.stdout and proc.stdout.splitlines()[-1] == "5", proc
+    assert "Unknown child process" not in proc.stderr, proc.stderr
