@@ -274,7 +274,9 @@ async def run_exec(args: argparse.Namespace, stdin: TextIO | None = None) -> int
             if args.json:
                 print(json.dumps({"ok": False, "error": err.to_payload().model_dump(mode="json")}))
             else:
-                print(f"error {err.code.value}: {err.message}", file=sys.stderr)
+                from .cli import error_text
+
+                print(error_text(err), file=sys.stderr)
             return EXIT_ERROR
     finally:
         await opened.close()

@@ -207,7 +207,9 @@ class Repl:
             res = self._run(source, streamer)
         except E.TrustbridgeError as err:
             self.failures += 1
-            self.stderr.write(f"error {err.code.value}: {err.message}\n")
+            from .cli import error_text  # cli imports this module
+
+            self.stderr.write(error_text(err) + "\n")
             self.stderr.flush()
             return True
         if isinstance(res, _Cancelled):
