@@ -381,6 +381,15 @@ def error_text(err: E.TrustbridgeError) -> str:
     return f"error {err.code.value}: {err.message}\nnext step: {err.advice}"
 
 
+def print_error(err: E.TrustbridgeError, as_json: bool) -> None:
+    """A bridge error of a client command: ``{"ok": false, "error": payload}`` on stdout
+    with ``--json``, else :func:`error_text` on stderr."""
+    if as_json:
+        print(json.dumps({"ok": False, "error": err.to_payload().model_dump(mode="json")}))
+    else:
+        print(error_text(err), file=sys.stderr)
+
+
 async def connect_or_exit(args: argparse.Namespace,
                           on_no_bridge: Callable[[], None] | None = None) -> Browser | int:
     """The SDK browser a client command acts through (``--bridge``, ``--token-file``,
@@ -417,10 +426,7 @@ async def _cmd_client(args: argparse.Namespace) -> int:
             run: Run = args.run
             result = dict(await run(args, browser, Tab(browser.client, browser.device, args.tab)))
         except E.TrustbridgeError as err:
-            if args.json:
-                print(json.dumps({"ok": False, "error": err.to_payload().model_dump(mode="json")}))
-            else:
-                print(error_text(err), file=sys.stderr)
+            print_error(err, args.json)
             return EXIT_ERROR
     human = getattr(args, "human", None)  # a command's own formatter (set_defaults)
     print(json.dumps({"ok": True, "result": result}) if args.json

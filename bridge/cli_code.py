@@ -271,12 +271,9 @@ async def run_exec(args: argparse.Namespace, stdin: TextIO | None = None) -> int
             if streamer is None:
                 res = whole(opened.runtime, res)
         except E.TrustbridgeError as err:
-            if args.json:
-                print(json.dumps({"ok": False, "error": err.to_payload().model_dump(mode="json")}))
-            else:
-                from .cli import error_text
+            from .cli import print_error  # cli imports this module
 
-                print(error_text(err), file=sys.stderr)
+            print_error(err, args.json)
             return EXIT_ERROR
     finally:
         await opened.close()

@@ -12,20 +12,16 @@ import threading
 from typing import Any
 
 
-class BinaryOut:
-    """``sys.stdout.buffer`` / ``sys.stderr.buffer``: bytes written to fd 1 or 2 as they
-    are (the forwarding thread decodes them as UTF-8, an invalid byte as U+FFFD)."""
+class _FdStream:
+    """What both streams share: an unbuffered, write-only, unseekable stream on ``fd``
+    (never closed from user code's side; ``fileno()`` is the fd)."""
 
     def __init__(self, fd: int, name: str) -> None:
         self._fd = fd
         self.name = name
 
     def write(self, data: Any) -> int:
-        view = memoryview(data).cast("B")
-        n = len(view)
-        while view:
-            view = view[os.write(self._fd, view):]
-        return n
+        raise NotImplementedError
 
     def writelines(self, lines: Any) -> None:
         for line in lines:
@@ -54,7 +50,19 @@ class BinaryOut:
         return self._fd
 
 
-class OutStream:
+class BinaryOut(_FdStream):
+    """``sys.stdout.buffer`` / ``sys.stderr.buffer``: bytes written to fd 1 or 2 as they
+    are (the forwarding thread decodes them as UTF-8, an invalid byte as U+FFFD)."""
+
+    def write(self, data: Any) -> int:
+        view = memoryview(data).cast("B")
+        n = len(view)
+        while view:
+            view = view[os.write(self._fd, view):]
+        return n
+
+
+class OutStream(_FdStream):
     """``sys.stdout`` / ``sys.stderr`` of user code: unbuffered writes to fd 1 or 2, which
     the forwarding thread sends as ``out`` messages in the order they were written (with
     ``os.write`` and child processes' output too). ``buffer`` takes bytes; ``fileno()``
@@ -65,8 +73,7 @@ class OutStream:
     line_buffering = False
 
     def __init__(self, fd: int, name: str) -> None:
-        self._fd = fd
-        self.name = name
+        super().__init__(fd, name)
         self.buffer = BinaryOut(fd, name)
 
     def write(self, text: str) -> int:
@@ -74,32 +81,6 @@ class OutStream:
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         self.buffer.write(text.encode("utf-8", self.errors))
         return len(text)
-
-    def writelines(self, lines: Any) -> None:
-        for line in lines:
-            self.write(line)
-
-    def flush(self) -> None:
-        pass
-
-    def isatty(self) -> bool:
-        return False
-
-    def writable(self) -> bool:
-        return True
-
-    def readable(self) -> bool:
-        return False
-
-    def seekable(self) -> bool:
-        return False
-
-    @property
-    def closed(self) -> bool:
-        return False
-
-    def fileno(self) -> int:
-        return self._fd
 
 
 class Pipe:
