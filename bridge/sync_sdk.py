@@ -379,6 +379,7 @@ class SyncBrowser(_Sync):
         return self._impl.session
 
     devices = _sync(Browser.devices)
+    cdp_endpoint = _sync(Browser.cdp_endpoint)
     sessions = _sync(Browser.sessions, "Browser")
     release = _sync(Browser.release, "Browser")
     handoff = _sync(Browser.handoff, "Browser")
