@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
@@ -280,3 +280,21 @@ async def serve_with_fakes(stack: contextlib.AsyncExitStack, token: str, device:
         await asyncio.wait_for(fake.connect(), timeout_s)
         stack.push_async_callback(fake.close)
     return server, ext, drv
+
+
+@contextlib.asynccontextmanager
+async def cli_bridge(tmp_path: Any, monkeypatch: Any, device: str,
+                     timeout_s: float = STEP_TIMEOUT_S
+                     ) -> AsyncIterator[tuple[Any, FakeExtension, FakeDriver]]:
+    """:func:`serve_with_fakes` as the CLI finds it: the token in a private state directory
+    (``TRUSTBRIDGE_HOME=tmp_path``, where the CLI reads it). On exit, neither fake may have
+    received a malformed message."""
+    from bridge import config
+
+    monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
+    token = config.load_or_create_token()
+    async with contextlib.AsyncExitStack() as stack:
+        server, ext, drv = await serve_with_fakes(stack, token, device, timeout_s)
+        yield server, ext, drv
+        assert ext.malformed == [] and drv.malformed == []
+

@@ -8,7 +8,6 @@ No browser."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import io
 import json
 import os
@@ -20,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from bridge import cli, cli_code, cli_repl, config
+from bridge import cli, cli_code, cli_repl
 from bridge.server import BridgeServer
 
-from .fakes import FakeDriver, FakeExtension, serve_with_fakes, wait_until
+from .fakes import FakeDriver, FakeExtension, cli_bridge, wait_until
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -70,12 +69,8 @@ class Bridge:
 async def bridge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Bridge]:
     """A real bridge (token from a private state directory, as the CLI reads it) with a
     fake extension and driver for ``dev1``."""
-    monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
-    token = config.load_or_create_token()
-    async with contextlib.AsyncExitStack() as stack:
-        server, ext, drv = await serve_with_fakes(stack, token, D, STEP_S)
+    async with cli_bridge(tmp_path, monkeypatch, D, STEP_S) as (server, ext, drv):
         yield Bridge(server, ext, drv)
-        assert ext.malformed == [] and drv.malformed == []
 
 
 # -- exec -------------------------------------------------------------------------------

@@ -6,7 +6,6 @@ fake extension and driver (tests/bridge/fakes.py). No browser."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import stat
 from collections.abc import AsyncIterator
@@ -19,7 +18,7 @@ from bridge import cli, config, sdk
 from bridge.protocol import errors as E
 from bridge.server import BridgeServer
 
-from .fakes import FakeDriver, FakeExtension, serve_with_fakes, wait_until
+from .fakes import FakeDriver, FakeExtension, cli_bridge, wait_until
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -48,12 +47,8 @@ class Bridge:
 async def bridge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Bridge]:
     """A real bridge (token from a private state directory, as the CLI reads it) with a
     fake extension and driver for ``dev1``."""
-    monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
-    token = config.load_or_create_token()
-    async with contextlib.AsyncExitStack() as stack:
-        server, ext, drv = await serve_with_fakes(stack, token, D, STEP_S)
+    async with cli_bridge(tmp_path, monkeypatch, D, STEP_S) as (server, ext, drv):
         yield Bridge(server, ext, drv)
-        assert ext.malformed == [] and drv.malformed == []
 
 
 async def test_a_session_is_resumed_by_the_next_invocation_with_its_tab(
