@@ -58,6 +58,8 @@ from .protocol.models import (
     DragAction,
     HoverAction,
     MouseAction,
+    SnapshotAfter,
+    SnapshotParams,
 )
 from .protocol.origins import OriginPolicy
 from .protocol.validate import validate_params
@@ -180,6 +182,9 @@ class Executor:
                         parsed.session = session.id  # per-session diff baselines
                     if method == "cdp.endpoint":  # issued to this session (docs/cdp.md)
                         parsed.session = session.label
+                    after = getattr(parsed, "snapshotAfter", None)
+                    if after is not None and after.session is None:
+                        after.session = session.id  # as page.snapshot's baseline
                 if session.stopped:
                     raise self.sessions.stopped_error(session)
                 try:
@@ -234,6 +239,41 @@ class Executor:
         return result
 
     async def _run(self, method: str, parsed: Any, route: Any) -> dict[str, Any]:
+        result = await self._run_once(method, parsed, route)
+        after = getattr(parsed, "snapshotAfter", None)
+        if after is not None and not isinstance(route, Local):
+            await self._snapshot_after(parsed, route, after, result)
+        return result
+
+    async def _snapshot_after(self, parsed: Any, route: Any, after: SnapshotAfter,
+                              result: dict[str, Any]) -> None:
+        """Add the snapshot ``after`` asks for to ``result`` (``snapshotAfter``, or
+        ``snapshotAfterError`` with why not), taken in the same queue turn, so no other
+        request of the tab runs between the action and it (issue 18: one request instead
+        of two per MCP tool). None is taken when the action opened a dialog (the page
+        cannot answer; the result names the dialog) or a tab (the client may follow it
+        and want that tab's state instead). It is scrubbed of typed secrets as any
+        snapshot is, after what this action typed was recorded."""
+        items = [result, *(result.get("completedActions") or [])]
+        interrupted = (result.get("interruptedAction") or {}).get("error") or {}
+        if any(i.get("dialog") or i.get("transitionPending") or i.get("newTabs")
+               for i in items) \
+                or interrupted.get("code") == E.ErrorCode.DIALOG_OPEN.value:
+            return
+        tab = next((i["tabId"] for i in reversed(items) if isinstance(i.get("tabId"), int)),
+                   parsed.tabId)
+        try:
+            params = SnapshotParams(device=route.device, tabId=tab, mode=after.mode,
+                                    maxChars=after.maxChars, session=after.session,
+                                    timeBudgetMs=after.timeBudgetMs)
+            snap_route = self.policy.route("page.snapshot", route.device, tab,
+                                           self.queue.active_tab)
+            result["snapshotAfter"] = await self._run_once("page.snapshot", params, snap_route)
+        except E.TrustbridgeError as err:
+            result["snapshotAfterError"] = err.to_payload().model_dump(mode="json",
+                                                                       exclude_none=True)
+
+    async def _run_once(self, method: str, parsed: Any, route: Any) -> dict[str, Any]:
         if isinstance(parsed, ActParams) and not isinstance(route, Local):
             # What a type/fill typed is remembered whatever the answer (an uncertain
             # one may have reached the page): bridge/secrets.py.
@@ -273,7 +313,7 @@ class Executor:
     async def _to_extension(self, method: str, parsed: Any, route: ToExtension) -> dict[str, Any]:
         """One call to the extension (rule 5 for input on a device without a driver)."""
         started = time.monotonic()
-        forward = parsed.model_dump(exclude={"device"}, exclude_none=True)
+        forward = parsed.model_dump(exclude={"device", "snapshotAfter"}, exclude_none=True)
         timeout_s = getattr(parsed, "timeoutMs", DEFAULT_TIMEOUT_MS) / 1000 + DRIVER_MARGIN_S
         if method in ALLOWED_UNDER_DIALOG or method in TABS_API_ONLY:
             # The extension's background answers these alone; a blocked page cannot hold

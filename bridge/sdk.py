@@ -148,6 +148,11 @@ class Tab:
             last opened, selected or claimed; else the tab active in the browser).
     """
 
+    _after: dict[str, Any] | None = None
+    """``snapshotAfter`` for this tab's actions, batches and waits (bridge/protocol/models.py
+    ``SnapshotAfter``): set by a subclass that wants the page state in the same request
+    (the MCP server's ConnectionTab); the result then carries ``snapshotAfter``."""
+
     def __init__(self, client: BridgeClient, device: str | None, tab_id: int | None) -> None:
         self._client = client
         self.device = device
@@ -251,7 +256,7 @@ class Tab:
         """
         params = wire_params("page.act", self._params(
             ref=ref, action=action, timeoutMs=timeout_ms, allowCoordinates=allow_coordinates,
-            allowScript=allow_script))
+            allowScript=allow_script, snapshotAfter=self._after))
         return cast(ActResult, await self._client.call("page.act", params))
 
     async def click(self, ref: str, *, button: MouseButton = "left", click_count: int = 1,
@@ -326,7 +331,7 @@ class Tab:
             timeout_ms = min(max(timeout_ms, ms + 1_000), 300_000)
         result = await self._client.call(
             "page.wait", self._params(ms=ms, text=text, textGone=text_gone,
-                                      timeoutMs=timeout_ms)
+                                      timeoutMs=timeout_ms, snapshotAfter=self._after)
         )
         return cast(WaitResult, result)
 
@@ -473,7 +478,8 @@ class Tab:
         Raises:
             BadRequest: an item does not fit the protocol; raised here, nothing is sent.
         """
-        params = wire_params("page.batch", self._params(actions=list(actions)))
+        params = wire_params("page.batch", self._params(actions=list(actions),
+                                                        snapshotAfter=self._after))
         return await self._client.call("page.batch", params)
 
     async def handle_dialog(self, accept: bool, prompt_text: str | None = None) -> dict[str, Any]:

@@ -131,7 +131,7 @@ async def run_batch(tab: Tab, items: Sequence[BatchItem],
 async def _actions(conn: Connection, args: Any, response: Response) -> None:
     items = [to_item(i, step) for i, step in enumerate(args.actions)]
     labels = [f"{s.kind} {s.target}" if s.target else s.kind for s in args.actions]
-    tab = await conn.tab()
+    tab = await conn.tab(page_state=True)
     results = await run_batch(tab, items, labels)
     response.add_action(f"Ran {len(results)} actions ({', '.join(labels)})", results,
                         [f"action {i} ({lab})" for i, lab in enumerate(labels)])

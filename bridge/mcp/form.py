@@ -96,7 +96,7 @@ def _summary(field: Any, result: dict[str, Any]) -> str:
 async def _fill_form(conn: Connection, args: Any, response: Response) -> None:
     items = [BatchItem(ref=f.target, action=_action(i, f)) for i, f in enumerate(args.fields)]
     labels = [f"{f.type} {f.name} ({f.target})" for f in args.fields]
-    tab = await conn.tab()
+    tab = await conn.tab(page_state=True)
     results = await run_batch(tab, items, labels)
     parts = ", ".join(_summary(f, r) for f, r in zip(args.fields, results))
     response.add_action(f"Filled {len(results)} fields: {parts}", results,
@@ -105,7 +105,7 @@ async def _fill_form(conn: Connection, args: Any, response: Response) -> None:
 
 
 async def _upload(conn: Connection, args: Any, response: Response) -> None:
-    tab = await conn.tab()
+    tab = await conn.tab(page_state=True)
     if args.target is None:  # the chooser the last click opened (BAD_REQUEST when none)
         result = await tab.act(UploadAction(files=args.paths or []), None)
         line = (f"Gave {len(args.paths)} file(s) to the open file chooser" if args.paths

@@ -91,7 +91,7 @@ async def _click(conn: Connection, args: Any, response: Response) -> None:
         raise E.BadRequest("position and allowCoordinates cannot be combined: a target in a "
                            "closed shadow root is clicked at its hit-tested centre.",
                            {"fields": ["position", "allowCoordinates"]})
-    tab = await conn.tab()
+    tab = await conn.tab(page_state=True)
     clicks = 2 if args.doubleClick else 1
     if args.allowCoordinates or args.position is not None:  # options Tab.click does not take
         action = ClickAction(button=args.button, clickCount=clicks, modifiers=args.modifiers,
@@ -109,7 +109,7 @@ async def _click(conn: Connection, args: Any, response: Response) -> None:
 
 
 async def _type(conn: Connection, args: Any, response: Response) -> None:
-    tab = await conn.tab()
+    tab = await conn.tab(page_state=True)
     where = target(args.element, args.target)
     # The text itself is never echoed: it may be a secret the page masks.
     script = args.allowScript
@@ -139,20 +139,20 @@ async def _type(conn: Connection, args: Any, response: Response) -> None:
 
 
 async def _hover(conn: Connection, args: Any, response: Response) -> None:
-    tab = await conn.tab()
+    tab = await conn.tab(page_state=True)
     response.add_action(f"Hovered {target(args.element, args.target)}",
                         [await tab.hover(args.target)])
     response.include_page_state(tab)
 
 
 async def _press(conn: Connection, args: Any, response: Response) -> None:
-    tab = await conn.tab()
+    tab = await conn.tab(page_state=True)
     response.add_action(f"Pressed {args.key}", [await tab.press(args.key)])
     response.include_page_state(tab)
 
 
 async def _select(conn: Connection, args: Any, response: Response) -> None:
-    tab = await conn.tab()
+    tab = await conn.tab(page_state=True)
     result = await tab.select(args.target, args.values)
     chosen = result.get("selected", args.values)
     response.add_action(f"Selected {chosen!r} in {target(args.element, args.target)}", [result])
@@ -160,7 +160,7 @@ async def _select(conn: Connection, args: Any, response: Response) -> None:
 
 
 async def _drag(conn: Connection, args: Any, response: Response) -> None:
-    tab = await conn.tab()
+    tab = await conn.tab(page_state=True)
     result = await tab.drag(args.startTarget, args.endTarget)
     response.add_action(f"Dragged {target(args.startElement, args.startTarget)} onto "
                         f"{target(args.endElement, args.endTarget)}", [result])

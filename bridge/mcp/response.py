@@ -51,15 +51,13 @@ from .report import (
     tab_to_follow,
     warnings,
 )
-from .session import Connection, TabList
+from .session import PAGE_STATE_BUDGET_MS, Connection, TabList
 
 Content = types.TextContent | types.ImageContent
 
 SELECT_HINT = "(select one with browser_tabs action select and its index)"
 
 
-PAGE_STATE_BUDGET_MS = 1_000
-"""How long the page state after an action may walk the page, ms."""
 FOLLOW_LOAD_S = 5.0
 """How long a followed tab may take to load before its page state is taken anyway, s."""
 FOLLOW_POLL_S = 0.05
@@ -87,6 +85,7 @@ class Response:
         self._chooser = ""
         self._new_tabs = ""
         self._images: list[types.ImageContent] = []
+        conn.take_snapshot_after()  # one from an earlier call is not this call's page state
 
     def add_result(self, text: str) -> None:
         """Add ``text`` as it is to the ``### Result`` section."""
@@ -159,7 +158,14 @@ class Response:
             self._state = await self._page_state() if self.conn.snapshot_after_action \
                 or self._state else ""
         elif self._want_page_state and self.conn.snapshot_after_action:
-            self._state = await self._page_state()
+            # The snapshot the tool's last request brought back (Connection.tab
+            # page_state), when it is of the tab the state is wanted of; else one more.
+            snap = self.conn.take_snapshot_after()
+            want = self._page_tab.tab_id if self._page_tab is not None else self.conn.tab_id
+            if snap is not None and want in (None, snap.get("tabId")):
+                self._state = page_state_section(snap)
+            else:
+                self._state = await self._page_state()
             # That snapshot reports tabs opened since the action's result went out.
             if dialog is None and await self._follow_reported():
                 self._state = await self._page_state()

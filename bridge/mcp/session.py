@@ -44,6 +44,8 @@ INPUT_METHODS = frozenset({"page.act", "page.batch"})
 """Methods whose ``newTabs`` are the action's own (any other reports late tabs)."""
 INPUT_WINDOWS = 8
 """Input calls whose times are kept to judge when a late tab opened."""
+PAGE_STATE_BUDGET_MS = 1_000
+"""How long the page state after an action may walk the page, ms."""
 
 
 class _Recording:
@@ -343,10 +345,15 @@ class Connection:
         """An SDK Browser on this connection, addressing the current device."""
         return Browser(await self.client(), self.device)
 
-    async def tab(self) -> Tab:
+    async def tab(self, *, page_state: bool = False) -> Tab:
         """The current tab as an SDK Tab (not checked; a closed tab fails at its next use);
         its snapshots use :attr:`snapshot_session`, and the tabs its results report opened
         are kept for :meth:`take_opened`.
+
+        ``page_state``: the tool will show the page state after its action or wait, so
+        (when :attr:`snapshot_after_action` is on) its actions, batches and waits ask the
+        bridge for the snapshot in the same request (``snapshotAfter``; issue 18), which
+        the Response takes with :meth:`take_snapshot_after` instead of asking again.
 
         The session's first tab on an attended device (``lease.attended``) is a window of
         its own, opened here: no tab a person may be using is read or acted on unasked.
@@ -356,13 +363,18 @@ class Connection:
             attended = self.lease.attended
             if self.device in attended or (self.device is None and len(attended) == 1):
                 await self.open_own_tab()
-        return ConnectionTab(await self.client(), self.device, self.tab_id,
-                             self.snapshot_session, self._note_result)
+        tab = ConnectionTab(await self.client(), self.device, self.tab_id,
+                            self.snapshot_session, self._note_result)
+        if page_state and self.snapshot_after_action:
+            tab._after = {"session": self.snapshot_session,
+                          "timeBudgetMs": PAGE_STATE_BUDGET_MS}
+        return tab
 
     # What results reported (issue 15 item 2). Class defaults: the constructor belongs to
     # the launch options.
     _opened: list[OpenedTab] | None = None
     _inputs: tuple[tuple[float, float], ...] = ()
+    _snapshot_after: dict[str, Any] | None = None
 
     @property
     def input_windows(self) -> tuple[tuple[float, float], ...]:
@@ -387,6 +399,10 @@ class Connection:
                 # An action answered on the current tab: the bridge gave it to this
                 # session (a free tab is claimed by its first action), or it was already.
                 self.own_tab_pending = False
+        after = result.get("snapshotAfter")
+        # Only the latest result's snapshot is the page as it is now (any later request,
+        # even a read, may follow a change).
+        self._snapshot_after = dict(after) if isinstance(after, Mapping) else None
         items = [result, *(result.get("completedActions") or [])]
         for item in items:
             for tab in item.get("newTabs") or []:
@@ -394,11 +410,21 @@ class Connection:
                     self._opened = []
                 self._opened.append(OpenedTab(item.get("device") or result.get("device"),
                                               dict(tab), method not in INPUT_METHODS))
+        for tab in (after or {}).get("newTabs") or []:  # reported late by the snapshot
+            if self._opened is None:
+                self._opened = []
+            self._opened.append(OpenedTab(result.get("device"), dict(tab), True))
 
     def take_opened(self) -> list[OpenedTab]:
         """The tabs results reported opened since the last call, in order (each once)."""
         opened, self._opened = self._opened or [], None
         return opened
+
+    def take_snapshot_after(self) -> dict[str, Any] | None:
+        """The ``snapshotAfter`` of the latest result, if that result carried one, once
+        (a ``page.snapshot`` result: ``{snapshot, url, title, tabId, ...}``)."""
+        snap, self._snapshot_after = self._snapshot_after, None
+        return snap
 
     def select(self, device: str | None, tab_id: int | None) -> None:
         """Make ``tab_id`` of ``device`` the current tab of every later tool call (a tab

@@ -39,15 +39,18 @@ WaitArgs = derive(
 async def _wait(conn: Connection, args: Any, response: Response) -> None:
     if args.time is None and not args.text and not args.textGone:
         raise E.BadRequest("Either time, text or textGone must be provided.")
-    tab = await conn.tab()
+    # The last step's request also brings the page state back (Connection.tab page_state).
+    last = "text" if args.text else "textGone" if args.textGone else "time"
+    tab, plain = await conn.tab(page_state=True), await conn.tab()
     lines = []
     # One call per step: each has its own timeout (the bridge waits timeoutMs and a
     # margin for one answer, so a long time and a text wait in one call could not fit).
     if args.time is not None:
-        await tab.wait(ms=round(args.time * 1000))
+        await (tab if last == "time" else plain).wait(ms=round(args.time * 1000))
         lines.append(f"Waited {args.time:g} s")
     if args.textGone:
-        result = await tab.wait_for_text_gone(args.textGone, timeout_ms=TEXT_TIMEOUT_MS)
+        result = await (tab if last == "textGone" else plain).wait_for_text_gone(
+            args.textGone, timeout_ms=TEXT_TIMEOUT_MS)
         lines.append(f"Text {args.textGone!r} was gone after {result['waitedMs']} ms")
     if args.text:
         result = await tab.wait_for_text(args.text, timeout_ms=TEXT_TIMEOUT_MS)

@@ -360,6 +360,26 @@ class FindParams(TabParams):
                            description="Walk time budget, ms; past it the result is truncated.")
 
 
+class SnapshotAfter(_Model):
+    """The page's snapshot taken right after an action or a wait, in the same request
+    (issue 18: an MCP tool answers with the page state, and asking for it with a second
+    request cost a bridge round trip per tool). The result carries it as
+    ``snapshotAfter`` (a ``page.snapshot`` result of the tab the request ran on), or, when
+    it could not be taken, ``snapshotAfterError`` (``{code, message}``; the action's own
+    result stands). None is taken when the action opened a JavaScript dialog (the result
+    names the dialog) or failed."""
+
+    mode: Literal["snapshot", "diff"] = Field(
+        default="snapshot", description="As page.snapshot's mode.")
+    maxChars: int = Field(default=SNAPSHOT_DEFAULT_MAX_CHARS, ge=1_000, le=10_000_000,
+                          description="As page.snapshot's maxChars.")
+    session: str | None = Field(
+        default=None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$",
+        description="As page.snapshot's session (default: the connection's session).")
+    timeBudgetMs: int | None = Field(
+        default=None, ge=50, le=120_000, description="As page.snapshot's timeBudgetMs.")
+
+
 class ActParams(TabParams):
     ref: Ref | None = Field(
         default=None, description="Target from the latest snapshot (e.g. e7, f1e3)."
@@ -379,6 +399,9 @@ class ActParams(TabParams):
         "inputPath \"script\". Never taken without it; without it such a control is refused "
         "with TRUSTED_INPUT_UNAVAILABLE.",
     )
+    snapshotAfter: SnapshotAfter | None = Field(
+        default=None, description="Also return the page's snapshot taken right after the "
+        "action (result field snapshotAfter).")
 
 
 class WaitParams(TabParams):
@@ -387,6 +410,9 @@ class WaitParams(TabParams):
     textGone: str | None = Field(default=None, max_length=1000,
                                  description="Wait until no longer shown.")
     timeoutMs: int = Field(default=10_000, ge=1, le=300_000)
+    snapshotAfter: SnapshotAfter | None = Field(
+        default=None, description="Also return the page's snapshot taken right after the "
+        "wait (result field snapshotAfter).")
 
 
 class EmptyParams(_Model):
@@ -403,6 +429,9 @@ class BatchParams(TabParams):
     """Several actions run in order in one tab; stops at the first failure."""
 
     actions: list[BatchItem] = Field(min_length=1, max_length=200)
+    snapshotAfter: SnapshotAfter | None = Field(
+        default=None, description="Also return the page's snapshot taken right after the "
+        "last action that ran (result field snapshotAfter).")
 
 
 class DialogParams(TabParams):

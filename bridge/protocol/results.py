@@ -145,7 +145,17 @@ class SnapshotResult(_Routed):
     diff: SnapshotDiff | None = None
 
 
-class WaitResult(_Routed):
+class _SnapshotAfter(_Routed):
+    """A result that may carry the snapshot its request asked for (``snapshotAfter``,
+    bridge/protocol/models.py ``SnapshotAfter``)."""
+
+    snapshotAfter: SnapshotResult | None = Field(
+        default=None, description="The page's snapshot taken right after (when asked).")
+    snapshotAfterError: ErrorPayload | None = Field(
+        default=None, description="Why the snapshot asked for could not be taken.")
+
+
+class WaitResult(_SnapshotAfter):
     """``page.wait``: ``{tabId, waitedMs}`` after a fixed wait, ``found: true`` too when
     the text appeared, ``gone: true`` when ``textGone`` left every frame (a text that never
     appears, or never goes, is TIMEOUT, not a result)."""
@@ -156,7 +166,7 @@ class WaitResult(_Routed):
     gone: Literal[True] | None = None
 
 
-class ActResult(_Routed):
+class ActResult(_SnapshotAfter):
     """``page.act``, and each completed action of ``page.batch``.
 
     The verb adds its own fields (``changed``/``checked`` for check, ``selected`` /
@@ -208,7 +218,7 @@ class InterruptedAction(_Result):
     error: ErrorPayload
 
 
-class BatchResult(_Routed):
+class BatchResult(_SnapshotAfter):
     """``page.batch``: the actions done, and the one that failed (nothing after it ran)."""
 
     completedActions: list[CompletedAction]

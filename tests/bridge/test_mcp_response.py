@@ -58,13 +58,13 @@ async def click(bridge: BridgeServer, monkeypatch: pytest.MonkeyPatch,
 async def test_a_trusted_click_costs_the_resolve_the_act_and_one_snapshot(
         bridge: BridgeServer, peers: Callable[..., Awaitable[FakePeer]],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """browser_click on a device with a driver: the bridge gets page.act then one
-    page.snapshot, the extension only the resolve and that snapshot, the driver only the
-    act; no devices.list, no tabs.list."""
+    """browser_click on a device with a driver: the bridge gets one page.act, which
+    carries the page state back (snapshotAfter, issue 18); the extension gets only the
+    resolve and that snapshot, the driver only the act; no devices.list, no tabs.list."""
     ext = await peers(FakeExtension)
     drv = await peers(FakeDriver)
     shown, calls = await click(bridge, monkeypatch)
-    assert calls == ["page.act", "page.snapshot"]
+    assert calls == ["page.act"]
     assert ext.methods() == ["page.resolveTarget", "page.snapshot"]
     assert drv.methods() == ["driver.act"]
     assert shown.startswith("### Result\nClicked Buy (ref e7) with trusted input.\n\n"
@@ -126,7 +126,7 @@ async def test_new_tabs_come_only_from_the_result(
          "openerTabId": 1, "openedAt": (time.time() + 60) * 1000}]}
     shown, calls = await click(bridge, monkeypatch)
     assert "### New tabs" not in shown
-    assert calls == ["page.act", "page.snapshot"]
+    assert calls == ["page.act"]
     assert "tabs.list" not in ext.methods()
 
 
@@ -166,7 +166,8 @@ async def test_a_tab_the_snapshot_reports_opened_late_is_in_new_tabs(
         {"tabId": 3, "url": "http://127.0.0.1/late", "title": "Late", "active": False,
          "openerTabId": 1}]}
     shown, calls = await click(bridge, monkeypatch)
-    assert calls == ["page.act", "page.snapshot", "devices.list", "tabs.list"]
+    # The page state came back with the act (snapshotAfter) and reported the late tab.
+    assert calls == ["page.act", "devices.list", "tabs.list"]
     assert "### New tabs\n- 1: [Late](http://127.0.0.1/late) tab 3" in shown
 
 
@@ -218,12 +219,12 @@ async def test_a_late_foreground_tab_is_followed_only_within_two_seconds(
     ext.results["tabs.list"] = {"tabs": [POPUP_TABS[0], late]}
     ext.results["page.snapshot"] = {**ext.results["page.snapshot"], "newTabs": [late]}
     shown, calls = await click(bridge, monkeypatch)
-    if followed:
-        assert calls == ["page.act", "page.snapshot", "tabs.list", "page.snapshot",
+    if followed:  # the act's own snapshot reported it: only the followed tab's is asked
+        assert calls == ["page.act", "tabs.list", "page.snapshot",
                          "devices.list", "tabs.list"]
         assert 'Tab 1 "Invoice" opened after an action had returned — now current' in shown
     else:
-        assert calls == ["page.act", "page.snapshot", "devices.list", "tabs.list"]
+        assert calls == ["page.act", "devices.list", "tabs.list"]
         assert ('Tab 1 "Invoice" opened after an action had returned in the background; '
                 'not current') in shown
 
@@ -237,7 +238,7 @@ async def test_a_file_chooser_in_the_result_is_a_modal_state_beside_the_page_sta
     drv = await peers(FakeDriver)
     drv.results["driver.act"] = {"done": True, "fileChooser": {"multiple": False}}
     shown, calls = await click(bridge, monkeypatch)
-    assert calls == ["page.act", "page.snapshot"]
+    assert calls == ["page.act"]  # the page state came back with it (snapshotAfter)
     sections = shown.split("\n\n")
     assert sections[0].endswith("Opened a file chooser (see Modal state).")
     assert sections[1].startswith("### Modal state\n- [File chooser]: give it one file "
