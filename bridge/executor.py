@@ -30,6 +30,7 @@ click's receipt, §2.3, and ``tab.opened`` events) becomes the result's ``delive
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -38,6 +39,7 @@ from typing import Any
 
 from .after_input import AfterInput, PeerCall, file_chooser
 from .dialog_waits import DialogWaits, on_tab
+from .dispatch_signals import DispatchSignals
 from .dialogs import OpenDialog
 from .events import may_open_tab
 from .new_tab import open_tab
@@ -113,6 +115,7 @@ class Executor:
         self.after = AfterInput(lambda peer_id: self.peer(peer_id))
         self.dialog_waits = DialogWaits(policy, lambda peer_id: self.peer(peer_id))
         self.secrets = TypedSecrets()
+        self.signals = DispatchSignals()
         self.sessions = SessionBook()
         self.gate = SessionGate(self.sessions, policy, self.queue,
                                 lambda peer_id: self.peer(peer_id))
@@ -128,6 +131,10 @@ class Executor:
         """The extension's ``page.receipt`` event: a click in progress reached its target.
         Receipts nobody waits for (late, unknown, from another peer) are dropped."""
         self.after.receipt_pushed(extension, params)
+
+    def input_dispatched(self, driver: str, params: dict[str, Any]) -> None:
+        """The driver's ``driver.dispatched`` event (bridge/dispatch_signals.py)."""
+        self.signals.dispatched(driver, params)
 
     def page_opened(self, device: str) -> None:
         """The driver's ``page.opened``: it can now see (and report dialogs of) a page."""
@@ -241,7 +248,8 @@ class Executor:
     async def _run(self, method: str, parsed: Any, route: Any) -> dict[str, Any]:
         result = await self._run_once(method, parsed, route)
         after = getattr(parsed, "snapshotAfter", None)
-        if after is not None and not isinstance(route, Local):
+        if after is not None and not isinstance(route, Local) \
+                and "snapshotAfter" not in result and "snapshotAfterError" not in result:
             await self._snapshot_after(parsed, route, after, result)
         return result
 
@@ -262,16 +270,26 @@ class Executor:
             return
         tab = next((i["tabId"] for i in reversed(items) if isinstance(i.get("tabId"), int)),
                    parsed.tabId)
+        result.update(await self._take_snapshot(route.device, tab, after))
+
+    async def _take_snapshot(self, device: str, tab: int | None,
+                             after: SnapshotAfter) -> dict[str, Any]:
+        """``{snapshotAfter: page.snapshot result}`` or ``{snapshotAfterError: payload}``."""
         try:
-            params = SnapshotParams(device=route.device, tabId=tab, mode=after.mode,
+            params = SnapshotParams(device=device, tabId=tab, mode=after.mode,
                                     maxChars=after.maxChars, session=after.session,
                                     timeBudgetMs=after.timeBudgetMs)
-            snap_route = self.policy.route("page.snapshot", route.device, tab,
-                                           self.queue.active_tab)
-            result["snapshotAfter"] = await self._run_once("page.snapshot", params, snap_route)
+            route = self.policy.route("page.snapshot", device, tab, self.queue.active_tab)
+            return {"snapshotAfter": await self._run_once("page.snapshot", params, route)}
         except E.TrustbridgeError as err:
-            result["snapshotAfterError"] = err.to_payload().model_dump(mode="json",
-                                                                       exclude_none=True)
+            return {"snapshotAfterError": err.to_payload().model_dump(mode="json",
+                                                                      exclude_none=True)}
+
+    async def _early_snapshot(self, fired: asyncio.Event, device: str, tab: int | None,
+                              after: SnapshotAfter) -> dict[str, Any]:
+        """:meth:`_take_snapshot` once the driver said its input was dispatched."""
+        await fired.wait()
+        return await self._take_snapshot(device, tab, after)
 
     async def _run_once(self, method: str, parsed: Any, route: Any) -> dict[str, Any]:
         if isinstance(parsed, ActParams) and not isinstance(route, Local):
@@ -285,6 +303,10 @@ class Executor:
                 self.secrets.typed(route.device,
                                    tab if tab is not None else self.queue.active_tab(route.device),
                                    parsed.ref, parsed.action, result.get("sensitive") is True)
+            if isinstance(result.get("snapshotAfter"), dict):
+                # Taken while the act ran (the driver's dispatched signal): masked again
+                # now that what this act typed is known.
+                self.secrets.scrub_snapshot(route.device, result["snapshotAfter"])
             return self.secrets.scrub_tabs(route.device, result)
         result = await self._route(method, parsed, route)
         if method == "page.snapshot":
@@ -467,8 +489,17 @@ class Executor:
         receipt_id = target.get("receiptId")
         if receipt_id:
             self.after.events.expect_receipt(route.extension, receipt_id)
+        early: asyncio.Future[dict[str, Any]] | None = None
+        note = driver_id = None
         try:
-            driver = self.peer(self._driver_now(route.device))
+            driver_id = self._driver_now(route.device)
+            driver = self.peer(driver_id)
+            if params.snapshotAfter is not None:  # taken once the driver says "dispatched"
+                note, fired = self.signals.arm(driver_id)
+                act["notifyDispatched"] = note
+                early = asyncio.ensure_future(self._early_snapshot(
+                    fired, route.device, target.get("tabId", params.tabId),
+                    params.snapshotAfter))
             try:
                 result = await driver.call("driver.act", act, driver_timeout_s(params))
             except E.BrowserCrashed as err:
@@ -499,13 +530,31 @@ class Executor:
                 shown = out.get("fileChooser")
                 if out.pop("fileInput", False) and (shown is None or shown.get("late")):
                     out.update(await file_chooser(driver, target["frameToken"]))
+        except BaseException:
+            if early is not None:
+                early.cancel()
+            raise
         finally:
             if receipt_id:
                 self.after.events.forget_receipt(route.extension, receipt_id)
+            if note is not None and driver_id is not None:
+                self.signals.forget(driver_id, note)
         popups = len(result.get("popups") or [])
         late = may_open_tab(params.action) and not result.get("dialog")
-        out.update(await self.after.new_tabs(route.extension, out.get("tabId"), started, popups,
-                                             answered if late else None))
+        try:
+            out.update(await self.after.new_tabs(route.extension, out.get("tabId"), started,
+                                                 popups, answered if late else None))
+        except BaseException:
+            if early is not None:
+                early.cancel()
+            raise
+        if early is not None:
+            # Kept only when the answer shows nothing that makes it stale; else the
+            # caller takes one now, or none (a dialog, a new tab: _snapshot_after).
+            if fired.is_set() and not any(out.get(k) for k in STALE_EARLY_SNAPSHOT):
+                out.update(await early)
+            else:
+                early.cancel()
         return out
 
     async def _to_driver(self, method: str, parsed: Any, route: ToDriver) -> dict[str, Any]:
@@ -561,6 +610,11 @@ class Executor:
                 }
             completed.append({"index": index, **result})
         return {"completedActions": completed, "interruptedAction": None, "device": route.device}
+
+
+STALE_EARLY_SNAPSHOT = ("dialog", "newTabs", "postActionDocumentChanged", "transitionPending")
+"""Fields of an act's answer after which a snapshot taken at the driver's dispatched
+signal may not show the page as the answer leaves it (bridge/dispatch_signals.py)."""
 
 
 def driver_timeout_s(params: ActParams) -> float:

@@ -179,6 +179,12 @@ class InputDriver:
             with contextlib.suppress(ConnectionClosed):
                 await self._conn.send(response)
 
+    async def _dispatched(self, note: str) -> None:
+        """``driver.dispatched {id}`` (bridge/dispatch_signals.py); a closed connection
+        just drops it (the answer cannot go either)."""
+        with contextlib.suppress(ConnectionClosed):
+            await self.send_event("driver.dispatched", {"id": note})
+
     async def send_event(self, event: str, params: dict[str, Any]) -> None:
         """Tell the bridge something happened (``dialog.opened``, ``dialog.closed``)."""
         if self._conn is not None:
@@ -278,8 +284,11 @@ class InputDriver:
             # issue 6: refuse what this browser would deliver as something else.
             await refuse_undeliverable(self.capabilities, self.browser or "this browser",
                                        action, target.locator if target else None, page)
+            note = params.notifyDispatched
+            done = None if note is None else (  # the bridge's snapshot may start now
+                lambda: self._spawn(self._dispatched(note)))
             with NavigationWatch(frame) as nav:  # issue 4: postActionDocumentChanged
-                extra = await self._run_watching(page, work, action)
+                extra = await self._run_watching(page, work, action, done)
             # A navigation that became a download kept the document (supervisor/watch.py).
             extra["postActionDocumentChanged"] = (nav.changed
                                                   and not extra.get("navigationWasDownload"))
@@ -292,9 +301,10 @@ class InputDriver:
                         pointer=self.pointer, allow_script=allow_script,
                         bidi=(self.browser or "").startswith("firefox"))
 
-    async def _run_watching(self, page: Page, work: Any, action: Any = None) -> dict[str, Any]:
+    async def _run_watching(self, page: Page, work: Any, action: Any = None,
+                            on_done: Any = None) -> dict[str, Any]:
         # The action lets the watch skip the download-link look after anything but a click.
-        return await watch.run_watching(page, work, self.dialogs, action)
+        return await watch.run_watching(page, work, self.dialogs, action, on_done)
 
     async def dialog(self, params: DriverDialogParams) -> dict[str, Any]:
         """Accept or dismiss the oldest open dialog.

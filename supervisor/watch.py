@@ -212,7 +212,8 @@ async def _chooser_checked(state: _PageState) -> None:
 
 
 async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
-                       action: Any = None) -> dict[str, Any]:
+                       action: Any = None,
+                       on_done: Callable[[], None] | None = None) -> dict[str, Any]:
     """Run ``work()``; answer early if a dialog opens (the page is blocked until it is
     answered, so the input call would not return), and report new pages, downloads and
     a file chooser.
@@ -221,6 +222,9 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
         action: the protocol action ``work`` performs, when the caller passes it: only a
             click then looks at the focused element for a download link (any action
             does when None).
+        on_done: called once ``work`` finished without a dialog opening, before the looks
+            for downloads and choosers that follow it (the driver's ``driver.dispatched``
+            signal: bridge/dispatch_signals.py).
 
     Returns:
         The verb's own fields, plus ``dialog``, ``popups``, ``downloads`` and
@@ -296,7 +300,9 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
             task.add_done_callback(_quiet)
         if (dialog := dialogs.first_for(page)) is not None:
             extra["dialog"] = dialog
-        elif _may_activate(action):  # typing, hovering, selecting open no chooser
+        elif on_done is not None and task.done():
+            on_done()
+        if dialog is None and _may_activate(action):  # typing, hovering, selecting: none
             # The look for a focused download link is the first round trip for choosers.
             if saves or navigations:  # a link that navigated is no download link
                 link = False

@@ -632,6 +632,14 @@ class ReceiptParams(_Model):
     receiptId: str = Field(min_length=1, max_length=32)
 
 
+class DispatchedEvent(_Model):
+    """Driver → bridge, event ``driver.dispatched``: the input of the ``driver.act`` whose
+    ``notifyDispatched`` was ``id`` has all been sent and the page handled it; the
+    driver's answer follows (supervisor/driver.py)."""
+
+    id: str = Field(min_length=1, max_length=32)
+
+
 class ReceiptEvent(_Model):
     """Extension → bridge, event ``page.receipt``: a trusted click reached the target of
     the receipt ``receiptId`` (pushed from the page's ``click`` listener, so it usually
@@ -720,6 +728,11 @@ class DriverActParams(_Model):
     selectOption: int | None = Field(
         default=None, ge=0, description="Click on an option of the collapsed select ``css`` "
         "names: select the option with this index (supervisor/select.py).")
+    notifyDispatched: str | None = Field(
+        default=None, min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_-]+$",
+        description="Send the event ``driver.dispatched {id: this}`` once the action's input "
+        "has all reached the page, before the driver's own checks after it (downloads, file "
+        "choosers): the bridge starts the snapshot the request asked for then (issue 18).")
 
 
 class DriverDialogParams(_Model):

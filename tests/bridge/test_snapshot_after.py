@@ -175,3 +175,76 @@ class SensitiveExtension(HeldExtension):
             await FakeExtension._answer(self, ws, req)
             return
         await super()._answer(ws, req)
+
+
+class SignallingDriver(HeldDriver):
+    """Sends ``driver.dispatched`` for an act that asks, then answers only once the
+    extension got the snapshot request (or after ``answer_after_s``)."""
+
+    def __init__(self, url: str, ext: HeldExtension, answer: dict[str, Any] | None = None) -> None:
+        super().__init__(url)
+        self.ext = ext
+        if answer is not None:
+            self.results["driver.act"] = answer
+
+    async def _answer(self, ws: ClientConnection, req: Request) -> None:  # type: ignore[override]
+        if req.method == "driver.act" and req.params.get("notifyDispatched"):
+            await self.send_event("driver.dispatched", {"id": req.params["notifyDispatched"]})
+            await self.ext.wait_for_request("page.snapshot")  # taken before the answer
+        await super()._answer(ws, req)
+
+
+async def test_the_snapshot_starts_when_the_driver_says_the_input_was_dispatched(
+        server: BridgeServer, client: BridgeClient) -> None:
+    """The driver signals dispatched and holds its answer until the extension got the
+    snapshot request: the act still answers, with that snapshot, and no second one."""
+    ext = HeldExtension(server.url)
+    await bounded(ext.connect())
+    drv = SignallingDriver(server.url, ext)
+    await bounded(drv.connect())
+    try:
+        result = await bounded(client.call("page.act", click(snapshotAfter=AFTER)))
+        assert result["snapshotAfter"]["snapshot"] == '- button "Save" [ref=e7]'
+        assert ext.methods().count("page.snapshot") == 1
+        assert drv.requests[0].params["notifyDispatched"]
+    finally:
+        await _close(drv, ext)
+
+
+@pytest.mark.parametrize("answer", [
+    {"done": True, "action": "click", "postActionDocumentChanged": True},
+    {"done": True, "action": "click", "dialog": {"type": "alert", "message": "Hi"}}])
+async def test_an_early_snapshot_the_answer_makes_stale_is_not_used(
+        server: BridgeServer, client: BridgeClient, answer: dict[str, Any]) -> None:
+    """The answer says another document started loading: the snapshot taken at the
+    signal is dropped and one is taken after the answer; a dialog: none is kept."""
+    ext = HeldExtension(server.url)
+    await bounded(ext.connect())
+    drv = SignallingDriver(server.url, ext, answer)
+    await bounded(drv.connect())
+    try:
+        result = await bounded(client.call("page.act", click(snapshotAfter=AFTER)))
+        if answer.get("dialog"):
+            assert "snapshotAfter" not in result
+        else:
+            assert ext.methods().count("page.snapshot") == 2
+            assert result["snapshotAfter"]["snapshot"] == '- button "Save" [ref=e7]'
+    finally:
+        await _close(drv, ext)
+
+
+async def test_a_signal_from_another_driver_or_malformed_is_ignored(
+        server: BridgeServer) -> None:
+    """DispatchSignals: only the armed id of the same driver sets the event."""
+    from bridge.dispatch_signals import DispatchSignals
+
+    signals = DispatchSignals()
+    note, fired = signals.arm("drv-a")
+    signals.dispatched("drv-b", {"id": note})
+    signals.dispatched("drv-a", {"id": 7})
+    signals.dispatched("drv-a", "nonsense")
+    assert not fired.is_set()
+    signals.dispatched("drv-a", {"id": note})
+    assert fired.is_set()
+    signals.forget("drv-a", note)
+    signals.dispatched("drv-a", {"id": note})  # forgotten: no error
