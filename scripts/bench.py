@@ -81,7 +81,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--only", default="b1,b2,b2u,b2f,b3,b4,b5,profile",
                     help="comma-separated subset of b1,b2,b2u,b2f,b3,b4,b5,profile")
     ap.add_argument("--arms", default=None,
-                    help="B1 arms (default all: a,b,c,d,e,d_form,e_form,e_nosettle)")
+                    help="B1 arms (default all: a,b,c,d,e,d_form,e_form,e_nosettle,d_batch,d_up)")
     ap.add_argument("--rounds", type=int, default=None,
                     help="rounds for every benchmark (overrides the defaults)")
     ap.add_argument("--b4-counts", type=_csv_ints, default=None,

@@ -99,9 +99,9 @@ def render(res: dict[str, Any], analysis: str) -> str:
 def _b1(b: dict[str, Any]) -> list[str]:
     L = ["## B1 form task", "",
          f"Task: {b['task']}. Clock from page loaded to result line seen; {b['rounds']} "
-         "rounds, one run of each arm per round, order rotated. *Before wait* = total minus "
-         "the final wait step (the page shows the result 120 ms after submit; each tool's "
-         "wait polls at its own interval).", "",
+         "rounds, one run of each arm per round, order rotated. *Before wait* = the median "
+         "over runs of each run's total minus its final wait step (the page shows the "
+         "result 120 ms after submit; each tool's wait polls at its own interval).", "",
          "| arm | runs | median ms | p95 ms | before wait ms | × (a) | × (e) |",
          "|---|---:|---:|---:|---:|---:|---:|"]
     to_a, to_e = b["ratios"]["to_a"], b["ratios"]["to_e"]
@@ -111,8 +111,9 @@ def _b1(b: dict[str, Any]) -> list[str]:
             continue
         steps = a.get("steps", {})
         wait = next((ms for s, ms in steps.items() if "wait" in s), 0.0)
+        before = a.get("before_wait", {}).get("median", a["median"] - wait)
         L.append(f"| {a['label']} | {a['runs']} | {_ms(a['median'])} | {_ms(a['p95'])} | "
-                 f"{_ms(a['median'] - wait)} | {_x(to_a.get(name))} | {_x(to_e.get(name))} |")
+                 f"{_ms(before)} | {_x(to_a.get(name))} | {_x(to_e.get(name))} |")
         if "error" in a:
             L.append(f"| ↳ stopped early: {a['error'][:160]} | | | | | | |")
     if b["ratios"].get("to_e_form", {}).get("d_form") is not None:

@@ -156,8 +156,8 @@ class Stack:
     # -- MCP clients -------------------------------------------------------------------
 
     async def mcp(self, name: str) -> Client:
-        """The MCP client ``name`` (``trustbridge``, ``playwright``, ``playwright-nosettle``,
-        ``playwright-nosnap``), started on first use and kept until :meth:`close_mcp`.
+        """The MCP client ``name`` (``trustbridge``, ``trustbridge-up``, ``playwright``,
+        ``playwright-nosettle``, ``playwright-nosnap``), started on first use and kept until :meth:`close_mcp`.
 
         Raises:
             RuntimeError: the server could not be installed or started (the reason is kept
@@ -168,7 +168,7 @@ class Stack:
         if name in self._mcp_errors:
             raise RuntimeError(self._mcp_errors[name])
         try:
-            params = self._params(name)
+            params = await self._up_params() if name == "trustbridge-up" else self._params(name)
             errlog = self._mcp_stack.enter_context(
                 open(self.log_dir / f"mcp-{name}.stderr.log", "w"))  # noqa: SIM115
             client = await self._mcp_stack.enter_async_context(
@@ -178,6 +178,20 @@ class Stack:
             raise RuntimeError(self._mcp_errors[name]) from exc
         self._mcp[name] = client
         return client
+
+    async def _up_params(self) -> StdioServerParameters:
+        """``trustbridge mcp --bridge URL`` of a ``trustbridge up`` subprocess started now
+        (what users run: the bridge, supervisor and browser in a process of their own),
+        stopped with the MCP servers (:meth:`close_mcp`)."""
+        from .b2_users import running_up  # b2_users imports this module
+
+        _up, url, _token, child_env = await self._mcp_stack.enter_async_context(
+            running_up(self.log_dir / "b1-up.stderr.log"))
+        return StdioServerParameters(
+            command=sys.executable, args=["-m", "bridge.cli", "mcp", "--bridge", url],
+            env={"TRUSTBRIDGE_HOME": child_env["TRUSTBRIDGE_HOME"],
+                 "PYTHONPATH": str(env.REPO)},
+            cwd=str(env.REPO))
 
     def _params(self, name: str) -> StdioServerParameters:
         if name == "trustbridge":
