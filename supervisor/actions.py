@@ -48,7 +48,7 @@ from bridge.protocol.models import (
     TypeAction,
 )
 
-from . import fastpoint
+from . import fastpoint, keys
 from . import values as V
 from .errors import NOT_A_FIELD, map_playwright_errors
 from .focus import focus_element, read_field
@@ -470,7 +470,10 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
     keyboard = t.page.keyboard
     if not focused:
         await focus_element(t, timeout_ms)
-    await keyboard.press("ControlOrMeta+A")  # after the focus, as locator.press does it
+    # After the focus, as locator.press does it; its four events sent at once
+    # (supervisor/keys.py). The text goes only once all four were answered: CDP's
+    # Input.insertText is not ordered after key events still on their way.
+    await keys.press(t.page, "ControlOrMeta+A", bidi=t.bidi)
     with NavigationWatch(t.frame) as nav:
         if not a.value:
             await keyboard.press("Delete")
@@ -528,17 +531,23 @@ async def isolated(t: Target, expression: str, timeout_ms: int) -> Any:
     return await evaluate_isolated(t.frame, t.selector, expression, timeout_ms / 1000)
 
 
-async def press_key(page: Page, key: str) -> None:
+async def press_key(page: Page, key: str, *, bidi: bool | None = None) -> None:
     """``keyboard.press`` that never leaves modifiers held: Playwright presses a chord's
     modifiers before it validates the last key, so a refused key is followed by releasing
-    them.
+    them. The events are sent at once where supervisor/keys.py allows it.
+
+    Args:
+        bidi: the browser is driven over WebDriver BiDi (``Target.bidi``); None when the
+            caller does not know: only Chromium is then known not to be.
 
     Raises:
         BadRequest: unknown key name.
     """
+    if bidi is None:
+        bidi = _browser_name(page) != "chromium"
     with map_playwright_errors(key=key):
         try:
-            await page.keyboard.press(key)
+            await keys.press(page, key, bidi=bidi)
         except PlaywrightError:
             for modifier in ("Alt", "Control", "Meta", "Shift"):
                 with contextlib.suppress(PlaywrightError):
@@ -549,7 +558,7 @@ async def press_key(page: Page, key: str) -> None:
 async def press(t: Target, a: PressAction, timeout_ms: int) -> dict[str, Any]:
     """Focus the target, then press the key or chord."""
     await focus_element(t, timeout_ms)
-    await press_key(t.page, a.key)
+    await press_key(t.page, a.key, bidi=t.bidi)
     return {}
 
 

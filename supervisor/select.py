@@ -23,6 +23,7 @@ from bridge.protocol.models import SelectAction
 from .errors import NOT_A_FIELD
 from .focus import _FOCUS_BODY, focus_element
 from .isolated_eval import evaluate_isolated
+from .keys import press
 
 if TYPE_CHECKING:
     from .actions import Target
@@ -315,8 +316,8 @@ async def _select_single(t: Target, inner: str, current: int, target: int, count
         # (supervisor/focus.py; ~2 ms against locator.press's ~5 ms of resolving and
         # focusing through a handle), then the keys.
         await focus_element(t, timeout_ms)
-    for key in keys:
-        await page.keyboard.press(key)
+    for key in keys:  # one after the other: each key's own events at once (supervisor/keys.py)
+        await press(page, key, bidi=t.bidi)
     try:
         after = await _select_value(loc, timeout_ms)
     except PlaywrightError:  # the change navigated, or replaced or removed the select

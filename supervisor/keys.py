@@ -1,0 +1,144 @@
+"""Chords the verbs press (fill's ``ControlOrMeta+A``, select's ``Alt+ArrowDown``, a
+``press`` of ``Control+Shift+K``): their keydown and keyup events handed to Playwright at
+once instead of in one ``keyboard.press`` (issue 18, latency), where that keeps every event
+the page sees. A single key stays one ``keyboard.press`` (:func:`pipelinable`).
+
+What the page sees is the same as ``keyboard.press(key)``: the downs of the chord's keys in
+order, then their ups in reverse order, with the same ``key``, ``code``, modifier state,
+``repeat`` and ``isTrusted``. Why that holds (Playwright 1.62, read in the installed
+driver's server code: server/input.ts, chromium/crInput.ts, firefox/ffInput.ts,
+bidi/bidiInput.ts, utils/pipeTransport.ts; Juggler's protocol/PageHandler.js and
+content/PageAgent.js):
+
+- ``keyboard.press(key)`` is one message to Playwright's Node driver, which splits the
+  key at ``+`` (:func:`split` is the same split) and awaits one browser call per event.
+  ``keyboard.down``/``up`` are one message per event.
+- ``Keyboard.down``/``up`` resolve ``ControlOrMeta`` as ``press`` does (Meta when the
+  *driver* runs on macOS, Control elsewhere: ``resolveSmartModifierString``), and update
+  the pressed keys and modifiers synchronously, before their first await; the event's
+  text (none while a modifier other than Shift is held) and the modifiers mask the
+  browser gets are computed from that state synchronously too.
+- Python's client writes each message when its coroutine first runs
+  (``Connection._send_message_to_server``), so :func:`asyncio.gather` writes them in
+  order; the driver dispatches each message in its own ``setImmediate`` task, and the
+  steps of one call up to its browser message are microtasks (no tracing, no pause on
+  this driver), so each call's state update and browser message happen before the next
+  message is even dispatched: the browser gets the events in order, with the state a
+  ``press`` would have had at each.
+- Chromium (CDP ``Input.dispatchKeyEvent``) and Camoufox (Juggler
+  ``Page.dispatchKeyEvent``, sent on to the content process without an await) process
+  key events in the order they arrive (Camoufox read from Juggler's source only: no
+  binary on the machine this was measured on; the e2e chord test runs on it where one is
+  installed). Exception: Chromium's keydown of ``Escape`` first awaits the cancel of a
+  drag in progress, so ``Escape`` keeps ``keyboard.press``.
+- Firefox over WebDriver BiDi keeps ``keyboard.press``: every event is one
+  ``input.performActions``, the modifier state is Firefox's own (per input source), the
+  spec's queue of concurrent actions is not something this driver can rely on, and
+  Firefox answers concurrent commands more slowly (the chord: median 9.4 ms at once
+  against 7.6 ms in one press, p75 46 ms against 9 ms; headless Firefox ESR 153).
+
+A key Playwright's US layout does not have makes ``press`` fail before it sends anything;
+pipelined, the valid keys of the chord would still be sent. So any key string with a name
+outside :data:`LAYOUT_KEYS` keeps ``keyboard.press`` and its error.
+
+Errors: every call of a pipelined press is awaited whatever happens to the others (no
+orphan task, no unretrieved exception); the first error in sending order is raised, a
+Playwright error as it came (the verb's ``map_playwright_errors`` maps it as before).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from string import ascii_uppercase
+from typing import Protocol
+
+from playwright.async_api import Page
+
+
+class _Keyboard(Protocol):
+    async def press(self, key: str) -> None: ...
+    async def down(self, key: str) -> None: ...
+    async def up(self, key: str) -> None: ...
+
+
+PIPELINE = True
+"""False: every press is one ``keyboard.press`` (the former path); the comparison arm of
+scripts/bench_keys.py sets it."""
+
+LAYOUT_KEYS: frozenset[str] = frozenset({
+    *(chr(c) for c in range(0x20, 0x7F)), "\n", "\r",
+    *(f"F{i}" for i in range(1, 13)), *(f"Digit{i}" for i in range(10)),
+    *(f"Key{c}" for c in ascii_uppercase), *(f"Numpad{i}" for i in range(10)),
+    "Escape", "Backquote", "Minus", "Equal", "Backslash", "Backspace", "Tab", "BracketLeft",
+    "BracketRight", "CapsLock", "Semicolon", "Quote", "Enter", "Comma", "Period", "Slash",
+    "Space", "Shift", "ShiftLeft", "ShiftRight", "Control", "ControlLeft", "ControlRight",
+    "ControlOrMeta", "Meta", "MetaLeft", "MetaRight", "Alt", "AltLeft", "AltRight",
+    "AltGraph", "ContextMenu", "PrintScreen", "ScrollLock", "Pause", "PageUp", "PageDown",
+    "Insert", "Delete", "Home", "End", "ArrowLeft", "ArrowUp", "ArrowRight", "ArrowDown",
+    "AudioVolumeMute", "AudioVolumeDown", "AudioVolumeUp", "MediaTrackNext",
+    "MediaTrackPrevious", "MediaPlayPause", "NumLock", "NumpadDivide", "NumpadMultiply",
+    "NumpadSubtract", "NumpadAdd", "NumpadDecimal", "NumpadEnter",
+})
+"""Every name Playwright's keyboard takes (its US layout, server/usKeyboardLayout.ts, and
+``buildLayoutClosure`` in server/input.ts): each code, the aliases Shift / Control / Alt /
+Meta and ``\\n`` / ``\\r``, each key's character and shifted character (all printable
+ASCII), and ``ControlOrMeta``. tests/supervisor/test_keys_layout.py presses each in a real
+browser. Any other name (``é``, ``€``) is refused by Playwright as "Unknown key"."""
+
+
+def split(key: str) -> list[str]:
+    """The keys of a key string, as Playwright's ``Keyboard.press`` splits it: at each
+    ``+`` that follows a key name, so ``"+"`` and ``"Control++"`` end in the key ``+``."""
+    keys: list[str] = []
+    building = ""
+    for char in key:
+        if char == "+" and building:
+            keys.append(building)
+            building = ""
+        else:
+            building += char
+    keys.append(building)
+    return keys
+
+
+def pipelinable(key: str) -> bool:
+    """Whether :func:`press` sends ``key``'s events at once on a non-BiDi browser: a chord
+    (two keys or more) whose every name is in :data:`LAYOUT_KEYS`, none ``Escape``.
+
+    A single key keeps ``keyboard.press``: one message whose two events the driver sends
+    one after the other costs less than two messages (select's type-ahead key, driver act
+    through the bridge: +0.7 to +1.8 ms pipelined in three runs of scripts/bench_keys.py,
+    60 rounds alternated). A chord's four events gain (fill's ControlOrMeta+A: -0.3 to
+    -1.4 ms).
+    """
+    names = split(key)
+    return len(names) >= 2 and all(n in LAYOUT_KEYS for n in names) \
+        and "Escape" not in names
+
+
+async def press(page: Page, key: str, *, bidi: bool) -> None:
+    """Press ``key`` (a key or a chord, Playwright's names) with trusted input, as
+    ``page.keyboard.press(key)`` does; its down and up events are sent at once unless
+    ``bidi`` (see the module docstring), :data:`PIPELINE` is off, or the key is not
+    :func:`pipelinable`.
+
+    Raises:
+        playwright.async_api.Error: as ``keyboard.press`` would (the first in sending
+            order when several calls failed).
+    """
+    await press_on(page.keyboard, key, pipelined=PIPELINE and not bidi)
+
+
+async def press_on(keyboard: _Keyboard, key: str, *, pipelined: bool) -> None:
+    """:func:`press` on a keyboard; ``pipelined``: send the events at once when the key
+    allows it."""
+    if not (pipelined and pipelinable(key)):
+        await keyboard.press(key)
+        return
+    names = split(key)
+    calls = [keyboard.down(n) for n in names] + [keyboard.up(n) for n in reversed(names)]
+    # return_exceptions: a failed call does not cancel the others; each is awaited.
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
