@@ -23,7 +23,7 @@ from bridge.protocol.models import SelectAction
 from .errors import NOT_A_FIELD
 from .focus import _FOCUS_BODY, focus_element
 from .isolated_eval import evaluate_isolated
-from .keys import press
+from .keys import LAYOUT_KEYS, press
 
 if TYPE_CHECKING:
     from .actions import Target
@@ -144,9 +144,11 @@ def select_keys(current: int, target: int, count: int) -> list[str]:
 
 def _type_ahead_key(label: str) -> str | None:
     """The key that type-ahead searches ``label`` by (its first character, lower case),
-    or None when that character is not a key to press on its own."""
+    or None when that character is not a key to press on its own: Playwright's keyboard
+    has keys for printable ASCII only (supervisor/keys.py ``LAYOUT_KEYS``) and refuses
+    ``é`` or ``中`` as an unknown key, so such a label is reached by arrows, Home or End."""
     first = label.strip()[:1].lower()
-    if not first or not first.isprintable() or first.isspace() or first == "+":
+    if first not in LAYOUT_KEYS or first.isspace() or first == "+":
         return None  # "+" joins a Playwright chord
     return first
 

@@ -1,6 +1,7 @@
 """supervisor/keys.py: Playwright's split of a key string, which key strings are sent at
-once, the order they are sent in, and what a failure of one of them does. No browser (a
-fake keyboard that records when each call starts and lets the test answer it)."""
+once, the order they are sent in, and what a failure of one of them does; and select's
+type-ahead keys, which must be keys Playwright's layout has. No browser (a fake keyboard
+that records when each call starts and lets the test answer it)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from supervisor import keys
 from supervisor.keys import LAYOUT_KEYS, pipelinable, press, press_on, split
+from supervisor.select import _type_ahead_key, select_commit_keys
 
 
 class Refused(Exception):
@@ -154,3 +156,20 @@ def test_layout_keys_are_printable_ascii_and_named_keys() -> None:
     assert {"ControlOrMeta", "KeyA", "Numpad0", "F12", "ArrowDown"} <= LAYOUT_KEYS
     assert not {"é", "€", "中", "Ctrl", "Esc"} & LAYOUT_KEYS
 
+
+@pytest.mark.parametrize(("label", "key"), [
+    ("Éclair", None), ("中文", None), ("  ñandú", None), ("Apple", "a"), ("#3", "#"),
+    ("+1", None), ("", None),
+])
+def test_type_ahead_keys_are_layout_keys(label: str, key: str | None) -> None:
+    """A label that starts with a character Playwright has no key for gives no type-ahead
+    key (pressing it would fail with "Unknown key")."""
+    assert _type_ahead_key(label) == key
+
+
+def test_an_accented_label_is_reached_by_arrows() -> None:
+    """Apple, Banana, Éclair, Date: from Apple to Éclair no layout key types 'é', so the
+    route takes two moves (Chromium's popup commits them as one change); before, it was
+    the one key 'é', which Playwright refuses."""
+    route = select_commit_keys(["Apple", "Banana", "Éclair", "Date"], 0, 2)
+    assert len(route) == 2 and all(k in LAYOUT_KEYS for k in route), route
