@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -210,3 +211,47 @@ def test_manifest_exposes_nothing_to_pages() -> None:
     assert "externally_connectable" not in manifest
     assert [cs["run_at"] for cs in manifest["content_scripts"]] == ["document_start"]
     assert manifest["content_scripts"][0]["all_frames"] is True
+
+
+async def _fill_log(stack: Stack, field: str, value: str) -> list[dict]:
+    """The keys page's event log of one fill of ``field`` (its value reset to "old text" by
+    script first, the log emptied)."""
+    await stack.page.evaluate("document.getElementById('field').value = 'old text'; "
+                              "window.__log = []")
+    await stack.act(field, kind="fill", value=value)
+    return await stack.page.evaluate("window.__log")
+
+
+async def test_fill_select_all_chord_is_the_pressed_chord(
+        stack: Stack, origins: Origins, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fill's ControlOrMeta+A, its four events sent at once (supervisor/keys.py), reaches
+    the page exactly as one keyboard.press of it: Control down, A down with ctrlKey, A up
+    with ctrlKey, Control up, all trusted, then (Chromium, Camoufox) one insertText edit
+    with the whole value, or (Firefox over BiDi) the value's keys. The same fill with every
+    press sent the former way gives the same log, event for event."""
+    await stack.client.call("page.navigate", {"url": f"{origins.main}/keys/keys.html"})
+    field = ref_of(await stack.snapshot(), "textbox", "Chord field")
+    pipelined = await _fill_log(stack, field, "hello world")
+    monkeypatch.setattr("supervisor.keys.PIPELINE", False)
+    pressed = await _fill_log(stack, field, "hello world")
+    assert pipelined == pressed
+    mod = "Meta" if sys.platform == "darwin" else "Control"  # as Playwright resolves it
+    flags = {"ctrl": mod == "Control", "meta": mod == "Meta", "shift": False, "alt": False,
+             "repeat": False, "trusted": True, "target": "field"}
+    up_flags = {**flags, "ctrl": False, "meta": False}
+    assert pipelined[:4] == [
+        {"type": "keydown", "key": mod, "code": f"{mod}Left", **flags},
+        {"type": "keydown", "key": "A", "code": "KeyA", **flags},
+        {"type": "keyup", "key": "A", "code": "KeyA", **flags},
+        {"type": "keyup", "key": mod, "code": f"{mod}Left", **up_flags},
+    ], pipelined
+    rest = pipelined[4:]
+    if stack.browser == "firefox":  # typed: trusted keys, one edit per character
+        typed = [e["key"] for e in rest if e["type"] == "keydown"]
+        assert typed == list("hello world") and all(e["trusted"] for e in rest), rest
+    else:
+        assert [e for e in rest if e["type"] in ("keydown", "keyup")] == []
+        assert [e for e in rest if e["type"] == "input"] == [
+            {"type": "input", "inputType": "insertText", "data": "hello world",
+             "trusted": True, "target": "field", "value": "hello world"}], rest
+    assert await stack.page.locator("#field").input_value() == "hello world"
