@@ -105,11 +105,12 @@ def pipelinable(key: str) -> bool:
     """Whether :func:`press` sends ``key``'s events at once on a non-BiDi browser: a chord
     (two keys or more) whose every name is in :data:`LAYOUT_KEYS`, none ``Escape``.
 
-    A single key keeps ``keyboard.press``: one message whose two events the driver sends
-    one after the other costs less than two messages (select's type-ahead key, driver act
-    through the bridge: +0.7 to +1.8 ms pipelined in three runs of scripts/bench_keys.py,
-    60 rounds alternated). A chord's four events gain (fill's ControlOrMeta+A: -0.3 to
-    -1.4 ms).
+    Measured with scripts/bench_keys.py (driver act through the bridge, headless Chromium,
+    arms alternated, 40 to 100 rounds, 2 shared cores): a chord's four events gain (fill's
+    ControlOrMeta+A: -0.3 to -1.4 ms, about -1 ms of 11, in seven runs); a single key does
+    not (select's type-ahead key as two messages: -0.1 to +1.8 ms in six runs; the noise
+    between two arms running the same code was up to 0.4 ms), so it keeps its one
+    ``keyboard.press`` message.
     """
     names = split(key)
     return len(names) >= 2 and all(n in LAYOUT_KEYS for n in names) \

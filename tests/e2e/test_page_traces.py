@@ -3,7 +3,8 @@ a page can see of us" is asserted here from the page's own side, so the document
 drift from the code. When a trace is removed, its test here changes with the row.
 
 Page: tests/e2e/pages/traces.html (its first script hooks setAttribute, a MutationObserver,
-pointer, key, input and message listeners) and traces_frame.html (a child frame).
+pointer, key, input and message listeners) and traces_frame.html (a child frame); the fill
+chord test: tests/e2e/pages/keys/keys.html (key events with their modifier state).
 """
 
 from __future__ import annotations
