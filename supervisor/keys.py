@@ -1,7 +1,8 @@
 """Chords the verbs press (fill's ``ControlOrMeta+A``, select's ``Alt+ArrowDown``, a
-``press`` of ``Control+Shift+K``): their keydown and keyup events handed to Playwright at
-once instead of in one ``keyboard.press`` (issue 18, latency), where that keeps every event
-the page sees. A single key stays one ``keyboard.press`` (:func:`pipelinable`).
+``press`` of ``Control+Shift+K``) and the keys select presses in Chromium's open popup:
+their keydown and keyup events handed to Playwright at once instead of one
+``keyboard.press`` per key, awaited in turn (issue 18, latency), where that keeps every
+event the page sees. A single key stays one ``keyboard.press`` (:func:`pipelinable`).
 
 What the page sees is the same as ``keyboard.press(key)``: the downs of the chord's keys in
 order, then their ups in reverse order, with the same ``key``, ``code``, modifier state,
@@ -49,6 +50,7 @@ Playwright error as it came (the verb's ``map_playwright_errors`` maps it as bef
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from string import ascii_uppercase
 from typing import Protocol
 
@@ -101,9 +103,10 @@ def split(key: str) -> list[str]:
     return keys
 
 
-def pipelinable(key: str) -> bool:
-    """Whether :func:`press` sends ``key``'s events at once on a non-BiDi browser: a chord
-    (two keys or more) whose every name is in :data:`LAYOUT_KEYS`, none ``Escape``.
+def pipelinable(keys: str | Sequence[str]) -> bool:
+    """Whether :func:`press_keys` sends the events of ``keys`` (one key string, or several
+    pressed one after the other) at once on a non-BiDi browser: two keys or more in all
+    (a chord, or a sequence), every name in :data:`LAYOUT_KEYS`, none ``Escape``.
 
     Measured with scripts/bench_keys.py (driver act through the bridge, headless Chromium,
     arms alternated, 40 to 100 rounds, 2 shared cores): a chord's four events gain (fill's
@@ -112,7 +115,7 @@ def pipelinable(key: str) -> bool:
     between two arms running the same code was up to 0.4 ms), so it keeps its one
     ``keyboard.press`` message.
     """
-    names = split(key)
+    names = [n for key in ([keys] if isinstance(keys, str) else keys) for n in split(key)]
     return len(names) >= 2 and all(n in LAYOUT_KEYS for n in names) \
         and "Escape" not in names
 
@@ -127,17 +130,37 @@ async def press(page: Page, key: str, *, bidi: bool) -> None:
         playwright.async_api.Error: as ``keyboard.press`` would (the first in sending
             order when several calls failed).
     """
-    await press_on(page.keyboard, key, pipelined=PIPELINE and not bidi)
+    await press_on(page.keyboard, [key], pipelined=PIPELINE and not bidi)
 
 
-async def press_on(keyboard: _Keyboard, key: str, *, pipelined: bool) -> None:
-    """:func:`press` on a keyboard; ``pipelined``: send the events at once when the key
-    allows it."""
-    if not (pipelined and pipelinable(key)):
-        await keyboard.press(key)
+async def press_keys(page: Page, keys: Sequence[str], *, bidi: bool) -> None:
+    """Press each of ``keys`` in turn, as ``page.keyboard.press`` of one after the other
+    does; the events of all of them are sent at once under the rules of :func:`press`.
+
+    Only for keys between which no page script needs to run: sent at once, the browser
+    takes the next key's events right behind the last one's instead of a round trip later
+    (the caller's case: keys in Chromium's open select popup, which page script does not
+    see).
+
+    Raises:
+        playwright.async_api.Error: as ``keyboard.press`` would.
+    """
+    await press_on(page.keyboard, keys, pipelined=PIPELINE and not bidi)
+
+
+async def press_on(keyboard: _Keyboard, keys: str | Sequence[str], *,
+                   pipelined: bool) -> None:
+    """:func:`press_keys` on a keyboard; ``pipelined``: send the events at once when the
+    keys allow it (:func:`pipelinable`)."""
+    keys = [keys] if isinstance(keys, str) else list(keys)
+    if not (pipelined and pipelinable(keys)):
+        for key in keys:
+            await keyboard.press(key)
         return
-    names = split(key)
-    calls = [keyboard.down(n) for n in names] + [keyboard.up(n) for n in reversed(names)]
+    calls = []
+    for key in keys:
+        names = split(key)
+        calls += [keyboard.down(n) for n in names] + [keyboard.up(n) for n in reversed(names)]
     # return_exceptions: a failed call does not cancel the others; each is awaited.
     results = await asyncio.gather(*calls, return_exceptions=True)
     for result in results:

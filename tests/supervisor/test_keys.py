@@ -148,6 +148,29 @@ async def test_cancelling_a_pipelined_press_cancels_and_awaits_its_calls() -> No
     assert [t for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []
 
 
+async def test_a_sequence_is_sent_whole_key_after_key() -> None:
+    """press_keys' several keys: each key's downs then ups, key after key, all sent before
+    the first answer; not pipelined: one press per key, each after the last answered."""
+    assert pipelinable(["End", "ArrowUp", "Enter"]) and not pipelinable(["Enter"])
+    assert not pipelinable(["ArrowUp", "Escape"]) and not pipelinable(["ArrowUp", "é"])
+    kb = FakeKeyboard()
+    task = asyncio.ensure_future(press_on(kb, ["End", "Shift+ArrowUp", "Enter"], pipelined=True))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert kb.sent == ["down End", "up End", "down Shift", "down ArrowUp", "up ArrowUp",
+                       "up Shift", "down Enter", "up Enter"]
+    kb.release.set()
+    await task
+    kb = FakeKeyboard()
+    task = asyncio.ensure_future(press_on(kb, ["End", "Enter"], pipelined=False))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert kb.sent == ["press End"]
+    kb.release.set()
+    await task
+    assert kb.sent == ["press End", "press Enter"]
+
+
 def test_layout_keys_are_printable_ascii_and_named_keys() -> None:
     """The characters of the layout are exactly printable ASCII (and the two line
     breaks); non-ASCII characters are not keys."""
