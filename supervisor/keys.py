@@ -110,9 +110,10 @@ def pipelinable(keys: str | Sequence[str]) -> bool:
 
     Measured with scripts/bench_keys.py (driver act through the bridge, headless Chromium,
     arms alternated, 40 to 100 rounds, 2 shared cores): a chord's four events gain (fill's
-    ControlOrMeta+A: -0.3 to -1.4 ms, about -1 ms of 11, in seven runs); a single key does
-    not (select's type-ahead key as two messages: -0.1 to +1.8 ms in six runs; the noise
-    between two arms running the same code was up to 0.4 ms), so it keeps its one
+    ControlOrMeta+A: -0.3 to -1.4 ms in nine runs, median -1.0 ms of 11), and so do a
+    popup's keys (select, 11 keys: -15 to -16 ms of 51); a single key does not gain
+    consistently (select's type-ahead key as two messages: -0.6 to +1.8 ms in nine runs,
+    median 0; two arms running the same code differed by up to 0.5 ms), so it keeps its one
     ``keyboard.press`` message.
     """
     names = [n for key in ([keys] if isinstance(keys, str) else keys) for n in split(key)]
