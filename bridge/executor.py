@@ -39,8 +39,8 @@ from typing import Any
 
 from .after_input import AfterInput, PeerCall, file_chooser
 from .dialog_waits import DialogWaits, on_tab
-from .dispatch_signals import DispatchSignals
 from .dialogs import OpenDialog
+from .dispatch_signals import DispatchSignals
 from .events import may_open_tab
 from .new_tab import open_tab
 from .protocol import errors as E

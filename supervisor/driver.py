@@ -29,6 +29,7 @@ import contextlib
 import logging
 import os
 import struct
+from collections.abc import Callable
 from typing import Any
 
 from playwright.async_api import ElementHandle, Frame, Page
@@ -238,6 +239,9 @@ class InputDriver:
         frame = self.frames.frame_for(params.frameToken)
         page = frame.page
         target: A.Target | None = None
+        note = params.notifyDispatched
+        signal = _Once(None if note is None else  # the bridge's snapshot may start now
+                       lambda: self._spawn(self._dispatched(note)))
         with map_playwright_errors(timeout_ms=params.timeoutMs):
             if isinstance(action, MouseAction):  # vision tools: a viewport point, no ref
                 work = lambda: mouse.act(page, action, self.pointer)
@@ -249,7 +253,8 @@ class InputDriver:
                     raise E.BadRequest(f"A {action.kind} needs a target element.")
                 work = lambda: A.press_key(page, action.key)
             else:
-                target = self._target(frame, params.css, allow_script=params.allowScript)
+                target = self._target(frame, params.css, allow_script=params.allowScript,
+                                      dispatched=signal)
                 if isinstance(action, DragAction):
                     if not params.toFrameToken or not params.toCss:
                         raise E.BadRequest("A drag needs the drop target's frame token and CSS.")
@@ -284,22 +289,21 @@ class InputDriver:
             # issue 6: refuse what this browser would deliver as something else.
             await refuse_undeliverable(self.capabilities, self.browser or "this browser",
                                        action, target.locator if target else None, page)
-            note = params.notifyDispatched
-            done = None if note is None else (  # the bridge's snapshot may start now
-                lambda: self._spawn(self._dispatched(note)))
             with NavigationWatch(frame) as nav:  # issue 4: postActionDocumentChanged
-                extra = await self._run_watching(page, work, action, done)
+                extra = await self._run_watching(page, work, action, signal)
             # A navigation that became a download kept the document (supervisor/watch.py).
             extra["postActionDocumentChanged"] = (nav.changed
                                                   and not extra.get("navigationWasDownload"))
         return {"done": True, "action": action.kind, "frameUrl": frame.url, **extra}
 
-    def _target(self, frame: Frame, css: str, *, allow_script: bool = False) -> A.Target:
+    def _target(self, frame: Frame, css: str, *, allow_script: bool = False,
+                dispatched: Callable[[], None] = lambda: None) -> A.Target:
         selector = locator_engine.unique_selector(css)
         return A.Target(locator=frame.locator(selector), frame=frame, selector=selector,
                         trusted_insert_text=bool(self.capabilities.get("unicodeText")),
                         pointer=self.pointer, allow_script=allow_script,
-                        bidi=(self.browser or "").startswith("firefox"))
+                        bidi=(self.browser or "").startswith("firefox"),
+                        dispatched=dispatched)
 
     async def _run_watching(self, page: Page, work: Any, action: Any = None,
                             on_done: Any = None) -> dict[str, Any]:
@@ -448,3 +452,17 @@ class InputDriver:
         if handle is None:  # the unique selector throws instead
             raise locator_not_unique(0)
         return handle
+
+
+class _Once:
+    """A callable that runs ``then`` the first time it is called, never again (the
+    ``driver.dispatched`` signal: a verb may signal before its read-back, and the watch
+    signals again when the verb returns)."""
+
+    def __init__(self, then: Callable[[], None] | None) -> None:
+        self._then = then
+
+    def __call__(self) -> None:
+        then, self._then = self._then, None
+        if then is not None:
+            then()
