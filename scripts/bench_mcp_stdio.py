@@ -20,10 +20,16 @@ round, after a warm-up, it times ``--calls`` calls of each kind, one at a time:
   client holding the result (both include the bridge's WebSocket hop). Not run for
   Playwright MCP (its tools start a browser).
 
-Arms alternate per round (``--rounds``), so drift on a shared machine hits both. Prints
-medians and p90 in ms; ``--json`` prints every sample.
+``--baseline DIR`` adds the arm ``baseline``: ``trustbridge mcp`` from another source
+tree, e.g. the commit before a change (``mkdir DIR && git archive COMMIT bridge
+supervisor | tar -x -C DIR``), so the whole server path compares, not the transport
+alone (the ``package`` arm shares everything else with ``native``).
 
-Usage: python scripts/bench_mcp_stdio.py [--calls 300] [--rounds 3] [--json]
+Arms alternate per round (``--rounds``), so drift on a shared machine hits all alike.
+Prints medians and p90 in ms; ``--json`` prints every sample.
+
+Usage: python scripts/bench_mcp_stdio.py [--calls 300] [--rounds 3] [--baseline DIR]
+[--no-playwright] [--json]
 """
 
 from __future__ import annotations
@@ -81,18 +87,19 @@ class BridgeClock:
         self.first = self.last = None
 
 
-def _params(arm: str, url: str, home: Path) -> StdioServerParameters:
+def _params(arm: str, url: str, home: Path, baseline: Path | None) -> StdioServerParameters:
     if arm == "playwright":
         cli = env.ensure_playwright_mcp()
         return StdioServerParameters(
             command=str(cli), args=["--headless", "--isolated", "--output-dir", str(home)],
             cwd=str(home), env={"PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1",
                                 "PATH": os.environ.get("PATH", "")})
+    tree = baseline if arm == "baseline" and baseline is not None else REPO
     return StdioServerParameters(
         command=sys.executable, args=["-m", "bridge.cli", "mcp", "--bridge", url],
-        env={"TRUSTBRIDGE_HOME": str(home), "PYTHONPATH": str(REPO),
+        env={"TRUSTBRIDGE_HOME": str(home), "PYTHONPATH": str(tree),
              "TRUSTBRIDGE_MCP_STDIO": arm},
-        cwd=str(REPO))
+        cwd=str(tree))
 
 
 async def _one(client: Client, kind: str) -> None:
@@ -106,12 +113,12 @@ async def _one(client: Client, kind: str) -> None:
 
 
 async def _run_arm(arm: str, url: str, home: Path, calls: int, clock: BridgeClock,
-                   log_dir: Path) -> dict[str, list[float]]:
+                   log_dir: Path, baseline: Path | None) -> dict[str, list[float]]:
     samples: dict[str, list[float]] = {k: [] for k in KINDS}
     samples.update({"before": [], "after": []})
     kinds = KINDS[:1] if arm == "playwright" else KINDS
     with open(log_dir / f"{arm}.stderr.log", "a") as errlog:  # noqa: ASYNC230
-        async with Client(stdio_client(_params(arm, url, home), errlog=errlog),
+        async with Client(stdio_client(_params(arm, url, home, baseline), errlog=errlog),
                           read_timeout_seconds=60) as client:
             for kind in kinds:
                 for _ in range(WARMUP):
@@ -141,10 +148,16 @@ async def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=300, help="timed calls per kind and round")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--baseline", type=Path, metavar="DIR",
+                    help="also run trustbridge mcp from this source tree (arm 'baseline')")
     ap.add_argument("--no-playwright", action="store_true")
     ap.add_argument("--json", action="store_true", help="print every sample as JSON")
     args = ap.parse_args()
     arms = ["package", "native"]
+    if args.baseline is not None:
+        if not (args.baseline / "bridge" / "cli.py").is_file():
+            ap.error(f"--baseline {args.baseline}: no bridge/cli.py there")
+        arms.insert(0, "baseline")
     if not args.no_playwright:
         try:
             env.ensure_playwright_mcp()
@@ -162,7 +175,8 @@ async def main() -> int:
             clock = BridgeClock(server)
             for r in range(args.rounds):
                 for arm in rotated(arms, r):
-                    got = await _run_arm(arm, server.url, home, args.calls, clock, log_dir)
+                    got = await _run_arm(arm, server.url, home, args.calls, clock, log_dir,
+                                         args.baseline)
                     for k, v in got.items():
                         results[arm][k].extend(v)
     finally:

@@ -195,6 +195,39 @@ def malformed_reply(exc: Exception) -> types.JSONRPCError | None:
         "notification or response (one object per line; batches are not supported)."))
 
 
+class _Answering(ObjectReceiveStream[SessionMessage | Exception]):
+    """``read_stream`` without its exceptions: each is answered on ``write_stream``
+    (:func:`malformed_reply`) in the reader's own ``receive()``, with no task between
+    (a hop from task to task costs about 15 µs a message)."""
+
+    def __init__(self, read_stream: ObjectReceiveStream[SessionMessage | Exception],
+                 write_stream: ObjectSendStream[SessionMessage]) -> None:
+        self._read = read_stream
+        self._write = write_stream
+        self._ended = False
+        self._closed = False
+
+    async def receive(self) -> SessionMessage | Exception:
+        while True:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            if self._ended:
+                raise anyio.EndOfStream
+            try:
+                item = await self._read.receive()
+                reply = malformed_reply(item) if isinstance(item, Exception) else None
+                if reply is None:
+                    return item
+                log.warning("answered an unreadable stdin line with JSON-RPC error %d",
+                            reply.error.code)
+                await self._write.send(SessionMessage(reply))
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self._ended = True  # the transport stopped reading or writing: the end
+
+    async def aclose(self) -> None:
+        self._closed = True
+
+
 @asynccontextmanager
 async def answer_malformed(
     read_stream: ObjectReceiveStream[SessionMessage | Exception],
@@ -206,28 +239,11 @@ async def answer_malformed(
     Yields:
         The stream to give ``Server.run``; it ends when ``read_stream`` does.
     """
-    send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-
-    async def pump() -> None:
-        try:
-            async with send:
-                async for item in read_stream:
-                    reply = malformed_reply(item) if isinstance(item, Exception) else None
-                    if reply is None:
-                        await send.send(item)
-                        continue
-                    log.warning("answered an unreadable stdin line with JSON-RPC error %d",
-                                reply.error.code)
-                    await write_stream.send(SessionMessage(reply))
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            pass  # the server stopped reading or writing: nothing left to answer
-
-    async with receive, anyio.create_task_group() as tg:
-        tg.start_soon(pump)
-        try:
-            yield receive
-        finally:
-            tg.cancel_scope.cancel()
+    answering = _Answering(read_stream, write_stream)
+    try:
+        yield answering
+    finally:
+        await answering.aclose()
 
 
 def _drop_idle_tracing(server: Server[Any]) -> None:

@@ -6,11 +6,11 @@ back, about 1.3 ms before and 1.5 ms after each tool call on a loaded 2-core mac
 (issue 18). :func:`stdio_transport` keeps that transport's contract (read from its
 source, mcp 2.3.0) and does the I/O on the loop: stdin through
 ``loop.connect_read_pipe`` and an ``asyncio.StreamReader``, stdout through non-blocking
-``os.write`` calls (waiting on the selector only when the pipe is full).
+``os.write`` calls (the selector writes the rest when the pipe is full).
 
 The contract both keep:
     - it yields ``(read_stream, write_stream)``: ``SessionMessage | Exception`` items in,
-      ``SessionMessage`` items out (anyio memory object streams, no buffer);
+      ``SessionMessage`` items out (anyio object streams);
     - one JSON-RPC message per line, read as UTF-8 with invalid bytes replaced by U+FFFD
       (inside a JSON string the message stays valid, elsewhere it is a parse error);
       lines end at ``\\n``, ``\\r\\n`` or a lone ``\\r`` (the package reads stdin in
@@ -47,41 +47,39 @@ asyncio's, when ``sys.stdin``/``sys.stdout`` are not fd 0/1 (a test's replacemen
 when fd 0 or fd 1 is neither a pipe, a socket nor a character device the selector can
 watch (a regular file: ``trustbridge mcp < requests.jsonl > out``; ``/dev/null``).
 
-``O_NONBLOCK`` belongs to the open file, which other processes may share: a terminal
-(fd 0, 1 and 2 of a shell are usually one open file) is therefore opened anew by its
-name, so the flag never reaches the shell or our own stderr; a pipe or socket is
-served from a duplicate and its flag is restored on exit.
+Neither side has a task of its own: the server's read loop reads and parses stdin in
+``receive()``, and a handler's ``send()`` writes its answer, queueing only what a full
+pipe does not take (a reader task and a writer task, as the package has, cost about
+60 µs more per tool call: scripts/bench_mcp_stdio.py on the 2-core dev machine). The
+descriptors: :mod:`.stdio_fds`; splitting lines: :mod:`.stdio_lines`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import fcntl
 import logging
 import os
-import selectors
-import stat
-import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 
 import anyio
 import mcp_types as types
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
+from .stdio_fds import ENV, claim_both, release_both
 from .stdio_lines import MAX_LINE_BYTES, LineSplitter, LineTooLong
+
+__all__ = ["ENV", "EOF_GRACE_S", "MAX_LINE_BYTES", "LineTooLong", "stdio_transport"]
 
 log = logging.getLogger(__name__)
 
-ENV = "TRUSTBRIDGE_MCP_STDIO"
-"""Environment variable: ``package`` serves with the ``mcp`` package's transport."""
-
 _CHUNK_BYTES = 256 * 1024
 """The most read from stdin at once; also the reader's buffer limit (flow control)."""
+
+_HIGH_WATER_BYTES = 256 * 1024
+"""A ``send()`` that leaves more than this queued for stdout waits until it is written."""
 
 EOF_GRACE_S = 1.0
 """At EOF, how long requests already read may take to be answered before the read
@@ -132,26 +130,144 @@ def _parse(line: bytes) -> SessionMessage | Exception:
     return SessionMessage(message)
 
 
-async def _pump_stdin(reader: asyncio.StreamReader, lines: LineSplitter,
-                      send: MemoryObjectSendStream[SessionMessage | Exception],
-                      unanswered: _Unanswered) -> None:
-    """Hand over every line of stdin until EOF (or a read error: logged, then as EOF),
-    then end the read stream once the requests read are answered (:class:`_Unanswered`)."""
-    async with send:
-        while True:
-            try:
-                data = await reader.read(_CHUNK_BYTES)
-            except OSError as exc:  # EIO: the terminal hung up
-                log.warning("stdin failed (%s): ending the MCP session", exc)
-                data = b""
-            for line in lines.feed(data) if data else lines.end():
-                item = line if isinstance(line, LineTooLong) else _parse(line)
-                if isinstance(item, SessionMessage):
-                    unanswered.read(item.message)
-                await send.send(item)
-            if not data:
-                await unanswered.wait(EOF_GRACE_S)
-                return
+class _Stdin(ObjectReceiveStream[SessionMessage | Exception]):
+    """The read stream: each ``receive()`` takes the next line of stdin, reading more
+    when none is buffered; at EOF (or a read error, logged) it ends once the requests
+    read are answered (:class:`_Unanswered`), at once when stdout is gone."""
+
+    def __init__(self, reader: asyncio.StreamReader, transport: asyncio.BaseTransport,
+                 lines: LineSplitter, unanswered: _Unanswered) -> None:
+        self._reader = reader
+        self._transport = transport
+        self._lines = lines
+        self._unanswered = unanswered
+        self._items: list[SessionMessage | Exception] = []
+        self._next = 0
+        self._eof = False
+        self._waited = False
+        self._closed = False
+        self.stdout_gone = False
+
+    async def receive(self) -> SessionMessage | Exception:
+        while self._next == len(self._items):
+            if self._closed:
+                raise anyio.ClosedResourceError
+            if self._eof:
+                if not (self.stdout_gone or self._waited):
+                    self._waited = True
+                    await self._unanswered.wait(EOF_GRACE_S)
+                raise anyio.EndOfStream
+            await self._read()
+        item = self._items[self._next]
+        self._next += 1
+        return item
+
+    async def _read(self) -> None:
+        try:
+            data = await self._reader.read(_CHUNK_BYTES)
+        except OSError as exc:  # EIO: the terminal hung up
+            log.warning("stdin failed (%s): ending the MCP session", exc)
+            data = b""
+        self._items, self._next = [], 0
+        for line in self._lines.feed(data) if data else self._lines.end():
+            item = line if isinstance(line, LineTooLong) else _parse(line)
+            if isinstance(item, SessionMessage):
+                self._unanswered.read(item.message)
+            self._items.append(item)
+        self._eof = not data
+
+    def stop(self) -> None:
+        """Stop reading: the stream ends as at EOF, without waiting for answers."""
+        self.stdout_gone = True
+        self._transport.close()  # the reader gets EOF
+
+    async def aclose(self) -> None:
+        self._closed = True
+
+
+class _Stdout(ObjectSendStream[SessionMessage]):
+    """The write stream: ``send()`` writes the line at once; what a full pipe does not
+    take is queued whole and written by the selector, so lines never interleave and a
+    cancelled sender never leaves half a line. When stdout is gone (EPIPE), it calls
+    ``stdout_gone`` once and drops what is sent after."""
+
+    def __init__(self, fd: int, unanswered: _Unanswered,
+                 stdout_gone: Callable[[], None]) -> None:
+        self._fd = fd
+        self._unanswered = unanswered
+        self._stdout_gone = stdout_gone
+        self._queue = bytearray()
+        self._drained: asyncio.Future[None] | None = None
+        self._gone = False
+        self._closed = False
+
+    async def send(self, item: SessionMessage) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        data = _encode(item)
+        if data and not self._gone:
+            self._write(data)
+            self._unanswered.written(item.message)
+        if len(self._queue) > _HIGH_WATER_BYTES:
+            await self.drained()
+
+    def _write(self, data: bytes) -> None:
+        if self._queue:
+            self._queue += data
+            return
+        try:
+            written = os.write(self._fd, data)
+        except BlockingIOError:
+            written = 0
+        except OSError as exc:
+            self._fail(exc)
+            return
+        if written < len(data):
+            self._queue += data[written:]
+            asyncio.get_running_loop().add_writer(self._fd, self._write_queued)
+
+    def _write_queued(self) -> None:
+        try:
+            written = os.write(self._fd, self._queue)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            self._fail(exc)
+            return
+        del self._queue[:written]
+        if not self._queue:
+            asyncio.get_running_loop().remove_writer(self._fd)
+            self._wake()
+
+    def _fail(self, exc: OSError) -> None:
+        self._gone = True
+        if self._queue:
+            self._queue.clear()
+            asyncio.get_running_loop().remove_writer(self._fd)
+        self._wake()
+        log.warning("stdout is closed (%s): stopping the MCP server", exc)
+        self._stdout_gone()
+
+    def _wake(self) -> None:
+        if self._drained is not None and not self._drained.done():
+            self._drained.set_result(None)
+        self._drained = None
+
+    async def drained(self) -> None:
+        """Until everything sent is written (or stdout is gone)."""
+        if self._queue:
+            if self._drained is None:
+                self._drained = asyncio.get_running_loop().create_future()
+            await asyncio.shield(self._drained)
+
+    def stop(self) -> None:
+        if self._queue:
+            self._queue.clear()
+            asyncio.get_running_loop().remove_writer(self._fd)
+        self._wake()
+
+    async def aclose(self) -> None:
+        self._closed = True
 
 
 def _encode(item: SessionMessage) -> bytes:
@@ -172,175 +288,9 @@ def _encode(item: SessionMessage) -> bytes:
         return (error.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode()
 
 
-def _set_once(future: asyncio.Future[None]) -> None:
-    if not future.done():  # the selector may report writable again before we run
-        future.set_result(None)
-
-
-async def _write_all(fd: int, data: bytes) -> None:
-    """Write ``data`` to the non-blocking ``fd`` now, waiting on the selector only while
-    the pipe is full.
-
-    Raises:
-        OSError: stdout is gone (EPIPE, ECONNRESET, EIO).
-    """
-    view = memoryview(data)
-    while view:
-        try:
-            view = view[os.write(fd, view):]
-        except BlockingIOError:
-            loop = asyncio.get_running_loop()
-            ready = loop.create_future()
-            loop.add_writer(fd, _set_once, ready)
-            try:
-                await ready
-            finally:
-                loop.remove_writer(fd)
-
-
-async def _pump_stdout(fd: int, receive: MemoryObjectReceiveStream[SessionMessage],
-                       unanswered: _Unanswered, stdout_gone: Callable[[], None]) -> None:
-    gone = False
-    async with receive:
-        async for item in receive:
-            data = _encode(item)
-            if gone or not data:
-                continue  # still taken, so the server's sends never block
-            try:
-                await _write_all(fd, data)
-                unanswered.written(item.message)
-            except OSError as exc:
-                gone = True
-                log.warning("stdout is closed (%s): stopping the MCP server", exc)
-                stdout_gone()
-
-
-@dataclass
-class _Claim:
-    """fd 0 or fd 1 taken for the wire: ``wire`` serves it, ``saved`` restores it."""
-
-    fd: int
-    wire: int
-    saved: int | None = None
-    shared: bool = True
-    """``wire`` shares the open file with ``saved`` (a duplicate, not a reopened tty)."""
-    was_blocking: bool = field(default=True)
-
-
-_claimed: set[int] = set()
-
-
-def _open_wire(fd: int, event: int) -> _Claim | str:
-    """A private descriptor for fd ``fd`` that the selector can watch for ``event``, or
-    why the package's transport must serve instead (a regular file, ``/dev/null``)."""
-    name = "stdin" if fd == 0 else "stdout"
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError as exc:
-        return f"{name}: {exc}"
-    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
-        return f"{name} is not a pipe, socket or character device"
-    try:
-        if os.isatty(fd):  # a fresh open file: O_NONBLOCK stays ours
-            flags = os.O_RDONLY if fd == 0 else os.O_WRONLY
-            claim = _Claim(fd, os.open(os.ttyname(fd), flags | os.O_NOCTTY | os.O_CLOEXEC),
-                           shared=False)
-        else:
-            claim = _Claim(fd, fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3))
-    except OSError as exc:
-        return f"{name} cannot be opened again: {exc}"
-    try:
-        with selectors.DefaultSelector() as probe:  # epoll refuses some devices (EPERM)
-            probe.register(claim.wire, event)
-    except OSError as exc:
-        os.close(claim.wire)
-        return f"{name} cannot be watched by the selector: {exc}"
-    return claim
-
-
-def _divert(claim: _Claim) -> None:
-    """Point ``claim.fd`` at the null device (stdin) or stderr (stdout), keeping the wire
-    in ``claim.saved``.
-
-    Raises:
-        OSError: a descriptor could not be duplicated.
-    """
-    claim.saved = fcntl.fcntl(claim.fd, fcntl.F_DUPFD_CLOEXEC, 3)
-    claim.was_blocking = os.get_blocking(claim.saved)
-    if claim.fd == 0:
-        target = os.open(os.devnull, os.O_RDONLY)
-    else:
-        try:
-            target = os.dup(2)
-        except OSError:
-            target = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(target, claim.fd)
-    finally:
-        os.close(target)
-
-
-def _release(claim: _Claim) -> None:
-    """Close the wire descriptor and point ``claim.fd`` back at the wire, blocking as it
-    was."""
-    with contextlib.suppress(OSError):
-        os.close(claim.wire)
-    if claim.saved is None:
-        return
-    with contextlib.suppress(OSError):
-        if claim.shared:
-            os.set_blocking(claim.saved, claim.was_blocking)
-        os.dup2(claim.saved, claim.fd)
-    with contextlib.suppress(OSError):
-        os.close(claim.saved)
-
-
-def _backed_by(stream: object, fd: int) -> bool:
-    try:
-        return stream.buffer.fileno() == fd  # type: ignore[attr-defined]
-    except (AttributeError, OSError, ValueError):
-        return False
-
-
-def _claim_both() -> tuple[_Claim, _Claim] | str:
-    """fd 0 and fd 1 claimed and diverted, or why the package's transport must serve
-    instead (then nothing was changed).
-
-    Raises:
-        RuntimeError: this transport already serves in this process.
-    """
-    if 0 in _claimed or 1 in _claimed:
-        raise RuntimeError("stdin and stdout already serve another MCP stdio transport")
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return "the event loop is not asyncio's"
-    if os.environ.get(ENV) == "package":
-        return f"${ENV}=package"
-    if not (_backed_by(sys.stdin, 0) and _backed_by(sys.stdout, 1)):
-        return "sys.stdin or sys.stdout is not fd 0 or fd 1"
-    stdin = _open_wire(0, selectors.EVENT_READ)
-    if isinstance(stdin, str):
-        return stdin
-    stdout = _open_wire(1, selectors.EVENT_WRITE)
-    if isinstance(stdout, str):
-        _release(stdin)
-        return stdout
-    try:
-        _divert(stdin)
-        _divert(stdout)
-    except OSError as exc:
-        _release(stdout)
-        _release(stdin)
-        return f"stdin or stdout cannot be diverted: {exc}"
-    _claimed.update((0, 1))
-    return stdin, stdout
-
-
 @asynccontextmanager
 async def stdio_transport(*, line_limit: int = MAX_LINE_BYTES) -> AsyncIterator[tuple[
-        MemoryObjectReceiveStream[SessionMessage | Exception],
-        MemoryObjectSendStream[SessionMessage]]]:
+        ObjectReceiveStream[SessionMessage | Exception], ObjectSendStream[SessionMessage]]]:
     """Serve MCP over the process's stdin and stdout (the contract: module docstring).
 
     Args:
@@ -349,50 +299,38 @@ async def stdio_transport(*, line_limit: int = MAX_LINE_BYTES) -> AsyncIterator[
 
     Yields:
         ``(read_stream, write_stream)``, as ``mcp.server.stdio.stdio_server`` does; the
-        read stream ends at EOF on stdin or when stdout is gone.
+        read stream ends at EOF on stdin or when stdout is gone. Leaving the context
+        writes what is still queued for stdout (unless cancelled).
 
     Raises:
         RuntimeError: a second transport in the same process (the package's raises it
             too).
     """
-    claims = _claim_both()
+    claims = claim_both()
     if isinstance(claims, str):
         log.info("MCP over stdio through the mcp package's transport: %s", claims)
         async with stdio_server() as streams:
             yield streams  # type: ignore[misc]
         return
-    stdin, stdout = claims
+    stdin_fd, stdout_fd = claims
     loop = asyncio.get_running_loop()
+    stdout: _Stdout | None = None
     transport: asyncio.BaseTransport | None = None
     try:
         reader = asyncio.StreamReader(limit=_CHUNK_BYTES)
-        pipe = os.fdopen(stdin.wire, "rb", buffering=0)
-        stdin.wire = -1  # the transport owns (and closes) it from here on
+        pipe = os.fdopen(stdin_fd.wire, "rb", buffering=0)
+        stdin_fd.wire = -1  # the transport owns (and closes) it from here on
         transport, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), pipe)
-        os.set_blocking(stdout.wire, False)
-        read_send, read_stream = anyio.create_memory_object_stream[
-            SessionMessage | Exception](0)
-        write_stream, write_receive = anyio.create_memory_object_stream[SessionMessage](0)
-        reading = anyio.CancelScope()
+        os.set_blocking(stdout_fd.wire, False)
         unanswered = _Unanswered()
-
-        async def read() -> None:
-            with reading:  # cancelled (stdout gone, or leaving): still ends read_stream
-                await _pump_stdin(reader, LineSplitter(line_limit), read_send, unanswered)
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(read)
-            tg.start_soon(_pump_stdout, stdout.wire, write_receive, unanswered,
-                          reading.cancel)
-            try:
-                yield read_stream, write_stream
-            finally:
-                reading.cancel()  # stdin may stay open: never wait for it
-                write_stream.close()  # the writer ends once it has written what it has
+        stdin = _Stdin(reader, transport, LineSplitter(line_limit), unanswered)
+        stdout = _Stdout(stdout_fd.wire, unanswered, stdin.stop)
+        yield stdin, stdout
+        await stdout.drained()
     finally:
+        if stdout is not None:
+            stdout.stop()
         if transport is not None:
             transport.close()
-        _release(stdout)
-        _release(stdin)
-        _claimed.difference_update((0, 1))
+        release_both(stdin_fd, stdout_fd)

@@ -61,6 +61,8 @@ async def main() -> None:
             await write.send(SessionMessage(types.JSONRPCResponse(
                 jsonrpc="2.0", id=m.id,
                 result={"n": n, "method": m.method, "params": m.params or {}, "t": text})))
+            if m.method == "quit":  # leave the transport while stdin stays open
+                break
         await write.aclose()  # as Server.run does: the package's writer waits for it
     print("harness done", file=sys.stderr, flush=True)
 
@@ -282,6 +284,19 @@ async def test_an_answer_that_cannot_be_encoded_becomes_an_error(
     assert bad["id"] == 1 and bad["error"]["code"] == types.INTERNAL_ERROR
     assert (await child.answer())["id"] == 2
     assert await child.close_stdin_and_wait() == 0
+
+
+async def test_leaving_while_stdin_is_open_does_not_wait_for_it(
+        tmp_path: Path, children: list[Child]) -> None:
+    """The server leaves the transport (as on SIGTERM) while the client keeps stdin open:
+    it is left at once, with the answer already sent written (the package's transport
+    would wait for its thread blocked reading stdin)."""
+    child = await _harness(tmp_path, children)
+    await child.send(_line(_request(1, "quit", s="q" * 300_000)))
+    answer = await child.answer()
+    assert answer["id"] == 1 and len(answer["result"]["params"]["s"]) == 300_000
+    assert await asyncio.wait_for(child.proc.wait(), STEP_S) == 0
+    assert "harness done" in child.stderr()
 
 
 async def test_sigterm_with_stdin_open_exits_at_once(tmp_path: Path,
