@@ -16,6 +16,7 @@ import json
 import os
 import pty
 import signal
+import socket
 import sys
 import tty
 from collections.abc import AsyncIterator
@@ -351,6 +352,30 @@ async def test_dev_null_stdin_falls_back_and_ends(tmp_path: Path,
     finally:
         os.close(stdin)
     assert "cannot be watched by the selector" in child.stderr()
+
+
+async def test_one_socket_for_stdin_and_stdout(tmp_path: Path, children: list[Child]) -> None:
+    """A socket as both stdin and stdout (inetd style; libuv-based clients such as Node's
+    give sockets too): lines both ways, and the socket's incoming data never makes the
+    writer think its peer left; EOF (the peer's shutdown) ends the transport."""
+    ours, theirs = socket.socketpair()
+    try:
+        child = await _spawn(tmp_path, ["-c", HARNESS, str(MAX_LINE_BYTES)],
+                             {ENV: "native"}, stdin=theirs.fileno(), stdout=theirs.fileno())
+        children.append(child)
+        theirs.close()
+        reader, writer = await asyncio.open_connection(sock=ours)
+        for i in range(3):
+            writer.write(_line(_request(i)))
+            await writer.drain()
+            answer = json.loads(await asyncio.wait_for(reader.readline(), STEP_S))
+            assert answer["id"] == i
+        writer.write_eof()
+        assert await asyncio.wait_for(child.proc.wait(), STEP_S) == 0
+        assert "harness done" in child.stderr()
+        writer.close()
+    finally:
+        theirs.close()
 
 
 async def test_a_terminal_keeps_blocking_mode(tmp_path: Path, children: list[Child]) -> None:
