@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import os
 import selectors
 import stat
 import sys
 from dataclasses import dataclass, field
+
+if sys.platform != "win32":
+    import fcntl
 
 ENV = "TRUSTBRIDGE_MCP_STDIO"
 """Environment variable: ``package`` serves with the ``mcp`` package's transport."""
@@ -37,7 +39,7 @@ class Claim:
     shared: bool = True
     """``wire`` shares the open file with ``saved`` (a duplicate, not a reopened tty)."""
     was_blocking: bool = field(default=True)
-
+    """``O_NONBLOCK`` was clear on the open file before (restored on release)."""
 
 
 def _open_wire(fd: int, event: int) -> Claim | str:
@@ -54,7 +56,7 @@ def _open_wire(fd: int, event: int) -> Claim | str:
         if os.isatty(fd):  # a fresh open file: O_NONBLOCK stays ours
             flags = os.O_RDONLY if fd == 0 else os.O_WRONLY
             claim = Claim(fd, os.open(os.ttyname(fd), flags | os.O_NOCTTY | os.O_CLOEXEC),
-                           shared=False)
+                          shared=False)
         else:
             claim = Claim(fd, fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3))
     except OSError as exc:
@@ -121,6 +123,8 @@ def claim_both() -> tuple[Claim, Claim] | str:
     """
     if 0 in _claimed or 1 in _claimed:
         raise RuntimeError("stdin and stdout already serve another MCP stdio transport")
+    if sys.platform == "win32":
+        return "Windows pipes cannot be watched by a selector"
     try:
         asyncio.get_running_loop()
     except RuntimeError:
