@@ -251,7 +251,8 @@ class InputDriver:
             elif params.css is None:
                 if not isinstance(action, PressAction):
                     raise E.BadRequest(f"A {action.kind} needs a target element.")
-                work = lambda: A.press_key(page, action.key)
+                bidi = (self.browser or "").startswith("firefox")  # as Target.bidi
+                work = lambda: A.press_key(page, action.key, bidi=bidi)
             else:
                 target = self._target(frame, params.css, allow_script=params.allowScript,
                                       dispatched=signal)
