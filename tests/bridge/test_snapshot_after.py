@@ -3,6 +3,7 @@ wait that asks for it gets the page's snapshot in its own result, taken in the s
 turn, scrubbed of typed secrets, and never when the action opened a dialog or a tab. Real
 BridgeServer over loopback, fake peers that record what they were sent."""
 
+# ruff: noqa: F811  (the tests take the imported `server` fixture by name)
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
@@ -17,21 +18,20 @@ from bridge.protocol.models import Request
 from bridge.server import BridgeServer
 
 from .fakes import FakeExtension
-from .test_executor import TOKEN, HeldDriver, HeldExtension, bounded, click
+from .test_executor import (  # noqa: F401  (server: the same fixture)
+    TOKEN,
+    HeldDriver,
+    HeldExtension,
+    bounded,
+    click,
+    server,
+)
 
 pytestmark = pytest.mark.timeout(30)
 
 D = "dev1"
 AFTER = {"session": "mcp-s1", "timeBudgetMs": 1000}
 SECRET = "hunter2-secret"
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[BridgeServer]:
-    srv = BridgeServer(TOKEN, host="127.0.0.1", port=0)
-    await bounded(srv.start())
-    yield srv
-    await srv.stop()
 
 
 async def _peers(server: BridgeServer, ext_class: type[HeldExtension] = HeldExtension
