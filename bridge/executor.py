@@ -86,7 +86,7 @@ focusing the target, not typing a long text key by key (the driver types without
 deadline once it started, so a long text is never cut in the middle)."""
 DEFAULT_TIMEOUT_MS = 30_000
 """The timeout of an extension call whose params have no ``timeoutMs``, ms."""
-PASSED_TO_DRIVER = ("point", "fastPoint", "selectOption")
+PASSED_TO_DRIVER = ("point", "fastPoint", "selectOption", "plainTarget")
 """Fields of the extension's ``page.resolveTarget`` answer the driver gets as they are."""
 BATCH_ITEM_METHOD = "page.act"
 """Each action of a ``page.batch`` is routed and run as this method."""
@@ -270,7 +270,25 @@ class Executor:
             return
         tab = next((i["tabId"] for i in reversed(items) if isinstance(i.get("tabId"), int)),
                    parsed.tabId)
+        if any(i.get("postActionDocumentChanged") for i in items) and isinstance(tab, int):
+            # The state asked for is the new document's, not a page half loaded.
+            await self._until_loaded(route.extension, tab)
         result.update(await self._take_snapshot(route.device, tab, after))
+
+    async def _until_loaded(self, extension: str, tab: int) -> None:
+        """Wait until ``tab`` no longer says ``status: loading`` in ``tabs.list``, it is
+        gone, or LOAD_WAIT_S passed (polled every LOAD_POLL_S); never raises: the
+        snapshot then shows what there is."""
+        deadline = time.monotonic() + LOAD_WAIT_S
+        while True:
+            try:
+                tabs = (await self.peer(extension).call("tabs.list", {}, RESOLVE_TIMEOUT_S))
+            except E.TrustbridgeError:
+                return
+            row = next((t for t in tabs.get("tabs") or [] if t.get("tabId") == tab), None)
+            if row is None or row.get("status") != "loading" or time.monotonic() >= deadline:
+                return
+            await asyncio.sleep(LOAD_POLL_S)
 
     async def _take_snapshot(self, device: str, tab: int | None,
                              after: SnapshotAfter) -> dict[str, Any]:
@@ -612,6 +630,11 @@ class Executor:
         return {"completedActions": completed, "interruptedAction": None, "device": route.device}
 
 
+LOAD_WAIT_S = 5.0
+"""How long the snapshot after an action that loaded another document waits for it to
+load, s (the MCP server waits as long for a tab it follows: bridge/mcp/response.py)."""
+LOAD_POLL_S = 0.05
+"""How often the tab's load status is read meanwhile, s."""
 STALE_EARLY_SNAPSHOT = ("dialog", "newTabs", "postActionDocumentChanged", "transitionPending")
 """Fields of an act's answer after which a snapshot taken at the driver's dispatched
 signal may not show the page as the answer leaves it (bridge/dispatch_signals.py)."""

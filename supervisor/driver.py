@@ -291,7 +291,8 @@ class InputDriver:
             await refuse_undeliverable(self.capabilities, self.browser or "this browser",
                                        action, target.locator if target else None, page)
             with NavigationWatch(frame) as nav:  # issue 4: postActionDocumentChanged
-                extra = await self._run_watching(page, work, action, signal)
+                extra = await self._run_watching(page, work, action, signal,
+                                                 params.plainTarget)
             # A navigation that became a download kept the document (supervisor/watch.py).
             extra["postActionDocumentChanged"] = (nav.changed
                                                   and not extra.get("navigationWasDownload"))
@@ -307,9 +308,9 @@ class InputDriver:
                         dispatched=dispatched)
 
     async def _run_watching(self, page: Page, work: Any, action: Any = None,
-                            on_done: Any = None) -> dict[str, Any]:
+                            on_done: Any = None, plain: bool = False) -> dict[str, Any]:
         # The action lets the watch skip the download-link look after anything but a click.
-        return await watch.run_watching(page, work, self.dialogs, action, on_done)
+        return await watch.run_watching(page, work, self.dialogs, action, on_done, plain)
 
     async def dialog(self, params: DriverDialogParams) -> dict[str, Any]:
         """Accept or dismiss the oldest open dialog.

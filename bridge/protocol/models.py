@@ -702,6 +702,10 @@ class ResolveTarget(_Model):
     selectOption: int | None = Field(
         default=None, ge=0, description="The ref is an option of a collapsed <select>: "
         "its index; ``css`` then names the select, and a click selects that option.")
+    plainTarget: bool | None = Field(
+        default=None, description="With receipt: no link, area, label or form submit "
+        "control on the target's composed path, so a click on it starts no navigation or "
+        "download by the browser's activation behaviour (extension/src/page/activation.js).")
 
 
 class DriverActParams(_Model):
@@ -728,6 +732,10 @@ class DriverActParams(_Model):
     selectOption: int | None = Field(
         default=None, ge=0, description="Click on an option of the collapsed select ``css`` "
         "names: select the option with this index (supervisor/select.py).")
+    plainTarget: bool = Field(
+        default=False, description="ResolveTarget.plainTarget: a click needs no look for a "
+        "focused download link nor the round trip that lets a navigation that may become a "
+        "download show (supervisor/watch.py).")
     notifyDispatched: str | None = Field(
         default=None, min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_-]+$",
         description="Send the event ``driver.dispatched {id: this}`` once the action's input "

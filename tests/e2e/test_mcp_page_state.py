@@ -74,3 +74,23 @@ async def test_a_click_that_loads_another_document_shows_that_document(
                              ref=ref_of(state, "link", "Next page"))
         shown = page_state(clicked)
         assert "The next page" in shown and "Page state after an action" not in shown, clicked
+
+
+async def test_the_resolve_says_which_clicks_cannot_start_a_navigation(
+        stack: Stack, origins: Origins) -> None:
+    """page.resolveTarget of a click marks plainTarget exactly where no link, area,
+    label or form submit control is on the composed path (extension/src/page/activation.js;
+    the driver then skips its download look)."""
+    await stack.tab.goto(f"{origins.main}/page_state/activation.html")
+    snap = await stack.tab.snapshot()
+    ext = stack.server.policy.extensions[stack.device]
+    expected = {("button", "Plain"): True, ("link", "Link"): False,
+                ("link", "Inside link"): False, ("link", "Download"): False,
+                ("button", "Submit"): False, ("button", "In form"): True,
+                ("checkbox", "Check"): True, ("button", "Shadow plain"): True}
+    seen = {}
+    for role, name in expected:
+        target = await stack.server.executor._resolve(ext, None, ref_of(snap, role, name),
+                                                      receipt=True)
+        seen[(role, name)] = target.get("plainTarget", False)
+    assert seen == expected
