@@ -122,9 +122,27 @@ async def _wait_up(home: Path, up: subprocess.Popen[bytes], log_name: str) -> tu
 async def _measure(browser: Browser, stack: contextlib.AsyncExitStack, pages: PageServer,
                    rounds: int, log: Callable[[str], None], log_dir: Path,
                    child_env: dict[str, str], mcp: bool) -> dict[str, Any]:
-    tab = await browser.tab()
     page_url = pages.url("clicks", b="2u")
-    await tab.goto(page_url)
+    # /clicks-still: a second visible page must not render the Slow box's endless
+    # animation too (CPU every other arm would compete with); the MCP arm clicks Go only.
+    mcp_url = pages.url("clicks-still", b="2u-mcp")
+    client: Client | None = None
+    mcp_error = None
+    said = ""
+    if mcp:
+        # The MCP session first, in the up's first tab; then the SDK's session in a window
+        # of its own: one session's tab is not another's to act on (issue 16), and a tab
+        # behind another in its window is hidden (no animation frames: Playwright's
+        # stable-box wait then takes seconds).
+        try:
+            client = await _mcp_client(stack, log_dir, child_env)
+            tool_text(await client.call_tool("browser_navigate", {"url": mcp_url}))
+            said = tool_text(await client.call_tool("browser_snapshot", {}))
+        except Exception as exc:  # noqa: BLE001 - reported as not run
+            mcp_error = f"{type(exc).__name__}: {exc}"[:300]
+            log(f"B2u: MCP arm not run: {mcp_error}")
+            client = None
+    tab = await browser.new_tab(page_url, window=True)
     snap = await tab.snapshot()
     go = _ref(snap, "Go")
     slow = _ref(snap, "Slow")
@@ -160,21 +178,14 @@ async def _measure(browser: Browser, stack: contextlib.AsyncExitStack, pages: Pa
 
     ops: list[Callable[[], Awaitable[None]]] = [sdk_click, sdk_click_fallback, sdk_click_full,
                                                 locator_click, mouse_click]
-    mcp_error = None
-    if mcp:
-        try:
-            client = await _mcp_client(stack, log_dir, child_env)
-            said = tool_text(await client.call_tool("browser_snapshot", {}))
-            mcp_go = _ref(said, "Go")
+    if client is not None:
+        mcp_client, mcp_go = client, _ref(said, "Go")
 
-            async def mcp_click() -> None:
-                tool_text(await client.call_tool("browser_click",
+        async def mcp_click() -> None:
+            tool_text(await mcp_client.call_tool("browser_click",
                                                  {"element": "Go", "ref": mcp_go}))
 
-            ops.append(mcp_click)
-        except Exception as exc:  # noqa: BLE001 - reported as not run
-            mcp_error = f"{type(exc).__name__}: {exc}"[:300]
-            log(f"B2u: MCP arm not run: {mcp_error}")
+        ops.append(mcp_click)
     samples: dict[str, list[float]] = {op.__name__: [] for op in ops}
     for op in ops:  # warm-up
         await op()
@@ -189,6 +200,10 @@ async def _measure(browser: Browser, stack: contextlib.AsyncExitStack, pages: Pa
     seen_tb = int(await tab.evaluate("document.getElementById('n').textContent"))
     seen_slow = int(await tab.evaluate("document.getElementById('s').textContent"))
     seen_raw = int(await page.text_content("#n") or 0)
+    if client is not None:  # counted on the MCP session's own page, read through it
+        said = tool_text(await client.call_tool("browser_evaluate", {
+            "function": "() => Number(document.getElementById('n').textContent)"}))
+        seen_tb += int(re.findall(r"returned:\n(\d+)", said)[-1])
     stats = {k: summary(v) for k, v in samples.items()}
     base = stats["locator_click"]["median"]
     sent_tb = n * (3 if "mcp_click" in samples else 2)
