@@ -56,6 +56,7 @@ from .protocol.methods import (
 from .protocol.models import (
     ActParams,
     BatchParams,
+    CheckAction,
     ClickAction,
     DragAction,
     HoverAction,
@@ -487,7 +488,8 @@ class Executor:
             "allowCoordinates": is_click and params.allowCoordinates,
             # Issue 18: a verified point lets the driver skip Playwright's waits.
             "fastPoint": params.ref is not None and not params.allowCoordinates
-            and isinstance(action, (ClickAction, HoverAction))
+            and (isinstance(action, (ClickAction, HoverAction))
+                 or (isinstance(action, CheckAction) and action.checked))
             and getattr(action, "position", None) is None,
         }
         if isinstance(action, MouseAction):  # no ref: hit-test the point (vision tools)

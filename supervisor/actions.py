@@ -585,6 +585,39 @@ async def set_checked(t: Target, a: CheckAction, timeout_ms: int) -> dict[str, A
     return {"changed": True, "checked": a.checked}
 
 
+async def fast_set_checked(t: Target, a: CheckAction, at: Point,
+                           timeout_ms: int) -> dict[str, Any]:
+    """:func:`set_checked` with the verified-point click (issue 18): read the state
+    (Playwright's ``is_checked``: native and ARIA roles), and only when it differs, trusted
+    mouse input at the point the extension checked (:func:`fast_pointer`), then the state
+    read back, as Playwright's ``set_checked`` reads it after its click. Only for checking
+    (the bridge asks for a point then): unchecking keeps Playwright's path, which refuses a
+    radio button with its own message.
+
+    Raises:
+        BadRequest: the target is not a checkbox, radio or switch.
+        ElementValueNotSet: the click landed but the state did not change (``cause:
+            "unchanged"``).
+    """
+    with map_playwright_errors(timeout_ms=timeout_ms, wanted=a.checked):
+        before = await t.locator.is_checked(timeout=timeout_ms)
+        if before == a.checked:
+            return {"changed": False, "checked": before}
+        point = await fastpoint.top_point(t.frame, at, timeout_ms)
+        if isinstance(point, str):
+            await t.locator.set_checked(a.checked, timeout=timeout_ms)
+            return {"changed": True, "checked": a.checked, "fastPath": False,
+                    "fastRefused": point}
+        await fastpoint.send(t.page, ClickAction(), point[0], point[1], t.pointer, t.bidi)
+        t.dispatched()  # the read-back below only reads
+        after = await t.locator.is_checked(timeout=timeout_ms)
+    if after != a.checked:
+        raise E.ElementValueNotSet(
+            "The trusted click landed but the control did not change state; the page "
+            "refused it.", expected=a.checked, actual=after, cause="unchanged")
+    return {"changed": True, "checked": a.checked, "fastPath": True}
+
+
 async def drag(source: Target, target: Target, a: DragAction,
                timeout_ms: int) -> dict[str, Any]:
     """Real pointer path: move to the source, press, small move (starts HTML5 drag),

@@ -40,6 +40,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketExce
 from bridge.protocol import errors as E
 from bridge.protocol.models import (
     PROTOCOL_VERSION,
+    CheckAction,
     ClickAction,
     DragAction,
     DriverActParams,
@@ -267,6 +268,9 @@ class InputDriver:
                     # through the select route (one change).
                     one, index = target, params.selectOption
                     work = lambda: select.click_option(one, index, params.timeoutMs)
+                elif params.fastPoint is not None and isinstance(action, CheckAction):
+                    one, at = target, params.fastPoint  # issue 18, as below
+                    work = lambda: A.fast_set_checked(one, action, at, params.timeoutMs)
                 elif params.fastPoint is not None and isinstance(action, ClickAction | HoverAction):
                     # issue 18: the extension verified this point; no actionability waits.
                     one, at = target, params.fastPoint
