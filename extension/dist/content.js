@@ -3003,14 +3003,17 @@
   }
 
   // src/page/activation.js
+  var CONTROLS = /* @__PURE__ */ new Set(["input", "button", "select", "textarea"]);
   function mayActivateNavigation(el) {
+    let inControl = false;
     for (let node = el; node; ) {
       if (node.nodeType === 1) {
         const name = node.localName;
         if ((name === "a" || name === "area") && node.hasAttribute("href")) return true;
-        if (name === "label") return true;
+        if (name === "label" && !inControl) return true;
         if (name === "button" && node.form && (node.type || "submit") === "submit") return true;
         if (name === "input" && node.form && (node.type === "submit" || node.type === "image")) return true;
+        if (CONTROLS.has(name)) inControl = true;
       }
       const parent = node.parentNode;
       node = node.assignedSlot || (parent && parent.nodeType === 11 ? parent.host : parent);
