@@ -40,7 +40,6 @@ from typing import Any
 from .after_input import AfterInput, PeerCall, file_chooser
 from .dialog_waits import DialogWaits, on_tab
 from .dialogs import OpenDialog
-from .dispatch_signals import DispatchSignals
 from .events import may_open_tab
 from .new_tab import open_tab
 from .protocol import errors as E
@@ -87,7 +86,7 @@ focusing the target, not typing a long text key by key (the driver types without
 deadline once it started, so a long text is never cut in the middle)."""
 DEFAULT_TIMEOUT_MS = 30_000
 """The timeout of an extension call whose params have no ``timeoutMs``, ms."""
-PASSED_TO_DRIVER = ("point", "fastPoint", "selectOption", "plainTarget")
+PASSED_TO_DRIVER = ("point", "fastPoint", "selectOption")
 """Fields of the extension's ``page.resolveTarget`` answer the driver gets as they are."""
 BATCH_ITEM_METHOD = "page.act"
 """Each action of a ``page.batch`` is routed and run as this method."""
@@ -116,7 +115,6 @@ class Executor:
         self.after = AfterInput(lambda peer_id: self.peer(peer_id))
         self.dialog_waits = DialogWaits(policy, lambda peer_id: self.peer(peer_id))
         self.secrets = TypedSecrets()
-        self.signals = DispatchSignals()
         self.sessions = SessionBook()
         self.gate = SessionGate(self.sessions, policy, self.queue,
                                 lambda peer_id: self.peer(peer_id))
@@ -132,10 +130,6 @@ class Executor:
         """The extension's ``page.receipt`` event: a click in progress reached its target.
         Receipts nobody waits for (late, unknown, from another peer) are dropped."""
         self.after.receipt_pushed(extension, params)
-
-    def input_dispatched(self, driver: str, params: dict[str, Any]) -> None:
-        """The driver's ``driver.dispatched`` event (bridge/dispatch_signals.py)."""
-        self.signals.dispatched(driver, params)
 
     def page_opened(self, device: str) -> None:
         """The driver's ``page.opened``: it can now see (and report dialogs of) a page."""
@@ -257,17 +251,19 @@ class Executor:
     async def _snapshot_after(self, parsed: Any, route: Any, after: SnapshotAfter,
                               result: dict[str, Any]) -> None:
         """Add the snapshot ``after`` asks for to ``result`` (``snapshotAfter``, or
-        ``snapshotAfterError`` with why not), taken in the same queue turn, so no other
-        request of the tab runs between the action and it (issue 18: one request instead
-        of two per MCP tool). None is taken when the action opened a dialog (the page
-        cannot answer; the result names the dialog) or a tab (the client may follow it
-        and want that tab's state instead). It is scrubbed of typed secrets as any
-        snapshot is, after what this action typed was recorded."""
+        ``snapshotAfterError`` with why not), taken once the action (or wait) answered and
+        before the answer goes out; for input that is inside its tab-queue turn, so no
+        other request of the tab runs between the action and it (issue 18: one request
+        instead of two per MCP tool). It is scrubbed of typed secrets as any snapshot is,
+        after what this action typed was recorded.
+
+        None is taken when the action opened a dialog (the page cannot answer; the result
+        names the dialog), a tab (the client may follow it and want that tab's state), or
+        a batch stopped at a failure (the client reports the failure): every snapshot of
+        a session is its next diff's baseline, so none is taken that may go unshown."""
         items = [result, *(result.get("completedActions") or [])]
-        interrupted = (result.get("interruptedAction") or {}).get("error") or {}
         if any(i.get("dialog") or i.get("transitionPending") or i.get("newTabs")
-               for i in items) \
-                or interrupted.get("code") == E.ErrorCode.DIALOG_OPEN.value:
+               for i in items) or result.get("interruptedAction"):
             return
         tab = next((i["tabId"] for i in reversed(items) if isinstance(i.get("tabId"), int)),
                    parsed.tabId)
@@ -304,12 +300,6 @@ class Executor:
             return {"snapshotAfterError": err.to_payload().model_dump(mode="json",
                                                                       exclude_none=True)}
 
-    async def _early_snapshot(self, fired: asyncio.Event, device: str, tab: int | None,
-                              after: SnapshotAfter) -> dict[str, Any]:
-        """:meth:`_take_snapshot` once the driver said its input was dispatched."""
-        await fired.wait()
-        return await self._take_snapshot(device, tab, after)
-
     async def _run_once(self, method: str, parsed: Any, route: Any) -> dict[str, Any]:
         if isinstance(parsed, ActParams) and not isinstance(route, Local):
             # What a type/fill typed is remembered whatever the answer (an uncertain
@@ -322,14 +312,11 @@ class Executor:
                 self.secrets.typed(route.device,
                                    tab if tab is not None else self.queue.active_tab(route.device),
                                    parsed.ref, parsed.action, result.get("sensitive") is True)
-            if isinstance(result.get("snapshotAfter"), dict):
-                # Taken while the act ran (the driver's dispatched signal): masked again
-                # now that what this act typed is known.
-                self.secrets.scrub_snapshot(route.device, result["snapshotAfter"])
             return self.secrets.scrub_tabs(route.device, result)
         result = await self._route(method, parsed, route)
         if method == "page.snapshot":
             self.secrets.scrub_snapshot(route.device, result)
+            self.secrets.scrub_tabs(route.device, result)  # the late tabs it reports
         elif method == "page.find":
             self.secrets.scrub_find(route.device, result)
             self.secrets.scrub_tabs(route.device, result)
@@ -509,17 +496,8 @@ class Executor:
         receipt_id = target.get("receiptId")
         if receipt_id:
             self.after.events.expect_receipt(route.extension, receipt_id)
-        early: asyncio.Future[dict[str, Any]] | None = None
-        note = driver_id = None
         try:
-            driver_id = self._driver_now(route.device)
-            driver = self.peer(driver_id)
-            if params.snapshotAfter is not None:  # taken once the driver says "dispatched"
-                note, fired = self.signals.arm(driver_id)
-                act["notifyDispatched"] = note
-                early = asyncio.ensure_future(self._early_snapshot(
-                    fired, route.device, target.get("tabId", params.tabId),
-                    params.snapshotAfter))
+            driver = self.peer(self._driver_now(route.device))
             try:
                 result = await driver.call("driver.act", act, driver_timeout_s(params))
             except E.BrowserCrashed as err:
@@ -550,31 +528,13 @@ class Executor:
                 shown = out.get("fileChooser")
                 if out.pop("fileInput", False) and (shown is None or shown.get("late")):
                     out.update(await file_chooser(driver, target["frameToken"]))
-        except BaseException:
-            if early is not None:
-                early.cancel()
-            raise
         finally:
             if receipt_id:
                 self.after.events.forget_receipt(route.extension, receipt_id)
-            if note is not None and driver_id is not None:
-                self.signals.forget(driver_id, note)
         popups = len(result.get("popups") or [])
         late = may_open_tab(params.action) and not result.get("dialog")
-        try:
-            out.update(await self.after.new_tabs(route.extension, out.get("tabId"), started,
-                                                 popups, answered if late else None))
-        except BaseException:
-            if early is not None:
-                early.cancel()
-            raise
-        if early is not None:
-            # Kept only when the answer shows nothing that makes it stale; else the
-            # caller takes one now, or none (a dialog, a new tab: _snapshot_after).
-            if fired.is_set() and not any(out.get(k) for k in STALE_EARLY_SNAPSHOT):
-                out.update(await early)
-            else:
-                early.cancel()
+        out.update(await self.after.new_tabs(route.extension, out.get("tabId"), started, popups,
+                                             answered if late else None))
         return out
 
     async def _to_driver(self, method: str, parsed: Any, route: ToDriver) -> dict[str, Any]:
@@ -637,9 +597,6 @@ LOAD_WAIT_S = 5.0
 load, s (the MCP server waits as long for a tab it follows: bridge/mcp/response.py)."""
 LOAD_POLL_S = 0.05
 """How often the tab's load status is read meanwhile, s."""
-STALE_EARLY_SNAPSHOT = ("dialog", "newTabs", "postActionDocumentChanged", "transitionPending")
-"""Fields of an act's answer after which a snapshot taken at the driver's dispatched
-signal may not show the page as the answer leaves it (bridge/dispatch_signals.py)."""
 
 
 def driver_timeout_s(params: ActParams) -> float:

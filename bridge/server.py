@@ -346,9 +346,6 @@ class BridgeServer:
                 log.info("session %r stopped from the browser", label)
                 self._tell_owners()
             return
-        if msg.event == "driver.dispatched" and peer.role == "driver":
-            self.executor.input_dispatched(peer.id, msg.params)
-            return
         if msg.event == "page.opened" and peer.role == "driver" and peer.device is not None:
             self.executor.page_opened(peer.device)
             return

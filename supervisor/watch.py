@@ -212,9 +212,7 @@ async def _chooser_checked(state: _PageState) -> None:
 
 
 async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
-                       action: Any = None,
-                       on_done: Callable[[], None] | None = None,
-                       plain: bool = False) -> dict[str, Any]:
+                       action: Any = None) -> dict[str, Any]:
     """Run ``work()``; answer early if a dialog opens (the page is blocked until it is
     answered, so the input call would not return), and report new pages, downloads and
     a file chooser.
@@ -223,15 +221,6 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
         action: the protocol action ``work`` performs, when the caller passes it: only a
             click then looks at the focused element for a download link (any action
             does when None).
-        on_done: called once ``work`` finished without a dialog opening, before the looks
-            for downloads and choosers that follow it (the driver's ``driver.dispatched``
-            signal: bridge/dispatch_signals.py).
-        plain: the extension found that the clicked element starts no navigation or
-            download by activation (DriverActParams.plainTarget): unless one was seen
-            already, the look for a focused download link and its round trip are skipped.
-            A chooser the click opens is still reported (the receipt's ``fileInput`` sign
-            makes the bridge ask for it), and a download page script starts is reported
-            when it shows (the tail: the next action's result).
 
     Returns:
         The verb's own fields, plus ``dialog``, ``popups``, ``downloads`` and
@@ -307,15 +296,11 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
             task.add_done_callback(_quiet)
         if (dialog := dialogs.first_for(page)) is not None:
             extra["dialog"] = dialog
-        elif on_done is not None and task.done():
-            on_done()
-        if dialog is None and _may_activate(action):  # typing, hovering, selecting: none
+        elif _may_activate(action):  # typing, hovering, selecting open no chooser
             # The look for a focused download link is the first round trip for choosers.
             if saves or navigations:  # a link that navigated is no download link
                 link = False
                 await _round_trip(page)
-            elif plain and _receipted(action):
-                link = False
             else:
                 link = await _download_link_focused(page, action)
             trips = CLICK_CHOOSER_ROUND_TRIPS if _receipted(action) else CHOOSER_ROUND_TRIPS

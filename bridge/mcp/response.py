@@ -85,7 +85,6 @@ class Response:
         self._chooser = ""
         self._new_tabs = ""
         self._images: list[types.ImageContent] = []
-        conn.take_snapshot_after()  # one from an earlier call is not this call's page state
 
     def add_result(self, text: str) -> None:
         """Add ``text`` as it is to the ``### Result`` section."""
@@ -158,10 +157,10 @@ class Response:
             self._state = await self._page_state() if self.conn.snapshot_after_action \
                 or self._state else ""
         elif self._want_page_state and self.conn.snapshot_after_action:
-            # The snapshot the tool's last request brought back (Connection.tab
-            # page_state), when it is of the tab the state is wanted of; else one more.
-            snap = self.conn.take_snapshot_after()
-            want = self._page_tab.tab_id if self._page_tab is not None else self.conn.tab_id
+            # The snapshot this call's last request through its tab brought back
+            # (Connection.tab page_state), when it is of the tab the state is wanted of.
+            snap = getattr(self._page_tab, "snapshot_after", None)
+            want = self._page_tab.tab_id if self._page_tab is not None else None
             if snap is not None and want in (None, snap.get("tabId")):
                 self._state = page_state_section(snap)
             else:

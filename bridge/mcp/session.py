@@ -81,9 +81,21 @@ class ConnectionTab(Tab):
     def __init__(self, client: BridgeClient, device: str | None, tab_id: int | None,
                  session: str,
                  note: Callable[[str, Mapping[str, Any], float], None] | None = None) -> None:
-        super().__init__(_Recording(client, note) if note else client,  # type: ignore[arg-type]
-                         device, tab_id)
+        def noted(method: str, result: Mapping[str, Any], sent_ms: float) -> None:
+            # Only the latest result's snapshot is the page as it is now (any later
+            # request through this tab, even a read, may follow a change).
+            after = result.get("snapshotAfter")
+            self.snapshot_after = dict(after) if isinstance(after, Mapping) else None
+            if note is not None:
+                note(method, result, sent_ms)
+
+        super().__init__(_Recording(client, noted), device, tab_id)  # type: ignore[arg-type]
         self.session = session
+        self.snapshot_after: dict[str, Any] | None = None
+        """The ``snapshotAfter`` of the latest result through this tab (a ``page.snapshot``
+        result), if it carried one: the page state a tool's Response shows without
+        asking again (Connection.tab ``page_state``). Per tab object, so per tool call:
+        concurrent calls never see each other's."""
 
     async def snapshot_result(self, *, session: str | None = None,
                               **kwargs: Any) -> SnapshotResult:
@@ -353,7 +365,8 @@ class Connection:
         ``page_state``: the tool will show the page state after its action or wait, so
         (when :attr:`snapshot_after_action` is on) its actions, batches and waits ask the
         bridge for the snapshot in the same request (``snapshotAfter``; issue 18), which
-        the Response takes with :meth:`take_snapshot_after` instead of asking again.
+        the Response takes from the tab (``ConnectionTab.snapshot_after``) instead of
+        asking again.
 
         The session's first tab on an attended device (``lease.attended``) is a window of
         its own, opened here: no tab a person may be using is read or acted on unasked.
@@ -374,7 +387,6 @@ class Connection:
     # the launch options.
     _opened: list[OpenedTab] | None = None
     _inputs: tuple[tuple[float, float], ...] = ()
-    _snapshot_after: dict[str, Any] | None = None
 
     @property
     def input_windows(self) -> tuple[tuple[float, float], ...]:
@@ -400,9 +412,6 @@ class Connection:
                 # session (a free tab is claimed by its first action), or it was already.
                 self.own_tab_pending = False
         after = result.get("snapshotAfter")
-        # Only the latest result's snapshot is the page as it is now (any later request,
-        # even a read, may follow a change).
-        self._snapshot_after = dict(after) if isinstance(after, Mapping) else None
         items = [result, *(result.get("completedActions") or [])]
         for item in items:
             for tab in item.get("newTabs") or []:
@@ -419,12 +428,6 @@ class Connection:
         """The tabs results reported opened since the last call, in order (each once)."""
         opened, self._opened = self._opened or [], None
         return opened
-
-    def take_snapshot_after(self) -> dict[str, Any] | None:
-        """The ``snapshotAfter`` of the latest result, if that result carried one, once
-        (a ``page.snapshot`` result: ``{snapshot, url, title, tabId, ...}``)."""
-        snap, self._snapshot_after = self._snapshot_after, None
-        return snap
 
     def select(self, device: str | None, tab_id: int | None) -> None:
         """Make ``tab_id`` of ``device`` the current tab of every later tool call (a tab

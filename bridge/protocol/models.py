@@ -19,8 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .errors import ErrorPayload
 
-PROTOCOL_VERSION = 1
-"""Bumped on any incompatible change; a hello with another version gets PROTOCOL_MISMATCH."""
+PROTOCOL_VERSION = 2
+"""Bumped on any incompatible change; a hello with another version gets PROTOCOL_MISMATCH.
+2: ``snapshotAfter`` on page.act / page.batch / page.wait (a bridge of version 1 refused
+the field on every request; now the hello says so, once)."""
 
 FRAME_TOKEN_ATTRIBUTE = "data-mcjug"
 """Attribute of ``document.documentElement`` that carries a frame's token (design.md §3):
@@ -632,14 +634,6 @@ class ReceiptParams(_Model):
     receiptId: str = Field(min_length=1, max_length=32)
 
 
-class DispatchedEvent(_Model):
-    """Driver → bridge, event ``driver.dispatched``: the input of the ``driver.act`` whose
-    ``notifyDispatched`` was ``id`` has all been sent and the page handled it; the
-    driver's answer follows (supervisor/driver.py)."""
-
-    id: str = Field(min_length=1, max_length=32)
-
-
 class ReceiptEvent(_Model):
     """Extension → bridge, event ``page.receipt``: a trusted click reached the target of
     the receipt ``receiptId`` (pushed from the page's ``click`` listener, so it usually
@@ -702,10 +696,6 @@ class ResolveTarget(_Model):
     selectOption: int | None = Field(
         default=None, ge=0, description="The ref is an option of a collapsed <select>: "
         "its index; ``css`` then names the select, and a click selects that option.")
-    plainTarget: bool | None = Field(
-        default=None, description="With receipt: no link, area, label or form submit "
-        "control on the target's composed path, so a click on it starts no navigation or "
-        "download by the browser's activation behaviour (extension/src/page/activation.js).")
 
 
 class DriverActParams(_Model):
@@ -732,15 +722,6 @@ class DriverActParams(_Model):
     selectOption: int | None = Field(
         default=None, ge=0, description="Click on an option of the collapsed select ``css`` "
         "names: select the option with this index (supervisor/select.py).")
-    plainTarget: bool = Field(
-        default=False, description="ResolveTarget.plainTarget: a click needs no look for a "
-        "focused download link nor the round trip that lets a navigation that may become a "
-        "download show (supervisor/watch.py).")
-    notifyDispatched: str | None = Field(
-        default=None, min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_-]+$",
-        description="Send the event ``driver.dispatched {id: this}`` once the action's input "
-        "has all reached the page, before the driver's own checks after it (downloads, file "
-        "choosers): the bridge starts the snapshot the request asked for then (issue 18).")
 
 
 class DriverDialogParams(_Model):

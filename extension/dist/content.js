@@ -3002,25 +3002,6 @@
     return false;
   }
 
-  // src/page/activation.js
-  var CONTROLS = /* @__PURE__ */ new Set(["input", "button", "select", "textarea"]);
-  function mayActivateNavigation(el) {
-    let inControl = false;
-    for (let node = el; node; ) {
-      if (node.nodeType === 1) {
-        const name = node.localName;
-        if ((name === "a" || name === "area") && node.hasAttribute("href")) return true;
-        if (name === "label" && !inControl) return true;
-        if (name === "button" && node.form && (node.type || "submit") === "submit") return true;
-        if (name === "input" && node.form && (node.type === "submit" || node.type === "image")) return true;
-        if (CONTROLS.has(name)) inControl = true;
-      }
-      const parent = node.parentNode;
-      node = node.assignedSlot || (parent && parent.nodeType === 11 ? parent.host : parent);
-    }
-    return false;
-  }
-
   // src/page/options.js
   function optionRoute(el, locatorFor2) {
     const select = selectOf(el);
@@ -3903,7 +3884,6 @@
       else if (fastPoint && !point) Object.assign(out, await measureFastPoint(el, shadowRootOf));
       if (isSensitive(el)) out.sensitive = true;
       if (receipt && !option) out.receiptId = receipts.arm(el);
-      if (receipt && !option && !mayActivateNavigation(el)) out.plainTarget = true;
       return out;
     },
     receipt({ receiptId }) {

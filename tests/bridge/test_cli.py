@@ -18,6 +18,7 @@ import pytest
 
 from bridge import cli, config
 from bridge.protocol import errors as E
+from bridge.protocol.models import PROTOCOL_VERSION
 from bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension
@@ -159,12 +160,12 @@ async def test_doctor_and_tabs(bridge: Bridge, capsys: pytest.CaptureFixture[str
     assert await bridge.run("doctor") == cli.EXIT_OK
     assert await bridge.run("tabs") == cli.EXIT_OK
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == f"bridge {bridge.url}: protocol 1"
+    assert out[0] == f"bridge {bridge.url}: protocol {PROTOCOL_VERSION}"
     assert out[1].startswith("device dev1: extension connected, driver online, input trusted")
     assert out[-1] == "* 1:  — http://127.0.0.1/"  # after doctor's browser lines
     assert await bridge.run("doctor", "--json") == cli.EXIT_OK
     result = json.loads(capsys.readouterr().out)["result"]
-    assert (result["bridge"], result["protocolVersion"]) == (bridge.url, 1)
+    assert (result["bridge"], result["protocolVersion"]) == (bridge.url, PROTOCOL_VERSION)
     assert [d["device"] for d in result["devices"]] == [D]
     assert await bridge.run("tabs", "--json") == cli.EXIT_OK
     result = json.loads(capsys.readouterr().out)["result"]

@@ -322,3 +322,28 @@ def test_only_an_active_tab_is_followed_and_a_late_one_only_near_an_input() -> N
     assert report.tab_to_follow([opened(3, True, True, 13_000)], inputs) is None
     assert report.tab_to_follow([opened(3, True, True, 9_000)], inputs) is None
     assert report.tab_to_follow([opened(3, True, True, None)], inputs) is None
+
+
+async def test_each_tool_call_s_tab_keeps_its_own_snapshot_after() -> None:
+    """Two tool calls at once, each with its own ConnectionTab: a result through one tab
+    sets that tab's snapshot_after only, and a later result without one clears it (the
+    page state shown is always the latest of that call's own requests)."""
+    from bridge.mcp.session import ConnectionTab
+
+    class Client:
+        def __init__(self) -> None:
+            self.next: dict[str, Any] = {}
+
+        async def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+            return self.next
+
+    client = Client()
+    seen: list[str] = []
+    a = ConnectionTab(client, "dev1", 1, "s", lambda m, r, t: seen.append(m))  # type: ignore[arg-type]
+    b = ConnectionTab(client, "dev1", 1, "s", lambda m, r, t: seen.append(m))  # type: ignore[arg-type]
+    client.next = {"done": True, "tabId": 1, "snapshotAfter": {"snapshot": "- a", "tabId": 1}}
+    await a._client.call("page.act", {})
+    assert a.snapshot_after == {"snapshot": "- a", "tabId": 1} and b.snapshot_after is None
+    client.next = {"tabId": 1, "waitedMs": 0}
+    await a._client.call("page.wait", {})
+    assert a.snapshot_after is None and seen == ["page.act", "page.wait"]

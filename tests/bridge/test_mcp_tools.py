@@ -23,7 +23,7 @@ from PIL import Image
 from bridge.mcp import Session, build_server
 from bridge.mcp.tool import clean_schema
 from bridge.protocol import errors as E
-from bridge.protocol.models import DeviceInfo
+from bridge.protocol.models import PROTOCOL_VERSION, DeviceInfo
 from bridge.sdk import Browser
 from bridge.server import BridgeServer
 
@@ -191,7 +191,7 @@ async def test_sdk_devices_are_typed_and_a_tab_by_id_is_checked(
         devices = await browser.devices()
         assert [type(d) for d in devices] == [DeviceInfo]
         assert devices[0].device == DEVICE and devices[0].extension
-        assert browser.protocol_version == 1
+        assert browser.protocol_version == PROTOCOL_VERSION
         with pytest.raises(E.BrowserTabClosed) as err:
             await browser.tab(99)
         assert err.value.code == E.ErrorCode.BROWSER_TAB_CLOSED

@@ -1,7 +1,8 @@
 """``snapshotAfter`` (bridge/executor.py ``_snapshot_after``; issue 18): an action, batch or
-wait that asks for it gets the page's snapshot in its own result, taken in the same queue
-turn, scrubbed of typed secrets, and never when the action opened a dialog or a tab. Real
-BridgeServer over loopback, fake peers that record what they were sent."""
+wait that asks for it gets the page's snapshot in its own result, taken right after it,
+scrubbed of typed secrets, and never when the action opened a dialog or a tab or a batch
+stopped at a failure (a snapshot nobody is shown must not become the next diff's
+baseline). Real BridgeServer over loopback, fake peers that record what they were sent."""
 
 # ruff: noqa: F811  (the tests take the imported `server` fixture by name)
 from __future__ import annotations
@@ -163,12 +164,16 @@ class SensitiveExtension(HeldExtension):
     """Resolves every ref as a sensitive field; its snapshot echoes SECRET outside the
     field (the page printed what was typed)."""
 
+    snapshot_tabs: list[dict[str, Any]] | None = None
+    """``newTabs`` its snapshots report (tabs opened late), when set."""
+
     async def _answer(self, ws: ClientConnection, req: Request) -> None:  # type: ignore[override]
         if req.method == "page.snapshot":
             self.results["page.snapshot"] = {
                 "snapshot": f'- textbox "Card": ••••••\n- text "You typed {SECRET}"',
                 "url": "http://127.0.0.1/", "title": "t", "tabId": 1, "mode": "snapshot",
-                "frames": 1, "refs": 1, "chars": 60, "truncated": False, "cursor": None}
+                "frames": 1, "refs": 1, "chars": 60, "truncated": False, "cursor": None,
+                **({"newTabs": self.snapshot_tabs} if self.snapshot_tabs else {})}
         if req.method == "page.resolveTarget":
             self.results["page.resolveTarget"] = {"frameToken": "tok", "css": "#x",
                                                   "tabId": 1, "sensitive": True}
@@ -177,74 +182,36 @@ class SensitiveExtension(HeldExtension):
         await super()._answer(ws, req)
 
 
-class SignallingDriver(HeldDriver):
-    """Sends ``driver.dispatched`` for an act that asks, then answers only once the
-    extension got the snapshot request (or after ``answer_after_s``)."""
-
-    def __init__(self, url: str, ext: HeldExtension, answer: dict[str, Any] | None = None) -> None:
-        super().__init__(url)
-        self.ext = ext
-        if answer is not None:
-            self.results["driver.act"] = answer
-
-    async def _answer(self, ws: ClientConnection, req: Request) -> None:  # type: ignore[override]
-        if req.method == "driver.act" and req.params.get("notifyDispatched"):
-            await self.send_event("driver.dispatched", {"id": req.params["notifyDispatched"]})
-            await self.ext.wait_for_request("page.snapshot")  # taken before the answer
-        await super()._answer(ws, req)
-
-
-async def test_the_snapshot_starts_when_the_driver_says_the_input_was_dispatched(
+async def test_no_snapshot_after_a_batch_that_stopped_at_a_failure(
         server: BridgeServer, client: BridgeClient) -> None:
-    """The driver signals dispatched and holds its answer until the extension got the
-    snapshot request: the act still answers, with that snapshot, and no second one."""
-    ext = HeldExtension(server.url)
-    await bounded(ext.connect())
-    drv = SignallingDriver(server.url, ext)
-    await bounded(drv.connect())
+    """The second action fails: the result names it and carries no snapshot, and none
+    was asked (it would have become the session's diff baseline unseen)."""
+    ext, drv = await _peers(server)
+    drv.errors["driver.act"] = E.ElementObscured("Covered.")
     try:
-        result = await bounded(client.call("page.act", click(snapshotAfter=AFTER)))
-        assert result["snapshotAfter"]["snapshot"] == '- button "Save" [ref=e7]'
-        assert ext.methods().count("page.snapshot") == 1
-        assert drv.requests[0].params["notifyDispatched"]
+        batch = await bounded(client.call("page.batch", {
+            "device": D, "tabId": 1, "snapshotAfter": AFTER,
+            "actions": [{"ref": "e1", "action": {"kind": "click"}}]}))
+        assert batch["interruptedAction"]["index"] == 0
+        assert "snapshotAfter" not in batch and "snapshotAfterError" not in batch
+        assert "page.snapshot" not in ext.methods()
     finally:
         await _close(drv, ext)
 
 
-@pytest.mark.parametrize("answer", [
-    {"done": True, "action": "click", "postActionDocumentChanged": True},
-    {"done": True, "action": "click", "dialog": {"type": "alert", "message": "Hi"}}])
-async def test_an_early_snapshot_the_answer_makes_stale_is_not_used(
-        server: BridgeServer, client: BridgeClient, answer: dict[str, Any]) -> None:
-    """The answer says another document started loading: the snapshot taken at the
-    signal is dropped and one is taken after the answer; a dialog: none is kept."""
-    ext = HeldExtension(server.url)
-    await bounded(ext.connect())
-    drv = SignallingDriver(server.url, ext, answer)
-    await bounded(drv.connect())
+async def test_the_late_tabs_a_snapshot_reports_are_masked_too(
+        server: BridgeServer, client: BridgeClient) -> None:
+    """A tab the snapshot reports opened late whose URL carries what was typed into a
+    sensitive field shows the mask there as well (bridge/secrets.py scrub_tabs)."""
+    ext, drv = await _peers(server, SensitiveExtension)
     try:
-        result = await bounded(client.call("page.act", click(snapshotAfter=AFTER)))
-        if answer.get("dialog"):
-            assert "snapshotAfter" not in result
-        else:
-            assert ext.methods().count("page.snapshot") == 2
-            assert result["snapshotAfter"]["snapshot"] == '- button "Save" [ref=e7]'
+        await bounded(client.call("page.act", {
+            "device": D, "tabId": 1, "ref": "e1",
+            "action": {"kind": "fill", "value": SECRET}}))
+        ext.snapshot_tabs = [{"tabId": 5, "url": f"http://127.0.0.1/verify?code={SECRET}",
+                              "title": "Verify", "active": False, "openerTabId": 1}]
+        snap = await bounded(client.call("page.snapshot", {"device": D, "tabId": 1}))
+        shown = [t["url"] for t in snap.get("newTabs") or []]
+        assert shown and all(SECRET not in u for u in shown), snap
     finally:
         await _close(drv, ext)
-
-
-async def test_a_signal_from_another_driver_or_malformed_is_ignored(
-        server: BridgeServer) -> None:
-    """DispatchSignals: only the armed id of the same driver sets the event."""
-    from bridge.dispatch_signals import DispatchSignals
-
-    signals = DispatchSignals()
-    note, fired = signals.arm("drv-a")
-    signals.dispatched("drv-b", {"id": note})
-    signals.dispatched("drv-a", {"id": 7})
-    signals.dispatched("drv-a", "nonsense")
-    assert not fired.is_set()
-    signals.dispatched("drv-a", {"id": note})
-    assert fired.is_set()
-    signals.forget("drv-a", note)
-    signals.dispatched("drv-a", {"id": note})  # forgotten: no error

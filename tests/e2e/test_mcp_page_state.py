@@ -1,8 +1,7 @@
 """The page state an MCP input tool answers with is the page after the action (issue 18:
-it comes back with the action, ``snapshotAfter``, and with a driver starts at the driver's
-``driver.dispatched`` signal): what the page's own handlers changed, synchronously or in
-a microtask, is in it; a typed secret the page echoes is masked; a click that loads
-another document shows that document. Real headless browser, the MCP server in-process
+it comes back with the action, ``snapshotAfter``): what the page's own handlers changed,
+synchronously or in a microtask, is in it; a typed secret the page echoes is masked; a
+click that loads another document shows that document, once loaded. Real headless browser, the MCP server in-process
 on the stack's bridge (tests/e2e/pages/page_state)."""
 
 from __future__ import annotations
@@ -53,7 +52,7 @@ async def test_typing_and_selecting_show_the_page_s_echo(stack: Stack, origins: 
 async def test_a_secret_the_page_echoes_is_masked_in_the_page_state(
         stack: Stack, origins: Origins) -> None:
     """A password typed with browser_type: the page writes it into a paragraph; the page
-    state right after (taken while the driver still checked the value) never shows it."""
+    state right after never shows it."""
     async with mcp_on(stack) as mcp:
         state = await _open(stack, mcp, origins)
         typed = await call(mcp, "browser_type", element="Password", text=SECRET,
@@ -66,8 +65,8 @@ async def test_a_secret_the_page_echoes_is_masked_in_the_page_state(
 
 async def test_a_click_that_loads_another_document_shows_that_document(
         stack: Stack, origins: Origins) -> None:
-    """A link to next.html: the page state after the click is the next page's (the
-    snapshot taken at the driver's signal, of the old document, is not used)."""
+    """A link to next.html: the page state after the click is the next page's, taken once
+    it loaded (not the old document, nor a page half loaded)."""
     async with mcp_on(stack) as mcp:
         state = await _open(stack, mcp, origins)
         clicked = await call(mcp, "browser_click", element="Next page",
@@ -75,24 +74,3 @@ async def test_a_click_that_loads_another_document_shows_that_document(
         shown = page_state(clicked)
         assert "The next page" in shown and "Page state after an action" not in shown, clicked
 
-
-async def test_the_resolve_says_which_clicks_cannot_start_a_navigation(
-        stack: Stack, origins: Origins) -> None:
-    """page.resolveTarget of a click marks plainTarget exactly where no link, area,
-    label or form submit control is on the composed path (extension/src/page/activation.js;
-    the driver then skips its download look)."""
-    await stack.tab.goto(f"{origins.main}/page_state/activation.html")
-    snap = await stack.tab.snapshot()
-    ext = stack.server.policy.extensions[stack.device]
-    expected = {("button", "Plain"): True, ("link", "Link"): False,
-                ("link", "Inside link"): False, ("link", "Download"): False,
-                ("button", "Submit"): False, ("button", "In form"): True,
-                ("checkbox", "Check"): True, ("button", "Shadow plain"): True,
-                # a label passes a click on itself to its control, not one on the control
-                ("checkbox", "Wrapped"): True}
-    seen = {}
-    for role, name in expected:
-        target = await stack.server.executor._resolve(ext, None, ref_of(snap, role, name),
-                                                      receipt=True)
-        seen[(role, name)] = target.get("plainTarget", False)
-    assert seen == expected

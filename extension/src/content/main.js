@@ -12,7 +12,6 @@ import { Receipts, coordinatesFor } from '../page/receipt.js';
 import { waitForText, waitForTextGone } from '../page/wait.js';
 import { isSensitive } from '../page/sensitive.js';
 import { measureFastPoint } from '../page/fastpoint.js';
-import { mayActivateNavigation } from '../page/activation.js';
 import { optionRoute } from '../page/options.js';
 import { hitTest } from '../page/hittest.js';
 import { find } from '../page/find.js';
@@ -129,8 +128,6 @@ const handlers = {
     if (isSensitive(el)) out.sensitive = true;
     // An option is selected through its select (no click reaches it): no receipt to wait for.
     if (receipt && !option) out.receiptId = receipts.arm(el);
-    // issue 18: a click here cannot start a navigation or download by itself (page/activation.js).
-    if (receipt && !option && !mayActivateNavigation(el)) out.plainTarget = true;
     return out;
   },
   receipt({ receiptId }) {
