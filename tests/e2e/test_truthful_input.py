@@ -50,20 +50,25 @@ async def _nav_log(stack: Stack) -> list[dict]:
 
 async def test_typing_cut_by_navigation_is_uncertain_and_no_key_lands_on_the_next_page(
         stack: Stack, origins: Origins) -> None:
-    """A page that navigates every 200 ms: each type is done with the whole text in one
-    document, or BROWSER_OPERATION_UNCERTAIN with how many were sent (not the text), or
-    refused before any key; no document but the first that got a key gets one."""
+    """A page that navigates every 200 ms: each type (40 keys, or 4) is done with the
+    whole text in one document, or BROWSER_OPERATION_UNCERTAIN with how many were sent
+    (not the text), or refused before any key; no document but the first that got a key
+    gets one."""
     tab = stack.tab
     await tab.goto(f"{origins.main}/truth_nav.html")
     outcomes: dict[str, list[str]] = {}
-    for letter in string.ascii_lowercase[:24]:
-        text = letter * 40
+    lengths: dict[str, int] = {}
+    for i, letter in enumerate(string.ascii_lowercase[:24]):
+        # Long texts get cut; every third one is short enough to finish inside a document
+        # even on a loaded machine (40 keys took longer than 200 ms there every time).
+        lengths[letter] = n = 4 if i % 3 == 2 else 40
+        text = letter * n
         try:
             ref = ref_of(await tab.snapshot(), "textbox", "Query")
             result = await tab.type(ref, text)
         except E.BrowserOperationUncertain as err:
             assert text not in str(err.to_payload().model_dump())
-            assert err.details["total"] == 40 and 0 < err.details["sent"] <= 40, err.details
+            assert err.details["total"] == n and 0 < err.details["sent"] <= n, err.details
             outcomes.setdefault("uncertain", []).append(letter)
         except (E.TrustbridgeError, AssertionError) as err:
             outcomes.setdefault("refused", []).append(letter)
@@ -81,7 +86,8 @@ async def test_typing_cut_by_navigation_is_uncertain_and_no_key_lands_on_the_nex
         docs = {e["doc"] for e in mine}
         assert len(docs) <= 1, f"keys of {letter!r} reached {len(docs)} documents: {mine}"
         if letter in outcomes.get("done", []):
-            assert any(letter * 40 in e["value"] for e in mine), f"done, the page got {mine}"
+            assert any(letter * lengths[letter] in e["value"] for e in mine), \
+                f"done, the page got {mine}"
         if letter in outcomes.get("refused", []):
             assert not mine, f"refused but the page got {mine}"
     assert outcomes.get("uncertain"), f"no typing was cut: {outcomes}"
