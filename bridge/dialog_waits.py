@@ -159,6 +159,12 @@ class DialogWaits:
         waiter = asyncio.ensure_future(self.first(device, before, fits))
         try:
             await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            # The caller was cancelled: stop waiting for the call too (its answer, if it
+            # comes, is dropped), and never leave its error unretrieved.
+            task.cancel()
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+            raise
         finally:
             waiter.cancel()
         if task.done():

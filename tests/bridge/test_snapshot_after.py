@@ -215,3 +215,30 @@ async def test_the_late_tabs_a_snapshot_reports_are_masked_too(
         assert shown and all(SECRET not in u for u in shown), snap
     finally:
         await _close(drv, ext)
+
+
+async def test_a_cancelled_race_cancels_the_call_it_waited_for() -> None:
+    """DialogWaits.race cancelled by its caller: the extension call it awaited is
+    cancelled too, not left pending (bridge/dialog_waits.py)."""
+    import asyncio
+
+    from bridge.dialog_waits import DialogWaits
+    from bridge.routing import RoutingPolicy
+
+    waits = DialogWaits(RoutingPolicy(), lambda _peer: None)  # type: ignore[arg-type,return-value]
+    started = asyncio.Event()
+
+    async def call() -> dict[str, Any]:
+        started.set()
+        await asyncio.Event().wait()  # never answers
+        return {}
+
+    racing = asyncio.ensure_future(waits.race(D, call(), set(), lambda _d: True))
+    await bounded(started.wait())
+    inner = next(t for t in asyncio.all_tasks() if t is not racing
+                 and t.get_coro().__qualname__.endswith("call"))  # type: ignore[union-attr]
+    racing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await racing
+    await asyncio.sleep(0)
+    assert inner.cancelled()
