@@ -243,8 +243,7 @@ class Executor:
     async def _run(self, method: str, parsed: Any, route: Any) -> dict[str, Any]:
         result = await self._run_once(method, parsed, route)
         after = getattr(parsed, "snapshotAfter", None)
-        if after is not None and not isinstance(route, Local) \
-                and "snapshotAfter" not in result and "snapshotAfterError" not in result:
+        if after is not None and not isinstance(route, Local):
             await self._snapshot_after(parsed, route, after, result)
         return result
 
