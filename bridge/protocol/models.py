@@ -648,6 +648,13 @@ class ReceiptEvent(_Model):
         description="A file input was clicked right after the press (a button whose handler "
         "calls input.click()): the browser may announce a file chooser after the driver "
         "answered. Pushed a second time, same id, when this becomes true.")
+    quiet: bool = Field(
+        default=False,
+        description="By the end of the click's task the page started nothing the driver "
+        "must wait to see: the target's path has no link, label or submit control, no "
+        "navigation of its document began (the Navigation API's navigate event) and the "
+        "click's user activation was not consumed (window.open, a file chooser). False "
+        "when the browser cannot tell (extension/src/page/receipt.js).")
 
 
 class TabOpenedEvent(_Model):

@@ -327,6 +327,8 @@ api.runtime.onMessage.addListener((msg, sender) => {
     tabId: sender.tab.id, receiptId: pushed.receiptId, delivered: pushed.delivered === true,
     events: Array.isArray(pushed.events) ? pushed.events.slice(0, 8) : [],
     fileInput: pushed.fileInput === true,
+    // The click started nothing the driver must wait to see (page/receipt.js `quiet`).
+    quiet: pushed.quiet === true,
   });
   return false;
 });
