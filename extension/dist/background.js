@@ -1236,6 +1236,174 @@
     }
   };
 
+  // src/page/frameport.js
+  var FRAME_PORT_NAME = "trustbridge-frame";
+
+  // src/background/ports.js
+  var PORT_OPS = /* @__PURE__ */ new Set([
+    "identify",
+    "announceFrames",
+    "snapshotBegin",
+    "snapshot",
+    "snapshotContinue",
+    "locate",
+    "receipt",
+    "hitTest",
+    "find",
+    "waitText"
+  ]);
+  var COMMITS_KEPT = 512;
+  var keyOf = (tabId, frameId) => `${tabId}:${frameId}`;
+  var FramePorts = class {
+    /**
+     * @param {object} api  chrome / browser namespace
+     * @param {(tabId: number, frameId: number) => boolean} navigating  true while a
+     *   navigation of the frame or an ancestor is in flight (background/navigation.js)
+     */
+    constructor(api2, navigating) {
+      this.api = api2;
+      this.navigating = navigating;
+      this.ports = /* @__PURE__ */ new Map();
+      this.commits = /* @__PURE__ */ new Map();
+      this.pushListeners = [];
+      if (api2.runtime && api2.runtime.onConnect) api2.runtime.onConnect.addListener((port) => this.accept(port));
+      api2.webNavigation.onCommitted.addListener((d) => this.committed(d.tabId, d.frameId, d.documentId, d.documentLifecycle));
+      api2.tabs.onRemoved.addListener((tabId) => this.forgetTab(tabId));
+    }
+    /** Call `fn(msg, sender)` for each {receiptPushed} message a content script posts on its port. */
+    onPush(fn) {
+      this.pushListeners.push(fn);
+    }
+    accept(port) {
+      if (port.name !== FRAME_PORT_NAME) return;
+      const sender = port.sender || {};
+      const tabId = sender.tab ? sender.tab.id : void 0;
+      const frameId = sender.frameId;
+      if (typeof tabId !== "number" || typeof frameId !== "number") {
+        port.disconnect();
+        return;
+      }
+      const documentId = sender.documentLifecycle === "active" && typeof sender.documentId === "string" ? sender.documentId : null;
+      if (documentId === null) {
+        port.onMessage.addListener((m) => this.received(null, sender, m));
+        return;
+      }
+      const key = keyOf(tabId, frameId);
+      const entry = { port, documentId, pending: /* @__PURE__ */ new Map(), next: 1, closed: false };
+      const before = this.ports.get(key);
+      this.ports.set(key, entry);
+      if (before && before.documentId !== documentId) this.close(before, "another document of the frame connected");
+      port.onMessage.addListener((m) => this.received(entry, sender, m));
+      port.onDisconnect.addListener(() => {
+        this.fail(entry, "the port closed");
+        entry.closed = true;
+        if (this.ports.get(key) === entry) this.ports.delete(key);
+      });
+      if (!this.commits.has(key)) this.probe(key, tabId, frameId);
+    }
+    /** No commit of this frame seen since this background started (it restarted, or the
+     *  entry was forgotten): ask the browser once which document is current. A commit that
+     *  arrives meanwhile wins (it may be newer than the answer). */
+    probe(key, tabId, frameId) {
+      this.api.webNavigation.getFrame({ tabId, frameId }).then((f) => {
+        if (f && typeof f.documentId === "string" && !this.commits.has(key)) this.remember(key, f.documentId);
+      }, () => null);
+    }
+    committed(tabId, frameId, documentId, lifecycle) {
+      if (typeof documentId !== "string") return;
+      if (lifecycle !== void 0 && lifecycle !== "active") return;
+      const key = keyOf(tabId, frameId);
+      this.remember(key, documentId);
+      const entry = this.ports.get(key);
+      if (entry && entry.documentId !== documentId) {
+        this.close(entry, "the frame committed another document");
+        this.ports.delete(key);
+      }
+    }
+    remember(key, documentId) {
+      this.commits.delete(key);
+      this.commits.set(key, documentId);
+      if (this.commits.size > COMMITS_KEPT) this.commits.delete(this.commits.keys().next().value);
+    }
+    forgetTab(tabId) {
+      const prefix = `${tabId}:`;
+      for (const key of [...this.commits.keys()]) if (key.startsWith(prefix)) this.commits.delete(key);
+      for (const [key, entry] of [...this.ports]) {
+        if (key.startsWith(prefix)) {
+          this.fail(entry, "the tab closed");
+          this.ports.delete(key);
+        }
+      }
+    }
+    /** The frame's port entry when the binding rule (header) holds, else null. */
+    usable(tabId, frameId) {
+      const key = keyOf(tabId, frameId);
+      const entry = this.ports.get(key);
+      if (!entry || entry.closed || entry.documentId === null) return null;
+      if (this.commits.get(key) !== entry.documentId) return null;
+      if (this.navigating(tabId, frameId)) return null;
+      return entry;
+    }
+    /**
+     * Send `msg` over the frame's port when the binding rule holds.
+     * Returns null when it does not (or the port refused the message, nothing sent: the
+     * caller then uses tabs.sendMessage); else a promise of the content script's reply
+     * ({ok, result} | {ok: false, error}) that rejects when the port closes or the frame
+     * commits another document before the answer.
+     */
+    request(tabId, frameId, msg) {
+      if (!PORT_OPS.has(msg.op)) return null;
+      const entry = this.usable(tabId, frameId);
+      if (!entry) return null;
+      const id = entry.next++;
+      try {
+        entry.port.postMessage({ id, msg });
+      } catch {
+        entry.closed = true;
+        return null;
+      }
+      return new Promise((resolve, reject) => entry.pending.set(id, { resolve, reject }));
+    }
+    received(entry, sender, m) {
+      if (!m || typeof m !== "object") return;
+      if (m.receiptPushed) {
+        for (const fn of this.pushListeners) fn(m, sender);
+        return;
+      }
+      if (!entry) return;
+      const waiter = entry.pending.get(m.id);
+      if (!waiter) return;
+      entry.pending.delete(m.id);
+      waiter.resolve(m.reply);
+    }
+    /** Reject every request waiting on `entry` (tabs.toFrame makes them
+     *  BROWSER_DOCUMENT_CHANGED, or BROWSER_CRASHED after its crash check). */
+    fail(entry, why) {
+      const waiting = [...entry.pending.values()];
+      entry.pending.clear();
+      for (const w of waiting) w.reject(new Error(`No answer from the frame: ${why}.`));
+    }
+    close(entry, why) {
+      this.fail(entry, why);
+      entry.closed = true;
+      try {
+        entry.port.disconnect();
+      } catch {
+      }
+    }
+    /** Counts for tests and benchmarks: {ports, usable, commits, pending}. */
+    stats() {
+      let usable = 0;
+      let pending = 0;
+      for (const [key, entry] of this.ports) {
+        const [tabId, frameId] = key.split(":").map(Number);
+        if (this.usable(tabId, frameId)) usable++;
+        pending += entry.pending.size;
+      }
+      return { ports: this.ports.size, usable, commits: this.commits.size, pending };
+    }
+  };
+
   // src/background/reffloor.js
   var DB2 = "trustbridge-refs";
   var STORE2 = "floor";
@@ -1311,6 +1479,14 @@
         if (stored > 0) this.refFloor = Math.max(this.refFloor, stored + SLACK);
       });
       this.navigations = new Navigations(api2, (tabId, frameId, msg) => this.toFrame(tabId, frameId, msg));
+      this.ports = new FramePorts(api2, (tabId, frameId) => {
+        try {
+          this.navigations.check(tabId, frameId);
+          return false;
+        } catch {
+          return true;
+        }
+      });
       this.openedAt = /* @__PURE__ */ new Map();
       api2.tabs.onRemoved.addListener((tabId) => {
         this.state.delete(tabId);
@@ -1414,11 +1590,14 @@
       return n;
     }
     /** Send {op, ...} to one frame's content script; returns its result or throws PageError
-     *  (BROWSER_CRASHED when it cannot answer because the tab's renderer crashed). */
+     *  (BROWSER_CRASHED when it cannot answer because the tab's renderer crashed). Goes over
+     *  the frame's port when background/ports.js proves it is the current document's, else
+     *  by tabs.sendMessage; a port that closes, or whose frame commits another document,
+     *  before the answer fails the request here as a closed sendMessage channel does. */
     async toFrame(tabId, frameId, msg) {
       let reply;
       try {
-        reply = await this.api.tabs.sendMessage(tabId, msg, { frameId });
+        reply = await (this.ports.request(tabId, frameId, msg) ?? this.api.tabs.sendMessage(tabId, msg, { frameId }));
       } catch (err) {
         await this.throwIfCrashed(tabId);
         throw new PageError(
@@ -1790,7 +1969,7 @@
   };
   var connection = null;
   servePopup(api, owners, () => connection);
-  api.runtime.onMessage.addListener((msg, sender) => {
+  function forwardReceipt(msg, sender) {
     const pushed = msg && msg.receiptPushed;
     if (!pushed || !sender.tab || typeof pushed.receiptId !== "string" || !connection) return false;
     connection.sendEvent("page.receipt", {
@@ -1803,7 +1982,9 @@
       quiet: pushed.quiet === true
     });
     return false;
-  });
+  }
+  api.runtime.onMessage.addListener(forwardReceipt);
+  tabs.ports.onPush(forwardReceipt);
   api.tabs.onCreated.addListener((tab) => {
     if (!connection || tab.openerTabId === void 0 || tab.openerTabId === null) return;
     connection.sendEvent("tab.opened", {

@@ -2615,6 +2615,44 @@
     return { done: true, action: action.kind };
   }
 
+  // src/page/activation.js
+  var INPUT_ACTIVATING = /* @__PURE__ */ new Set([
+    "checkbox",
+    "radio",
+    "submit",
+    "image",
+    "reset",
+    "file",
+    "color",
+    "date",
+    "datetime-local",
+    "month",
+    "time",
+    "week"
+  ]);
+  var ALWAYS = /* @__PURE__ */ new Set(["label", "summary", "select", "option", "optgroup"]);
+  function hasActivationBehavior(el) {
+    if (!el || el.nodeType !== 1) return false;
+    const name = el.localName;
+    if ((name === "a" || name === "area") && el.hasAttribute("href")) return true;
+    if (ALWAYS.has(name)) return true;
+    if (el.hasAttribute("popovertarget") || el.hasAttribute("commandfor")) return true;
+    if (name === "button") {
+      const type = String(el.type || "submit").toLowerCase();
+      return type !== "button" && !!el.form;
+    }
+    if (name === "input") return INPUT_ACTIVATING.has(String(el.type || "text").toLowerCase());
+    return false;
+  }
+  function mayActivate(el) {
+    for (let node = el; node; ) {
+      if (hasActivationBehavior(node)) return true;
+      const parent = node.parentNode;
+      node = node.assignedSlot || (parent && parent.nodeType === 11 ? parent.host : parent);
+    }
+    return false;
+  }
+
   // src/page/receipt.js
   var RECEIPT_TTL_MS = 6e4;
   var MAX_RECEIPTS = 64;
@@ -2623,7 +2661,7 @@
   var Receipts = class _Receipts {
     /**
      * @param {Window} win  the window whose capture listeners observe input
-     * @param {(id: string, receipt: {delivered: boolean, events: string[], fileInput: boolean}) => void} [onDelivered]
+     * @param {(id: string, receipt: {delivered: boolean, events: string[], fileInput: boolean, quiet: boolean}) => void} [onDelivered]
      *   called at the end of the dispatch of a trusted click (with its pointerdown or
      *   mousedown) that reached the target; called a second time, with `fileInput: true`,
      *   when a file input is clicked after that push (see the header)
@@ -2636,10 +2674,30 @@
       this.roots = /* @__PURE__ */ new WeakSet();
       this.pending = /* @__PURE__ */ new Set();
       this.flushTimer = null;
+      this.win = win;
       this.listen(win);
-      for (const type of TERMINAL) win.addEventListener(type, (e) => {
-        if (e.isTrusted) this.flush();
-      });
+      for (const type of TERMINAL) {
+        win.addEventListener(type, (e) => {
+          if (!e.isTrusted || !this.armed.size) return;
+          win.addEventListener(type, (late) => {
+            if (late === e) this.flush();
+          }, { once: true });
+        }, { capture: true });
+      }
+      this.canTellQuiet = !!(win.navigation && typeof win.navigation.addEventListener === "function" && win.navigator && win.navigator.userActivation);
+      if (this.canTellQuiet) win.navigation.addEventListener("navigate", () => this.started());
+      win.addEventListener("formdata", () => this.started(), { capture: true });
+    }
+    /** A navigation or form submission started: no receipt pressed before it is quiet. */
+    started() {
+      for (const r of this.armed.values()) if (r.pressedAt !== void 0) r.started = true;
+    }
+    /** Whether receipt `r`'s click started nothing the driver must wait to see (header). */
+    quiet(r) {
+      if (!this.canTellQuiet || r.fileInput || r.started || r.button !== 0) return false;
+      const win = this.win;
+      const target = r.target.deref();
+      return win.top === win && win.navigator.userActivation.isActive === true && !!target && !mayActivate(target);
     }
     listen(target) {
       for (const type of ["pointerdown", "mousedown", "pointerup", "mouseup", "click", "dblclick", "auxclick", "contextmenu"]) {
@@ -2659,7 +2717,7 @@
         if (now - r.at > RECEIPT_TTL_MS || this.armed.size > MAX_RECEIPTS) this.armed.delete(id2);
       }
       const id = `${this.prefix}${this.next++}`;
-      this.armed.set(id, { target: new WeakRef(el), seen: /* @__PURE__ */ new Set(), at: now, pushed: false, fileInput: false });
+      this.armed.set(id, { target: new WeakRef(el), seen: /* @__PURE__ */ new Set(), at: now, pushed: false, fileInput: false, started: false, quietTold: false });
       return id;
     }
     observe(event) {
@@ -2711,8 +2769,10 @@
       }
     }
     push(id, r) {
+      const quiet = !r.quietTold && this.quiet(r);
+      r.quietTold = true;
       try {
-        this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput });
+        this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, quiet });
       } catch {
       }
     }
@@ -3765,6 +3825,83 @@
     return out;
   }
 
+  // src/page/frameport.js
+  var FRAME_PORT_NAME = "trustbridge-frame";
+  var FramePort = class {
+    /**
+     * @param {object} runtime   the extension's runtime namespace (connect, sendMessage)
+     * @param {Window} win       the document's window (pageshow)
+     * @param {string} name      the port name the background accepts
+     * @param {(msg: object) => Promise<{ok: boolean}>} answer  the reply to a request
+     */
+    constructor(runtime, win, name, answer2) {
+      this.runtime = runtime;
+      this.name = name;
+      this.answer = answer2;
+      this.port = null;
+      this.dead = false;
+      win.addEventListener("pageshow", (event) => {
+        if (event.persisted) this.reconnect();
+      });
+      this.connect();
+    }
+    /** Open the port if none is open (and the extension context lives). */
+    connect() {
+      if (this.port || this.dead) return;
+      let port;
+      try {
+        port = this.runtime.connect({ name: this.name });
+      } catch {
+        this.dead = true;
+        return;
+      }
+      this.port = port;
+      port.onMessage.addListener((m) => {
+        if (!m || typeof m.id !== "number" || !m.msg) return;
+        this.answer(m.msg).then((reply) => {
+          try {
+            port.postMessage({ id: m.id, reply });
+          } catch {
+          }
+        });
+      });
+      port.onDisconnect.addListener(() => {
+        if (this.port === port) this.port = null;
+      });
+    }
+    /** Drop the current port (if any) and open a new one. */
+    reconnect() {
+      const old = this.port;
+      this.port = null;
+      if (old) {
+        try {
+          old.disconnect();
+        } catch {
+        }
+      }
+      this.connect();
+    }
+    /** Send a one-way message to the background: over the port when one is open, else by
+     *  runtime.sendMessage (and the port is opened for the next one). Never throws. */
+    push(message) {
+      if (this.port) {
+        try {
+          this.port.postMessage(message);
+          return;
+        } catch {
+          this.port = null;
+        }
+      }
+      try {
+        const sent = this.runtime.sendMessage(message);
+        if (sent && typeof sent.catch === "function") sent.catch(() => {
+        });
+      } catch {
+      }
+      this.connect();
+    }
+  };
+
   // src/shim/browser.js
   var api = globalThis.browser ?? globalThis.chrome;
   var engine = typeof api?.runtime?.getBrowserInfo === "function" ? "gecko" : "chromium";
@@ -3788,11 +3925,7 @@
   var frameKeys = new FrameKeys();
   frameKeys.listen(window);
   var receipts = new Receipts(window, (receiptId, receipt) => {
-    try {
-      api.runtime.sendMessage({ receiptPushed: { receiptId, ...receipt } }).catch(() => {
-      });
-    } catch {
-    }
+    framePort.push({ receiptPushed: { receiptId, ...receipt } });
   });
   var shadowRootOf = openOrClosedShadowRoot;
   var identity = new DocumentIdentity(window);
@@ -3933,9 +4066,20 @@
       return waitForText(document, String(text), ms, shadowRootOf);
     }
   };
+  function answer(msg) {
+    return Promise.resolve().then(() => handlers[msg.op](msg)).then((result) => ({ ok: true, result }), (err) => ({ ok: false, error: toWireError(err) }));
+  }
+  var isRequest = (msg) => !!msg && typeof msg.op === "string" && Object.hasOwn(handlers, msg.op);
+  var framePort = new FramePort(
+    api.runtime,
+    window,
+    FRAME_PORT_NAME,
+    (msg) => isRequest(msg) ? answer(msg) : Promise.resolve({ ok: false, error: toWireError(new PageError("BAD_REQUEST", "Unknown content-script op.")) })
+  );
   api.runtime.onMessage.addListener((msg, _sender, sendResponse) => {
-    if (!msg || typeof msg.op !== "string" || !Object.hasOwn(handlers, msg.op)) return false;
-    Promise.resolve().then(() => handlers[msg.op](msg)).then((result) => sendResponse({ ok: true, result }), (err) => sendResponse({ ok: false, error: toWireError(err) }));
+    if (!isRequest(msg)) return false;
+    framePort.connect();
+    answer(msg).then(sendResponse);
     return true;
   });
 })();

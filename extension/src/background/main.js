@@ -320,7 +320,7 @@ servePopup(api, owners, () => connection);
 // once more with `fileInput: true` when a file input is clicked right after (page/receipt.js): forwarded to the bridge as a one-way `page.receipt` event, which
 // the bridge matches to the click it is running by receiptId. Registered at top level so
 // a woken service worker still hears it.
-api.runtime.onMessage.addListener((msg, sender) => {
+function forwardReceipt(msg, sender) {
   const pushed = msg && msg.receiptPushed;
   if (!pushed || !sender.tab || typeof pushed.receiptId !== 'string' || !connection) return false;
   connection.sendEvent('page.receipt', {
@@ -331,7 +331,10 @@ api.runtime.onMessage.addListener((msg, sender) => {
     quiet: pushed.quiet === true,
   });
   return false;
-});
+}
+api.runtime.onMessage.addListener(forwardReceipt);
+// The same push over the frame's port, when the content script has one open (background/ports.js).
+tabs.ports.onPush(forwardReceipt);
 
 // A tab a page opened (target=_blank, window.open, a modified click): told to the bridge
 // at once, so a click's result can name the tab it opened even when the browser reports

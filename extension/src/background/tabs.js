@@ -2,6 +2,7 @@
 
 import { PageError } from '../page/errors.js';
 import { Navigations } from './navigation.js';
+import { FramePorts } from './ports.js';
 import { SLACK, floorSaver, loadFloor } from './reffloor.js';
 
 /** Documents remembered per frame ordinal, to tell a stale ref from an unknown one. */
@@ -31,6 +32,17 @@ export class Tabs {
     });
     /** Navigations in flight (webNavigation); parseRef fences refs of navigating frames. */
     this.navigations = new Navigations(api, (tabId, frameId, msg) => this.toFrame(tabId, frameId, msg));
+    /** Per-frame ports of content scripts (background/ports.js): a request goes over the
+     *  frame's port only while it provably belongs to the frame's current document, and
+     *  never while a navigation of the frame (or an ancestor) is in flight. */
+    this.ports = new FramePorts(api, (tabId, frameId) => {
+      try {
+        this.navigations.check(tabId, frameId);
+        return false;
+      } catch {
+        return true;
+      }
+    });
     /** tabId → ms since epoch when this background saw the tab open */
     this.openedAt = new Map();
     api.tabs.onRemoved.addListener((tabId) => { this.state.delete(tabId); this.openedAt.delete(tabId); });
@@ -137,11 +149,14 @@ export class Tabs {
   }
 
   /** Send {op, ...} to one frame's content script; returns its result or throws PageError
-   *  (BROWSER_CRASHED when it cannot answer because the tab's renderer crashed). */
+   *  (BROWSER_CRASHED when it cannot answer because the tab's renderer crashed). Goes over
+   *  the frame's port when background/ports.js proves it is the current document's, else
+   *  by tabs.sendMessage; a port that closes, or whose frame commits another document,
+   *  before the answer fails the request here as a closed sendMessage channel does. */
   async toFrame(tabId, frameId, msg) {
     let reply;
     try {
-      reply = await this.api.tabs.sendMessage(tabId, msg, { frameId });
+      reply = await (this.ports.request(tabId, frameId, msg) ?? this.api.tabs.sendMessage(tabId, msg, { frameId }));
     } catch (err) {
       await this.throwIfCrashed(tabId);
       throw new PageError('BROWSER_DOCUMENT_CHANGED',

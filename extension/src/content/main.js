@@ -16,6 +16,7 @@ import { optionRoute } from '../page/options.js';
 import { hitTest } from '../page/hittest.js';
 import { find } from '../page/find.js';
 import { snapshotBegin } from '../page/begin.js';
+import { FRAME_PORT_NAME, FramePort } from '../page/frameport.js';
 
 import { api, openOrClosedShadowRoot } from '../shim/browser.js';
 import { FRAME_TOKEN_ATTRIBUTE as TOKEN_ATTRIBUTE } from '../generated/protocol.js';
@@ -26,11 +27,10 @@ const frameKeys = new FrameKeys();
 frameKeys.listen(window);
 // A delivered click's receipt goes to the background when the click's dispatch ends (and
 // on to the bridge as a `page.receipt` event; again with `fileInput: true` when a later
-// task clicked a file input); fire-and-forget, the bridge falls back to asking.
+// task clicked a file input): over the frame's port when it is open, else by
+// runtime.sendMessage (page/frameport.js); fire-and-forget, the bridge falls back to asking.
 const receipts = new Receipts(window, (receiptId, receipt) => {
-  try {
-    api.runtime.sendMessage({ receiptPushed: { receiptId, ...receipt } }).catch(() => {});
-  } catch { /* extension context gone: the bridge reads the receipt instead */ }
+  framePort.push({ receiptPushed: { receiptId, ...receipt } });
 });
 
 /** Open or closed shadow root of `el` (the extension may see closed ones; design.md §4). */
@@ -180,10 +180,25 @@ const handlers = {
   },
 };
 
-api.runtime.onMessage.addListener((msg, _sender, sendResponse) => {
-  if (!msg || typeof msg.op !== 'string' || !Object.hasOwn(handlers, msg.op)) return false;
-  Promise.resolve()
+/** The reply to a request {op, ...}: {ok: true, result} | {ok: false, error}. */
+function answer(msg) {
+  return Promise.resolve()
     .then(() => handlers[msg.op](msg))
-    .then((result) => sendResponse({ ok: true, result }), (err) => sendResponse({ ok: false, error: toWireError(err) }));
+    .then((result) => ({ ok: true, result }), (err) => ({ ok: false, error: toWireError(err) }));
+}
+
+const isRequest = (msg) => !!msg && typeof msg.op === 'string' && Object.hasOwn(handlers, msg.op);
+
+// Requests come over this frame's port when the background can prove it belongs to this
+// document (background/ports.js), else by tabs.sendMessage below.
+const framePort = new FramePort(api.runtime, window, FRAME_PORT_NAME,
+  (msg) => (isRequest(msg) ? answer(msg) : Promise.resolve({ ok: false, error: toWireError(new PageError('BAD_REQUEST', 'Unknown content-script op.')) })));
+
+api.runtime.onMessage.addListener((msg, _sender, sendResponse) => {
+  if (!isRequest(msg)) return false;
+  // No-op while the port is open; without one (the background restarted, the page came
+  // back from the back/forward cache), open it for the next request.
+  framePort.connect();
+  answer(msg).then(sendResponse);
   return true; // answer asynchronously
 });
