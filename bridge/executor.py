@@ -126,10 +126,11 @@ class Executor:
         self.after.tab_opened(extension, params)
         self.gate.tab_opened(extension, params)
 
-    def receipt_pushed(self, extension: str, params: dict[str, Any]) -> None:
+    def receipt_pushed(self, extension: str, params: dict[str, Any]) -> str | None:
         """The extension's ``page.receipt`` event: a click in progress reached its target.
+        Returns the driver peer to tell ``driver.quiet`` (AfterInput.receipt_pushed).
         Receipts nobody waits for (late, unknown, from another peer) are dropped."""
-        self.after.receipt_pushed(extension, params)
+        return self.after.receipt_pushed(extension, params)
 
     def page_opened(self, device: str) -> None:
         """The driver's ``page.opened``: it can now see (and report dialogs of) a page."""
@@ -493,10 +494,14 @@ class Executor:
             drop = await self._resolve(route.extension, target.get("tabId"), params.action.to)
             act.update(toFrameToken=drop["frameToken"], toCss=drop.get("css"))
         receipt_id = target.get("receiptId")
+        driver_id = self._driver_now(route.device)
         if receipt_id:
             self.after.events.expect_receipt(route.extension, receipt_id)
+            if is_click:  # its receipt's quiet sign spares the driver a round trip
+                act["quietReceipt"] = receipt_id
+                self.after.tell_quiet(route.extension, receipt_id, driver_id)
         try:
-            driver = self.peer(self._driver_now(route.device))
+            driver = self.peer(driver_id)
             try:
                 result = await driver.call("driver.act", act, driver_timeout_s(params))
             except E.BrowserCrashed as err:
@@ -529,7 +534,7 @@ class Executor:
                     out.update(await file_chooser(driver, target["frameToken"]))
         finally:
             if receipt_id:
-                self.after.events.forget_receipt(route.extension, receipt_id)
+                self.after.forget_receipt(route.extension, receipt_id)
         popups = len(result.get("popups") or [])
         late = may_open_tab(params.action) and not result.get("dialog")
         out.update(await self.after.new_tabs(route.extension, out.get("tabId"), started, popups,

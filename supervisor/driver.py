@@ -33,6 +33,7 @@ from typing import Any
 
 from playwright.async_api import ElementHandle, Frame, Page
 from playwright.async_api import Error as PlaywrightError
+from pydantic import ValidationError
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 
@@ -47,10 +48,12 @@ from bridge.protocol.models import (
     DriverDialogParams,
     DriverEvaluateParams,
     DriverScreenshotParams,
+    Event,
     Hello,
     HoverAction,
     MouseAction,
     PressAction,
+    QuietEvent,
     Request,
     UploadAction,
 )
@@ -126,6 +129,9 @@ class InputDriver:
         self._conn: Connection | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
         self.dialogs = DialogTracker(lambda ev, p: self._spawn(self.send_event(ev, p)))
+        # Clicks in flight whose receipt's quiet sign the bridge may send (driver.quiet),
+        # by receipt id; each entry lives while its driver.act runs.
+        self._quiet: dict[str, asyncio.Event] = {}
         # The CDP door of a Chromium device (supervisor/cdp_proxy.py), set by its owner
         # (runner / attach); None: this browser has none (Firefox, Camoufox).
         self.cdp: CdpProxy | None = None
@@ -161,7 +167,8 @@ class InputDriver:
             self.connected.set()
             log.info("driver for %s online", self.device)
             try:
-                await conn.serve(on_request=self._on_request, on_malformed=self._on_malformed)
+                await conn.serve(on_request=self._on_request, on_event=self._on_event,
+                                 on_malformed=self._on_malformed)
             finally:
                 self._conn = None
                 for task in self._tasks:
@@ -172,6 +179,19 @@ class InputDriver:
 
     async def _on_request(self, req: Request) -> None:
         self._spawn(self._answer(req))
+
+    async def _on_event(self, event: Event) -> None:
+        """``driver.quiet {receiptId}``: the click running with that ``quietReceipt``
+        started nothing to wait for (supervisor/watch.py). Others, malformed ones and
+        unknown ids are dropped."""
+        if event.event != "driver.quiet":
+            return
+        try:
+            quiet = QuietEvent.model_validate(event.params)
+        except ValidationError:
+            return
+        if (waiting := self._quiet.get(quiet.receiptId)) is not None:
+            waiting.set()
 
     async def _answer(self, req: Request) -> None:
         response = await answer(req, self._serve(req.method, req.params), "The driver failed",
@@ -283,8 +303,17 @@ class InputDriver:
             # issue 6: refuse what this browser would deliver as something else.
             await refuse_undeliverable(self.capabilities, self.browser or "this browser",
                                        action, target.locator if target else None, page)
-            with NavigationWatch(frame) as nav:  # issue 4: postActionDocumentChanged
-                extra = await self._run_watching(page, work, action)
+            quiet: asyncio.Event | None = None
+            receipt = params.quietReceipt
+            if receipt and isinstance(action, ClickAction) and frame.parent_frame is None:
+                # A click in the top frame: its receipt may spare the watch's round trip.
+                quiet = self._quiet[receipt] = asyncio.Event()
+            try:
+                with NavigationWatch(frame) as nav:  # issue 4: postActionDocumentChanged
+                    extra = await self._run_watching(page, work, action, quiet)
+            finally:
+                if receipt:
+                    self._quiet.pop(receipt, None)
             # A navigation that became a download kept the document (supervisor/watch.py).
             extra["postActionDocumentChanged"] = (nav.changed
                                                   and not extra.get("navigationWasDownload"))
@@ -297,9 +326,10 @@ class InputDriver:
                         pointer=self.pointer, allow_script=allow_script,
                         bidi=(self.browser or "").startswith("firefox"))
 
-    async def _run_watching(self, page: Page, work: Any, action: Any = None) -> dict[str, Any]:
+    async def _run_watching(self, page: Page, work: Any, action: Any = None,
+                            quiet: asyncio.Event | None = None) -> dict[str, Any]:
         # The action lets the watch skip the download-link look after anything but a click.
-        return await watch.run_watching(page, work, self.dialogs, action)
+        return await watch.run_watching(page, work, self.dialogs, action, quiet)
 
     async def dialog(self, params: DriverDialogParams) -> dict[str, Any]:
         """Accept or dismiss the oldest open dialog.

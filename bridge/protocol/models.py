@@ -729,6 +729,20 @@ class DriverActParams(_Model):
     selectOption: int | None = Field(
         default=None, ge=0, description="Click on an option of the collapsed select ``css`` "
         "names: select the option with this index (supervisor/select.py).")
+    quietReceipt: str | None = Field(
+        default=None, min_length=1, max_length=32,
+        description="The click's delivery receipt: the bridge sends ``driver.quiet`` with "
+        "this id when the receipt says the click started nothing the driver must wait to "
+        "see (ReceiptEvent.quiet); the driver then answers without its round trip to the "
+        "page (supervisor/watch.py).")
+
+
+class QuietEvent(_Model):
+    """Bridge → driver, event ``driver.quiet``: the delivery receipt ``receiptId`` of the
+    click a ``driver.act`` is running (its ``quietReceipt``) came with ``quiet: true``
+    (ReceiptEvent.quiet)."""
+
+    receiptId: str = Field(min_length=1, max_length=32)
 
 
 class DriverDialogParams(_Model):

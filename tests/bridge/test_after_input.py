@@ -160,3 +160,22 @@ async def test_a_new_tab_already_closed_is_named_by_its_announcement(
     after.tab_opened(EXT, {"tabId": 5, "openerTabId": 1, "url": "http://127.0.0.1/x"})
     assert await after.new_tabs(EXT, 1, started, 0, late_from=None) == \
         {"newTabs": [{"tabId": 5, "openerTabId": 1, "url": "http://127.0.0.1/x"}]}
+
+
+def test_a_quiet_receipt_names_its_driver_once() -> None:
+    """A delivered quiet push names the driver tell_quiet armed, once; an unarmed,
+    undelivered, not quiet or forgotten receipt names none."""
+    after = AfterInput(lambda _peer_id: ScriptedPeer())
+    push = {"tabId": 1, "receiptId": "r1", "delivered": True, "events": ["click"]}
+    after.events.expect_receipt(EXT, "r1")
+    assert after.receipt_pushed(EXT, {**push, "quiet": True}) is None  # not armed
+    after.tell_quiet(EXT, "r1", "d1")
+    assert after.receipt_pushed(EXT, push) is None  # not quiet
+    assert after.receipt_pushed(EXT, {**push, "delivered": False, "quiet": True}) is None
+    assert after.receipt_pushed("p2", {**push, "quiet": True}) is None  # another extension
+    assert after.receipt_pushed(EXT, {**push, "quiet": True}) == "d1"
+    assert after.receipt_pushed(EXT, {**push, "quiet": True}) is None  # once
+    after.tell_quiet(EXT, "r2", "d1")
+    after.forget_receipt(EXT, "r2")
+    assert after.receipt_pushed(EXT, {**push, "receiptId": "r2", "quiet": True}) is None
+    assert after._quiet == {}

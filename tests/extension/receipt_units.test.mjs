@@ -127,3 +127,88 @@ test('an undelivered click still reads the sign (the bridge asks when no push ca
   assert.equal(read.delivered, false);
   assert.equal(read.fileInput, true);
 });
+
+// The quiet sign (issue 18; receipt.js header, page/activation.js).
+class FakeEvents {
+  constructor() { this.listeners = []; }
+  addEventListener(type, fn) { this.listeners.push([type, fn]); }
+  fire(type) { for (const [t, fn] of this.listeners) if (t === type) fn({ type }); }
+}
+
+function quietSetup({ navigationApi = true, top = true } = {}) {
+  const win = new FakeWindow();
+  win.navigator = { userActivation: { isActive: true } };
+  if (navigationApi) win.navigation = new FakeEvents();
+  win.top = top ? win : {};
+  const pushes = [];
+  const receipts = new Receipts(win, (id, receipt) => pushes.push({ id, ...receipt }));
+  return { win, pushes, receipts };
+}
+const node = (localName, { attrs = {}, parentNode = null, ...extra } = {}) => ({
+  nodeType: 1, localName, parentNode, getRootNode: () => doc,
+  hasAttribute: (name) => Object.hasOwn(attrs, name), ...extra,
+});
+
+test('quiet: a plain button in the top frame whose click started nothing', () => {
+  const { win, pushes, receipts } = quietSetup();
+  const button = node('button', { type: 'submit', form: null });
+  receipts.arm(button);
+  trustedClick(win, [button, doc, win]);
+  assert.deepEqual(pushes.map((p) => p.quiet), [true]);
+});
+
+test('not quiet: a navigation, a form submission or a consumed activation during the click', () => {
+  for (const during of [
+    (win) => win.navigation.fire('navigate'),
+    (win) => win.dispatch('formdata', [doc, win]),
+    (win) => { win.navigator.userActivation.isActive = false; },
+  ]) {
+    const { win, pushes, receipts } = quietSetup();
+    const button = node('button', { type: 'button' });
+    receipts.arm(button);
+    trustedClick(win, [button, doc, win], () => during(win));
+    assert.deepEqual(pushes.map((p) => [p.delivered, p.quiet]), [[true, false]]);
+  }
+});
+
+test('not quiet: a window listener the page added after the content script navigates', () => {
+  const { win, pushes, receipts } = quietSetup();
+  win.addEventListener('click', () => win.navigation.fire('navigate')); // bubble, the page's
+  const button = node('button', { type: 'button' });
+  receipts.arm(button);
+  trustedClick(win, [button, doc, win]);
+  assert.deepEqual(pushes.map((p) => p.quiet), [false]);
+});
+
+test('not quiet: activation behaviour on the path, a child frame, no Navigation API, a file input', async () => {
+  const form = {};
+  const cases = [
+    [() => node('span', { parentNode: node('a', { attrs: { href: '' } }) }), {}],
+    [() => node('button', { type: 'submit', form }), {}],
+    [() => node('input', { type: 'checkbox' }), {}],
+    [() => node('span', { parentNode: node('label') }), {}],
+    [() => node('button', { type: 'button', attrs: { popovertarget: 'p' } }), {}],
+    [() => node('button', { type: 'button' }), { top: false }],
+    [() => node('button', { type: 'button' }), { navigationApi: false }],
+  ];
+  for (const [make, options] of cases) {
+    const { win, pushes, receipts } = quietSetup(options);
+    const el = make();
+    receipts.arm(el);
+    trustedClick(win, [el, doc, win]);
+    assert.deepEqual(pushes.map((p) => [p.delivered, p.quiet]), [[true, false]], JSON.stringify(options));
+  }
+  const { win, pushes, receipts } = quietSetup();
+  const button = node('button', { type: 'button' });
+  receipts.arm(button);
+  trustedClick(win, [button, doc, win], () => win.dispatch('click', [fileInput(), doc, win], { trusted: false }));
+  assert.deepEqual(pushes.map((p) => [p.fileInput, p.quiet]), [[true, false]]);
+  const later = quietSetup();
+  const other = node('button', { type: 'button' });
+  later.receipts.arm(other);
+  trustedClick(later.win, [other, doc, later.win]);
+  await tick();
+  later.win.dispatch('click', [fileInput(), doc, later.win], { trusted: false });
+  // The second push (fileInput) is never quiet.
+  assert.deepEqual(later.pushes.map((p) => [p.fileInput, p.quiet]), [[false, true], [true, false]]);
+});

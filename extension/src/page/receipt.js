@@ -32,8 +32,22 @@
 // that the bridge could take before the second push came (a CI failure,
 // tests/e2e/test_mcp_upload_cancel.py). A second push remains for a handler that clicks
 // the input later (a timer, a promise).
+// The dispatch's end is a bubble listener on window added when the trusted click reaches
+// window's capture phase, so it runs after every window listener the page had registered
+// by then (DOM §2.9: each phase at window invokes a fresh copy of its listener list).
+// Quiet sign (issue 18): the first push says `quiet: true` when, by then, the click
+// started nothing the driver must wait to see, so the driver may answer without its
+// round trip to the page (supervisor/watch.py): the receipt is in the top frame; the
+// target's path has no element with activation behaviour (page/activation.js: that runs
+// after the dispatch, unseen here); no `navigate` event (Navigation API: fired
+// synchronously when a navigation of this document starts, downloads included) and no
+// `formdata` event (fired for every form submission, `form.submit()` too, whose navigate
+// comes a task later) came since the press; the click's transient user activation was
+// not consumed (window.open and file choosers consume it); no file input was clicked.
+// A browser without the Navigation API or `navigator.userActivation` is never quiet.
 
 import { PageError } from './errors.js';
+import { mayActivate } from './activation.js';
 
 const RECEIPT_TTL_MS = 60000;
 const MAX_RECEIPTS = 64;
@@ -46,7 +60,7 @@ const TERMINAL = new Set(['click', 'auxclick', 'contextmenu']);
 export class Receipts {
   /**
    * @param {Window} win  the window whose capture listeners observe input
-   * @param {(id: string, receipt: {delivered: boolean, events: string[], fileInput: boolean}) => void} [onDelivered]
+   * @param {(id: string, receipt: {delivered: boolean, events: string[], fileInput: boolean, quiet: boolean}) => void} [onDelivered]
    *   called at the end of the dispatch of a trusted click (with its pointerdown or
    *   mousedown) that reached the target; called a second time, with `fileInput: true`,
    *   when a file input is clicked after that push (see the header)
@@ -64,10 +78,36 @@ export class Receipts {
     /** @type {Set<string>} delivered receipts whose push waits for the dispatch's end */
     this.pending = new Set();
     this.flushTimer = null;
+    this.win = win;
     this.listen(win);
-    // The trusted click bubbling back to window ends its dispatch (a nested untrusted
-    // click, the page's input.click(), does not).
-    for (const type of TERMINAL) win.addEventListener(type, (e) => { if (e.isTrusted) this.flush(); });
+    // The trusted click bubbling back to window, after the page's own window listeners,
+    // ends its dispatch (a nested untrusted click, the page's input.click(), does not).
+    for (const type of TERMINAL) {
+      win.addEventListener(type, (e) => {
+        if (!e.isTrusted || !this.armed.size) return;
+        win.addEventListener(type, (late) => { if (late === e) this.flush(); }, { once: true });
+      }, { capture: true });
+    }
+    // What makes a click not quiet (see the header): a navigation or a form submission
+    // that started after the press.
+    this.canTellQuiet = !!(win.navigation && typeof win.navigation.addEventListener === 'function'
+      && win.navigator && win.navigator.userActivation);
+    if (this.canTellQuiet) win.navigation.addEventListener('navigate', () => this.started());
+    win.addEventListener('formdata', () => this.started(), { capture: true });
+  }
+
+  /** A navigation or form submission started: no receipt pressed before it is quiet. */
+  started() {
+    for (const r of this.armed.values()) if (r.pressedAt !== undefined) r.started = true;
+  }
+
+  /** Whether receipt `r`'s click started nothing the driver must wait to see (header). */
+  quiet(r) {
+    if (!this.canTellQuiet || r.fileInput || r.started || r.button !== 0) return false;
+    const win = this.win;
+    const target = r.target.deref();
+    return win.top === win && win.navigator.userActivation.isActive === true
+      && !!target && !mayActivate(target);
   }
 
   listen(target) {
@@ -89,7 +129,7 @@ export class Receipts {
       if (now - r.at > RECEIPT_TTL_MS || this.armed.size > MAX_RECEIPTS) this.armed.delete(id);
     }
     const id = `${this.prefix}${this.next++}`;
-    this.armed.set(id, { target: new WeakRef(el), seen: new Set(), at: now, pushed: false, fileInput: false });
+    this.armed.set(id, { target: new WeakRef(el), seen: new Set(), at: now, pushed: false, fileInput: false, started: false, quietTold: false });
     return id;
   }
 
@@ -149,8 +189,11 @@ export class Receipts {
   }
 
   push(id, r) {
+    // Quiet only in the first push, at the dispatch's end; a later one (fileInput) never is.
+    const quiet = !r.quietTold && this.quiet(r);
+    r.quietTold = true;
     try {
-      this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput });
+      this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, quiet });
     } catch { /* the bridge reads it instead */ }
   }
 

@@ -1,0 +1,101 @@
+"""The receipt's quiet sign (issue 18): a click whose receipt says it started nothing is
+answered without the driver's round trip to the page (supervisor/watch.py), and a click
+whose handler did start something still reports it in its own result: a navigation, a
+form submission, a popup, a download, from the target's handler or from a window listener
+the page added (extension/src/page/receipt.js, activation.js; pages under
+tests/e2e/pages/quiet)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from supervisor.downloads import DOWNLOADS_ENV
+
+from .conftest import Origins, Stack, ref_of, wait_until
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def told(stack: Stack) -> list[tuple[str, bool]]:
+    """(receiptId, forwarded to the driver as quiet) for every receipt pushed."""
+    after = stack.server.executor.after
+    seen: list[tuple[str, bool]] = []
+    pushed = after.receipt_pushed
+
+    def spy(extension: str, params: dict) -> str | None:
+        driver = pushed(extension, params)
+        seen.append((params.get("receiptId"), driver is not None))
+        return driver
+
+    after.receipt_pushed = spy
+    return seen
+
+
+async def _open(stack: Stack, origins: Origins) -> str:
+    await stack.client.call("page.navigate", {"url": f"{origins.main}/quiet/index.html"})
+    return await stack.snapshot()
+
+
+async def test_a_plain_click_is_quiet_and_counted(stack: Stack, origins: Origins,
+                                                  told: list) -> None:
+    """A button outside any form and a div button: trusted clicks counted by the page, no
+    document change; on Chromium the receipt was quiet and forwarded to the driver."""
+    snap = await _open(stack, origins)
+    for name, role in (("Plain", "button"), ("Div button", "button")):
+        res = await stack.tab.click(ref_of(snap, role, name))
+        assert res["delivered"] is True and res["postActionDocumentChanged"] is False, res
+    assert await stack.page.evaluate("window.__clicks") == 2
+    if stack.browser == "chromium":  # Firefox's content scripts may lack the Navigation API
+        assert [quiet for _, quiet in told] == [True, True], told
+
+
+@pytest.mark.parametrize(("name", "via"), [
+    ("Go away", "handler"),  # location.href set by the button's handler
+    ("Submit elsewhere", "submit"),  # form.submit(): its navigate comes a task later
+    ("Late listener", "window"),  # a window listener the page added after ours
+])
+async def test_a_click_whose_script_navigates_reports_the_new_document(
+        stack: Stack, origins: Origins, told: list, name: str, via: str) -> None:
+    """The click's own result says the document changed; the page is the other one."""
+    snap = await _open(stack, origins)
+    res = await stack.tab.click(ref_of(snap, "button", name))
+    assert res["postActionDocumentChanged"] is True, res
+    assert not any(quiet for _, quiet in told), told
+    await wait_until(lambda: "other.html" in stack.page.url)
+    assert f"via={via}" in stack.page.url
+
+
+async def test_a_click_whose_handler_opens_a_popup_reports_the_tab(
+        stack: Stack, origins: Origins, told: list) -> None:
+    """window.open in the handler: the new tab is in the click's own result."""
+    snap = await _open(stack, origins)
+    res = await stack.tab.click(ref_of(snap, "button", "Popup"))
+    assert len(res.get("newTabs") or []) == 1, res
+    assert res["newTabs"][0]["openerTabId"] == res["tabId"]
+    assert not any(quiet for _, quiet in told), told
+
+
+async def test_a_click_whose_handler_downloads_reports_the_file(
+        stack: Stack, origins: Origins, told: list, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A handler that clicks a download link it made: the download is in the result."""
+    monkeypatch.setenv(DOWNLOADS_ENV, str(tmp_path / "downloads"))
+    snap = await _open(stack, origins)
+    res = await stack.tab.click(ref_of(snap, "button", "Save file"))
+    names = [d["suggestedFilename"] for d in res.get("downloads") or []]
+    assert names == ["report.txt"], res
+    assert not any(quiet for _, quiet in told), told
+
+
+async def test_a_same_document_move_is_not_quiet(stack: Stack, origins: Origins,
+                                                 told: list) -> None:
+    """location.hash from the handler: a navigate event, so the driver looked (no document
+    change: the page stayed)."""
+    snap = await _open(stack, origins)
+    res = await stack.tab.click(ref_of(snap, "button", "Hash"))
+    assert res["postActionDocumentChanged"] is False, res
+    assert not any(quiet for _, quiet in told), told
+    assert stack.page.url.endswith("#moved")
