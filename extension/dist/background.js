@@ -648,6 +648,22 @@
   var CUT_LINE = "- \u2026";
   var cursors = /* @__PURE__ */ new Map();
   var baselines = /* @__PURE__ */ new Map();
+  var provisionals = /* @__PURE__ */ new Map();
+  var MAX_PROVISIONALS = 8;
+  function setBaseline(key, lines, provisional) {
+    if (!provisional) {
+      baselines.set(key, lines);
+      return;
+    }
+    provisionals.set(String(provisional), { key, lines });
+    while (provisionals.size > MAX_PROVISIONALS) provisionals.delete(provisionals.keys().next().value);
+  }
+  function keepProvisional(id) {
+    const held = provisionals.get(String(id));
+    if (!held) return;
+    provisionals.delete(String(id));
+    baselines.set(held.key, held.lines);
+  }
   function randomId() {
     const a = new Uint32Array(2);
     crypto.getRandomValues(a);
@@ -702,6 +718,7 @@
     const state = await begin(api2, tabs2, tabId, { walkMode, ref: params.ref || null, depth, first });
     state.mode = mode;
     state.session = params.session || "default";
+    state.provisional = typeof params.provisional === "string" ? params.provisional : null;
     state.keep = mode !== "read" && !params.ref && state.depth === null;
     if (!state.top) {
       await tabs2.throwIfCrashed(tabId);
@@ -719,7 +736,7 @@
       state.acc = page.lines;
       const key = `${tabId}/${state.session}`;
       const previous = baselines.get(key);
-      baselines.set(key, state.acc);
+      setBaseline(key, state.acc, state.provisional);
       const { lines, added, removed } = diffOutline(previous || null, state.acc);
       const textState = { kind: "text", tabId, lines, i: 0, info: state, diff: { baseline: !!previous, added, removed } };
       return pageOfText(textState, maxChars, page.refs);
@@ -884,7 +901,7 @@
       const why = page.timedOut ? `after the time budget of ${budget.timeBudgetMs} ms` : `at ${budget.maxChars} characters`;
       lines.push(`# truncated ${why} (page ${state.pages}); call page.snapshot with cursor "${cursor}" for the rest`);
     } else if (state.keep) {
-      baselines.set(`${state.tabId}/${state.session}`, state.acc);
+      setBaseline(`${state.tabId}/${state.session}`, state.acc, state.provisional);
     }
     return {
       snapshot: lines.join("\n"),
@@ -944,6 +961,7 @@
     const owner = entry.state ? entry.state.tabId : entry.text.tabId;
     if (tabId !== null && owner !== tabId) throw new PageError("BAD_REQUEST", "This cursor belongs to another tab.", { tabId: owner });
     if (entry.text) return pageOfText(entry.text, budget.maxChars, 0);
+    entry.state.provisional = null;
     return finishPage(entry.state, await render(tabs2, entry.state, budget.maxChars, deadlineOf(budget)), budget);
   }
   function pruneCursors() {
@@ -1253,6 +1271,7 @@
     "waitText"
   ]);
   var COMMITS_KEPT = 512;
+  var PENDING_PER_PORT = 64;
   var keyOf = (tabId, frameId) => `${tabId}:${frameId}`;
   var FramePorts = class {
     /**
@@ -1354,7 +1373,7 @@
     request(tabId, frameId, msg) {
       if (!PORT_OPS.has(msg.op)) return null;
       const entry = this.usable(tabId, frameId);
-      if (!entry) return null;
+      if (!entry || entry.pending.size >= PENDING_PER_PORT) return null;
       const id = entry.next++;
       try {
         entry.port.postMessage({ id, msg });
@@ -2022,9 +2041,13 @@
     }
     const attended = attendedOf(config, fromSupervisor);
     connection = new BridgeConnection({ ...config, attended }, handlers, api, {
-      events: { "sessions.owners": (params) => {
-        owners.set(params.tabs).catch(() => null);
-      } },
+      events: {
+        "sessions.owners": (params) => {
+          owners.set(params.tabs).catch(() => null);
+        },
+        // A provisional page-state snapshot the bridge showed (background/snapshot.js).
+        "snapshot.keep": (params) => keepProvisional(params.id)
+      },
       // The bridge's sessions are unknown while away: show no owner rather than a stale one.
       onClose: () => {
         owners.clear().catch(() => null);

@@ -232,3 +232,13 @@ test('content end: answers over the port, reconnects lazily, stops when the cont
   assert.equal(fp.dead, true);
   assert.equal(connects.length, 3);
 });
+
+test('a port with many unanswered requests sends the next ones by sendMessage', () => {
+  const { api, ports } = setup();
+  api.ev.committed.fire({ tabId: 1, frameId: 0, documentId: 'D1', documentLifecycle: 'active' });
+  api.ev.connect.fire(fakePort());
+  let taken = 0;
+  for (let i = 0; i < 100; i++) if (ports.request(1, 0, { op: 'waitText' })) taken++;
+  assert.equal(taken, 64);
+  assert.equal(ports.stats().pending, 64);
+});

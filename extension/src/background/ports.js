@@ -47,6 +47,11 @@ export const PORT_OPS = new Set([
  *  again or a port of it connects). */
 const COMMITS_KEPT = 512;
 
+/** Requests one port may have waiting: beyond it (content-script ops that never settle,
+ *  which sendMessage would also keep open until the document goes) new ones go by
+ *  tabs.sendMessage, so a port's table stays small. */
+const PENDING_PER_PORT = 64;
+
 const keyOf = (tabId, frameId) => `${tabId}:${frameId}`;
 
 export class FramePorts {
@@ -170,7 +175,7 @@ export class FramePorts {
   request(tabId, frameId, msg) {
     if (!PORT_OPS.has(msg.op)) return null;
     const entry = this.usable(tabId, frameId);
-    if (!entry) return null;
+    if (!entry || entry.pending.size >= PENDING_PER_PORT) return null;
     const id = entry.next++;
     try {
       entry.port.postMessage({ id, msg });
