@@ -16,6 +16,7 @@ import asyncio
 import pytest
 from playwright.async_api import Error as PlaywrightError
 
+from bridge.protocol import errors as E
 from bridge.sdk import Tab
 
 from .conftest import Origins, Stack, ref_of, stamped
@@ -124,3 +125,41 @@ async def test_a_text_wait_pending_on_a_document_that_goes_away_moves_to_the_nex
     assert res["found"] is True
     snap = await tab.snapshot()
     assert "Arrived at last" in snap and "Leaving soon" not in snap, snap
+
+
+async def test_after_a_background_restart_reads_and_clicks_show_the_page(
+        stack: Stack, origins: Origins, browser: str) -> None:
+    """Chromium stops the extension's service worker (every content script's port closes
+    with it) and a new tab wakes it: the first read goes by sendMessage and reopens the
+    frame's port, and later reads and clicks by ref, over it, show and reach the page (the
+    click counter counts each click once)."""
+    if browser != "chromium":
+        pytest.skip("stopping the extension's background on demand is a Chromium (CDP) facility")
+    tab = Tab(stack.client, stack.device, None)
+    await tab.goto(f"{origins.main}/frame_ports/host.html?src={origins.other}/frame_ports/a.html")
+    await frame_at(stack, "/frame_ports/a.html")
+    await snapshot_showing(tab, "Alpha")
+    cdp = await stack.page.context.new_cdp_session(stack.page)
+    await cdp.send("ServiceWorker.enable")
+    await cdp.send("ServiceWorker.stopAllWorkers")
+    await cdp.detach()
+    woke = await stack.supervisor.context.new_page()  # tabs.onCreated wakes the worker
+    await woke.goto(f"{origins.main}/frame_ports/b.html")
+    await stack.page.bring_to_front()
+    tab_id = next(t["tabId"] for t in (await stack.client.call("tabs.list", {}))["tabs"]
+                  if "/frame_ports/host.html" in t["url"])
+    deadline = asyncio.get_running_loop().time() + 20
+    while True:  # the restarted background reconnects to the bridge
+        try:
+            await stack.client.call("page.snapshot", {"tabId": tab_id})
+            break
+        except E.DeviceNotConnected:
+            assert asyncio.get_running_loop().time() < deadline, "the extension never came back"
+            await asyncio.sleep(0.2)
+    for clicks in (1, 2, 3):
+        snap = (await stack.client.call("page.snapshot", {"tabId": tab_id}))["snapshot"]
+        block = frame_block(snap, "Port frame")
+        assert "Alpha" in block and "Port host" in snap, snap
+        await stack.client.call("page.act", {"tabId": tab_id, "ref": ref_of(block, "button", "Alpha"),
+                                             "action": {"kind": "click"}})
+        assert await stack.page.frame_locator("#f").locator("#n").text_content() == str(clicks)
