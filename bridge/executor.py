@@ -37,9 +37,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import Field
+
 from .after_input import AfterInput, PeerCall, file_chooser
 from .dialog_waits import DialogWaits, on_tab
 from .dialogs import OpenDialog
+from .dispatch_signals import DispatchSignals, EarlySnapshot
 from .events import may_open_tab
 from .new_tab import open_tab
 from .protocol import errors as E
@@ -58,6 +61,7 @@ from .protocol.models import (
     CheckAction,
     ClickAction,
     DragAction,
+    Event,
     HoverAction,
     MouseAction,
     SnapshotAfter,
@@ -115,6 +119,7 @@ class Executor:
         self.after = AfterInput(lambda peer_id: self.peer(peer_id))
         self.dialog_waits = DialogWaits(policy, lambda peer_id: self.peer(peer_id))
         self.secrets = TypedSecrets()
+        self.signals = DispatchSignals()
         self.sessions = SessionBook()
         self.gate = SessionGate(self.sessions, policy, self.queue,
                                 lambda peer_id: self.peer(peer_id))
@@ -131,6 +136,10 @@ class Executor:
         Returns the driver peer to tell ``driver.quiet`` (AfterInput.receipt_pushed).
         Receipts nobody waits for (late, unknown, from another peer) are dropped."""
         return self.after.receipt_pushed(extension, params)
+
+    def input_dispatched(self, driver: str, params: dict[str, Any]) -> None:
+        """The driver's ``driver.dispatched`` event (bridge/dispatch_signals.py)."""
+        self.signals.dispatched(driver, params)
 
     def page_opened(self, device: str) -> None:
         """The driver's ``page.opened``: it can now see (and report dialogs of) a page."""
@@ -244,7 +253,8 @@ class Executor:
     async def _run(self, method: str, parsed: Any, route: Any) -> dict[str, Any]:
         result = await self._run_once(method, parsed, route)
         after = getattr(parsed, "snapshotAfter", None)
-        if after is not None and not isinstance(route, Local):
+        if after is not None and not isinstance(route, Local) and "snapshotAfter" not in result:
+            # (An act's provisional snapshot, kept, is in its result already.)
             await self._snapshot_after(parsed, route, after, result)
         return result
 
@@ -287,13 +297,17 @@ class Executor:
                 return
             await asyncio.sleep(LOAD_POLL_S)
 
-    async def _take_snapshot(self, device: str, tab: int | None,
-                             after: SnapshotAfter) -> dict[str, Any]:
-        """``{snapshotAfter: page.snapshot result}`` or ``{snapshotAfterError: payload}``."""
+    async def _take_snapshot(self, device: str, tab: int | None, after: SnapshotAfter,
+                             provisional: str | None = None) -> dict[str, Any]:
+        """``{snapshotAfter: page.snapshot result}`` or ``{snapshotAfterError: payload}``;
+        ``provisional``: asked as such (bridge/dispatch_signals.py: not the session's diff
+        baseline until :meth:`_keep_snapshot`, no late tabs with it)."""
         try:
-            params = SnapshotParams(device=device, tabId=tab, mode=after.mode,
-                                    maxChars=after.maxChars, session=after.session,
-                                    timeBudgetMs=after.timeBudgetMs)
+            model = SnapshotParams if provisional is None else _ProvisionalSnapshotParams
+            params = model(device=device, tabId=tab, mode=after.mode,
+                           maxChars=after.maxChars, session=after.session,
+                           timeBudgetMs=after.timeBudgetMs,
+                           **({} if provisional is None else {"provisional": provisional}))
             route = self.policy.route("page.snapshot", device, tab, self.queue.active_tab)
             return {"snapshotAfter": await self._run_once("page.snapshot", params, route)}
         except E.TrustbridgeError as err:
@@ -312,6 +326,11 @@ class Executor:
                 self.secrets.typed(route.device,
                                    tab if tab is not None else self.queue.active_tab(route.device),
                                    parsed.ref, parsed.action, result.get("sensitive") is True)
+            if isinstance(snap := result.get("snapshotAfter"), dict):
+                # Taken while the act ran (its provisional snapshot): masked again now
+                # that what this act typed is known.
+                self.secrets.scrub_snapshot(route.device, snap)
+                self.secrets.scrub_tabs(route.device, snap)
             return self.secrets.scrub_tabs(route.device, result)
         result = await self._route(method, parsed, route)
         if method == "page.snapshot":
@@ -357,7 +376,7 @@ class Executor:
             late = time.monotonic() if may_open_tab(parsed.action) else None
             result.update(await self.after.new_tabs(route.extension, result.get("tabId"),
                                                     started, 0, late))
-        elif method in REPORTS_LATE_TABS:
+        elif method in REPORTS_LATE_TABS and not getattr(parsed, "provisional", None):
             with contextlib.suppress(E.TrustbridgeError):  # the page's answer stands
                 result.update(await self.after.late_tabs(route.extension, result.get("tabId")))
         result["device"] = route.device
@@ -495,6 +514,12 @@ class Executor:
             act.update(toFrameToken=drop["frameToken"], toCss=drop.get("css"))
         receipt_id = target.get("receiptId")
         driver_id = self._driver_now(route.device)
+        early: EarlySnapshot | None = None
+        if params.snapshotAfter is not None:  # started at the driver's dispatched signal
+            tab, after = target.get("tabId", params.tabId), params.snapshotAfter
+            early = EarlySnapshot(self.signals, driver_id, lambda provisional: (
+                self._take_snapshot(route.device, tab, after, provisional)))
+            act["notifyDispatched"] = early.note
         if receipt_id:
             self.after.events.expect_receipt(route.extension, receipt_id)
             if is_click:  # its receipt's quiet sign spares the driver a round trip
@@ -532,14 +557,37 @@ class Executor:
                 shown = out.get("fileChooser")
                 if out.pop("fileInput", False) and (shown is None or shown.get("late")):
                     out.update(await file_chooser(driver, target["frameToken"]))
+            popups = len(result.get("popups") or [])
+            late = may_open_tab(params.action) and not result.get("dialog")
+            out.update(await self.after.new_tabs(route.extension, out.get("tabId"), started,
+                                                 popups, answered if late else None))
+            if early is not None and (snap := await early.outcome(out)) is not None:
+                out["snapshotAfter"] = await self._keep_snapshot(route.extension, snap,
+                                                                 early.note)
+        except BaseException:
+            if early is not None:
+                early.cancel()
+            raise
         finally:
             if receipt_id:
                 self.after.forget_receipt(route.extension, receipt_id)
-        popups = len(result.get("popups") or [])
-        late = may_open_tab(params.action) and not result.get("dialog")
-        out.update(await self.after.new_tabs(route.extension, out.get("tabId"), started, popups,
-                                             answered if late else None))
+            if early is not None:
+                early.forget()
         return out
+
+    async def _keep_snapshot(self, extension: str, snap: dict[str, Any],
+                             provisional: str) -> dict[str, Any]:
+        """Show the provisional snapshot ``snap``: the extension makes it its session's
+        diff baseline (``snapshot.keep``, sent before the answer, so any later request of
+        the client comes after it) and the late tabs it did not report are added."""
+        peer = self.peer(extension)
+        send = getattr(peer, "send", None)
+        if send is not None:
+            with contextlib.suppress(Exception):  # a closed extension loses nothing shown
+                await send(Event(event="snapshot.keep", params={"id": provisional}))
+        with contextlib.suppress(E.TrustbridgeError):  # the page's answer stands
+            snap.update(await self.after.late_tabs(extension, snap.get("tabId")))
+        return snap
 
     async def _to_driver(self, method: str, parsed: Any, route: ToDriver) -> dict[str, Any]:
         """A method only the driver serves, as its own method (``driver_method``)."""
@@ -612,3 +660,9 @@ def driver_timeout_s(params: ActParams) -> float:
     typed = len(text) if isinstance(text, str) else 0
     return params.timeoutMs / 1000 + DRIVER_MARGIN_S + typed * KEY_ALLOWANCE_S
 
+
+class _ProvisionalSnapshotParams(SnapshotParams):
+    """``page.snapshot`` as the executor asks for a provisional page state
+    (bridge/dispatch_signals.py); never a client's request."""
+
+    provisional: str = Field(min_length=1, max_length=32)

@@ -96,7 +96,7 @@ class Peer:
         """The peer's WebSocket."""
         return self.conn.ws  # type: ignore[return-value]
 
-    async def send(self, message: Welcome | Request | Response) -> None:
+    async def send(self, message: Welcome | Request | Response | Event) -> None:
         await self.conn.send(message)
 
     async def call(self, method: str, params: dict[str, Any], timeout_s: float) -> dict[str, Any]:
@@ -349,6 +349,9 @@ class BridgeServer:
                 self.executor.gate.stop(session, "a person (the browser's Stop button)")
                 log.info("session %r stopped from the browser", label)
                 self._tell_owners()
+            return
+        if msg.event == "driver.dispatched" and peer.role == "driver":
+            self.executor.input_dispatched(peer.id, msg.params)
             return
         if msg.event == "page.opened" and peer.role == "driver" and peer.device is not None:
             self.executor.page_opened(peer.device)

@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 import os
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -147,6 +147,11 @@ class Target:
     pointer: PointerPath = PointerPath()
     allow_script: bool = False
     bidi: bool = False
+    dispatched: Callable[[], None] = lambda: None
+    """Called once a verb's input has all reached the page, before it reads the result
+    back (the driver's ``driver.dispatched`` signal, bridge/dispatch_signals.py: the
+    bridge may start the page-state snapshot then). Verbs that do not call it signal
+    when they return. Calling it more than once is harmless."""
 
     @property
     def page(self) -> Page:
@@ -481,6 +486,7 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
             await keyboard.insert_text(a.value)  # one edit: it landed whole
         else:
             await V.type_keys(t, a.value, nav)
+        t.dispatched()  # the read-back below only reads
         keyed = not (t.trusted_insert_text and kind in _INSERT_TEXT_TYPES)
         if V.check_after_keys(nav, t.frame, a.value, enter_ends=keyed) and before is not None:
             after = await _readable_value(t, timeout_ms)
@@ -603,6 +609,7 @@ async def fast_set_checked(t: Target, a: CheckAction, at: Point,
             return {"changed": True, "checked": a.checked, "fastPath": False,
                     "fastRefused": point}
         await fastpoint.send(t.page, ClickAction(), point[0], point[1], t.pointer, t.bidi)
+        t.dispatched()  # the read-back below only reads
         after = await t.locator.is_checked(timeout=timeout_ms)
     if after != a.checked:
         raise E.ElementValueNotSet(

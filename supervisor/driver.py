@@ -29,6 +29,7 @@ import contextlib
 import logging
 import os
 import struct
+from collections.abc import Callable
 from typing import Any
 
 from playwright.async_api import ElementHandle, Frame, Page
@@ -200,6 +201,12 @@ class InputDriver:
             with contextlib.suppress(ConnectionClosed):
                 await self._conn.send(response)
 
+    async def _dispatched(self, note: str) -> None:
+        """``driver.dispatched {id}`` (bridge/dispatch_signals.py); a closed connection
+        just drops it (the answer cannot go either)."""
+        with contextlib.suppress(ConnectionClosed):
+            await self.send_event("driver.dispatched", {"id": note})
+
     async def send_event(self, event: str, params: dict[str, Any]) -> None:
         """Tell the bridge something happened (``dialog.opened``, ``dialog.closed``)."""
         if self._conn is not None:
@@ -253,6 +260,9 @@ class InputDriver:
         frame = self.frames.frame_for(params.frameToken)
         page = frame.page
         target: A.Target | None = None
+        note = params.notifyDispatched
+        signal = _Once(None if note is None else  # the bridge's snapshot may start now
+                       lambda: self._spawn(self._dispatched(note)))
         with map_playwright_errors(timeout_ms=params.timeoutMs):
             if isinstance(action, MouseAction):  # vision tools: a viewport point, no ref
                 work = lambda: mouse.act(page, action, self.pointer)
@@ -265,7 +275,8 @@ class InputDriver:
                 bidi = (self.browser or "").startswith("firefox")  # as Target.bidi
                 work = lambda: A.press_key(page, action.key, bidi=bidi)
             else:
-                target = self._target(frame, params.css, allow_script=params.allowScript)
+                target = self._target(frame, params.css, allow_script=params.allowScript,
+                                      dispatched=signal)
                 if isinstance(action, DragAction):
                     if not params.toFrameToken or not params.toCss:
                         raise E.BadRequest("A drag needs the drop target's frame token and CSS.")
@@ -310,7 +321,7 @@ class InputDriver:
                 quiet = self._quiet[receipt] = asyncio.Event()
             try:
                 with NavigationWatch(frame) as nav:  # issue 4: postActionDocumentChanged
-                    extra = await self._run_watching(page, work, action, quiet)
+                    extra = await self._run_watching(page, work, action, quiet, signal)
             finally:
                 if receipt:
                     self._quiet.pop(receipt, None)
@@ -319,17 +330,20 @@ class InputDriver:
                                                   and not extra.get("navigationWasDownload"))
         return {"done": True, "action": action.kind, "frameUrl": frame.url, **extra}
 
-    def _target(self, frame: Frame, css: str, *, allow_script: bool = False) -> A.Target:
+    def _target(self, frame: Frame, css: str, *, allow_script: bool = False,
+                dispatched: Callable[[], None] = lambda: None) -> A.Target:
         selector = locator_engine.unique_selector(css)
         return A.Target(locator=frame.locator(selector), frame=frame, selector=selector,
                         trusted_insert_text=bool(self.capabilities.get("unicodeText")),
                         pointer=self.pointer, allow_script=allow_script,
-                        bidi=(self.browser or "").startswith("firefox"))
+                        bidi=(self.browser or "").startswith("firefox"),
+                        dispatched=dispatched)
 
     async def _run_watching(self, page: Page, work: Any, action: Any = None,
-                            quiet: asyncio.Event | None = None) -> dict[str, Any]:
+                            quiet: asyncio.Event | None = None,
+                            on_done: Callable[[], None] | None = None) -> dict[str, Any]:
         # The action lets the watch skip the download-link look after anything but a click.
-        return await watch.run_watching(page, work, self.dialogs, action, quiet)
+        return await watch.run_watching(page, work, self.dialogs, action, quiet, on_done)
 
     async def dialog(self, params: DriverDialogParams) -> dict[str, Any]:
         """Accept or dismiss the oldest open dialog.
@@ -473,3 +487,17 @@ class InputDriver:
         if handle is None:  # the unique selector throws instead
             raise locator_not_unique(0)
         return handle
+
+
+class _Once:
+    """A callable that runs ``then`` the first time it is called, never again (the
+    ``driver.dispatched`` signal: a verb may signal before its read-back, and the watch
+    signals again when the verb returns)."""
+
+    def __init__(self, then: Callable[[], None] | None) -> None:
+        self._then = then
+
+    def __call__(self) -> None:
+        then, self._then = self._then, None
+        if then is not None:
+            then()

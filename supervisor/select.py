@@ -329,6 +329,7 @@ async def _select_single(t: Target, inner: str, current: int, target: int, count
         # popup's own document, not the page, so they all go at once (a 30-option select,
         # End + 9 ArrowUp + Enter: driver act 53 -> 37 ms, scripts/bench_keys.py).
         await press_keys(page, popup, bidi=t.bidi)
+    t.dispatched()  # the read-back below only reads
     try:
         after = await _select_value(loc, timeout_ms)
     except PlaywrightError:  # the change navigated, or replaced or removed the select

@@ -213,7 +213,8 @@ async def _chooser_checked(state: _PageState) -> None:
 
 async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
                        action: Any = None,
-                       quiet: asyncio.Event | None = None) -> dict[str, Any]:
+                       quiet: asyncio.Event | None = None,
+                       on_done: Callable[[], None] | None = None) -> dict[str, Any]:
     """Run ``work()``; answer early if a dialog opens (the page is blocked until it is
     answered, so the input call would not return), and report new pages, downloads and
     a file chooser.
@@ -232,6 +233,9 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
             chooser or page), the look is cancelled and the answer goes at once (issue
             18: its round trip was 2-3 ms of a plain button's click). Without the sign
             the round trip lets the browser's events of the click reach the watch.
+        on_done: called once ``work`` finished without a dialog opening, before the looks
+            for downloads and choosers that follow it (the driver's ``driver.dispatched``
+            signal: bridge/dispatch_signals.py).
 
     Returns:
         The verb's own fields, plus ``dialog``, ``popups``, ``downloads`` and
@@ -307,7 +311,9 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
             task.add_done_callback(_quiet)
         if (dialog := dialogs.first_for(page)) is not None:
             extra["dialog"] = dialog
-        elif _may_activate(action):  # typing, hovering, selecting open no chooser
+        elif on_done is not None and task.done():
+            on_done()
+        if dialog is None and _may_activate(action):  # typing, hovering, selecting open no chooser
             # The look for a focused download link is the first round trip for choosers.
             if saves or navigations:  # a link that navigated is no download link
                 link = False

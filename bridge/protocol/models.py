@@ -729,12 +729,27 @@ class DriverActParams(_Model):
     selectOption: int | None = Field(
         default=None, ge=0, description="Click on an option of the collapsed select ``css`` "
         "names: select the option with this index (supervisor/select.py).")
+    notifyDispatched: str | None = Field(
+        default=None, min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_-]+$",
+        description="Send the event ``driver.dispatched {id: this}`` once the action's input "
+        "has all reached the page and the page handled it, before the driver's own checks "
+        "after it (its read-back, its look for downloads and file choosers): the bridge "
+        "starts the page-state snapshot the request asked for then, provisional until the "
+        "answer shows it stands (bridge/executor.py, issue 18).")
     quietReceipt: str | None = Field(
         default=None, min_length=1, max_length=32,
         description="The click's delivery receipt: the bridge sends ``driver.quiet`` with "
         "this id when the receipt says the click started nothing the driver must wait to "
         "see (ReceiptEvent.quiet); the driver then answers without its round trip to the "
         "page (supervisor/watch.py).")
+
+
+class DispatchedEvent(_Model):
+    """Driver → bridge, event ``driver.dispatched``: the input of the ``driver.act`` whose
+    ``notifyDispatched`` was ``id`` has all been sent and the page handled it; the
+    driver's answer follows (supervisor/driver.py)."""
+
+    id: str = Field(min_length=1, max_length=32)
 
 
 class QuietEvent(_Model):

@@ -107,6 +107,8 @@ class FakePeer:
         self._answers: set[asyncio.Task[None]] = set()
         self.malformed: list[str | bytes] = []
         """Frames from the bridge that did not fit the protocol models (should stay empty)."""
+        self.events: list[Event] = []
+        """One-way events the bridge sent this peer, in order."""
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -134,7 +136,8 @@ class FakePeer:
         self._ws = ws
         self._conn = Connection(ws, "bridge", id_prefix="f")
         self._reader = asyncio.create_task(self._conn.serve(
-            on_request=self._on_request, on_malformed=self._on_malformed))
+            on_request=self._on_request, on_event=self._on_event,
+            on_malformed=self._on_malformed))
         return self
 
     async def close(self) -> None:
@@ -175,6 +178,9 @@ class FakePeer:
         return next(r for r in self.requests if r.method == method)
 
     # -- answering --------------------------------------------------------------------
+
+    async def _on_event(self, event: Event) -> None:
+        self.events.append(event)
 
     async def _on_malformed(self, raw: str | bytes, _exc: object) -> None:
         self.malformed.append(raw)

@@ -242,3 +242,75 @@ async def test_a_cancelled_race_cancels_the_call_it_waited_for() -> None:
         await racing
     await asyncio.sleep(0)
     assert inner.cancelled()
+
+
+class SignallingDriver(HeldDriver):
+    """Sends ``driver.dispatched`` for the act's ``notifyDispatched`` before its answer,
+    as supervisor/driver.py does once the input reached the page."""
+
+    async def _answer(self, ws: ClientConnection, req: Request) -> None:  # type: ignore[override]
+        note = req.params.get("notifyDispatched") if req.method == "driver.act" else None
+        if note:
+            await self.send_event("driver.dispatched", {"id": note})
+            # The snapshot starts while the driver still checks its action.
+            await self.wait_snapshot
+        await super()._answer(ws, req)
+
+    def __init__(self, url: str, ext: HeldExtension) -> None:
+        super().__init__(url)
+        self.ext = ext
+
+    @property
+    def wait_snapshot(self) -> Any:
+        return self.ext.wait_for_request("page.snapshot")
+
+
+async def _signalled(server: BridgeServer) -> tuple[HeldExtension, SignallingDriver]:
+    ext = HeldExtension(server.url)
+    await bounded(ext.connect())
+    drv = SignallingDriver(server.url, ext)
+    await bounded(drv.connect())
+    return ext, drv
+
+
+async def test_a_snapshot_taken_while_the_driver_checks_is_kept_once_shown(
+        server: BridgeServer, client: BridgeClient) -> None:
+    """At the driver's dispatched signal the snapshot is asked as provisional; the answer
+    makes nothing stale, so the result shows it and the extension is told to keep it (its
+    session's next diff baseline), before the answer; one snapshot in all."""
+    ext, drv = await _signalled(server)
+    try:
+        result = await bounded(client.call("page.act", click(snapshotAfter=AFTER)))
+        assert result["snapshotAfter"]["snapshot"] == '- button "Save" [ref=e7]'
+        snaps = [r.params for r in ext.requests if r.method == "page.snapshot"]
+        assert len(snaps) == 1 and snaps[0]["provisional"]
+        assert snaps[0]["provisional"] == next(
+            r for r in drv.requests if r.method == "driver.act").params["notifyDispatched"]
+        assert [(e.event, e.params) for e in ext.events if e.event == "snapshot.keep"] == [
+            ("snapshot.keep", {"id": snaps[0]["provisional"]})]
+    finally:
+        await _close(drv, ext)
+
+
+@pytest.mark.parametrize("answer", [
+    {"postActionDocumentChanged": True},  # another document: the snapshot shows the old
+    {"popups": [{"url": "http://127.0.0.1/new.html"}]},  # a tab the client may follow
+])
+async def test_a_provisional_snapshot_the_answer_makes_stale_is_never_kept(
+        server: BridgeServer, client: BridgeClient, answer: dict[str, Any]) -> None:
+    """The answer names another document or a new page: the provisional snapshot is not
+    shown and never kept (no snapshot.keep), so it never becomes a diff baseline; what
+    the result shows is a plain snapshot taken after the answer (after a document change
+    once the tab loaded; after a popup this fake extension never announced as a tab)."""
+    ext, drv = await _signalled(server)
+    drv.results["driver.act"] = {"done": True, "action": "click",
+                                 "postActionDocumentChanged": False, **answer}
+    try:
+        result = await bounded(client.call("page.act", click(snapshotAfter=AFTER)))
+        snaps = [r.params for r in ext.requests if r.method == "page.snapshot"]
+        assert [e for e in ext.events if e.event == "snapshot.keep"] == []
+        assert snaps[0]["provisional"]
+        assert len(snaps) == 2 and "provisional" not in snaps[1]
+        assert result["snapshotAfter"]["snapshot"] == '- button "Save" [ref=e7]'
+    finally:
+        await _close(drv, ext)

@@ -99,3 +99,22 @@ async def test_a_same_document_move_is_not_quiet(stack: Stack, origins: Origins,
     assert res["postActionDocumentChanged"] is False, res
     assert not any(quiet for _, quiet in told), told
     assert stack.page.url.endswith("#moved")
+
+
+async def test_a_page_state_dropped_for_a_new_tab_is_no_diff_baseline(
+        stack: Stack, origins: Origins) -> None:
+    """A click that changes the page and opens a tab, asking for its page state: none is
+    shown (the client may follow the tab), so the session's next diff still compares with
+    the snapshot shown before the click and shows the change (a snapshot taken while the
+    driver checked the click, then dropped, never became the baseline)."""
+    await stack.client.call("page.navigate", {"url": f"{origins.main}/quiet/index.html"})
+    shown = (await stack.client.call("page.snapshot", {"session": "s1"}))["snapshot"]
+    assert "not changed" in shown
+    res = await stack.client.call("page.act", {
+        "ref": ref_of(shown, "button", "Change and open"), "action": {"kind": "click"},
+        "snapshotAfter": {"session": "s1"}})
+    assert len(res.get("newTabs") or []) == 1 and "snapshotAfter" not in res, res
+    diff = await stack.client.call("page.snapshot", {"session": "s1", "mode": "diff",
+                                                     "tabId": res["tabId"]})
+    assert "changed by the click" in diff["snapshot"], diff
+    assert diff["diff"]["baseline"] is True and diff["diff"]["added"] >= 1, diff

@@ -8,7 +8,7 @@ import { Owners } from './owners.js';
 import { servePopup } from './popup_api.js';
 import { closeStartupTabs } from './startup.js';
 import { configOf, loadPairing } from '../options/store.js';
-import { snapshotTab } from './snapshot.js';
+import { keepProvisional, snapshotTab } from './snapshot.js';
 import { hitTestTab } from './hittest.js';
 import { findInTab } from './find.js';
 import { PageError } from '../page/errors.js';
@@ -378,7 +378,11 @@ async function main() {
   // config.json is written by the supervisor that launched this browser.
   const attended = attendedOf(config, fromSupervisor);
   connection = new BridgeConnection({ ...config, attended }, handlers, api, {
-    events: { 'sessions.owners': (params) => { owners.set(params.tabs).catch(() => null); } },
+    events: {
+      'sessions.owners': (params) => { owners.set(params.tabs).catch(() => null); },
+      // A provisional page-state snapshot the bridge showed (background/snapshot.js).
+      'snapshot.keep': (params) => keepProvisional(params.id),
+    },
     // The bridge's sessions are unknown while away: show no owner rather than a stale one.
     onClose: () => { owners.clear().catch(() => null); },
   });

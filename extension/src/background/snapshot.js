@@ -8,6 +8,10 @@
 //             session (diff.js); the new snapshot becomes the baseline
 // A snapshot that was cut by the budget does not become the diff baseline unless the
 // agent follows its cursor to the end.
+// A provisional snapshot (`provisional: id`, the bridge's page state taken while the
+// driver still checks its action, issue 18) becomes the baseline only once the bridge
+// keeps it (`snapshot.keep {id}`: `keepProvisional`); one the bridge drops never does,
+// so no diff is ever made against a snapshot nobody was shown.
 // Budgets: `maxChars` (characters of stitched text) and `timeBudgetMs` (ms of walking,
 // issue 14 item 6): whichever is spent first ends the page, with a cursor for the rest,
 // and the trailer line says which. Under a time budget each frame is asked for chunks of
@@ -33,6 +37,28 @@ const CUT_LINE = '- …';
 const cursors = new Map();
 /** `${tabId}/${session}` → lines of the last complete outline snapshot */
 const baselines = new Map();
+/** provisional id → {key, lines}: a baseline waiting for the bridge's keep */
+const provisionals = new Map();
+const MAX_PROVISIONALS = 8;
+
+/** Set the baseline `key`, or hold it under `provisional` until `keepProvisional`. */
+function setBaseline(key, lines, provisional) {
+  if (!provisional) {
+    baselines.set(key, lines);
+    return;
+  }
+  provisionals.set(String(provisional), { key, lines });
+  while (provisionals.size > MAX_PROVISIONALS) provisionals.delete(provisionals.keys().next().value);
+}
+
+/** The bridge showed provisional snapshot `id`: it becomes its session's baseline (an
+ *  unknown id, dropped or evicted, changes nothing). */
+export function keepProvisional(id) {
+  const held = provisionals.get(String(id));
+  if (!held) return;
+  provisionals.delete(String(id));
+  baselines.set(held.key, held.lines);
+}
 
 function randomId() {
   const a = new Uint32Array(2);
@@ -110,6 +136,7 @@ export async function snapshotTab(api, tabs, tabId, params = {}) {
   const state = await begin(api, tabs, tabId, { walkMode, ref: params.ref || null, depth, first });
   state.mode = mode;
   state.session = params.session || 'default';
+  state.provisional = typeof params.provisional === 'string' ? params.provisional : null;
   // a complete whole-tab outline becomes the baseline
   state.keep = mode !== 'read' && !params.ref && state.depth === null;
   if (!state.top) {
@@ -127,7 +154,7 @@ export async function snapshotTab(api, tabs, tabId, params = {}) {
     state.acc = page.lines;
     const key = `${tabId}/${state.session}`;
     const previous = baselines.get(key);
-    baselines.set(key, state.acc);
+    setBaseline(key, state.acc, state.provisional);
     const { lines, added, removed } = diffOutline(previous || null, state.acc);
     const textState = { kind: 'text', tabId, lines, i: 0, info: state, diff: { baseline: !!previous, added, removed } };
     return pageOfText(textState, maxChars, page.refs);
@@ -328,7 +355,7 @@ function finishPage(state, page, budget) {
     const why = page.timedOut ? `after the time budget of ${budget.timeBudgetMs} ms` : `at ${budget.maxChars} characters`;
     lines.push(`# truncated ${why} (page ${state.pages}); call page.snapshot with cursor "${cursor}" for the rest`);
   } else if (state.keep) {
-    baselines.set(`${state.tabId}/${state.session}`, state.acc);
+    setBaseline(`${state.tabId}/${state.session}`, state.acc, state.provisional);
   }
   return {
     snapshot: lines.join('\n'), url: state.top.url, title: state.top.title, tabId: state.tabId, mode: state.mode,
@@ -372,6 +399,8 @@ async function continueCursor(tabs, tabId, id, budget) {
   const owner = entry.state ? entry.state.tabId : entry.text.tabId;
   if (tabId !== null && owner !== tabId) throw new PageError('BAD_REQUEST', 'This cursor belongs to another tab.', { tabId: owner });
   if (entry.text) return pageOfText(entry.text, budget.maxChars, 0);
+  // A cursor was shown (it is in a page someone read): its end is the baseline at once.
+  entry.state.provisional = null;
   return finishPage(entry.state, await render(tabs, entry.state, budget.maxChars, deadlineOf(budget)), budget);
 }
 
