@@ -1308,7 +1308,7 @@
         return;
       }
       const key = keyOf(tabId, frameId);
-      const entry = { port, documentId, pending: /* @__PURE__ */ new Map(), next: 1, closed: false };
+      const entry = { port, documentId, pending: /* @__PURE__ */ new Map(), next: 1, closed: false, probed: false };
       const before = this.ports.get(key);
       this.ports.set(key, entry);
       if (before && before.documentId !== documentId) this.close(before, "another document of the frame connected");
@@ -1318,12 +1318,13 @@
         entry.closed = true;
         if (this.ports.get(key) === entry) this.ports.delete(key);
       });
-      if (!this.commits.has(key)) this.probe(key, tabId, frameId);
+      if (!this.commits.has(key)) this.probe(key, tabId, frameId, entry);
     }
     /** No commit of this frame seen since this background started (it restarted, or the
-     *  entry was forgotten): ask the browser once which document is current. A commit that
+     *  entry was forgotten): ask the browser, once per port, which document is current. A commit that
      *  arrives meanwhile wins (it may be newer than the answer). */
-    probe(key, tabId, frameId) {
+    probe(key, tabId, frameId, entry) {
+      entry.probed = true;
       this.api.webNavigation.getFrame({ tabId, frameId }).then((f) => {
         if (f && typeof f.documentId === "string" && !this.commits.has(key)) this.remember(key, f.documentId);
       }, () => null);
@@ -1359,6 +1360,7 @@
       const key = keyOf(tabId, frameId);
       const entry = this.ports.get(key);
       if (!entry || entry.closed || entry.documentId === null) return null;
+      if (!this.commits.has(key) && !entry.probed) this.probe(key, tabId, frameId, entry);
       if (this.commits.get(key) !== entry.documentId) return null;
       if (this.navigating(tabId, frameId)) return null;
       return entry;

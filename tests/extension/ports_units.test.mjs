@@ -242,3 +242,19 @@ test('a port with many unanswered requests sends the next ones by sendMessage', 
   assert.equal(taken, 64);
   assert.equal(ports.stats().pending, 64);
 });
+
+test('a frame whose commit was forgotten is asked for once, then its port serves again', async () => {
+  const { api, ports } = setup();
+  let asked = 0;
+  const getFrame = api.webNavigation.getFrame;
+  api.webNavigation.getFrame = (q) => { asked++; return getFrame(q); };
+  api.ev.committed.fire({ tabId: 1, frameId: 0, documentId: 'D1', documentLifecycle: 'active' });
+  api.ev.connect.fire(fakePort());
+  for (let f = 1; f <= 600; f++) api.ev.committed.fire({ tabId: 2, frameId: f, documentId: `E${f}`, documentLifecycle: 'active' });
+  api.current['1:0'] = 'D1';
+  assert.equal(ports.request(1, 0, { op: 'identify' }), null);
+  assert.equal(ports.request(1, 0, { op: 'identify' }), null);
+  await tick();
+  assert.equal(asked, 1);
+  assert.ok(ports.request(1, 0, { op: 'identify' }));
+});

@@ -26,4 +26,4 @@ def test_ports_units_in_node() -> None:
     proc = subprocess.run([node, "--test", str(HERE / "ports_units.test.mjs")],
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "# fail 0" in proc.stdout and "# pass 12" in proc.stdout, proc.stdout
+    assert "# fail 0" in proc.stdout and "# pass 13" in proc.stdout, proc.stdout
