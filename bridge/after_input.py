@@ -12,6 +12,8 @@ synthetic path, the extension's) answer it asks :class:`AfterInput` for
   may then answer without its round trip to the page, supervisor/watch.py);
 - :func:`file_chooser`: when the receipt says a file input was clicked (``fileInput``) and
   the driver's answer names no chooser, the one the driver saw open after its answer;
+- :func:`awaited_download`: when the receipt says a download started (``download``) and the
+  driver's answer names none, the one the driver saw start after its answer;
 - :meth:`AfterInput.new_tabs`: the tabs :class:`~bridge.events.ActionEvents` says the
   action opened, waiting briefly for an announcement still on its way (POPUP_SETTLE_S when
   the driver saw a popup, LATE_TAB_S after an action that may open one late), described
@@ -55,6 +57,12 @@ FILE_CHOOSER_WAIT_MS = 2000
 Only such a click pays it, and only until the chooser comes (Chromium announces one a
 few protocol round trips after the input's click: Playwright resolves its element first).
 Its match in the driver is watch.CHOOSER_TAIL_S (how long a late chooser is held)."""
+DOWNLOAD_WAIT_MS = 2000
+"""How long the driver may wait for a download a click's receipt gave a sign of
+(``download``) and the driver's answer did not report, ms (:func:`awaited_download`): only
+such a click pays it, and only until the download is announced (a few ms after the click
+on Chromium). Its match in the driver is watch.DOWNLOAD_TAIL_S (how long a late download
+is kept)."""
 CLOCK_SLACK_S = 0.05
 """Slack between the browser's clock and the bridge's when only ``openedAt`` (the
 browser's ms since the epoch) can tell which tabs opened during an action, s."""
@@ -157,12 +165,13 @@ class AfterInput:
 
         Also ``fileInput: bool``, for the executor only (not a result field): a file input
         was clicked right after the press, so a file chooser may be announced after the
-        driver's answer (bridge/executor.py asks the driver for it)."""
+        driver's answer (bridge/executor.py asks the driver for it); and ``download: bool``
+        the same for a download the page started (:func:`awaited_download`)."""
         got = await self._arrivals.until(
             lambda: self.events.receipt(extension, receipt_id), RECEIPT_PUSH_WAIT_S)
         if got is not None:
             return {"delivered": got.delivered, "deliveredEvents": got.events,
-                    "fileInput": got.fileInput}
+                    "fileInput": got.fileInput, "download": got.download}
         try:
             receipt = await self.peer(extension).call(
                 "page.receipt", {"tabId": tab_id, "ref": ref, "receiptId": receipt_id},
@@ -173,6 +182,7 @@ class AfterInput:
             "delivered": None if receipt.get("delivered") is None else bool(receipt["delivered"]),
             "deliveredEvents": receipt.get("events", []),
             "fileInput": receipt.get("fileInput") is True,
+            "download": receipt.get("download") is True,
         }
 
     async def new_tabs(self, extension: str, acted_on: int | None, started: float,
@@ -252,3 +262,19 @@ async def file_chooser(driver: PeerCall, frame_token: str) -> dict[str, Any]:
         return {}
     chooser = got.get("fileChooser")
     return {"fileChooser": chooser} if isinstance(chooser, dict) else {}
+
+
+async def awaited_download(driver: PeerCall, frame_token: str) -> dict[str, Any]:
+    """``{downloads: [...]}``: the downloads a click started on the page of ``frame_token``
+    that the browser announced after the driver's answer (``driver.download``, waiting up
+    to DOWNLOAD_WAIT_MS for the first), or ``{}`` when none came or the driver could not
+    tell (the result then claims none, which is true: none was seen; one that comes later
+    is reported by the next action, as late)."""
+    try:
+        got = await driver.call("driver.download",
+                                {"frameToken": frame_token, "timeoutMs": DOWNLOAD_WAIT_MS},
+                                DOWNLOAD_WAIT_MS / 1000 + READ_TIMEOUT_S)
+    except E.TrustbridgeError:
+        return {}
+    downloads = got.get("downloads")
+    return {"downloads": downloads} if isinstance(downloads, list) and downloads else {}

@@ -39,7 +39,7 @@ from typing import Any
 
 from pydantic import Field
 
-from .after_input import AfterInput, PeerCall, file_chooser
+from .after_input import AfterInput, PeerCall, awaited_download, file_chooser
 from .dialog_waits import DialogWaits, on_tab
 from .dialogs import OpenDialog
 from .dispatch_signals import DispatchSignals, EarlySnapshot
@@ -557,6 +557,13 @@ class Executor:
                 shown = out.get("fileChooser")
                 if out.pop("fileInput", False) and (shown is None or shown.get("late")):
                     out.update(await file_chooser(driver, target["frameToken"]))
+                # The page's handler clicked a download link: announced after the answer.
+                if out.pop("download", False) and not any(
+                        not d.get("late") for d in out.get("downloads") or []):
+                    got = await awaited_download(driver, target["frameToken"])
+                    out["downloads"] = [*(out.get("downloads") or []), *got.get("downloads", [])]
+                    if not out["downloads"]:
+                        del out["downloads"]
             popups = len(result.get("popups") or [])
             late = may_open_tab(params.action) and not result.get("dialog")
             out.update(await self.after.new_tabs(route.extension, out.get("tabId"), started,

@@ -228,6 +228,10 @@ class InputDriver:
             # A chooser announced after a click's answer (the receipt's fileInput sign).
             "driver.fileChooser": lambda p: watch.await_file_chooser(
                 self.frames.frame_for(p.frameToken).page, p.timeoutMs / 1000),
+            # A download a click's handler started, announced after its answer (its
+            # receipt's download sign).
+            "driver.download": lambda p: watch.await_download(
+                self.frames.frame_for(p.frameToken).page, p.timeoutMs / 1000),
             "driver.cdpEndpoint": self.cdp_endpoint,
         }.get(method)
         if handler is None:

@@ -70,8 +70,8 @@ from .downloads import configure_downloads, downloads_dir, reports, save
 from .isolated_eval import evaluate_isolated
 from .upload import refusal_of
 
-__all__ = ["answer_file_chooser", "await_file_chooser", "configure_downloads", "downloads_dir",
-           "run_watching"]
+__all__ = ["answer_file_chooser", "await_download", "await_file_chooser", "configure_downloads",
+           "downloads_dir", "run_watching"]
 
 log = logging.getLogger("trustbridge.driver")
 
@@ -125,6 +125,8 @@ class _PageState:
     """Set when a late chooser is held (:func:`await_file_chooser` waits on it)."""
     late: list[asyncio.Task[dict[str, Any]]] = field(default_factory=list)
     """Saves of downloads that started after an answer, for the next answer."""
+    download_came: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when a download starts after an answer (:func:`await_download` waits on it)."""
     tail: asyncio.Task[None] | None = None
     tail_listener: Callable[[Download], None] | None = None
     chooser_check: asyncio.Task[None] | None = None
@@ -418,11 +420,38 @@ async def await_file_chooser(page: Page, timeout_s: float) -> dict[str, Any]:
     return {"fileChooser": {"multiple": state.chooser.is_multiple()}}
 
 
+async def await_download(page: Page, timeout_s: float) -> dict[str, Any]:
+    """The downloads a click started on ``page`` after its answer (``driver.download``,
+    asked by the bridge when the click's receipt says ``download``: the page's handler
+    clicked a download link, which Chromium announces after the click returned, with no
+    navigation request or focused link to wait on).
+
+    Args:
+        timeout_s: how long to wait for the first, s (the bridge's bound: 2 s).
+
+    Returns:
+        ``{"downloads": [{suggestedFilename, path, bytes}]}`` for those saved since the
+        answer (no longer reported late by the next action), or ``{}`` when none came.
+    """
+    state = _pages.get(page)
+    if state is None:
+        return {}
+    if not state.late:
+        state.download_came.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(state.download_came.wait(), timeout_s)
+    if not state.late:
+        return {}
+    downloads, state.late = await reports(state.late), []
+    return {"downloads": downloads}
+
+
 def _start_tail(page: Page, state: _PageState) -> None:
     """Keep listening for downloads for DOWNLOAD_TAIL_S after an answer; each one that
     starts is saved and waits in ``state.late`` for the next answer on the page."""
     def on_download(download: Download) -> None:
         state.late.append(asyncio.ensure_future(save(download)))
+        state.download_came.set()
 
     async def end() -> None:
         await asyncio.sleep(DOWNLOAD_TAIL_S)

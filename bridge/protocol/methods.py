@@ -162,6 +162,8 @@ METHODS: dict[str, MethodFacts] = {
                                       served_by="driver"),
     "driver.fileChooser": MethodFacts(M.DriverFileChooserParams, M.DriverFileChooserResult,
                                       served_by="driver"),
+    "driver.download": MethodFacts(M.DriverDownloadParams, M.DriverDownloadResult,
+                                   served_by="driver"),
 }
 """Method name → its facts."""
 

@@ -655,6 +655,11 @@ class ReceiptEvent(_Model):
         "navigation of its document began (the Navigation API's navigate event) and the "
         "click's user activation was not consumed (window.open, a file chooser). False "
         "when the browser cannot tell (extension/src/page/receipt.js).")
+    download: bool = Field(
+        default=False,
+        description="A navigation that is a download (the Navigation API's navigate event "
+        "with a downloadRequest) started after the press, before this push: the browser "
+        "may announce the download to the driver after its answer.")
 
 
 class TabOpenedEvent(_Model):
@@ -824,6 +829,23 @@ class DriverFileChooserParams(_Model):
 
     frameToken: str = Field(min_length=1, max_length=128)
     timeoutMs: int = Field(default=2000, ge=0, le=10_000)
+
+
+class DriverDownloadParams(_Model):
+    """Bridge → driver: wait, at most ``timeoutMs``, for the download a click on the page of
+    ``frameToken`` started after its answer (supervisor/watch.py ``await_download``), asked
+    when the click's receipt says ``download``."""
+
+    frameToken: str = Field(min_length=1, max_length=128)
+    timeoutMs: int = Field(default=2000, ge=0, le=10_000)
+
+
+class DriverDownloadResult(_Model):
+    """Driver → bridge: ``downloads: [{suggestedFilename, path, bytes}]`` saved since the
+    click's answer (no longer reported late by the next action), or nothing when none came
+    within the bound."""
+
+    downloads: list[dict[str, Any]] | None = None
 
 
 class DriverFileChooserResult(_Model):

@@ -111,3 +111,31 @@ async def test_the_read_receipt_carries_the_sign_too(
     result = await act(client, ext, drv)
     assert result["fileChooser"] == {"multiple": False} and "fileInput" not in result
     assert "page.receipt" in ext.methods()
+
+
+DOWNLOADED = {"suggestedFilename": "report.txt", "path": "/tmp/x/report.txt", "bytes": 19}
+
+
+async def test_a_download_sign_makes_the_bridge_ask_the_driver_for_it(
+    client: BridgeClient, ext: HeldExtension, drv: HeldDriver
+) -> None:
+    """The receipt says download (the page's handler clicked a download link) and the
+    driver's answer names none: the bridge asks driver.download for the target's page
+    (bounded 2000 ms) and reports what it saw; no sign, or a download already in the
+    answer, asks nothing; the sign itself never reaches the client."""
+    drv.results["driver.download"] = {"downloads": [DOWNLOADED]}
+    result = await act(client, ext, drv, {**FIRST, "download": True})
+    assert result["downloads"] == [DOWNLOADED] and "download" not in result
+    sent = await drv.wait_for_request("driver.download")
+    assert sent.params == {"frameToken": "tok", "timeoutMs": after_input.DOWNLOAD_WAIT_MS}
+    await act(client, ext, drv, FIRST)
+    drv.results["driver.act"] = {"done": True, "action": "click",
+                                 "postActionDocumentChanged": False, "downloads": [DOWNLOADED]}
+    again = await act(client, ext, drv, {**FIRST, "download": True})
+    assert again["downloads"] == [DOWNLOADED]
+    assert drv.methods().count("driver.download") == 1
+    drv.results["driver.act"] = {"done": True, "action": "click",
+                                 "postActionDocumentChanged": False}
+    drv.results["driver.download"] = {}
+    none = await act(client, ext, drv, {**FIRST, "download": True})
+    assert "downloads" not in none and none["delivered"] is True

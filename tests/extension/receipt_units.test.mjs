@@ -55,7 +55,7 @@ test('a button whose handler calls input.click(): one push, at the dispatch end,
   await tick(); // the fallback timer was cleared: no second push
   win.dispatch('click', [input, doc, win], { trusted: false }); // once only
   assert.equal(pushes.length, 1);
-  assert.deepEqual(receipts.read(id), { delivered: true, events: pushes[0].events, fileInput: true });
+  assert.deepEqual(receipts.read(id), { delivered: true, events: pushes[0].events, fileInput: true, download: false });
 });
 
 test('a handler that clicks the input in a later task: pushed, then pushed again with fileInput', async () => {
@@ -132,7 +132,7 @@ test('an undelivered click still reads the sign (the bridge asks when no push ca
 class FakeEvents {
   constructor() { this.listeners = []; }
   addEventListener(type, fn) { this.listeners.push([type, fn]); }
-  fire(type) { for (const [t, fn] of this.listeners) if (t === type) fn({ type }); }
+  fire(type, extra = {}) { for (const [t, fn] of this.listeners) if (t === type) fn({ type, ...extra }); }
 }
 
 function quietSetup({ navigationApi = true, top = true } = {}) {
@@ -211,4 +211,18 @@ test('not quiet: activation behaviour on the path, a child frame, no Navigation 
   later.win.dispatch('click', [fileInput(), doc, later.win], { trusted: false });
   // The second push (fileInput) is never quiet.
   assert.deepEqual(later.pushes.map((p) => [p.fileInput, p.quiet]), [[false, true], [true, false]]);
+});
+
+test('download sign: a navigate event with a download request during the click', () => {
+  const { win, pushes, receipts } = quietSetup();
+  const button = node('button', { type: 'button' });
+  const id = receipts.arm(button);
+  trustedClick(win, [button, doc, win], () => win.navigation.fire('navigate', { downloadRequest: 'report.txt' }));
+  assert.deepEqual(pushes.map((p) => [p.download, p.quiet]), [[true, false]]);
+  assert.equal(receipts.read(id).download, true);
+  const other = quietSetup();
+  const plain = node('button', { type: 'button' });
+  other.receipts.arm(plain);
+  trustedClick(other.win, [plain, doc, other.win], () => other.win.navigation.fire('navigate', { downloadRequest: null }));
+  assert.deepEqual(other.pushes.map((p) => [p.download, p.quiet]), [[false, false]]);
 });

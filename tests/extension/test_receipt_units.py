@@ -17,11 +17,12 @@ def test_receipt_units_in_node() -> None:
     again when already pushed; with the first push for a click on the input itself); no
     mark for other elements, disabled inputs, no press or a press too long ago. Quiet only
     for a plain target in the top frame whose click started no navigation, no form
-    submission and consumed no activation, in the first push."""
+    submission and consumed no activation, in the first push; the download sign for a
+    navigate event with a download request."""
     node = shutil.which("node")
     if node is None:
         pytest.fail("node is needed: run scripts/test.sh")
     proc = subprocess.run([node, "--test", str(HERE / "receipt_units.test.mjs")],
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "# fail 0" in proc.stdout and "# pass 10" in proc.stdout, proc.stdout
+    assert "# fail 0" in proc.stdout and "# pass 11" in proc.stdout, proc.stdout

@@ -329,6 +329,7 @@ function forwardReceipt(msg, sender) {
     fileInput: pushed.fileInput === true,
     // The click started nothing the driver must wait to see (page/receipt.js `quiet`).
     quiet: pushed.quiet === true,
+    download: pushed.download === true,
   });
   return false;
 }

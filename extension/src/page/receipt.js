@@ -45,6 +45,11 @@
 // comes a task later) came since the press; the click's transient user activation was
 // not consumed (window.open and file choosers consume it); no file input was clicked.
 // A browser without the Navigation API or `navigator.userActivation` is never quiet.
+// Download sign: a `navigate` event with a `downloadRequest` since the press (the page's
+// handler clicked a download link it made) marks the receipt `download: true`: the
+// browser announces such a download to the driver only after the click (no navigation
+// request, no focused download link to wait on), so the bridge asks the driver to wait
+// for it, bounded (bridge/after_input.py `awaited_download`).
 
 import { PageError } from './errors.js';
 import { mayActivate } from './activation.js';
@@ -92,13 +97,20 @@ export class Receipts {
     // that started after the press.
     this.canTellQuiet = !!(win.navigation && typeof win.navigation.addEventListener === 'function'
       && win.navigator && win.navigator.userActivation);
-    if (this.canTellQuiet) win.navigation.addEventListener('navigate', () => this.started());
+    if (this.canTellQuiet) win.navigation.addEventListener('navigate', (e) => this.started(e));
     win.addEventListener('formdata', () => this.started(), { capture: true });
   }
 
-  /** A navigation or form submission started: no receipt pressed before it is quiet. */
-  started() {
-    for (const r of this.armed.values()) if (r.pressedAt !== undefined) r.started = true;
+  /** A navigation or form submission started: no receipt pressed before it is quiet. A
+   *  navigation that is a download (`downloadRequest`: a download link the page's handler
+   *  clicked) gives the receipt the `download` sign. */
+  started(event = null) {
+    const download = !!event && event.downloadRequest !== null && event.downloadRequest !== undefined;
+    for (const r of this.armed.values()) {
+      if (r.pressedAt === undefined) continue;
+      r.started = true;
+      if (download) r.download = true;
+    }
   }
 
   /** Whether receipt `r`'s click started nothing the driver must wait to see (header). */
@@ -193,7 +205,7 @@ export class Receipts {
     const quiet = !r.quietTold && this.quiet(r);
     r.quietTold = true;
     try {
-      this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, quiet });
+      this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, quiet, download: !!r.download });
     } catch { /* the bridge reads it instead */ }
   }
 
@@ -219,7 +231,7 @@ export class Receipts {
     this.armed.delete(id);
     this.pending.delete(id);
     const events = Array.from(r.seen).sort();
-    return { delivered: Receipts.delivered(r.seen, r.button), events, fileInput: r.fileInput };
+    return { delivered: Receipts.delivered(r.seen, r.button), events, fileInput: r.fileInput, download: !!r.download };
   }
 }
 
