@@ -38,10 +38,11 @@ def frame_block(snap: str, frame_title: str) -> str:
 
 
 async def frame_at(stack: Stack, suffix: str):
-    """The Playwright frame whose URL ends with ``suffix``, once it has loaded and every
-    frame holds its driver token (bounded: 10 s)."""
+    """The child frame whose URL ends with ``suffix`` (the host's own URL may end so
+    too: its ``src`` query), once it has loaded and every frame holds its driver token
+    (bounded: 10 s)."""
     for _ in range(200):
-        found = [f for f in stack.page.frames if f.url.endswith(suffix)]
+        found = [f for f in stack.page.frames if f.parent_frame is not None and f.url.endswith(suffix)]
         if found:
             try:
                 await found[0].wait_for_load_state("load")
@@ -146,11 +147,11 @@ async def test_after_a_background_restart_reads_and_clicks_show_the_page(
     woke = await stack.supervisor.context.new_page()  # tabs.onCreated wakes the worker
     await woke.goto(f"{origins.main}/frame_ports/b.html")
     await stack.page.bring_to_front()
-    tab_id = next(t["tabId"] for t in (await stack.client.call("tabs.list", {}))["tabs"]
-                  if "/frame_ports/host.html" in t["url"])
     deadline = asyncio.get_running_loop().time() + 20
     while True:  # the restarted background reconnects to the bridge
         try:
+            tab_id = next(t["tabId"] for t in (await stack.client.call("tabs.list", {}))["tabs"]
+                          if "/frame_ports/host.html" in t["url"])
             await stack.client.call("page.snapshot", {"tabId": tab_id})
             break
         except E.DeviceNotConnected:
