@@ -2000,7 +2000,8 @@
       events: Array.isArray(pushed.events) ? pushed.events.slice(0, 8) : [],
       fileInput: pushed.fileInput === true,
       // The click started nothing the driver must wait to see (page/receipt.js `quiet`).
-      quiet: pushed.quiet === true
+      quiet: pushed.quiet === true,
+      download: pushed.download === true
     });
     return false;
   }

@@ -2685,12 +2685,19 @@
         }, { capture: true });
       }
       this.canTellQuiet = !!(win.navigation && typeof win.navigation.addEventListener === "function" && win.navigator && win.navigator.userActivation);
-      if (this.canTellQuiet) win.navigation.addEventListener("navigate", () => this.started());
+      if (this.canTellQuiet) win.navigation.addEventListener("navigate", (e) => this.started(e));
       win.addEventListener("formdata", () => this.started(), { capture: true });
     }
-    /** A navigation or form submission started: no receipt pressed before it is quiet. */
-    started() {
-      for (const r of this.armed.values()) if (r.pressedAt !== void 0) r.started = true;
+    /** A navigation or form submission started: no receipt pressed before it is quiet. A
+     *  navigation that is a download (`downloadRequest`: a download link the page's handler
+     *  clicked) gives the receipt the `download` sign. */
+    started(event = null) {
+      const download = !!event && event.downloadRequest !== null && event.downloadRequest !== void 0;
+      for (const r of this.armed.values()) {
+        if (r.pressedAt === void 0) continue;
+        r.started = true;
+        if (download) r.download = true;
+      }
     }
     /** Whether receipt `r`'s click started nothing the driver must wait to see (header). */
     quiet(r) {
@@ -2772,7 +2779,7 @@
       const quiet = !r.quietTold && this.quiet(r);
       r.quietTold = true;
       try {
-        this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, quiet });
+        this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, quiet, download: !!r.download });
       } catch {
       }
     }
@@ -2797,7 +2804,7 @@
       this.armed.delete(id);
       this.pending.delete(id);
       const events = Array.from(r.seen).sort();
-      return { delivered: _Receipts.delivered(r.seen, r.button), events, fileInput: r.fileInput };
+      return { delivered: _Receipts.delivered(r.seen, r.button), events, fileInput: r.fileInput, download: !!r.download };
     }
   };
   function coordinatesFor(el) {

@@ -21,10 +21,16 @@
 // commit of another document in F, by its onCommitted or by that document's own connect,
 // condition 1 or 3 fails for the old port, so no new request goes to it, and requests
 // still waiting on it are failed at once (their answers are never taken). A commit this
-// background has not heard of yet is covered by condition 4 (its onBeforeNavigate comes
-// before it), and by Chromium itself, which closes a port at the commit when the new
+// background has not heard of yet is covered by condition 4 (the browser sends
+// onBeforeNavigate when the navigation starts, a network round trip or more before the
+// commit), and by Chromium itself, which closes a port at the commit when the new
 // document reuses the frame's RenderFrameHost or the old page enters the back/forward
-// cache. Firefox gives no documentId: condition 3 never holds there, every request goes
+// cache. What is left: a navigation whose onBeforeNavigate has not reached this
+// background yet, committed into a new RenderFrameHost while the old document, not yet
+// unloaded in its renderer, still answers (the same window in which a sendMessage that
+// reached the old document just before the commit is answered by it today); its answer is
+// refused if the commit or the new document's connect arrives first.
+// Firefox gives no documentId: condition 3 never holds there, every request goes
 // by tabs.sendMessage, and the port carries only the content script's receipt pushes
 // (a push is the document's own fact, true whatever document is current now).
 //
