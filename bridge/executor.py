@@ -39,10 +39,10 @@ from typing import Any
 
 from pydantic import Field
 
-from .after_input import AfterInput, PeerCall, awaited_download, file_chooser
+from .after_input import AfterInput, PeerCall
 from .dialog_waits import DialogWaits, on_tab
 from .dialogs import OpenDialog
-from .dispatch_signals import DispatchSignals, EarlySnapshot
+from .dispatch_signals import DispatchSignals
 from .events import may_open_tab
 from .new_tab import open_tab
 from .protocol import errors as E
@@ -58,12 +58,6 @@ from .protocol.methods import (
 from .protocol.models import (
     ActParams,
     BatchParams,
-    CheckAction,
-    ClickAction,
-    DragAction,
-    Event,
-    HoverAction,
-    MouseAction,
     SnapshotAfter,
     SnapshotParams,
 )
@@ -74,6 +68,7 @@ from .secrets import TypedSecrets
 from .session_gate import SESSION_METHODS, SessionGate
 from .sessions import SessionBook
 from .tabqueue import TabQueue
+from .trusted_input import TrustedInputRoute
 from .urls import check_navigation_url
 
 log = logging.getLogger("trustbridge.executor")
@@ -90,13 +85,11 @@ focusing the target, not typing a long text key by key (the driver types without
 deadline once it started, so a long text is never cut in the middle)."""
 DEFAULT_TIMEOUT_MS = 30_000
 """The timeout of an extension call whose params have no ``timeoutMs``, ms."""
-PASSED_TO_DRIVER = ("point", "fastPoint", "selectOption")
-"""Fields of the extension's ``page.resolveTarget`` answer the driver gets as they are."""
 BATCH_ITEM_METHOD = "page.act"
 """Each action of a ``page.batch`` is routed and run as this method."""
 
 
-class Executor:
+class Executor(TrustedInputRoute):
     """Runs client requests against the peers named by ``peer(peer_id)``.
 
     Args:
@@ -470,131 +463,6 @@ class Executor:
                 {"device": device},
             )
         return driver_id
-
-    async def _trusted_input(self, route: TrustedInput, params: ActParams) -> dict[str, Any]:
-        """Rule 3: resolve the ref (and a drag's drop target) on the extension, then act.
-
-        Raises:
-            BadRequest: ``allowCoordinates`` with a ClickAction ``position`` (the coordinate
-                route clicks the hit-tested centre, not the offset); nothing was sent.
-        """
-        started = time.monotonic()
-        action = params.action
-        if params.allowCoordinates and isinstance(action, ClickAction) \
-                and action.position is not None:
-            raise E.BadRequest(
-                "position and allowCoordinates cannot be combined: the coordinate route "
-                "clicks the point the extension hit-tested (the target's centre), not an "
-                "offset; nothing was sent. Drop position, or drop allowCoordinates for an "
-                "element outside a closed shadow root.",
-                {"position": action.position.model_dump(), "allowCoordinates": True})
-        is_click = isinstance(action, ClickAction) and params.ref is not None
-        flags: dict[str, Any] = {
-            "receipt": is_click,
-            "allowCoordinates": is_click and params.allowCoordinates,
-            # Issue 18: a verified point lets the driver skip Playwright's waits.
-            "fastPoint": params.ref is not None and not params.allowCoordinates
-            and (isinstance(action, (ClickAction, HoverAction))
-                 or (isinstance(action, CheckAction) and action.checked))
-            and getattr(action, "position", None) is None,
-        }
-        if isinstance(action, MouseAction):  # no ref: hit-test the point (vision tools)
-            flags.update(at={"x": action.x, "y": action.y}, receipt=action.op == "click")
-        target = await self._resolve(route.extension, params.tabId, params.ref, **flags)
-        act: dict[str, Any] = {"frameToken": target["frameToken"], "css": target.get("css"),
-                               "action": action.model_dump(),
-                               "timeoutMs": params.timeoutMs}
-        for passed in PASSED_TO_DRIVER:
-            if target.get(passed) is not None:
-                act[passed] = target[passed]
-        if params.allowScript:
-            act["allowScript"] = True
-        if isinstance(params.action, DragAction):
-            drop = await self._resolve(route.extension, target.get("tabId"), params.action.to)
-            act.update(toFrameToken=drop["frameToken"], toCss=drop.get("css"))
-        receipt_id = target.get("receiptId")
-        driver_id = self._driver_now(route.device)
-        early: EarlySnapshot | None = None
-        if params.snapshotAfter is not None:  # started at the driver's dispatched signal
-            tab, after = target.get("tabId", params.tabId), params.snapshotAfter
-            early = EarlySnapshot(self.signals, driver_id, lambda provisional: (
-                self._take_snapshot(route.device, tab, after, provisional)))
-            act["notifyDispatched"] = early.note
-        if receipt_id:
-            self.after.events.expect_receipt(route.extension, receipt_id)
-            if is_click:  # its receipt's quiet sign spares the driver a round trip
-                act["quietReceipt"] = receipt_id
-                self.after.tell_quiet(route.extension, receipt_id, driver_id)
-        try:
-            driver = self.peer(driver_id)
-            try:
-                result = await driver.call("driver.act", act, driver_timeout_s(params))
-            except E.BrowserCrashed as err:
-                # The driver knows the page, not the extension's tab id: name the tab.
-                if err.tabId is not None or target.get("tabId") is None:
-                    raise
-                raise E.BrowserCrashed(err.message, {**err.details, "tabId": target["tabId"]},
-                                       next_step=err.next_step) from err
-            answered = time.monotonic()
-            out: dict[str, Any] = {k: v for k, v in target.items()
-                                   if k not in ("frameToken", "css", "receiptId",
-                                                *PASSED_TO_DRIVER)}
-            out.update(result)
-            # The driver names the path itself only for the opt-in script route
-            # (allowScript); otherwise the route taken decides it.
-            path = result.get("inputPath") or (
-                "trusted-coordinates" if target.get("point") else "trusted")
-            out.update(inputPath=path, device=route.device, ref=params.ref)
-            if out.get("fastRefused"):  # the extension refused the point: the full path ran
-                out.setdefault("fastPath", False)
-            if receipt_id and not result.get("dialog"):
-                hit_ref = (target.get("hit") or {}).get("ref")  # MouseAction: the hit element
-                out.update(await self.after.delivery(route.extension, out.get("tabId"),
-                                                     params.ref or hit_ref, receipt_id))
-                # A file input was clicked (the page's button called input.click()): its
-                # chooser may be announced after the answer; the driver waits for it.
-                # (One reported ``late`` is an earlier action's; this click's replaces it.)
-                shown = out.get("fileChooser")
-                if out.pop("fileInput", False) and (shown is None or shown.get("late")):
-                    out.update(await file_chooser(driver, target["frameToken"]))
-                # The page's handler clicked a download link: announced after the answer.
-                if out.pop("download", False) and not any(
-                        not d.get("late") for d in out.get("downloads") or []):
-                    got = await awaited_download(driver, target["frameToken"])
-                    out["downloads"] = [*(out.get("downloads") or []), *got.get("downloads", [])]
-                    if not out["downloads"]:
-                        del out["downloads"]
-            popups = len(result.get("popups") or [])
-            late = may_open_tab(params.action) and not result.get("dialog")
-            out.update(await self.after.new_tabs(route.extension, out.get("tabId"), started,
-                                                 popups, answered if late else None))
-            if early is not None and (snap := await early.outcome(out)) is not None:
-                out["snapshotAfter"] = await self._keep_snapshot(route.extension, snap,
-                                                                 early.note)
-        except BaseException:
-            if early is not None:
-                early.cancel()
-            raise
-        finally:
-            if receipt_id:
-                self.after.forget_receipt(route.extension, receipt_id)
-            if early is not None:
-                early.forget()
-        return out
-
-    async def _keep_snapshot(self, extension: str, snap: dict[str, Any],
-                             provisional: str) -> dict[str, Any]:
-        """Show the provisional snapshot ``snap``: the extension makes it its session's
-        diff baseline (``snapshot.keep``, sent before the answer, so any later request of
-        the client comes after it) and the late tabs it did not report are added."""
-        peer = self.peer(extension)
-        send = getattr(peer, "send", None)
-        if send is not None:
-            with contextlib.suppress(Exception):  # a closed extension loses nothing shown
-                await send(Event(event="snapshot.keep", params={"id": provisional}))
-        with contextlib.suppress(E.TrustbridgeError):  # the page's answer stands
-            snap.update(await self.after.late_tabs(extension, snap.get("tabId")))
-        return snap
 
     async def _to_driver(self, method: str, parsed: Any, route: ToDriver) -> dict[str, Any]:
         """A method only the driver serves, as its own method (``driver_method``)."""
