@@ -19,10 +19,14 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .errors import ErrorPayload
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 """Bumped on any incompatible change; a hello with another version gets PROTOCOL_MISMATCH.
 2: ``snapshotAfter`` on page.act / page.batch / page.wait (a bridge of version 1 refused
-the field on every request; now the hello says so, once)."""
+the field on every request; now the hello says so, once).
+3: ``driver.act`` carries ``quietReceipt`` and ``notifyDispatched``, ``page.receipt`` says
+``quiet`` and ``download``, ``page.snapshot`` may be ``provisional`` (a driver of version 2
+refused every act of a version-3 bridge; a bridge of version 2 dropped a version-3
+extension's receipts)."""
 
 FRAME_TOKEN_ATTRIBUTE = "data-mcjug"
 """Attribute of ``document.documentElement`` that carries a frame's token (design.md §3):
