@@ -249,17 +249,24 @@ class AfterInput:
                                          "url": o.url} for o in opened]
 
 
+async def _after_answer(driver: PeerCall, method: str, frame_token: str,
+                        timeout_ms: int) -> dict[str, Any]:
+    """``method`` (``driver.fileChooser`` / ``driver.download``) for the page of
+    ``frame_token``, waiting up to ``timeout_ms`` there; ``{}`` when the driver could not
+    tell (then nothing is claimed, which is true: nothing was seen)."""
+    try:
+        return await driver.call(method, {"frameToken": frame_token, "timeoutMs": timeout_ms},
+                                 timeout_ms / 1000 + READ_TIMEOUT_S)
+    except E.TrustbridgeError:
+        return {}
+
+
 async def file_chooser(driver: PeerCall, frame_token: str) -> dict[str, Any]:
     """``{fileChooser: {multiple}}``: the chooser a click opened on the page of
     ``frame_token`` after the driver's answer (``driver.fileChooser``, waiting up to
     FILE_CHOOSER_WAIT_MS), or ``{}`` when none came or the driver could not tell (the
     result then claims no chooser, which is true: none was seen)."""
-    try:
-        got = await driver.call("driver.fileChooser",
-                                {"frameToken": frame_token, "timeoutMs": FILE_CHOOSER_WAIT_MS},
-                                FILE_CHOOSER_WAIT_MS / 1000 + READ_TIMEOUT_S)
-    except E.TrustbridgeError:
-        return {}
+    got = await _after_answer(driver, "driver.fileChooser", frame_token, FILE_CHOOSER_WAIT_MS)
     chooser = got.get("fileChooser")
     return {"fileChooser": chooser} if isinstance(chooser, dict) else {}
 
@@ -270,11 +277,6 @@ async def awaited_download(driver: PeerCall, frame_token: str) -> dict[str, Any]
     to DOWNLOAD_WAIT_MS for the first), or ``{}`` when none came or the driver could not
     tell (the result then claims none, which is true: none was seen; one that comes later
     is reported by the next action, as late)."""
-    try:
-        got = await driver.call("driver.download",
-                                {"frameToken": frame_token, "timeoutMs": DOWNLOAD_WAIT_MS},
-                                DOWNLOAD_WAIT_MS / 1000 + READ_TIMEOUT_S)
-    except E.TrustbridgeError:
-        return {}
+    got = await _after_answer(driver, "driver.download", frame_token, DOWNLOAD_WAIT_MS)
     downloads = got.get("downloads")
     return {"downloads": downloads} if isinstance(downloads, list) and downloads else {}

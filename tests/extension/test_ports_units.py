@@ -5,13 +5,7 @@ tests/extension/ports_units.test.mjs."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from pathlib import Path
-
-import pytest
-
-HERE = Path(__file__).resolve().parent
+from .node_units import run_node_units
 
 
 def test_ports_units_in_node() -> None:
@@ -20,10 +14,4 @@ def test_ports_units_in_node() -> None:
     a connect of another document, a disconnect or the tab closing fails what waits on it;
     the remembered commits are bounded; the content end reconnects lazily (never in a
     loop) and stops once the extension context is gone."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("node is needed: run scripts/test.sh")
-    proc = subprocess.run([node, "--test", str(HERE / "ports_units.test.mjs")],
-                          capture_output=True, text=True, timeout=120, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "# fail 0" in proc.stdout and "# pass 13" in proc.stdout, proc.stdout
+    run_node_units("ports_units.test.mjs", 13)

@@ -3,13 +3,7 @@ run in Node's own test runner: tests/extension/receipt_units.test.mjs."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from pathlib import Path
-
-import pytest
-
-HERE = Path(__file__).resolve().parent
+from .node_units import run_node_units
 
 
 def test_receipt_units_in_node() -> None:
@@ -19,10 +13,4 @@ def test_receipt_units_in_node() -> None:
     for a plain target in the top frame whose click started no navigation, no form
     submission and consumed no activation, in the first push; the download sign for a
     navigate event with a download request."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("node is needed: run scripts/test.sh")
-    proc = subprocess.run([node, "--test", str(HERE / "receipt_units.test.mjs")],
-                          capture_output=True, text=True, timeout=120, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "# fail 0" in proc.stdout and "# pass 11" in proc.stdout, proc.stdout
+    run_node_units("receipt_units.test.mjs", 11)

@@ -4,13 +4,7 @@ tests/extension/snapshot_begin_units.test.mjs."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from pathlib import Path
-
-import pytest
-
-HERE = Path(__file__).resolve().parent
+from .node_units import run_node_units
 
 
 def test_snapshot_begin_units_in_node() -> None:
@@ -20,10 +14,4 @@ def test_snapshot_begin_units_in_node() -> None:
     child frames are announced beside the top's walk, identified after it (once more
     without a key) and stitched in place; new frames' ordinals follow the browser's frame
     order; a child frame's ref starts the walk there."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("node is needed: run scripts/test.sh")
-    proc = subprocess.run([node, "--test", str(HERE / "snapshot_begin_units.test.mjs")],
-                          capture_output=True, text=True, timeout=120, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "# fail 0" in proc.stdout and "# pass 6" in proc.stdout, proc.stdout
+    run_node_units("snapshot_begin_units.test.mjs", 6)
