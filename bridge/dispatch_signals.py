@@ -95,8 +95,9 @@ class EarlySnapshot:
 
     async def outcome(self, answer: dict[str, Any]) -> dict[str, Any] | None:
         """The snapshot to show with ``answer`` (a ``page.snapshot`` result), or None: the
-        signal never came, the answer makes it stale, or it failed (then it is dropped and
-        the caller takes one after the answer)."""
+        signal never came, the answer makes it stale, it failed, or no frame answered it
+        (an empty page is no page state; then it is dropped and the caller takes one
+        after the answer)."""
         if not self.fired.is_set() or any(answer.get(k) for k in STALE_EARLY_SNAPSHOT):
             self.cancel()
             return None
@@ -105,7 +106,9 @@ class EarlySnapshot:
         except Exception:  # noqa: BLE001 - the act's own answer stands; one is taken after
             return None
         snapshot = got.get("snapshotAfter")
-        return snapshot if isinstance(snapshot, dict) else None
+        if not isinstance(snapshot, dict) or not snapshot.get("frames"):
+            return None  # no frame answered (a document between two): taken after instead
+        return snapshot
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:

@@ -320,8 +320,10 @@ class InputDriver:
                                        action, target.locator if target else None, page)
             quiet: asyncio.Event | None = None
             receipt = params.quietReceipt
-            if receipt and isinstance(action, ClickAction) and frame.parent_frame is None:
-                # A click in the top frame: its receipt may spare the watch's round trip.
+            if receipt and isinstance(action, ClickAction) and action.clickCount == 1 \
+                    and frame.parent_frame is None:
+                # A single click in the top frame: its receipt may spare the watch's round
+                # trip (a double click's second click comes after the receipt's sign).
                 quiet = self._quiet[receipt] = asyncio.Event()
             try:
                 with NavigationWatch(frame) as nav:  # issue 4: postActionDocumentChanged

@@ -650,19 +650,24 @@
   var baselines = /* @__PURE__ */ new Map();
   var provisionals = /* @__PURE__ */ new Map();
   var MAX_PROVISIONALS = 8;
-  function setBaseline(key, lines, provisional) {
+  var baselineSets = /* @__PURE__ */ new Map();
+  function putBaseline(key, lines) {
+    baselines.set(key, lines);
+    baselineSets.set(key, (baselineSets.get(key) || 0) + 1);
+  }
+  function setBaseline(key, lines, provisional, since) {
     if (!provisional) {
-      baselines.set(key, lines);
+      putBaseline(key, lines);
       return;
     }
-    provisionals.set(String(provisional), { key, lines });
+    provisionals.set(String(provisional), { key, lines, since });
     while (provisionals.size > MAX_PROVISIONALS) provisionals.delete(provisionals.keys().next().value);
   }
   function keepProvisional(id) {
     const held = provisionals.get(String(id));
     if (!held) return;
     provisionals.delete(String(id));
-    baselines.set(held.key, held.lines);
+    if ((baselineSets.get(held.key) || 0) === held.since) putBaseline(held.key, held.lines);
   }
   function randomId() {
     const a = new Uint32Array(2);
@@ -715,10 +720,12 @@
     const walkMode = mode === "read" ? "read" : "outline";
     const depth = typeof params.depth === "number" ? params.depth : null;
     const first = mode === "diff" ? { ask: DIFF_MAX_CHARS, timeBudgetMs: null } : { ask: budget.timeBudgetMs ? Math.min(maxChars, TIME_CHUNK_CHARS) : maxChars, timeBudgetMs: budget.timeBudgetMs };
+    const since = baselineSets.get(`${tabId}/${params.session || "default"}`) || 0;
     const state = await begin(api2, tabs2, tabId, { walkMode, ref: params.ref || null, depth, first });
     state.mode = mode;
     state.session = params.session || "default";
     state.provisional = typeof params.provisional === "string" ? params.provisional : null;
+    state.baselineSince = since;
     state.keep = mode !== "read" && !params.ref && state.depth === null;
     if (!state.top) {
       await tabs2.throwIfCrashed(tabId);
@@ -736,7 +743,7 @@
       state.acc = page.lines;
       const key = `${tabId}/${state.session}`;
       const previous = baselines.get(key);
-      setBaseline(key, state.acc, state.provisional);
+      setBaseline(key, state.acc, state.provisional, state.baselineSince);
       const { lines, added, removed } = diffOutline(previous || null, state.acc);
       const textState = { kind: "text", tabId, lines, i: 0, info: state, diff: { baseline: !!previous, added, removed } };
       return pageOfText(textState, maxChars, page.refs);
@@ -901,7 +908,7 @@
       const why = page.timedOut ? `after the time budget of ${budget.timeBudgetMs} ms` : `at ${budget.maxChars} characters`;
       lines.push(`# truncated ${why} (page ${state.pages}); call page.snapshot with cursor "${cursor}" for the rest`);
     } else if (state.keep) {
-      setBaseline(`${state.tabId}/${state.session}`, state.acc, state.provisional);
+      setBaseline(`${state.tabId}/${state.session}`, state.acc, state.provisional, state.baselineSince);
     }
     return {
       snapshot: lines.join("\n"),
@@ -1990,9 +1997,13 @@
   };
   var connection = null;
   servePopup(api, owners, () => connection);
+  var lastOpened = /* @__PURE__ */ new Map();
   function forwardReceipt(msg, sender) {
     const pushed = msg && msg.receiptPushed;
     if (!pushed || !sender.tab || typeof pushed.receiptId !== "string" || !connection) return false;
+    const opened = lastOpened.get(sender.tab.id);
+    const pressedAt = typeof pushed.pressedAt === "number" ? pushed.pressedAt : 0;
+    const quiet = pushed.quiet === true && pressedAt > 0 && !(opened !== void 0 && opened >= pressedAt);
     connection.sendEvent("page.receipt", {
       tabId: sender.tab.id,
       receiptId: pushed.receiptId,
@@ -2000,7 +2011,7 @@
       events: Array.isArray(pushed.events) ? pushed.events.slice(0, 8) : [],
       fileInput: pushed.fileInput === true,
       // The click started nothing the driver must wait to see (page/receipt.js `quiet`).
-      quiet: pushed.quiet === true,
+      quiet,
       download: pushed.download === true
     });
     return false;
@@ -2008,7 +2019,11 @@
   api.runtime.onMessage.addListener(forwardReceipt);
   tabs.ports.onPush(forwardReceipt);
   api.tabs.onCreated.addListener((tab) => {
-    if (!connection || tab.openerTabId === void 0 || tab.openerTabId === null) return;
+    if (tab.openerTabId === void 0 || tab.openerTabId === null) return;
+    lastOpened.delete(tab.openerTabId);
+    lastOpened.set(tab.openerTabId, Date.now());
+    while (lastOpened.size > 256) lastOpened.delete(lastOpened.keys().next().value);
+    if (!connection) return;
     connection.sendEvent("tab.opened", {
       tabId: tab.id,
       openerTabId: tab.openerTabId,

@@ -2631,10 +2631,13 @@
     "week"
   ]);
   var ALWAYS = /* @__PURE__ */ new Set(["label", "summary", "select", "option", "optgroup"]);
+  var XLINK = "http://www.w3.org/1999/xlink";
   function hasActivationBehavior(el) {
     if (!el || el.nodeType !== 1) return false;
     const name = el.localName;
-    if ((name === "a" || name === "area") && el.hasAttribute("href")) return true;
+    if ((name === "a" || name === "area") && (el.hasAttribute("href") || typeof el.hasAttributeNS === "function" && el.hasAttributeNS(XLINK, "href"))) {
+      return true;
+    }
     if (ALWAYS.has(name)) return true;
     if (el.hasAttribute("popovertarget") || el.hasAttribute("commandfor")) return true;
     if (name === "button") {
@@ -2685,8 +2688,12 @@
         }, { capture: true });
       }
       this.canTellQuiet = !!(win.navigation && typeof win.navigation.addEventListener === "function" && win.navigator && win.navigator.userActivation);
-      if (this.canTellQuiet) win.navigation.addEventListener("navigate", (e) => this.started(e));
-      win.addEventListener("formdata", () => this.started(), { capture: true });
+      if (this.canTellQuiet) win.navigation.addEventListener("navigate", (e) => {
+        if (e.isTrusted) this.started(e);
+      });
+      win.addEventListener("formdata", (e) => {
+        if (e.isTrusted) this.started();
+      }, { capture: true });
     }
     /** A navigation or form submission started: no receipt pressed before it is quiet. A
      *  navigation that is a download (`downloadRequest`: a download link the page's handler
@@ -2701,7 +2708,7 @@
     }
     /** Whether receipt `r`'s click started nothing the driver must wait to see (header). */
     quiet(r) {
-      if (!this.canTellQuiet || r.fileInput || r.started || r.button !== 0) return false;
+      if (!this.canTellQuiet || r.fileInput || r.started || r.button !== 0 || r.activates) return false;
       const win = this.win;
       const target = r.target.deref();
       return win.top === win && win.navigator.userActivation.isActive === true && !!target && !mayActivate(target);
@@ -2724,7 +2731,7 @@
         if (now - r.at > RECEIPT_TTL_MS || this.armed.size > MAX_RECEIPTS) this.armed.delete(id2);
       }
       const id = `${this.prefix}${this.next++}`;
-      this.armed.set(id, { target: new WeakRef(el), seen: /* @__PURE__ */ new Set(), at: now, pushed: false, fileInput: false, started: false, quietTold: false });
+      this.armed.set(id, { target: new WeakRef(el), seen: /* @__PURE__ */ new Set(), at: now, pushed: false, fileInput: false, started: false, quietTold: false, activates: false });
       return id;
     }
     observe(event) {
@@ -2740,6 +2747,7 @@
           r.pressedAt = Date.now();
         }
         r.seen.add(event.type);
+        if (event.type === "click" && path.some(hasActivationBehavior)) r.activates = true;
         if (TERMINAL.has(event.type) && !r.pushed && this.onDelivered && _Receipts.delivered(r.seen, r.button)) {
           r.pushed = true;
           this.pending.add(id);
@@ -2775,13 +2783,16 @@
         if (r) this.push(id, r);
       }
     }
-    push(id, r) {
-      const quiet = !r.quietTold && this.quiet(r);
-      r.quietTold = true;
+    push(id, r, quiet = false) {
       try {
-        this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, quiet, download: !!r.download });
+        this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, quiet, download: !!r.download, pressedAt: r.pressedAt });
       } catch {
       }
+      if (r.quietTold) return;
+      r.quietTold = true;
+      setTimeout(() => {
+        if (this.armed.get(id) === r && this.quiet(r)) this.push(id, r, true);
+      }, 0);
     }
     /**
      * Whether the events the target saw make a delivered click of `button` (MouseEvent.button

@@ -314,3 +314,20 @@ async def test_a_provisional_snapshot_the_answer_makes_stale_is_never_kept(
         assert result["snapshotAfter"]["snapshot"] == '- button "Save" [ref=e7]'
     finally:
         await _close(drv, ext)
+
+
+async def test_an_empty_provisional_snapshot_is_dropped(
+        server: BridgeServer, client: BridgeClient) -> None:
+    """A provisional snapshot no frame answered (frames 0: the page was between two
+    documents) is no page state: not kept, and the snapshot is taken after the answer."""
+    ext, drv = await _signalled(server)
+    ext.results["page.snapshot"] = {"snapshot": "", "url": "", "title": "", "tabId": 1,
+                                    "mode": "snapshot", "frames": 0, "refs": 0, "chars": 0,
+                                    "truncated": False, "cursor": None}
+    try:
+        await bounded(client.call("page.act", click(snapshotAfter=AFTER)))
+        snaps = [r.params for r in ext.requests if r.method == "page.snapshot"]
+        assert len(snaps) == 2 and snaps[0]["provisional"] and "provisional" not in snaps[1]
+        assert [e for e in ext.events if e.event == "snapshot.keep"] == []
+    finally:
+        await _close(drv, ext)

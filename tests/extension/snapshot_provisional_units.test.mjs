@@ -77,3 +77,15 @@ test('a provisional diff compares with the baseline and, kept, replaces it', asy
   const after = await snapshotTab(api, tabs, tab, { session: 's', mode: 'diff' });
   assert.deepEqual(after.diff, { baseline: true, added: 0, removed: 0 });
 });
+
+test('a kept provisional snapshot never replaces a baseline set after it began', async () => {
+  const { api, tabs, page, tab } = browser();
+  await snapshotTab(api, tabs, tab, { session: 's' });
+  page.lines = ['button "A" [ref=e1]', 'button "B" [ref=e2]'];
+  await snapshotTab(api, tabs, tab, { session: 's', provisional: 'p5' });
+  page.lines = ['button "A" [ref=e1]', 'button "B" [ref=e2]', 'button "C" [ref=e3]'];
+  await snapshotTab(api, tabs, tab, { session: 's' }); // the client's own, newer, shown
+  keepProvisional('p5'); // arrives after it: ignored
+  const diff = await snapshotTab(api, tabs, tab, { session: 's', mode: 'diff' });
+  assert.deepEqual(diff.diff, { baseline: true, added: 0, removed: 0 });
+});

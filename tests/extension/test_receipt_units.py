@@ -13,4 +13,4 @@ def test_receipt_units_in_node() -> None:
     for a plain target in the top frame whose click started no navigation, no form
     submission and consumed no activation, in the first push; the download sign for a
     navigate event with a download request."""
-    run_node_units("receipt_units.test.mjs", 11)
+    run_node_units("receipt_units.test.mjs", 12)

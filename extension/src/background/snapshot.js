@@ -37,27 +37,37 @@ const CUT_LINE = '- …';
 const cursors = new Map();
 /** `${tabId}/${session}` → lines of the last complete outline snapshot */
 const baselines = new Map();
-/** provisional id → {key, lines}: a baseline waiting for the bridge's keep */
+/** provisional id → {key, lines, since}: a baseline waiting for the bridge's keep */
 const provisionals = new Map();
 const MAX_PROVISIONALS = 8;
+/** `${tabId}/${session}` → how many times its baseline was set (a kept provisional
+ *  snapshot must not replace one set after it began) */
+const baselineSets = new Map();
 
-/** Set the baseline `key`, or hold it under `provisional` until `keepProvisional`. */
-function setBaseline(key, lines, provisional) {
+function putBaseline(key, lines) {
+  baselines.set(key, lines);
+  baselineSets.set(key, (baselineSets.get(key) || 0) + 1);
+}
+
+/** Set the baseline `key`, or hold it under `provisional` until `keepProvisional`;
+ *  `since`: the count of `key`'s baseline sets when the snapshot began. */
+function setBaseline(key, lines, provisional, since) {
   if (!provisional) {
-    baselines.set(key, lines);
+    putBaseline(key, lines);
     return;
   }
-  provisionals.set(String(provisional), { key, lines });
+  provisionals.set(String(provisional), { key, lines, since });
   while (provisionals.size > MAX_PROVISIONALS) provisionals.delete(provisionals.keys().next().value);
 }
 
-/** The bridge showed provisional snapshot `id`: it becomes its session's baseline (an
- *  unknown id, dropped or evicted, changes nothing). */
+/** The bridge showed provisional snapshot `id`: it becomes its session's baseline, unless
+ *  another snapshot of that session set the baseline since it began (a client's own
+ *  snapshot meanwhile is newer); an unknown id (dropped, evicted) changes nothing. */
 export function keepProvisional(id) {
   const held = provisionals.get(String(id));
   if (!held) return;
   provisionals.delete(String(id));
-  baselines.set(held.key, held.lines);
+  if ((baselineSets.get(held.key) || 0) === held.since) putBaseline(held.key, held.lines);
 }
 
 function randomId() {
@@ -133,10 +143,14 @@ export async function snapshotTab(api, tabs, tabId, params = {}) {
   const first = mode === 'diff'
     ? { ask: DIFF_MAX_CHARS, timeBudgetMs: null }
     : { ask: budget.timeBudgetMs ? Math.min(maxChars, TIME_CHUNK_CHARS) : maxChars, timeBudgetMs: budget.timeBudgetMs };
+  // Counted before the walk: a baseline another snapshot sets while this one walks is
+  // newer than a provisional this one may hold (keepProvisional).
+  const since = baselineSets.get(`${tabId}/${params.session || 'default'}`) || 0;
   const state = await begin(api, tabs, tabId, { walkMode, ref: params.ref || null, depth, first });
   state.mode = mode;
   state.session = params.session || 'default';
   state.provisional = typeof params.provisional === 'string' ? params.provisional : null;
+  state.baselineSince = since;
   // a complete whole-tab outline becomes the baseline
   state.keep = mode !== 'read' && !params.ref && state.depth === null;
   if (!state.top) {
@@ -154,7 +168,7 @@ export async function snapshotTab(api, tabs, tabId, params = {}) {
     state.acc = page.lines;
     const key = `${tabId}/${state.session}`;
     const previous = baselines.get(key);
-    setBaseline(key, state.acc, state.provisional);
+    setBaseline(key, state.acc, state.provisional, state.baselineSince);
     const { lines, added, removed } = diffOutline(previous || null, state.acc);
     const textState = { kind: 'text', tabId, lines, i: 0, info: state, diff: { baseline: !!previous, added, removed } };
     return pageOfText(textState, maxChars, page.refs);
@@ -355,7 +369,7 @@ function finishPage(state, page, budget) {
     const why = page.timedOut ? `after the time budget of ${budget.timeBudgetMs} ms` : `at ${budget.maxChars} characters`;
     lines.push(`# truncated ${why} (page ${state.pages}); call page.snapshot with cursor "${cursor}" for the rest`);
   } else if (state.keep) {
-    setBaseline(`${state.tabId}/${state.session}`, state.acc, state.provisional);
+    setBaseline(`${state.tabId}/${state.session}`, state.acc, state.provisional, state.baselineSince);
   }
   return {
     snapshot: lines.join('\n'), url: state.top.url, title: state.top.title, tabId: state.tabId, mode: state.mode,

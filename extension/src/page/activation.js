@@ -22,12 +22,16 @@ const INPUT_ACTIVATING = new Set([
   'date', 'datetime-local', 'month', 'time', 'week',
 ]);
 const ALWAYS = new Set(['label', 'summary', 'select', 'option', 'optgroup']);
+const XLINK = 'http://www.w3.org/1999/xlink';
 
 /** Whether `el` itself may have activation behaviour (see the module comment). */
 export function hasActivationBehavior(el) {
   if (!el || el.nodeType !== 1) return false;
   const name = el.localName;
-  if ((name === 'a' || name === 'area') && el.hasAttribute('href')) return true;
+  if ((name === 'a' || name === 'area')
+      && (el.hasAttribute('href') || (typeof el.hasAttributeNS === 'function' && el.hasAttributeNS(XLINK, 'href')))) {
+    return true; // an SVG <a> may link by xlink:href
+  }
   if (ALWAYS.has(name)) return true;
   if (el.hasAttribute('popovertarget') || el.hasAttribute('commandfor')) return true;
   if (name === 'button') {
