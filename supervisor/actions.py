@@ -318,6 +318,10 @@ async def type_text(t: Target, a: TypeAction, timeout_ms: int) -> dict[str, Any]
                         f"{len(typed)} of {len(a.text)} characters went into it and were "
                         "checked, the rest was typed wherever the focus went")
                 if _inserts(typed) and after == before:
+                    # Read from the next document before its navigation showed (a loaded
+                    # machine): the keys went to the old one. Same grace as below.
+                    await asyncio.sleep(NAV_GRACE_S)
+                    V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
                     raise V.not_set(a.text, after, "unchanged", secret=True)
                 if _inserts(typed) and kind in TEXT_KINDS and after is not None:
                     try:
