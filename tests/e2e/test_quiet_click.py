@@ -156,6 +156,9 @@ async def test_a_click_that_starts_something_a_task_later_or_below_is_never_quie
         ref = ref_of(snap, "button", name)
     else:
         ref = ref_of(snap, role, name)
+    if stack.browser != "chromium":
+        pytest.skip("the driver takes the quiet sign on Chromium only: Firefox ran a "
+                    "shadow-root form's planned submission after the sign's timer")
     await stack.tab.click(ref)
     await wait_until(lambda: len(told) >= 1)
     await asyncio.sleep(0.2)  # a quiet push would come one task after the first
