@@ -13,7 +13,8 @@ The model:
   ``session.renew``; clients renew every ``leaseMs / 3`` (40 s by default) while idle. A
   request in flight keeps it alive. A session whose connection closes is stopped at once
   (``onDisconnect: "stop"``, the default: MCP server, SDK) or waits for its lease to run
-  out, resumable by label and secret (``"keep"``: the CLI's ``--session NAME``).
+  out, resumable by label and secret (``"keep"``: the CLI's ``--session NAME``). An
+  implicit session has no lease while its connection is open: it ends with it.
 - **Ownership**: a session claims the tabs it creates (``tabs.new``), the tabs its tabs
   open (popups), and a free tab it first acts on (input, navigation, select, evaluate…).
   Another session's action on a claimed tab is TAB_CLAIMED, naming the owner's label;
@@ -245,8 +246,13 @@ class SessionBook:
         """Stop every session whose lease ran out with nothing in flight; returns them
         (their queued work is none: a queued request counts as in flight)."""
         now = self.clock()
+        # An implicit session lives as long as its connection (docs/sessions.md): its
+        # client never opened a session, so it has no heartbeat to keep a lease; a raw
+        # client idle past 120 s was SESSION_STOPPED while still connected (seen in a
+        # full benchmark run: the profile's client after B3-B5).
         expired = [s for s in self._sessions.values()
-                   if s.expires_at <= now and not s.busy()]
+                   if s.expires_at <= now and not s.busy()
+                   and not (s.implicit and s.peer is not None)]
         for session in expired:
             self._end(session, "its lease running out")
         return expired

@@ -175,6 +175,18 @@ def test_open_sweeps_expired_sessions_first(book: SessionBook, clock: Clock) -> 
     assert kept.stopped_by == "its lease running out"
 
 
+def test_an_implicit_session_lives_as_long_as_its_connection(
+        book: SessionBook, clock: Clock) -> None:
+    implicit = book.for_peer("p1")
+    acted(book, implicit, 3)
+    named, _ = book.open("p2", "agent-b", lease_ms=5_000)
+    clock.advance(600)  # far past both leases, no request, no renew
+    assert book.sweep() == [named]  # the named one had a lease to keep; it lapsed
+    assert not implicit.stopped and book.for_peer("p1") is implicit
+    assert book.owner(DEV, 3) is implicit
+    assert book.disconnected("p1") is implicit and implicit.stopped
+
+
 # -- for_peer / stop ----------------------------------------------------------------------
 
 
