@@ -7,9 +7,6 @@ synthetic path, the extension's) answer it asks :class:`AfterInput` for
 
 - :meth:`AfterInput.delivery`: the receipt pushed while the click ran, or, when none came
   within RECEIPT_PUSH_WAIT_S, the one read from the extension (``page.receipt``);
-- while the click runs, :meth:`AfterInput.receipt_pushed` names the driver to tell
-  ``driver.quiet`` when its receipt came quiet (:meth:`AfterInput.tell_quiet`: the driver
-  may then answer without its round trip to the page, supervisor/watch.py);
 - :func:`file_chooser`: when the receipt says a file input was clicked (``fileInput``) and
   the driver's answer names no chooser, the one the driver saw open after its answer;
 - :func:`awaited_download`: when the receipt says a download started (``download``) and the
@@ -109,9 +106,6 @@ class AfterInput:
         self.peer = peer
         self.events = ActionEvents()
         self._arrivals = _Arrivals()
-        self._quiet: dict[tuple[str, str], str] = {}
-        """(extension, receiptId) → the driver whose ``driver.act`` waits for its quiet
-        sign; one entry per click in flight (removed by :meth:`forget_receipt`)."""
 
     def tab_opened(self, extension: str, params: dict[str, Any]) -> None:
         """The extension's ``tab.opened`` event (a malformed one is dropped)."""
@@ -122,35 +116,19 @@ class AfterInput:
         self.events.tab_opened(extension, event, time.monotonic())
         self._arrivals.notify()
 
-    def receipt_pushed(self, extension: str, params: dict[str, Any]) -> str | None:
-        """The extension's ``page.receipt`` event; one nobody expects is dropped.
-
-        Returns:
-            The driver peer to send ``driver.quiet {receiptId}`` to: the receipt is
-            delivered and quiet, and :meth:`tell_quiet` armed it for that driver (once per
-            receipt); None otherwise.
-        """
+    def receipt_pushed(self, extension: str, params: dict[str, Any]) -> None:
+        """The extension's ``page.receipt`` event; one nobody expects (or malformed) is
+        dropped."""
         try:
             receipt = ReceiptEvent.model_validate(params)
         except pydantic.ValidationError:
-            return None
+            return
         if self.events.receipt_pushed(extension, receipt):
             self._arrivals.notify()
-        if receipt.quiet and receipt.delivered:
-            return self._quiet.pop((extension, receipt.receiptId), None)
-        return None
-
-    def tell_quiet(self, extension: str, receipt_id: str, driver: str) -> None:
-        """Let :meth:`receipt_pushed` name ``driver`` when receipt ``receipt_id`` of
-        ``extension`` comes quiet (the click's ``driver.act`` passed it as
-        ``quietReceipt``), until :meth:`forget_receipt`."""
-        self._quiet[(extension, receipt_id)] = driver
 
     def forget_receipt(self, extension: str, receipt_id: str) -> None:
-        """The click that expected ``receipt_id`` ended: a later push is dropped and no
-        driver is told of it."""
+        """The click that expected ``receipt_id`` ended: a later push is dropped."""
         self.events.forget_receipt(extension, receipt_id)
-        self._quiet.pop((extension, receipt_id), None)
 
     async def delivery(self, extension: str, tab_id: int | None, ref: str | None,
                        receipt_id: str) -> dict[str, Any]:

@@ -124,11 +124,10 @@ class Executor(TrustedInputRoute):
         self.after.tab_opened(extension, params)
         self.gate.tab_opened(extension, params)
 
-    def receipt_pushed(self, extension: str, params: dict[str, Any]) -> str | None:
+    def receipt_pushed(self, extension: str, params: dict[str, Any]) -> None:
         """The extension's ``page.receipt`` event: a click in progress reached its target.
-        Returns the driver peer to tell ``driver.quiet`` (AfterInput.receipt_pushed).
         Receipts nobody waits for (late, unknown, from another peer) are dropped."""
-        return self.after.receipt_pushed(extension, params)
+        self.after.receipt_pushed(extension, params)
 
     def input_dispatched(self, driver: str, params: dict[str, Any]) -> None:
         """The driver's ``driver.dispatched`` event (bridge/dispatch_signals.py)."""

@@ -332,11 +332,7 @@ class BridgeServer:
 
     async def _on_event(self, peer: Peer, msg: Event) -> None:
         if msg.event == "page.receipt" and peer.role == "extension":
-            driver = self.executor.receipt_pushed(peer.id, msg.params)
-            if driver is not None and (to := self.peers.get(driver)) is not None:
-                # The click's driver.act waits for this sign (supervisor/watch.py).
-                await self._notify(to, "driver.quiet",
-                                   {"receiptId": msg.params.get("receiptId")})
+            self.executor.receipt_pushed(peer.id, msg.params)
             return
         if msg.event == "tab.opened" and peer.role == "extension":
             self.executor.tab_opened(peer.id, msg.params)

@@ -6,9 +6,8 @@ One ``page.act`` on a device with a driver runs as :meth:`TrustedInputRoute._tru
 - ``page.resolveTarget`` on the extension turns the ref into ``{frameToken, css}`` (and a
   verified click point for the fast path, issue 18; a drag resolves its drop target too)
   and, for a click, arms its delivery receipt (§2.3);
-- ``driver.act`` runs it with trusted input; for a click it carries ``quietReceipt`` (the
-  receipt's quiet sign, forwarded as ``driver.quiet``, spares the driver its look at the
-  page after the click) and, when the request asked for its page state, ``notifyDispatched``
+- ``driver.act`` runs it with trusted input; when the request asked for its page state it
+  carries ``notifyDispatched``
   (:class:`~bridge.dispatch_signals.EarlySnapshot`: a provisional snapshot taken while the
   driver still checks, kept only when the answer shows it stands);
 - the receipt becomes ``delivered``; its ``fileInput`` and ``download`` signs make the
@@ -103,9 +102,6 @@ class TrustedInputRoute:
             act["notifyDispatched"] = early.note
         if receipt_id:
             self.after.events.expect_receipt(route.extension, receipt_id)
-            if is_click:  # its receipt's quiet sign spares the driver a round trip
-                act["quietReceipt"] = receipt_id
-                self.after.tell_quiet(route.extension, receipt_id, driver_id)
         try:
             driver = self.peer(driver_id)
             try:

@@ -34,7 +34,6 @@ from typing import Any
 
 from playwright.async_api import ElementHandle, Frame, Page
 from playwright.async_api import Error as PlaywrightError
-from pydantic import ValidationError
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 
@@ -54,7 +53,6 @@ from bridge.protocol.models import (
     HoverAction,
     MouseAction,
     PressAction,
-    QuietEvent,
     Request,
     UploadAction,
 )
@@ -130,9 +128,6 @@ class InputDriver:
         self._conn: Connection | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
         self.dialogs = DialogTracker(lambda ev, p: self._spawn(self.send_event(ev, p)))
-        # Clicks in flight whose receipt's quiet sign the bridge may send (driver.quiet),
-        # by receipt id; each entry lives while its driver.act runs.
-        self._quiet: dict[str, asyncio.Event] = {}
         # The CDP door of a Chromium device (supervisor/cdp_proxy.py), set by its owner
         # (runner / attach); None: this browser has none (Firefox, Camoufox).
         self.cdp: CdpProxy | None = None
@@ -182,17 +177,7 @@ class InputDriver:
         self._spawn(self._answer(req))
 
     async def _on_event(self, event: Event) -> None:
-        """``driver.quiet {receiptId}``: the click running with that ``quietReceipt``
-        started nothing to wait for (supervisor/watch.py). Others, malformed ones and
-        unknown ids are dropped."""
-        if event.event != "driver.quiet":
-            return
-        try:
-            quiet = QuietEvent.model_validate(event.params)
-        except ValidationError:
-            return
-        if (waiting := self._quiet.get(quiet.receiptId)) is not None:
-            waiting.set()
+        """The bridge sends the driver no events today: any is dropped."""
 
     async def _answer(self, req: Request) -> None:
         response = await answer(req, self._serve(req.method, req.params), "The driver failed",
@@ -318,23 +303,8 @@ class InputDriver:
             # issue 6: refuse what this browser would deliver as something else.
             await refuse_undeliverable(self.capabilities, self.browser or "this browser",
                                        action, target.locator if target else None, page)
-            quiet: asyncio.Event | None = None
-            receipt = params.quietReceipt
-            if receipt and isinstance(action, ClickAction) and action.clickCount == 1 \
-                    and frame.parent_frame is None \
-                    and (self.browser or "").startswith(("chromium", "chrome")):
-                # A single click in the top frame: its receipt may spare the watch's round
-                # trip (a double click's second click comes after the receipt's sign).
-                # Chromium only: the sign's one-task wait relies on Chromium running the
-                # tasks a handler queued (a planned form submission) first; Firefox ran a
-                # shadow-root form's submission after it (tests/e2e/test_quiet_click.py).
-                quiet = self._quiet[receipt] = asyncio.Event()
-            try:
-                with NavigationWatch(frame) as nav:  # issue 4: postActionDocumentChanged
-                    extra = await self._run_watching(page, work, action, quiet, signal)
-            finally:
-                if receipt:
-                    self._quiet.pop(receipt, None)
+            with NavigationWatch(frame) as nav:  # issue 4: postActionDocumentChanged
+                extra = await self._run_watching(page, work, action, signal)
             # A navigation that became a download kept the document (supervisor/watch.py).
             extra["postActionDocumentChanged"] = (nav.changed
                                                   and not extra.get("navigationWasDownload"))
@@ -350,10 +320,9 @@ class InputDriver:
                         dispatched=dispatched)
 
     async def _run_watching(self, page: Page, work: Any, action: Any = None,
-                            quiet: asyncio.Event | None = None,
                             on_done: Callable[[], None] | None = None) -> dict[str, Any]:
         # The action lets the watch skip the download-link look after anything but a click.
-        return await watch.run_watching(page, work, self.dialogs, action, quiet, on_done)
+        return await watch.run_watching(page, work, self.dialogs, action, on_done)
 
     async def dialog(self, params: DriverDialogParams) -> dict[str, Any]:
         """Accept or dismiss the oldest open dialog.

@@ -215,7 +215,6 @@ async def _chooser_checked(state: _PageState) -> None:
 
 async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
                        action: Any = None,
-                       quiet: asyncio.Event | None = None,
                        on_done: Callable[[], None] | None = None) -> dict[str, Any]:
     """Run ``work()``; answer early if a dialog opens (the page is blocked until it is
     answered, so the input call would not return), and report new pages, downloads and
@@ -225,16 +224,6 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
         action: the protocol action ``work`` performs, when the caller passes it: only a
             click then looks at the focused element for a download link (any action
             does when None).
-        quiet: set when the click's delivery receipt came with the quiet sign
-            (``driver.quiet``, bridge/after_input.py; extension/src/page/receipt.js): by
-            the end of the click's task in the page, its target had no activation
-            behaviour, no navigation of the document and no form submission had started,
-            and the click's user activation was not consumed (no window.open, no file
-            chooser). The look for a download link then races the sign; when the sign
-            comes first and the watch has seen nothing yet (no request, download,
-            chooser or page), the look is cancelled and the answer goes at once (issue
-            18: its round trip was 2-3 ms of a plain button's click). Without the sign
-            the round trip lets the browser's events of the click reach the watch.
         on_done: called once ``work`` finished without a dialog opening, before the looks
             for downloads and choosers that follow it (the driver's ``driver.dispatched``
             signal: bridge/dispatch_signals.py).
@@ -321,9 +310,7 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
                 link = False
                 await _round_trip(page)
             else:
-                link = await _look_unless_quiet(
-                    page, action, quiet, lambda: bool(saves or navigations or choosers
-                                                      or popups or failed or committed))
+                link = await _download_link_focused(page, action)
             trips = CLICK_CHOOSER_ROUND_TRIPS if _receipted(action) else CHOOSER_ROUND_TRIPS
             for _ in range(trips - 1):
                 if choosers:
@@ -496,27 +483,6 @@ async def _round_trip(page: Page) -> None:
     Firefox on this 2-core machine, measured)."""
     with contextlib.suppress(PlaywrightError, TimeoutError):
         await asyncio.wait_for(page.evaluate("0"), PROBE_S)
-
-
-async def _look_unless_quiet(page: Page, action: Any, quiet: asyncio.Event | None,
-                             seen: Callable[[], bool]) -> bool:
-    """:func:`_download_link_focused`, unless the click's quiet sign comes first and
-    ``seen()`` (the watch saw an event of the action) is still false: then the look is
-    cancelled and False returned (see :func:`run_watching`, ``quiet``)."""
-    if quiet is None:
-        return await _download_link_focused(page, action)
-    if quiet.is_set() and not seen():  # the usual case: the sign came during the click
-        return False
-    look = asyncio.ensure_future(_download_link_focused(page, action))
-    sign = asyncio.ensure_future(quiet.wait())
-    try:
-        await asyncio.wait({look, sign}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        sign.cancel()
-    if look.done() or seen():
-        return await look
-    look.cancel()  # Playwright drops the answer of a cancelled call
-    return False
 
 
 async def _download_link_focused(page: Page, action: Any) -> bool:

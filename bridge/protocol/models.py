@@ -19,14 +19,16 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .errors import ErrorPayload
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 """Bumped on any incompatible change; a hello with another version gets PROTOCOL_MISMATCH.
 2: ``snapshotAfter`` on page.act / page.batch / page.wait (a bridge of version 1 refused
 the field on every request; now the hello says so, once).
 3: ``driver.act`` carries ``quietReceipt`` and ``notifyDispatched``, ``page.receipt`` says
 ``quiet`` and ``download``, ``page.snapshot`` may be ``provisional`` (a driver of version 2
 refused every act of a version-3 bridge; a bridge of version 2 dropped a version-3
-extension's receipts)."""
+extension's receipts).
+4: ``quietReceipt``, ``driver.quiet`` and the receipt's ``quiet`` are gone (the sign saved
+no measurable time and could not see every effect of a click: docs/design.md §2.3)."""
 
 FRAME_TOKEN_ATTRIBUTE = "data-mcjug"
 """Attribute of ``document.documentElement`` that carries a frame's token (design.md §3):
@@ -652,13 +654,6 @@ class ReceiptEvent(_Model):
         description="A file input was clicked right after the press (a button whose handler "
         "calls input.click()): the browser may announce a file chooser after the driver "
         "answered. Pushed a second time, same id, when this becomes true.")
-    quiet: bool = Field(
-        default=False,
-        description="By the end of the click's task the page started nothing the driver "
-        "must wait to see: the target's path has no link, label or submit control, no "
-        "navigation of its document began (the Navigation API's navigate event) and the "
-        "click's user activation was not consumed (window.open, a file chooser). False "
-        "when the browser cannot tell (extension/src/page/receipt.js).")
     download: bool = Field(
         default=False,
         description="A navigation that is a download (the Navigation API's navigate event "
@@ -745,12 +740,6 @@ class DriverActParams(_Model):
         "after it (its read-back, its look for downloads and file choosers): the bridge "
         "starts the page-state snapshot the request asked for then, provisional until the "
         "answer shows it stands (bridge/executor.py, issue 18).")
-    quietReceipt: str | None = Field(
-        default=None, min_length=1, max_length=32,
-        description="The click's delivery receipt: the bridge sends ``driver.quiet`` with "
-        "this id when the receipt says the click started nothing the driver must wait to "
-        "see (ReceiptEvent.quiet); the driver then answers without its round trip to the "
-        "page (supervisor/watch.py).")
 
 
 class DispatchedEvent(_Model):
@@ -759,14 +748,6 @@ class DispatchedEvent(_Model):
     driver's answer follows (supervisor/driver.py)."""
 
     id: str = Field(min_length=1, max_length=32)
-
-
-class QuietEvent(_Model):
-    """Bridge → driver, event ``driver.quiet``: the delivery receipt ``receiptId`` of the
-    click a ``driver.act`` is running (its ``quietReceipt``) came with ``quiet: true``
-    (ReceiptEvent.quiet)."""
-
-    receiptId: str = Field(min_length=1, max_length=32)
 
 
 class DriverDialogParams(_Model):

@@ -22,7 +22,7 @@
   }
 
   // src/generated/protocol.js
-  var PROTOCOL_VERSION = 3;
+  var PROTOCOL_VERSION = 4;
   var ERROR_CODES = /* @__PURE__ */ new Set(["TRUSTED_INPUT_UNAVAILABLE", "FRAME_TOKEN_UNKNOWN", "LOCATOR_NOT_UNIQUE", "CLOSED_SHADOW_ROOT", "REF_NOT_FOUND", "ELEMENT_TARGET_DETACHED", "ELEMENT_TARGET_AMBIGUOUS", "ELEMENT_TARGET_DISABLED", "ELEMENT_NOT_EDITABLE", "ELEMENT_OBSCURED", "BROWSER_TAB_CLOSED", "BROWSER_DOCUMENT_CHANGED", "BROWSER_OPERATION_UNCERTAIN", "DEVICE_NOT_CONNECTED", "UNAUTHORIZED", "BAD_REQUEST", "PROTOCOL_MISMATCH", "DIALOG_OPEN", "TIMEOUT", "CANCELLED", "INTERNAL_ERROR", "BROWSER_CRASHED", "ELEMENT_VALUE_NOT_SET", "TAB_CLAIMED", "TAB_BUSY", "SESSION_STOPPED"]);
 
   // src/background/connection.js
@@ -1997,21 +1997,15 @@
   };
   var connection = null;
   servePopup(api, owners, () => connection);
-  var lastOpened = /* @__PURE__ */ new Map();
   function forwardReceipt(msg, sender) {
     const pushed = msg && msg.receiptPushed;
     if (!pushed || !sender.tab || typeof pushed.receiptId !== "string" || !connection) return false;
-    const opened = lastOpened.get(sender.tab.id);
-    const pressedAt = typeof pushed.pressedAt === "number" ? pushed.pressedAt : 0;
-    const quiet = pushed.quiet === true && pressedAt > 0 && !(opened !== void 0 && opened >= pressedAt);
     connection.sendEvent("page.receipt", {
       tabId: sender.tab.id,
       receiptId: pushed.receiptId,
       delivered: pushed.delivered === true,
       events: Array.isArray(pushed.events) ? pushed.events.slice(0, 8) : [],
       fileInput: pushed.fileInput === true,
-      // The click started nothing the driver must wait to see (page/receipt.js `quiet`).
-      quiet,
       download: pushed.download === true
     });
     return false;
@@ -2020,9 +2014,6 @@
   tabs.ports.onPush(forwardReceipt);
   api.tabs.onCreated.addListener((tab) => {
     if (tab.openerTabId === void 0 || tab.openerTabId === null) return;
-    lastOpened.delete(tab.openerTabId);
-    lastOpened.set(tab.openerTabId, Date.now());
-    while (lastOpened.size > 256) lastOpened.delete(lastOpened.keys().next().value);
     if (!connection) return;
     connection.sendEvent("tab.opened", {
       tabId: tab.id,

@@ -2615,47 +2615,6 @@
     return { done: true, action: action.kind };
   }
 
-  // src/page/activation.js
-  var INPUT_ACTIVATING = /* @__PURE__ */ new Set([
-    "checkbox",
-    "radio",
-    "submit",
-    "image",
-    "reset",
-    "file",
-    "color",
-    "date",
-    "datetime-local",
-    "month",
-    "time",
-    "week"
-  ]);
-  var ALWAYS = /* @__PURE__ */ new Set(["label", "summary", "select", "option", "optgroup"]);
-  var XLINK = "http://www.w3.org/1999/xlink";
-  function hasActivationBehavior(el) {
-    if (!el || el.nodeType !== 1) return false;
-    const name = el.localName;
-    if ((name === "a" || name === "area") && (el.hasAttribute("href") || typeof el.hasAttributeNS === "function" && el.hasAttributeNS(XLINK, "href"))) {
-      return true;
-    }
-    if (ALWAYS.has(name)) return true;
-    if (el.hasAttribute("popovertarget") || el.hasAttribute("commandfor")) return true;
-    if (name === "button") {
-      const type = String(el.type || "submit").toLowerCase();
-      return type !== "button" && !!el.form;
-    }
-    if (name === "input") return INPUT_ACTIVATING.has(String(el.type || "text").toLowerCase());
-    return false;
-  }
-  function mayActivate(el) {
-    for (let node = el; node; ) {
-      if (hasActivationBehavior(node)) return true;
-      const parent = node.parentNode;
-      node = node.assignedSlot || (parent && parent.nodeType === 11 ? parent.host : parent);
-    }
-    return false;
-  }
-
   // src/page/receipt.js
   var RECEIPT_TTL_MS = 6e4;
   var MAX_RECEIPTS = 64;
@@ -2664,7 +2623,7 @@
   var Receipts = class _Receipts {
     /**
      * @param {Window} win  the window whose capture listeners observe input
-     * @param {(id: string, receipt: {delivered: boolean, events: string[], fileInput: boolean, quiet: boolean}) => void} [onDelivered]
+     * @param {(id: string, receipt: {delivered: boolean, events: string[], fileInput: boolean, download: boolean}) => void} [onDelivered]
      *   called at the end of the dispatch of a trusted click (with its pointerdown or
      *   mousedown) that reached the target; called a second time, with `fileInput: true`,
      *   when a file input is clicked after that push (see the header)
@@ -2677,7 +2636,6 @@
       this.roots = /* @__PURE__ */ new WeakSet();
       this.pending = /* @__PURE__ */ new Set();
       this.flushTimer = null;
-      this.win = win;
       this.listen(win);
       for (const type of TERMINAL) {
         win.addEventListener(type, (e) => {
@@ -2687,31 +2645,19 @@
           }, { once: true });
         }, { capture: true });
       }
-      this.canTellQuiet = !!(win.navigation && typeof win.navigation.addEventListener === "function" && win.navigator && win.navigator.userActivation);
-      if (this.canTellQuiet) win.navigation.addEventListener("navigate", (e) => {
-        if (e.isTrusted) this.started(e);
-      });
-      win.addEventListener("formdata", (e) => {
-        if (e.isTrusted) this.started();
-      }, { capture: true });
-    }
-    /** A navigation or form submission started: no receipt pressed before it is quiet. A
-     *  navigation that is a download (`downloadRequest`: a download link the page's handler
-     *  clicked) gives the receipt the `download` sign. */
-    started(event = null) {
-      const download = !!event && event.downloadRequest !== null && event.downloadRequest !== void 0;
-      for (const r of this.armed.values()) {
-        if (r.pressedAt === void 0) continue;
-        r.started = true;
-        if (download) r.download = true;
+      if (win.navigation && typeof win.navigation.addEventListener === "function") {
+        win.navigation.addEventListener("navigate", (e) => {
+          if (e.isTrusted) this.navigated(e);
+        });
       }
     }
-    /** Whether receipt `r`'s click started nothing the driver must wait to see (header). */
-    quiet(r) {
-      if (!this.canTellQuiet || r.fileInput || r.started || r.button !== 0 || r.activates) return false;
-      const win = this.win;
-      const target = r.target.deref();
-      return win.top === win && win.navigator.userActivation.isActive === true && !!target && !mayActivate(target);
+    /** A navigation started: one that is a download (`downloadRequest`: a download link the
+     *  page's handler clicked) gives the receipts pressed before it the `download` sign. */
+    navigated(event) {
+      if (event.downloadRequest === null || event.downloadRequest === void 0) return;
+      for (const r of this.armed.values()) {
+        if (r.pressedAt !== void 0) r.download = true;
+      }
     }
     listen(target) {
       for (const type of ["pointerdown", "mousedown", "pointerup", "mouseup", "click", "dblclick", "auxclick", "contextmenu"]) {
@@ -2731,7 +2677,7 @@
         if (now - r.at > RECEIPT_TTL_MS || this.armed.size > MAX_RECEIPTS) this.armed.delete(id2);
       }
       const id = `${this.prefix}${this.next++}`;
-      this.armed.set(id, { target: new WeakRef(el), seen: /* @__PURE__ */ new Set(), at: now, pushed: false, fileInput: false, started: false, quietTold: false, activates: false });
+      this.armed.set(id, { target: new WeakRef(el), seen: /* @__PURE__ */ new Set(), at: now, pushed: false, fileInput: false });
       return id;
     }
     observe(event) {
@@ -2747,7 +2693,6 @@
           r.pressedAt = Date.now();
         }
         r.seen.add(event.type);
-        if (event.type === "click" && path.some(hasActivationBehavior)) r.activates = true;
         if (TERMINAL.has(event.type) && !r.pushed && this.onDelivered && _Receipts.delivered(r.seen, r.button)) {
           r.pushed = true;
           this.pending.add(id);
@@ -2783,16 +2728,11 @@
         if (r) this.push(id, r);
       }
     }
-    push(id, r, quiet = false) {
+    push(id, r) {
       try {
-        this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, quiet, download: !!r.download, pressedAt: r.pressedAt });
+        this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, download: !!r.download });
       } catch {
       }
-      if (r.quietTold) return;
-      r.quietTold = true;
-      setTimeout(() => {
-        if (this.armed.get(id) === r && this.quiet(r)) this.push(id, r, true);
-      }, 0);
     }
     /**
      * Whether the events the target saw make a delivered click of `button` (MouseEvent.button

@@ -163,20 +163,13 @@ async def test_a_new_tab_already_closed_is_named_by_its_announcement(
         {"newTabs": [{"tabId": 5, "openerTabId": 1, "url": "http://127.0.0.1/x"}]}
 
 
-def test_a_quiet_receipt_names_its_driver_once() -> None:
-    """A delivered quiet push names the driver tell_quiet armed, once; an unarmed,
-    undelivered, not quiet or forgotten receipt names none."""
-    after = AfterInput(lambda _peer_id: ScriptedPeer())
+async def test_a_malformed_receipt_push_is_dropped(after: AfterInput) -> None:
+    """A push with a field the protocol does not have (a version-3 extension's ``quiet``)
+    or a wrong type is dropped: the click then reads its receipt instead."""
     push = {"tabId": 1, "receiptId": "r1", "delivered": True, "events": ["click"]}
     after.events.expect_receipt(EXT, "r1")
-    assert after.receipt_pushed(EXT, {**push, "quiet": True}) is None  # not armed
-    after.tell_quiet(EXT, "r1", "d1")
-    assert after.receipt_pushed(EXT, push) is None  # not quiet
-    assert after.receipt_pushed(EXT, {**push, "delivered": False, "quiet": True}) is None
-    assert after.receipt_pushed("p2", {**push, "quiet": True}) is None  # another extension
-    assert after.receipt_pushed(EXT, {**push, "quiet": True}) == "d1"
-    assert after.receipt_pushed(EXT, {**push, "quiet": True}) is None  # once
-    after.tell_quiet(EXT, "r2", "d1")
-    after.forget_receipt(EXT, "r2")
-    assert after.receipt_pushed(EXT, {**push, "receiptId": "r2", "quiet": True}) is None
-    assert after._quiet == {}
+    after.receipt_pushed(EXT, {**push, "quiet": True})
+    after.receipt_pushed(EXT, {**push, "delivered": [True]})
+    assert after.events.receipt(EXT, "r1") is None
+    after.receipt_pushed(EXT, push)
+    assert after.events.receipt(EXT, "r1") is not None

@@ -1,4 +1,4 @@
-// Unit tests of extension/src/page/receipt.js's file-input sign, run by
+// Unit tests of extension/src/page/receipt.js's file-input and download signs, run by
 // tests/extension/test_receipt_units.py with `node --test`. The window and the elements
 // are stand-ins: Receipts only needs addEventListener, composedPath() and a few fields.
 import assert from 'node:assert/strict';
@@ -128,127 +128,63 @@ test('an undelivered click still reads the sign (the bridge asks when no push ca
   assert.equal(read.fileInput, true);
 });
 
-// The quiet sign (issue 18; receipt.js header, page/activation.js): a second push, one
-// task after the dispatch's end, says quiet.
+// The download sign (receipt.js header): a trusted `navigate` event with a download
+// request since the press marks the receipt.
 class FakeEvents {
   constructor() { this.listeners = []; }
   addEventListener(type, fn) { this.listeners.push([type, fn]); }
   fire(type, extra = {}) { for (const [t, fn] of this.listeners) if (t === type) fn({ type, isTrusted: true, ...extra }); }
 }
 
-function quietSetup({ navigationApi = true, top = true } = {}) {
+function signSetup({ navigationApi = true } = {}) {
   const win = new FakeWindow();
-  win.navigator = { userActivation: { isActive: true } };
   if (navigationApi) win.navigation = new FakeEvents();
-  win.top = top ? win : {};
   const pushes = [];
   const receipts = new Receipts(win, (id, receipt) => pushes.push({ id, ...receipt }));
   return { win, pushes, receipts };
 }
-const node = (localName, { attrs = {}, parentNode = null, ...extra } = {}) => ({
-  nodeType: 1, localName, parentNode, getRootNode: () => doc,
-  hasAttribute: (name) => Object.hasOwn(attrs, name), ...extra,
-});
-const quietOf = (pushes) => pushes.map((p) => p.quiet);
+const node = (localName, extra = {}) => ({ nodeType: 1, localName, getRootNode: () => doc, ...extra });
 
-test('quiet: a plain button in the top frame whose click started nothing, told a task later', async () => {
-  const { win, pushes, receipts } = quietSetup();
-  const button = node('button', { type: 'submit', form: null });
+test('one push per delivered click: no second push a task later', async () => {
+  const { win, pushes, receipts } = signSetup();
+  const button = node('button', { type: 'button' });
   const id = receipts.arm(button);
   trustedClick(win, [button, doc, win]);
-  assert.deepEqual(quietOf(pushes), [false]); // the delivery, at the dispatch's end
   await tick();
-  assert.deepEqual(quietOf(pushes), [false, true]);
-  assert.deepEqual(pushes.map((p) => p.id), [id, id]);
   await tick();
-  assert.equal(pushes.length, 2); // once
+  assert.deepEqual(pushes.map((p) => [p.id, p.delivered, p.download, 'quiet' in p]), [[id, true, false, false]]);
 });
 
-test('not quiet: a navigation, a form submission or a consumed activation, during the click or a task after', async () => {
-  for (const during of [
-    (win) => win.navigation.fire('navigate'),
-    (win) => win.dispatch('formdata', [doc, win]),
-    (win) => { win.navigator.userActivation.isActive = false; },
-  ]) {
-    for (const later of [false, true]) {
-      const { win, pushes, receipts } = quietSetup();
-      const button = node('button', { type: 'button' });
-      receipts.arm(button);
-      // later: the handler's effect comes in a task it queued (a timer, a planned
-      // form navigation), which runs before the sign's own 0 ms timer.
-      trustedClick(win, [button, doc, win], () => (later ? setTimeout(() => during(win), 0) : during(win)));
-      await tick();
-      assert.deepEqual(pushes.map((p) => [p.delivered, p.quiet]), [[true, false]], String(during) + later);
-    }
-  }
-});
-
-test('untrusted navigate and formdata events start nothing', async () => {
-  const { win, pushes, receipts } = quietSetup();
+test('an untrusted navigate event gives no download sign', async () => {
+  const { win, pushes, receipts } = signSetup();
   const button = node('button', { type: 'button' });
   receipts.arm(button);
-  trustedClick(win, [button, doc, win], () => {
-    win.navigation.fire('navigate', { isTrusted: false, downloadRequest: 'x' });
-    win.dispatch('formdata', [doc, win], { trusted: false });
-  });
+  trustedClick(win, [button, doc, win], () => win.navigation.fire('navigate', { isTrusted: false, downloadRequest: 'x' }));
   await tick();
-  assert.deepEqual(pushes.map((p) => [p.quiet, p.download]), [[false, false], [true, false]]);
+  assert.deepEqual(pushes.map((p) => p.download), [false]);
 });
 
-test('not quiet: a window listener the page added after the content script navigates', async () => {
-  const { win, pushes, receipts } = quietSetup();
-  win.addEventListener('click', () => win.navigation.fire('navigate')); // bubble, the page's
+test('no Navigation API: receipts still work, with no download sign', async () => {
+  const { win, pushes, receipts } = signSetup({ navigationApi: false });
   const button = node('button', { type: 'button' });
   receipts.arm(button);
   trustedClick(win, [button, doc, win]);
   await tick();
-  assert.deepEqual(quietOf(pushes), [false]);
-});
-
-test('not quiet: activation behaviour on the path, a child frame, no Navigation API, a file input', async () => {
-  const form = {};
-  const link = () => node('a', { attrs: { href: '' } });
-  const cases = [
-    [() => { const el = node('span', { parentNode: link() }); return [el, [el, doc]]; }, {}],
-    [() => { const el = node('button', { type: 'submit', form }); return [el, [el, doc]]; }, {}],
-    [() => { const el = node('input', { type: 'checkbox' }); return [el, [el, doc]]; }, {}],
-    [() => { const el = node('span', { parentNode: node('label') }); return [el, [el, doc]]; }, {}],
-    [() => { const el = node('button', { type: 'button', attrs: { popovertarget: 'p' } }); return [el, [el, doc]]; }, {}],
-    // the element hit is a link inside the target (a div button wrapping it)
-    [() => { const el = node('div'); return [el, [link(), el, doc]]; }, {}],
-    // an SVG link by xlink:href
-    [() => { const el = node('a', { hasAttributeNS: (ns, name) => name === 'href' }); return [el, [el, doc]]; }, {}],
-    [() => { const el = node('button', { type: 'button' }); return [el, [el, doc]]; }, { top: false }],
-    [() => { const el = node('button', { type: 'button' }); return [el, [el, doc]]; }, { navigationApi: false }],
-  ];
-  for (const [make, options] of cases) {
-    const { win, pushes, receipts } = quietSetup(options);
-    const [el, path] = make();
-    receipts.arm(el);
-    trustedClick(win, [...path, win]);
-    await tick();
-    assert.deepEqual(pushes.map((p) => [p.delivered, p.quiet]), [[true, false]], JSON.stringify(options) + make);
-  }
-  const { win, pushes, receipts } = quietSetup();
-  const button = node('button', { type: 'button' });
-  receipts.arm(button);
-  trustedClick(win, [button, doc, win], () => win.dispatch('click', [fileInput(), doc, win], { trusted: false }));
-  await tick();
-  assert.deepEqual(pushes.map((p) => [p.fileInput, p.quiet]), [[true, false]]);
+  assert.deepEqual(pushes.map((p) => [p.delivered, p.download]), [[true, false]]);
 });
 
 test('download sign: a trusted navigate event with a download request during the click', async () => {
-  const { win, pushes, receipts } = quietSetup();
+  const { win, pushes, receipts } = signSetup();
   const button = node('button', { type: 'button' });
   const id = receipts.arm(button);
   trustedClick(win, [button, doc, win], () => win.navigation.fire('navigate', { downloadRequest: 'report.txt' }));
   await tick();
-  assert.deepEqual(pushes.map((p) => [p.download, p.quiet]), [[true, false]]);
+  assert.deepEqual(pushes.map((p) => p.download), [true]);
   assert.equal(receipts.read(id).download, true);
-  const other = quietSetup();
+  const other = signSetup();
   const plain = node('button', { type: 'button' });
   other.receipts.arm(plain);
   trustedClick(other.win, [plain, doc, other.win], () => other.win.navigation.fire('navigate', { downloadRequest: null }));
   await tick();
-  assert.deepEqual(other.pushes.map((p) => [p.download, p.quiet]), [[false, false]]);
+  assert.deepEqual(other.pushes.map((p) => p.download), [false]);
 });

@@ -9,8 +9,7 @@ from .node_units import run_node_units
 def test_receipt_units_in_node() -> None:
     """A file input clicked right after a receipt's press marks it ``fileInput`` (pushed
     again when already pushed; with the first push for a click on the input itself); no
-    mark for other elements, disabled inputs, no press or a press too long ago. Quiet only
-    for a plain target in the top frame whose click started no navigation, no form
-    submission and consumed no activation, in the first push; the download sign for a
-    navigate event with a download request."""
-    run_node_units("receipt_units.test.mjs", 12)
+    mark for other elements, disabled inputs, no press or a press too long ago. One push
+    per delivered click (no quiet sign since protocol 4); the download sign for a trusted
+    navigate event with a download request, none without the Navigation API."""
+    run_node_units("receipt_units.test.mjs", 10)

@@ -320,23 +320,13 @@ servePopup(api, owners, () => connection);
 // once more with `fileInput: true` when a file input is clicked right after (page/receipt.js): forwarded to the bridge as a one-way `page.receipt` event, which
 // the bridge matches to the click it is running by receiptId. Registered at top level so
 // a woken service worker still hears it.
-/** Opener tab id → when (ms since the epoch) it last opened a tab (`tabs.onCreated`). */
-const lastOpened = new Map();
-
 function forwardReceipt(msg, sender) {
   const pushed = msg && msg.receiptPushed;
   if (!pushed || !sender.tab || typeof pushed.receiptId !== 'string' || !connection) return false;
-  // A tab the clicked page opened since the press (window.open from a handler's timer
-  // does not consume the click's activation, so the page could not tell): not quiet.
-  const opened = lastOpened.get(sender.tab.id);
-  const pressedAt = typeof pushed.pressedAt === 'number' ? pushed.pressedAt : 0;
-  const quiet = pushed.quiet === true && pressedAt > 0 && !(opened !== undefined && opened >= pressedAt);
   connection.sendEvent('page.receipt', {
     tabId: sender.tab.id, receiptId: pushed.receiptId, delivered: pushed.delivered === true,
     events: Array.isArray(pushed.events) ? pushed.events.slice(0, 8) : [],
     fileInput: pushed.fileInput === true,
-    // The click started nothing the driver must wait to see (page/receipt.js `quiet`).
-    quiet,
     download: pushed.download === true,
   });
   return false;
@@ -350,9 +340,6 @@ tabs.ports.onPush(forwardReceipt);
 // it to the driver only after the click returned.
 api.tabs.onCreated.addListener((tab) => {
   if (tab.openerTabId === undefined || tab.openerTabId === null) return;
-  lastOpened.delete(tab.openerTabId); // most recent last; bounded below
-  lastOpened.set(tab.openerTabId, Date.now());
-  while (lastOpened.size > 256) lastOpened.delete(lastOpened.keys().next().value);
   if (!connection) return;
   connection.sendEvent('tab.opened', {
     tabId: tab.id, openerTabId: tab.openerTabId, url: tab.pendingUrl || tab.url || '',

@@ -35,23 +35,6 @@
 // The dispatch's end is a bubble listener on window added when the trusted click reaches
 // window's capture phase, so it runs after every window listener the page had registered
 // by then (DOM §2.9: each phase at window invokes a fresh copy of its listener list).
-// Quiet sign (issue 18): one task after that push (a 0 ms timer, so the tasks the
-// click's handlers queued run first: a timer's navigation, a form submission's planned
-// navigation), the receipt is pushed again with `quiet: true` when the click started
-// nothing the driver must wait to see, so the driver may answer without its round trip
-// to the page (supervisor/watch.py): the receipt is in the top frame; no element on the
-// click's own composed path (from the element hit, inside closed roots too) has
-// activation behaviour (page/activation.js: that runs after the dispatch); no trusted
-// `navigate` event (Navigation API: fired when a navigation of this document starts,
-// downloads included) and no trusted `formdata` event (every form submission) came since
-// the press; the click's transient user activation was not consumed (window.open and file
-// choosers consume it); no file input was clicked. A browser without the Navigation API
-// or `navigator.userActivation` is never quiet. The background also drops the sign when the
-// tab opened another tab since the press (`pressedAt`, ms since the epoch: a window.open
-// from a handler's timer consumes no activation). What it cannot see: a navigation the
-// browser starts later for the page (`history.back()`: its navigate event comes after
-// the browser's round trip to the renderer) and a listener the page adds to window during
-// the dispatch, after ours; the old round trip saw those only when they came within it.
 // Download sign: a `navigate` event with a `downloadRequest` since the press (the page's
 // handler clicked a download link it made) marks the receipt `download: true`: the
 // browser announces such a download to the driver only after the click (no navigation
@@ -59,7 +42,6 @@
 // for it, bounded (bridge/after_input.py `awaited_download`).
 
 import { PageError } from './errors.js';
-import { hasActivationBehavior, mayActivate } from './activation.js';
 
 const RECEIPT_TTL_MS = 60000;
 const MAX_RECEIPTS = 64;
@@ -72,7 +54,7 @@ const TERMINAL = new Set(['click', 'auxclick', 'contextmenu']);
 export class Receipts {
   /**
    * @param {Window} win  the window whose capture listeners observe input
-   * @param {(id: string, receipt: {delivered: boolean, events: string[], fileInput: boolean, quiet: boolean}) => void} [onDelivered]
+   * @param {(id: string, receipt: {delivered: boolean, events: string[], fileInput: boolean, download: boolean}) => void} [onDelivered]
    *   called at the end of the dispatch of a trusted click (with its pointerdown or
    *   mousedown) that reached the target; called a second time, with `fileInput: true`,
    *   when a file input is clicked after that push (see the header)
@@ -90,7 +72,6 @@ export class Receipts {
     /** @type {Set<string>} delivered receipts whose push waits for the dispatch's end */
     this.pending = new Set();
     this.flushTimer = null;
-    this.win = win;
     this.listen(win);
     // The trusted click bubbling back to window, after the page's own window listeners,
     // ends its dispatch (a nested untrusted click, the page's input.click(), does not).
@@ -100,35 +81,20 @@ export class Receipts {
         win.addEventListener(type, (late) => { if (late === e) this.flush(); }, { once: true });
       }, { capture: true });
     }
-    // What makes a click not quiet (see the header): a navigation or a form submission
-    // that started after the press.
-    this.canTellQuiet = !!(win.navigation && typeof win.navigation.addEventListener === 'function'
-      && win.navigator && win.navigator.userActivation);
-    // Trusted ones only: a page's own dispatchEvent starts nothing (and must not make
-    // every click wait for a download, below).
-    if (this.canTellQuiet) win.navigation.addEventListener('navigate', (e) => { if (e.isTrusted) this.started(e); });
-    win.addEventListener('formdata', (e) => { if (e.isTrusted) this.started(); }, { capture: true });
-  }
-
-  /** A navigation or form submission started: no receipt pressed before it is quiet. A
-   *  navigation that is a download (`downloadRequest`: a download link the page's handler
-   *  clicked) gives the receipt the `download` sign. */
-  started(event = null) {
-    const download = !!event && event.downloadRequest !== null && event.downloadRequest !== undefined;
-    for (const r of this.armed.values()) {
-      if (r.pressedAt === undefined) continue;
-      r.started = true;
-      if (download) r.download = true;
+    // The download sign (see the header). Trusted events only: a page's own
+    // dispatchEvent starts nothing and must not make every click wait for a download.
+    if (win.navigation && typeof win.navigation.addEventListener === 'function') {
+      win.navigation.addEventListener('navigate', (e) => { if (e.isTrusted) this.navigated(e); });
     }
   }
 
-  /** Whether receipt `r`'s click started nothing the driver must wait to see (header). */
-  quiet(r) {
-    if (!this.canTellQuiet || r.fileInput || r.started || r.button !== 0 || r.activates) return false;
-    const win = this.win;
-    const target = r.target.deref();
-    return win.top === win && win.navigator.userActivation.isActive === true
-      && !!target && !mayActivate(target);
+  /** A navigation started: one that is a download (`downloadRequest`: a download link the
+   *  page's handler clicked) gives the receipts pressed before it the `download` sign. */
+  navigated(event) {
+    if (event.downloadRequest === null || event.downloadRequest === undefined) return;
+    for (const r of this.armed.values()) {
+      if (r.pressedAt !== undefined) r.download = true;
+    }
   }
 
   listen(target) {
@@ -150,7 +116,7 @@ export class Receipts {
       if (now - r.at > RECEIPT_TTL_MS || this.armed.size > MAX_RECEIPTS) this.armed.delete(id);
     }
     const id = `${this.prefix}${this.next++}`;
-    this.armed.set(id, { target: new WeakRef(el), seen: new Set(), at: now, pushed: false, fileInput: false, started: false, quietTold: false, activates: false });
+    this.armed.set(id, { target: new WeakRef(el), seen: new Set(), at: now, pushed: false, fileInput: false });
     return id;
   }
 
@@ -168,9 +134,6 @@ export class Receipts {
         r.pressedAt = Date.now();
       }
       r.seen.add(event.type);
-      // The click's own path (seen at window, and inside a closed root by its listener):
-      // the element hit may be a descendant of the target with activation behaviour.
-      if (event.type === 'click' && path.some(hasActivationBehavior)) r.activates = true;
       if (TERMINAL.has(event.type) && !r.pushed && this.onDelivered && Receipts.delivered(r.seen, r.button)) {
         r.pushed = true;
         this.pending.add(id);
@@ -212,14 +175,10 @@ export class Receipts {
     }
   }
 
-  push(id, r, quiet = false) {
+  push(id, r) {
     try {
-      this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, quiet, download: !!r.download, pressedAt: r.pressedAt });
+      this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, download: !!r.download });
     } catch { /* the bridge reads it instead */ }
-    if (r.quietTold) return;
-    // The quiet sign, once, a task later (see the header).
-    r.quietTold = true;
-    setTimeout(() => { if (this.armed.get(id) === r && this.quiet(r)) this.push(id, r, true); }, 0);
   }
 
   /**
