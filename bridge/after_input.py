@@ -11,6 +11,9 @@ synthetic path, the extension's) answer it asks :class:`AfterInput` for
   the driver's answer names no chooser, the one the driver saw open after its answer;
 - :func:`awaited_download`: when the receipt says a download started (``download``) and the
   driver's answer names none, the one the driver saw start after its answer;
+- :func:`awaited_navigation`: when the receipt says a form is being submitted
+  (``navigates``) and the driver's answer says no document change, whether its planned
+  navigation reached the driver after the answer;
 - :meth:`AfterInput.new_tabs`: the tabs :class:`~bridge.events.ActionEvents` says the
   action opened, waiting briefly for an announcement still on its way (POPUP_SETTLE_S when
   the driver saw a popup, LATE_TAB_S after an action that may open one late), described
@@ -60,6 +63,12 @@ DOWNLOAD_WAIT_MS = 2000
 such a click pays it, and only until the download is announced (a few ms after the click
 on Chromium). Its match in the driver is watch.DOWNLOAD_TAIL_S (how long a late download
 is kept)."""
+NAVIGATION_WAIT_MS = 2000
+"""How long the driver may wait for the navigation of a form a click submitted (the
+receipt's ``navigates``) when its answer said no document change, ms
+(:func:`awaited_navigation`): only such a click pays it, and only until the request comes
+(a few ms after the answer on Chromium: the navigation is planned a task after the click).
+Its match in the driver is navwatch.LATE_NAVIGATION_S."""
 CLOCK_SLACK_S = 0.05
 """Slack between the browser's clock and the bridge's when only ``openedAt`` (the
 browser's ms since the epoch) can tell which tabs opened during an action, s."""
@@ -149,7 +158,8 @@ class AfterInput:
             lambda: self.events.receipt(extension, receipt_id), RECEIPT_PUSH_WAIT_S)
         if got is not None:
             return {"delivered": got.delivered, "deliveredEvents": got.events,
-                    "fileInput": got.fileInput, "download": got.download}
+                    "fileInput": got.fileInput, "download": got.download,
+                    "navigates": got.navigates}
         try:
             receipt = await self.peer(extension).call(
                 "page.receipt", {"tabId": tab_id, "ref": ref, "receiptId": receipt_id},
@@ -161,6 +171,7 @@ class AfterInput:
             "deliveredEvents": receipt.get("events", []),
             "fileInput": receipt.get("fileInput") is True,
             "download": receipt.get("download") is True,
+            "navigates": receipt.get("navigates") is True,
         }
 
     async def new_tabs(self, extension: str, acted_on: int | None, started: float,
@@ -258,3 +269,13 @@ async def awaited_download(driver: PeerCall, frame_token: str) -> dict[str, Any]
     got = await _after_answer(driver, "driver.download", frame_token, DOWNLOAD_WAIT_MS)
     downloads = got.get("downloads")
     return {"downloads": downloads} if isinstance(downloads, list) and downloads else {}
+
+
+async def awaited_navigation(driver: PeerCall, frame_token: str) -> bool:
+    """Whether the navigation a click's form submission planned reached the frame of
+    ``frame_token`` (or an ancestor) after the driver's answer (``driver.navigation``,
+    waiting up to NAVIGATION_WAIT_MS; asked when the receipt says ``navigates`` and the
+    answer said no document change). False when none came or the driver could not tell:
+    the result then claims none, which is what was seen."""
+    got = await _after_answer(driver, "driver.navigation", frame_token, NAVIGATION_WAIT_MS)
+    return got.get("postActionDocumentChanged") is True

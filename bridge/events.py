@@ -103,9 +103,10 @@ class ActionEvents:
         """Keep a pushed receipt if an action expects it.
 
         A second push of the same id counts only when it adds ``fileInput`` (the page
-        clicked a file input right after the press, after the first push went out:
-        extension/src/page/receipt.js); it sets that flag and nothing else (the first
-        push's verdict stands).
+        clicked a file input right after the press, after the first push went out) or
+        ``navigates`` (a submit button's form submission, its activation behaviour after
+        the dispatch: extension/src/page/receipt.js); it sets those flags and nothing else
+        (the first push's verdict stands).
 
         Returns:
             True when kept; False for a receipt nobody expects (late, unknown, from another
@@ -118,9 +119,11 @@ class ActionEvents:
         if kept is None:
             self._receipts[key] = receipt
             return True
-        if kept.fileInput or not receipt.fileInput:
+        adds = {flag: True for flag in ("fileInput", "navigates")
+                if getattr(receipt, flag) and not getattr(kept, flag)}
+        if not adds:
             return False
-        self._receipts[key] = kept.model_copy(update={"fileInput": True})
+        self._receipts[key] = kept.model_copy(update=adds)
         return True
 
     def receipt(self, extension: str, receipt_id: str) -> ReceiptEvent | None:

@@ -10,8 +10,9 @@ One ``page.act`` on a device with a driver runs as :meth:`TrustedInputRoute._tru
   carries ``notifyDispatched``
   (:class:`~bridge.dispatch_signals.EarlySnapshot`: a provisional snapshot taken while the
   driver still checks, kept only when the answer shows it stands);
-- the receipt becomes ``delivered``; its ``fileInput`` and ``download`` signs make the
-  bridge ask the driver for a chooser or a download announced after the answer
+- the receipt becomes ``delivered``; its ``fileInput``, ``download`` and ``navigates``
+  signs make the bridge ask the driver for a chooser, a download or a form's navigation
+  announced after the answer
   (bridge/after_input.py); the tabs the action opened become ``newTabs``.
 
 A mixin of :class:`~bridge.executor.Executor`: it uses the executor's peers, policy and
@@ -25,7 +26,7 @@ import contextlib
 import time
 from typing import TYPE_CHECKING, Any
 
-from .after_input import awaited_download, file_chooser
+from .after_input import awaited_download, awaited_navigation, file_chooser
 from .dispatch_signals import EarlySnapshot
 from .events import may_open_tab
 from .protocol import errors as E
@@ -141,6 +142,12 @@ class TrustedInputRoute:
                     out["downloads"] = [*(out.get("downloads") or []), *got.get("downloads", [])]
                     if not out["downloads"]:
                         del out["downloads"]
+                # A form submission's navigation is planned a task after the click: its
+                # request may come after the answer (a result that said "no document
+                # change" for a login form's submit, tests/e2e/test_click_effects.py).
+                if out.pop("navigates", False) and out.get("postActionDocumentChanged") is False:
+                    out["postActionDocumentChanged"] = await awaited_navigation(
+                        driver, target["frameToken"])
             popups = len(result.get("popups") or [])
             late = may_open_tab(params.action) and not result.get("dialog")
             out.update(await self.after.new_tabs(route.extension, out.get("tabId"), started,

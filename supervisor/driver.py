@@ -60,7 +60,7 @@ from bridge.protocol.peer import Connection, answer, handshake
 from bridge.protocol.validate import validate_params
 
 from . import actions as A
-from . import locator_engine, mouse, page_logs, select, watch
+from . import locator_engine, mouse, navwatch, page_logs, select, watch
 from .browser_limits import refuse_undeliverable
 from .cdp_proxy import CdpProxy
 from .dialogs import DialogTracker
@@ -217,6 +217,10 @@ class InputDriver:
             # receipt's download sign).
             "driver.download": lambda p: watch.await_download(
                 self.frames.frame_for(p.frameToken).page, p.timeoutMs / 1000),
+            # The navigation a click's form submission planned, after its answer (its
+            # receipt's navigates sign).
+            "driver.navigation": lambda p: navwatch.await_navigation(
+                self.frames.frame_for(p.frameToken), p.timeoutMs / 1000),
             "driver.cdpEndpoint": self.cdp_endpoint,
         }.get(method)
         if handler is None:
@@ -305,6 +309,9 @@ class InputDriver:
                                        action, target.locator if target else None, page)
             with NavigationWatch(frame) as nav:  # issue 4: postActionDocumentChanged
                 extra = await self._run_watching(page, work, action, signal)
+                if not nav.changed and isinstance(action, ClickAction):
+                    # A submit's navigation may come after the answer (driver.navigation).
+                    navwatch.watch_late(nav)
             # A navigation that became a download kept the document (supervisor/watch.py).
             extra["postActionDocumentChanged"] = (nav.changed
                                                   and not extra.get("navigationWasDownload"))

@@ -28,7 +28,8 @@ the field on every request; now the hello says so, once).
 refused every act of a version-3 bridge; a bridge of version 2 dropped a version-3
 extension's receipts).
 4: ``quietReceipt``, ``driver.quiet`` and the receipt's ``quiet`` are gone (the sign saved
-no measurable time and could not see every effect of a click: docs/design.md §2.3)."""
+no measurable time and could not see every effect of a click: docs/design.md §2.3); the
+receipt says ``navigates`` and the bridge may ask ``driver.navigation``."""
 
 FRAME_TOKEN_ATTRIBUTE = "data-mcjug"
 """Attribute of ``document.documentElement`` that carries a frame's token (design.md §3):
@@ -659,6 +660,12 @@ class ReceiptEvent(_Model):
         description="A navigation that is a download (the Navigation API's navigate event "
         "with a downloadRequest) started after the press, before this push: the browser "
         "may announce the download to the driver after its answer.")
+    navigates: bool = Field(
+        default=False,
+        description="A form whose target is this frame or an ancestor is being submitted "
+        "(a trusted formdata event within 1 s of the press): its navigation is planned a "
+        "task later and its request may reach the driver after its answer. Pushed a second "
+        "time, same id, when this becomes true after the first push.")
 
 
 class TabOpenedEvent(_Model):
@@ -823,6 +830,23 @@ class DriverDownloadParams(_Model):
 
     frameToken: str = Field(min_length=1, max_length=128)
     timeoutMs: int = Field(default=2000, ge=0, le=10_000)
+
+
+class DriverNavigationParams(_Model):
+    """Bridge → driver: wait, at most ``timeoutMs``, for the navigation request a click on
+    the frame of ``frameToken`` started after its answer (supervisor/navwatch.py
+    ``await_navigation``), asked when the click's receipt says ``navigates`` and the
+    driver's answer said no document change."""
+
+    frameToken: str = Field(min_length=1, max_length=128)
+    timeoutMs: int = Field(default=2000, ge=0, le=10_000)
+
+
+class DriverNavigationResult(_Model):
+    """Driver → bridge: ``postActionDocumentChanged``: a navigation request of that frame
+    or an ancestor came (or the frame went) since the click's answer, within the bound."""
+
+    postActionDocumentChanged: bool
 
 
 class DriverDownloadResult(_Model):

@@ -334,6 +334,8 @@ class ReceiptResult(_Result):
     events: list[str] = Field(max_length=16)
     fileInput: bool = Field(default=False, description="A file input was clicked right "
                             "after the press (models.ReceiptEvent).")
+    download: bool = Field(default=False, description="models.ReceiptEvent.download.")
+    navigates: bool = Field(default=False, description="models.ReceiptEvent.navigates.")
 
 
 class CancelResult(_Result):

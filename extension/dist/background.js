@@ -2006,7 +2006,8 @@
       delivered: pushed.delivered === true,
       events: Array.isArray(pushed.events) ? pushed.events.slice(0, 8) : [],
       fileInput: pushed.fileInput === true,
-      download: pushed.download === true
+      download: pushed.download === true,
+      navigates: pushed.navigates === true
     });
     return false;
   }

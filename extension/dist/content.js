@@ -2623,10 +2623,11 @@
   var Receipts = class _Receipts {
     /**
      * @param {Window} win  the window whose capture listeners observe input
-     * @param {(id: string, receipt: {delivered: boolean, events: string[], fileInput: boolean, download: boolean}) => void} [onDelivered]
+     * @param {(id: string, receipt: {delivered: boolean, events: string[], fileInput: boolean, download: boolean, navigates: boolean}) => void} [onDelivered]
      *   called at the end of the dispatch of a trusted click (with its pointerdown or
-     *   mousedown) that reached the target; called a second time, with `fileInput: true`,
-     *   when a file input is clicked after that push (see the header)
+     *   mousedown) that reached the target; called again, with `fileInput: true` or
+     *   `navigates: true`, when a file input is clicked or a form submitted after that push
+     *   (see the header)
      */
     constructor(win, onDelivered = null) {
       this.armed = /* @__PURE__ */ new Map();
@@ -2636,6 +2637,7 @@
       this.roots = /* @__PURE__ */ new WeakSet();
       this.pending = /* @__PURE__ */ new Set();
       this.flushTimer = null;
+      this.lastSubmit = null;
       this.listen(win);
       for (const type of TERMINAL) {
         win.addEventListener(type, (e) => {
@@ -2645,6 +2647,7 @@
           }, { once: true });
         }, { capture: true });
       }
+      this.listenForms(win);
       if (win.navigation && typeof win.navigation.addEventListener === "function") {
         win.navigation.addEventListener("navigate", (e) => {
           if (e.isTrusted) this.navigated(e);
@@ -2659,6 +2662,42 @@
         if (r.pressedAt !== void 0) r.download = true;
       }
     }
+    /** The submission sign's listeners on `target` (window or a shadow root; see the header). */
+    listenForms(target) {
+      target.addEventListener("submit", (e) => {
+        if (e.isTrusted) this.lastSubmit = { form: e.target, submitter: e.submitter || null };
+      }, { capture: true });
+      target.addEventListener("formdata", (e) => {
+        if (!e.isTrusted) return;
+        const last = this.lastSubmit;
+        this.submitting(e.target, last && last.form === e.target ? last.submitter : null);
+      }, { capture: true });
+    }
+    /** `form` is being submitted (its `formdata` event) by `submitter` (null: form.submit()). */
+    submitting(form, submitter) {
+      this.lastSubmit = null;
+      if (!_Receipts.targetsSelf(form, submitter)) return;
+      const now = Date.now();
+      for (const [id, r] of this.armed) {
+        if (r.navigates || r.pressedAt === void 0 || now - r.pressedAt > FILE_INPUT_WINDOW_MS) continue;
+        r.navigates = true;
+        if (r.pushed && !this.pending.has(id) && this.onDelivered) this.push(id, r);
+      }
+    }
+    /** Whether a submission of `form` by `submitter` navigates this frame or an ancestor
+     *  (HTML §4.10.21.3 "get an element's target": the submitter's formtarget, else the
+     *  form's target, else the document's base target; empty, `_self`, `_parent`, `_top`).
+     *  A named target (another frame or window) leaves this document in place. */
+    static targetsSelf(form, submitter) {
+      const attr = (el, name) => el && typeof el.hasAttribute === "function" && el.hasAttribute(name) ? el.getAttribute(name) : null;
+      let target = attr(submitter, "formtarget") ?? attr(form, "target");
+      if (target === null) {
+        const doc = form && form.ownerDocument;
+        const base = doc && typeof doc.querySelector === "function" ? doc.querySelector("base[target]") : null;
+        target = attr(base, "target") ?? "";
+      }
+      return ["", "_self", "_parent", "_top"].includes(target.trim().toLowerCase());
+    }
     listen(target) {
       for (const type of ["pointerdown", "mousedown", "pointerup", "mouseup", "click", "dblclick", "auxclick", "contextmenu"]) {
         target.addEventListener(type, (e) => this.observe(e), { capture: true });
@@ -2667,9 +2706,10 @@
     /** Arm a receipt for `el`; returns its id. */
     arm(el) {
       for (let root = el.getRootNode(); root instanceof ShadowRoot; root = root.host.getRootNode()) {
-        if (root.mode === "closed" && !this.roots.has(root)) {
+        if (!this.roots.has(root)) {
           this.roots.add(root);
-          this.listen(root);
+          if (root.mode === "closed") this.listen(root);
+          this.listenForms(root);
         }
       }
       const now = Date.now();
@@ -2677,7 +2717,7 @@
         if (now - r.at > RECEIPT_TTL_MS || this.armed.size > MAX_RECEIPTS) this.armed.delete(id2);
       }
       const id = `${this.prefix}${this.next++}`;
-      this.armed.set(id, { target: new WeakRef(el), seen: /* @__PURE__ */ new Set(), at: now, pushed: false, fileInput: false });
+      this.armed.set(id, { target: new WeakRef(el), seen: /* @__PURE__ */ new Set(), at: now, pushed: false, fileInput: false, navigates: false });
       return id;
     }
     observe(event) {
@@ -2730,7 +2770,7 @@
     }
     push(id, r) {
       try {
-        this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, download: !!r.download });
+        this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, download: !!r.download, navigates: r.navigates });
       } catch {
       }
     }
@@ -2755,7 +2795,7 @@
       this.armed.delete(id);
       this.pending.delete(id);
       const events = Array.from(r.seen).sort();
-      return { delivered: _Receipts.delivered(r.seen, r.button), events, fileInput: r.fileInput, download: !!r.download };
+      return { delivered: _Receipts.delivered(r.seen, r.button), events, fileInput: r.fileInput, download: !!r.download, navigates: r.navigates };
     }
   };
   function coordinatesFor(el) {

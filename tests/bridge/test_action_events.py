@@ -211,3 +211,18 @@ def test_a_tab_opened_between_two_inputs_is_still_reported_late() -> None:
     ev.input_ran(EXT, 1, started=4.0, reported=[])
     assert ids(ev.late_tabs(EXT, 1)) == [61]
     assert ev.late_tabs(EXT, 1) == []
+
+
+def test_a_second_push_that_adds_navigates_keeps_the_other_flags() -> None:
+    """A submit button's form submission comes after the first push: the repeat with
+    navigates is kept; fileInput and navigates add up, each once; the verdict stands."""
+    ev = ActionEvents()
+    ev.expect_receipt(EXT, "r1")
+    assert ev.receipt_pushed(EXT, receipt("r1"))
+    nav = receipt("r1", delivered=False).model_copy(update={"navigates": True})
+    assert ev.receipt_pushed(EXT, nav) is True
+    assert ev.receipt_pushed(EXT, nav) is False
+    both = nav.model_copy(update={"fileInput": True})
+    assert ev.receipt_pushed(EXT, both) is True
+    got = ev.receipt(EXT, "r1")
+    assert got is not None and (got.delivered, got.navigates, got.fileInput) == (True, True, True)

@@ -66,7 +66,7 @@ async def test_a_receipt_pushed_during_the_wait_is_used_without_asking(
     got = await after.delivery(EXT, 1, "e1", "r1")
     await push
     assert got == {"delivered": True, "deliveredEvents": ["click"], "fileInput": False,
-                   "download": False}
+                   "download": False, "navigates": False}
     assert time.monotonic() - started < after_input.RECEIPT_PUSH_WAIT_S
     assert peer.calls == []
 
@@ -75,7 +75,8 @@ async def test_without_a_push_the_receipt_is_read_once(after: AfterInput, peer: 
     """No push within the wait: one page.receipt; its verdict, or None when it fails."""
     after.events.expect_receipt(EXT, "r1")
     assert await after.delivery(EXT, 1, "e1", "r1") == {"delivered": False, "deliveredEvents": [],
-                                                        "fileInput": False, "download": False}
+                                                        "fileInput": False, "download": False,
+                                                        "navigates": False}
     assert peer.calls == [("page.receipt", {"tabId": 1, "ref": "e1", "receiptId": "r1"})]
     peer.error = E.BrowserDocumentChanged("gone")
     assert await after.delivery(EXT, 1, "e1", "r1") == {"delivered": None}

@@ -12,8 +12,8 @@ class FakeWindow {
   addEventListener(type, fn, { capture = false } = {}) { this.listeners.push([type, fn, capture]); }
   /** Capture listeners, then `atTarget` (the page's own handlers), then bubble listeners
    *  (skipped when `stopped`: the page called stopPropagation). */
-  dispatch(type, path, { trusted = true, button = 0, atTarget = () => {}, stopped = false } = {}) {
-    const event = { type, isTrusted: trusted, button, composedPath: () => path };
+  dispatch(type, path, { trusted = true, button = 0, atTarget = () => {}, stopped = false, submitter = null } = {}) {
+    const event = { type, isTrusted: trusted, button, composedPath: () => path, target: path[0], submitter };
     for (const [t, fn, capture] of this.listeners) if (t === type && capture) fn(event);
     atTarget();
     if (stopped) return;
@@ -55,7 +55,7 @@ test('a button whose handler calls input.click(): one push, at the dispatch end,
   await tick(); // the fallback timer was cleared: no second push
   win.dispatch('click', [input, doc, win], { trusted: false }); // once only
   assert.equal(pushes.length, 1);
-  assert.deepEqual(receipts.read(id), { delivered: true, events: pushes[0].events, fileInput: true, download: false });
+  assert.deepEqual(receipts.read(id), { delivered: true, events: pushes[0].events, fileInput: true, download: false, navigates: false });
 });
 
 test('a handler that clicks the input in a later task: pushed, then pushed again with fileInput', async () => {
@@ -187,4 +187,56 @@ test('download sign: a trusted navigate event with a download request during the
   trustedClick(other.win, [plain, doc, other.win], () => other.win.navigation.fire('navigate', { downloadRequest: null }));
   await tick();
   assert.deepEqual(other.pushes.map((p) => p.download), [false]);
+});
+
+// The submission sign (receipt.js header): a trusted formdata event within the window of
+// the press, for a form that navigates this frame, marks the receipt `navigates`, pushed
+// again when the first push went out before it (a submit button's activation behaviour).
+const form = (attrs = {}, base = null) => ({
+  hasAttribute: (n) => Object.hasOwn(attrs, n), getAttribute: (n) => attrs[n] ?? null,
+  ownerDocument: { querySelector: () => base },
+});
+const submitterWith = (attrs) => form(attrs);
+
+test('navigates: a form submitted after the push is pushed again; a named target, an untrusted event or an old press is not', async () => {
+  const { win, pushes, receipts } = signSetup();
+  const button = node('button', { type: 'submit' });
+  const id = receipts.arm(button);
+  trustedClick(win, [button, doc, win]);
+  const f = form();
+  win.dispatch('submit', [f, doc, win], { submitter: button });
+  win.dispatch('formdata', [f, doc, win]);
+  await tick();
+  assert.deepEqual(pushes.map((p) => [p.id, p.navigates]), [[id, false], [id, true]]);
+  win.dispatch('formdata', [f, doc, win]); // once
+  assert.equal(pushes.length, 2);
+  assert.equal(receipts.read(id).navigates, true);
+  for (const [make, why] of [
+    [() => ({ f: form({ target: 'results' }) }), 'the form targets a named frame'],
+    [() => ({ f: form({}, submitterWith({ target: '_blank' })) }), 'the base target is a new window'],
+    [() => ({ f: form({ target: '_self' }), submitter: submitterWith({ formtarget: 'other' }) }), "the submitter's formtarget wins"],
+    [() => ({ f: form(), trusted: false }), 'an untrusted formdata event'],
+  ]) {
+    const one = signSetup();
+    const b = node('button', { type: 'submit' });
+    one.receipts.arm(b);
+    trustedClick(one.win, [b, doc, one.win]);
+    const { f: theForm, submitter = null, trusted = true } = make();
+    if (submitter) one.win.dispatch('submit', [theForm, doc, one.win], { submitter });
+    one.win.dispatch('formdata', [theForm, doc, one.win], { trusted });
+    await tick();
+    assert.deepEqual(one.pushes.map((p) => p.navigates), [false], why);
+  }
+  for (const target of ['', '_self', '_top', '_PARENT']) {
+    assert.ok(Receipts.targetsSelf(form({ target }), null), target);
+  }
+});
+
+test('navigates: a submission during the click is in the first push', async () => {
+  const { win, pushes, receipts } = signSetup();
+  const button = node('button', { type: 'button' });
+  receipts.arm(button);
+  trustedClick(win, [button, doc, win], () => win.dispatch('formdata', [form(), doc, win])); // form.submit() in the handler
+  await tick();
+  assert.deepEqual(pushes.map((p) => p.navigates), [true]);
 });

@@ -11,5 +11,7 @@ def test_receipt_units_in_node() -> None:
     again when already pushed; with the first push for a click on the input itself); no
     mark for other elements, disabled inputs, no press or a press too long ago. One push
     per delivered click (no quiet sign since protocol 4); the download sign for a trusted
-    navigate event with a download request, none without the Navigation API."""
-    run_node_units("receipt_units.test.mjs", 10)
+    navigate event with a download request, none without the Navigation API; the
+    submission sign for a trusted formdata event of a form that navigates this frame
+    (pushed again after the first push), none for a named target or an untrusted event."""
+    run_node_units("receipt_units.test.mjs", 12)

@@ -328,6 +328,7 @@ function forwardReceipt(msg, sender) {
     events: Array.isArray(pushed.events) ? pushed.events.slice(0, 8) : [],
     fileInput: pushed.fileInput === true,
     download: pushed.download === true,
+    navigates: pushed.navigates === true,
   });
   return false;
 }

@@ -35,6 +35,16 @@
 // The dispatch's end is a bubble listener on window added when the trusted click reaches
 // window's capture phase, so it runs after every window listener the page had registered
 // by then (DOM §2.9: each phase at window invokes a fresh copy of its listener list).
+// Submission sign: a trusted `formdata` event (HTML §4.10.21.3: fired for every form
+// submission that goes ahead, after its `submit` event was not cancelled, and for
+// form.submit()) within FILE_INPUT_WINDOW_MS of the press, for a form whose target is this
+// frame or an ancestor, marks the receipt `navigates: true`, pushed again when it was
+// already pushed (a submit button's submission is its activation behaviour, which runs
+// after the dispatch's end). Such a navigation is planned a task later, so its request
+// may reach the driver after its answer; the bridge then asks the driver to wait for it
+// (bridge/after_input.py `awaited_navigation`). `formdata` is not composed: the target's
+// shadow roots get listeners of their own; a form in a shadow root the target is not in
+// gives no sign.
 // Download sign: a `navigate` event with a `downloadRequest` since the press (the page's
 // handler clicked a download link it made) marks the receipt `download: true`: the
 // browser announces such a download to the driver only after the click (no navigation
@@ -54,10 +64,11 @@ const TERMINAL = new Set(['click', 'auxclick', 'contextmenu']);
 export class Receipts {
   /**
    * @param {Window} win  the window whose capture listeners observe input
-   * @param {(id: string, receipt: {delivered: boolean, events: string[], fileInput: boolean, download: boolean}) => void} [onDelivered]
+   * @param {(id: string, receipt: {delivered: boolean, events: string[], fileInput: boolean, download: boolean, navigates: boolean}) => void} [onDelivered]
    *   called at the end of the dispatch of a trusted click (with its pointerdown or
-   *   mousedown) that reached the target; called a second time, with `fileInput: true`,
-   *   when a file input is clicked after that push (see the header)
+   *   mousedown) that reached the target; called again, with `fileInput: true` or
+   *   `navigates: true`, when a file input is clicked or a form submitted after that push
+   *   (see the header)
    */
   constructor(win, onDelivered = null) {
     /** @type {Map<string, {target: WeakRef<Element>, seen: Set<string>, at: number, pushed: boolean, fileInput: boolean}>} */
@@ -67,11 +78,14 @@ export class Receipts {
     // Ids are unique across documents and frames: the bridge matches pushed receipts by id.
     this.prefix = `r${Math.random().toString(36).slice(2, 10)}-`;
     /** @type {WeakSet<ShadowRoot>} roots listened to (a closed root hides its inside
-     *  from composedPath() seen at window, so it gets listeners of its own) */
+     *  from composedPath() seen at window, so it gets listeners of its own; every root
+     *  gets the submission sign's, see the header) */
     this.roots = new WeakSet();
     /** @type {Set<string>} delivered receipts whose push waits for the dispatch's end */
     this.pending = new Set();
     this.flushTimer = null;
+    /** The last trusted `submit` event's form and submitter (its formtarget counts). */
+    this.lastSubmit = null;
     this.listen(win);
     // The trusted click bubbling back to window, after the page's own window listeners,
     // ends its dispatch (a nested untrusted click, the page's input.click(), does not).
@@ -81,6 +95,7 @@ export class Receipts {
         win.addEventListener(type, (late) => { if (late === e) this.flush(); }, { once: true });
       }, { capture: true });
     }
+    this.listenForms(win);
     // The download sign (see the header). Trusted events only: a page's own
     // dispatchEvent starts nothing and must not make every click wait for a download.
     if (win.navigation && typeof win.navigation.addEventListener === 'function') {
@@ -97,6 +112,46 @@ export class Receipts {
     }
   }
 
+  /** The submission sign's listeners on `target` (window or a shadow root; see the header). */
+  listenForms(target) {
+    target.addEventListener('submit', (e) => {
+      if (e.isTrusted) this.lastSubmit = { form: e.target, submitter: e.submitter || null };
+    }, { capture: true });
+    target.addEventListener('formdata', (e) => {
+      if (!e.isTrusted) return;
+      const last = this.lastSubmit;
+      this.submitting(e.target, last && last.form === e.target ? last.submitter : null);
+    }, { capture: true });
+  }
+
+  /** `form` is being submitted (its `formdata` event) by `submitter` (null: form.submit()). */
+  submitting(form, submitter) {
+    this.lastSubmit = null;
+    if (!Receipts.targetsSelf(form, submitter)) return;
+    const now = Date.now();
+    for (const [id, r] of this.armed) {
+      if (r.navigates || r.pressedAt === undefined || now - r.pressedAt > FILE_INPUT_WINDOW_MS) continue;
+      r.navigates = true;
+      if (r.pushed && !this.pending.has(id) && this.onDelivered) this.push(id, r);
+    }
+  }
+
+  /** Whether a submission of `form` by `submitter` navigates this frame or an ancestor
+   *  (HTML §4.10.21.3 "get an element's target": the submitter's formtarget, else the
+   *  form's target, else the document's base target; empty, `_self`, `_parent`, `_top`).
+   *  A named target (another frame or window) leaves this document in place. */
+  static targetsSelf(form, submitter) {
+    const attr = (el, name) => (el && typeof el.hasAttribute === 'function' && el.hasAttribute(name)
+      ? el.getAttribute(name) : null);
+    let target = attr(submitter, 'formtarget') ?? attr(form, 'target');
+    if (target === null) {
+      const doc = form && form.ownerDocument;
+      const base = doc && typeof doc.querySelector === 'function' ? doc.querySelector('base[target]') : null;
+      target = attr(base, 'target') ?? '';
+    }
+    return ['', '_self', '_parent', '_top'].includes(target.trim().toLowerCase());
+  }
+
   listen(target) {
     for (const type of ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'dblclick', 'auxclick', 'contextmenu']) {
       target.addEventListener(type, (e) => this.observe(e), { capture: true });
@@ -106,9 +161,10 @@ export class Receipts {
   /** Arm a receipt for `el`; returns its id. */
   arm(el) {
     for (let root = el.getRootNode(); root instanceof ShadowRoot; root = root.host.getRootNode()) {
-      if (root.mode === 'closed' && !this.roots.has(root)) {
+      if (!this.roots.has(root)) {
         this.roots.add(root);
-        this.listen(root);
+        if (root.mode === 'closed') this.listen(root);
+        this.listenForms(root); // formdata is not composed, even out of an open root
       }
     }
     const now = Date.now();
@@ -116,7 +172,7 @@ export class Receipts {
       if (now - r.at > RECEIPT_TTL_MS || this.armed.size > MAX_RECEIPTS) this.armed.delete(id);
     }
     const id = `${this.prefix}${this.next++}`;
-    this.armed.set(id, { target: new WeakRef(el), seen: new Set(), at: now, pushed: false, fileInput: false });
+    this.armed.set(id, { target: new WeakRef(el), seen: new Set(), at: now, pushed: false, fileInput: false, navigates: false });
     return id;
   }
 
@@ -177,7 +233,7 @@ export class Receipts {
 
   push(id, r) {
     try {
-      this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, download: !!r.download });
+      this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, download: !!r.download, navigates: r.navigates });
     } catch { /* the bridge reads it instead */ }
   }
 
@@ -203,7 +259,7 @@ export class Receipts {
     this.armed.delete(id);
     this.pending.delete(id);
     const events = Array.from(r.seen).sort();
-    return { delivered: Receipts.delivered(r.seen, r.button), events, fileInput: r.fileInput, download: !!r.download };
+    return { delivered: Receipts.delivered(r.seen, r.button), events, fileInput: r.fileInput, download: !!r.download, navigates: r.navigates };
   }
 }
 
