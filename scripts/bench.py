@@ -168,6 +168,7 @@ async def main(args: argparse.Namespace) -> int:
     def log(msg: str) -> None:
         print(f"bench: {msg}", file=sys.stderr, flush=True)
 
+    env.versions("", None)  # the checkout's revision, read before any result is written
     res: dict = {"config": cfg, "machine": env.machine()}
     res["machine"]["load_start"] = round(os.getloadavg()[0], 2)
     only = set(cfg["only"])

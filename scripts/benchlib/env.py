@@ -9,6 +9,7 @@ downloads a browser.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import importlib.metadata
 import json
 import os
@@ -89,7 +90,11 @@ def _version(dist: str) -> str:
         return "?"
 
 
+@functools.cache
 def _git_revision() -> str:
+    """The checkout's revision, ``+dirty`` with uncommitted changes; read once, at the first
+    call (bench.py calls :func:`versions` at the start, before it writes its own results
+    into the tree, which made every run of a clean checkout look dirty)."""
     try:
         rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
                              capture_output=True, text=True, timeout=10, check=True).stdout.strip()
