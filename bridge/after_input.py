@@ -271,11 +271,17 @@ async def awaited_download(driver: PeerCall, frame_token: str) -> dict[str, Any]
     return {"downloads": downloads} if isinstance(downloads, list) and downloads else {}
 
 
-async def awaited_navigation(driver: PeerCall, frame_token: str) -> bool:
-    """Whether the navigation a click's form submission planned reached the frame of
-    ``frame_token`` (or an ancestor) after the driver's answer (``driver.navigation``,
-    waiting up to NAVIGATION_WAIT_MS; asked when the receipt says ``navigates`` and the
-    answer said no document change). False when none came or the driver could not tell:
-    the result then claims none, which is what was seen."""
-    got = await _after_answer(driver, "driver.navigation", frame_token, NAVIGATION_WAIT_MS)
+async def awaited_navigation(driver: PeerCall, watch: str) -> bool:
+    """Whether the navigation a click's form submission planned changed its frame's
+    document after the driver's answer (``driver.navigation`` for the answer's
+    ``lateNavigation`` watch, waiting up to NAVIGATION_WAIT_MS; asked when the receipt says
+    ``navigates`` and the answer said no document change). False when none came, it ended
+    without a commit, or the driver could not tell: the result then claims none, which is
+    what was seen."""
+    try:
+        got = await driver.call("driver.navigation",
+                                {"watch": watch, "timeoutMs": NAVIGATION_WAIT_MS},
+                                NAVIGATION_WAIT_MS / 1000 + READ_TIMEOUT_S)
+    except E.TrustbridgeError:
+        return False
     return got.get("postActionDocumentChanged") is True

@@ -118,6 +118,7 @@ class TrustedInputRoute:
                                    if k not in ("frameToken", "css", "receiptId",
                                                 *PASSED_TO_DRIVER)}
             out.update(result)
+            late_watch = out.pop("lateNavigation", None)  # the driver's, for driver.navigation
             # The driver names the path itself only for the opt-in script route
             # (allowScript); otherwise the route taken decides it.
             path = result.get("inputPath") or (
@@ -145,9 +146,10 @@ class TrustedInputRoute:
                 # A form submission's navigation is planned a task after the click: its
                 # request may come after the answer (a result that said "no document
                 # change" for a login form's submit, tests/e2e/test_click_effects.py).
-                if out.pop("navigates", False) and out.get("postActionDocumentChanged") is False:
+                if out.pop("navigates", False) and out.get("postActionDocumentChanged") is False \
+                        and isinstance(late_watch, str):
                     out["postActionDocumentChanged"] = await awaited_navigation(
-                        driver, target["frameToken"])
+                        driver, late_watch)
             popups = len(result.get("popups") or [])
             late = may_open_tab(params.action) and not result.get("dialog")
             out.update(await self.after.new_tabs(route.extension, out.get("tabId"), started,

@@ -420,12 +420,6 @@ async def _set_value(t: Target, kind: str, value: str, timeout_ms: int) -> dict[
 _INSERT_TEXT_TYPES = frozenset({None, "", "text", "search", "email", "url", "tel",
                                 "password", "number"})
 
-# Kinds whose value is all the text the field holds (HTML §4.10.5.1: only line breaks are
-# stripped, and a one-line field cannot hold one), so an empty value is an empty field.
-# Not number (an unparsable entry reads as ""), email or url (surrounding white space is
-# stripped from the value, not from the field).
-_VALUE_IS_CONTENT = frozenset({None, "", "text", "search", "tel", "password"})
-
 
 async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
     """Replace the field's content in one edit, never setting ``.value`` from script.
@@ -434,9 +428,7 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
 
     - Chromium and Camoufox, text-like fields (input types text, search, email, url, tel,
       password, number; ``<textarea>``; contenteditable): ``focus``; the keys of
-      ``ControlOrMeta+A`` (``keydown``/``keyup`` of Control and ``a``) selecting all (not
-      sent when the field is empty and its value is all it shows: types text, search,
-      tel, password, none, and ``<textarea>``); then
+      ``ControlOrMeta+A`` (``keydown``/``keyup`` of Control and ``a``) selecting all; then
       one ``beforeinput``/``input`` with ``inputType: "insertText"`` and ``data`` = the
       whole value, replacing the selection (CDP ``Input.insertText``, what Playwright's own
       ``fill`` does after selecting). No key events for the value's characters.
@@ -489,11 +481,8 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
         await focus_element(t, timeout_ms)
     # After the focus, as locator.press does it; its four events sent at once
     # (supervisor/keys.py). The text goes only once all four were answered: CDP's
-    # Input.insertText is not ordered after key events still on their way. An empty
-    # field has nothing to select: a person types straight in (issue 18: the chord was
-    # 2-4 ms of every fill of an empty field), unless its value may hide text it shows.
-    if not (a.value and before == "" and kind in _VALUE_IS_CONTENT):
-        await keys.press(t.page, "ControlOrMeta+A", bidi=t.bidi)
+    # Input.insertText is not ordered after key events still on their way.
+    await keys.press(t.page, "ControlOrMeta+A", bidi=t.bidi)
     with NavigationWatch(t.frame) as nav:
         if not a.value:
             await keyboard.press("Delete")

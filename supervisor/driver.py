@@ -220,7 +220,7 @@ class InputDriver:
             # The navigation a click's form submission planned, after its answer (its
             # receipt's navigates sign).
             "driver.navigation": lambda p: navwatch.await_navigation(
-                self.frames.frame_for(p.frameToken), p.timeoutMs / 1000),
+                p.watch, p.timeoutMs / 1000),
             "driver.cdpEndpoint": self.cdp_endpoint,
         }.get(method)
         if handler is None:
@@ -252,6 +252,7 @@ class InputDriver:
             check_upload_files(action.files)
         frame = self.frames.frame_for(params.frameToken)
         page = frame.page
+        navwatch.stop_late(page)  # what comes now is this action's
         target: A.Target | None = None
         note = params.notifyDispatched
         signal = _Once(None if note is None else  # the bridge's snapshot may start now
@@ -309,12 +310,16 @@ class InputDriver:
                                        action, target.locator if target else None, page)
             with NavigationWatch(frame) as nav:  # issue 4: postActionDocumentChanged
                 extra = await self._run_watching(page, work, action, signal)
-                if not nav.changed and isinstance(action, ClickAction):
+                late = None
+                if not nav.changed and (isinstance(action, ClickAction) or (
+                        isinstance(action, MouseAction) and action.op == "click")):
                     # A submit's navigation may come after the answer (driver.navigation).
-                    navwatch.watch_late(nav)
+                    late = navwatch.watch_late(nav)
             # A navigation that became a download kept the document (supervisor/watch.py).
             extra["postActionDocumentChanged"] = (nav.changed
                                                   and not extra.get("navigationWasDownload"))
+        if late is not None:
+            extra["lateNavigation"] = late
         return {"done": True, "action": action.kind, "frameUrl": frame.url, **extra}
 
     def _target(self, frame: Frame, css: str, *, allow_script: bool = False,

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import weakref
 from typing import Any
 
@@ -66,65 +67,148 @@ class NavigationWatch:
 
 
 LATE_NAVIGATION_S = 2.5
-"""How long after an action's answer a navigation request of its frame is still caught
+"""How long after an action's answer a navigation of its frame is still followed
 (:func:`await_navigation`), s: longer than the bridge's wait (bridge/after_input.py
 NAVIGATION_WAIT_MS) plus its round trips."""
+FIRST_REQUEST_S = 0.3
+"""How long after the answer the planned navigation's request may take to show before
+:func:`await_navigation` says none came, s (Chromium starts it a task after the click: a
+few ms; a ``new FormData(form)`` in a handler also fires the receipt's sign, with no
+navigation to come)."""
+NO_CONTENT = (204, 205)
+"""Statuses of a navigation response that leaves the document in place (HTML §7.4.2.3)."""
 
 
 class _LateNavigation:
-    """Listens, after an action answered with no document change, for a navigation
-    request of its frame or an ancestor (a form submission's planned navigation, which
-    Chromium starts a task after the click) for LATE_NAVIGATION_S."""
+    """What became, after an action answered with no document change, of its frame's (or
+    an ancestor's) navigation requests for LATE_NAVIGATION_S: a commit, a detach, or each
+    request's end without one (failed or aborted: a download, an error; a 204 / 205)."""
 
-    def __init__(self, watch: NavigationWatch) -> None:
+    def __init__(self, watch: NavigationWatch, watch_id: str) -> None:
+        self.id = watch_id
         self.page = watch.page
         self.frame = watch.frame
         self.chain = watch.chain
-        self.came = asyncio.Event()
-        self.page.on("request", self._on_request)
+        self.began = asyncio.get_running_loop().time()
+        self.pending: set[Request] = set()
+        self.requests = 0
+        self.committed = False
+        self.changed = asyncio.Event()  # a request came or ended, or a commit: look again
+        self._on = {"request": self._on_request, "requestfailed": self._on_ended,
+                    "requestfinished": self._on_finished, "framenavigated": self._on_commit}
+        for event, listener in self._on.items():
+            self.page.on(event, listener)
         self._end = asyncio.get_running_loop().call_later(LATE_NAVIGATION_S, self.stop)
 
-    def _on_request(self, request: Request) -> None:
+    def _ours(self, request: Request) -> bool:
         try:
-            if request.is_navigation_request() and request.frame in self.chain:
-                self.came.set()
-        except PlaywrightError:
-            return
+            return request.is_navigation_request() and request.frame in self.chain
+        except PlaywrightError:  # a request of a frame already gone
+            return False
+
+    def _on_request(self, request: Request) -> None:
+        if self._ours(request):
+            self.pending.add(request)
+            self.requests += 1
+            self.changed.set()
+
+    def _on_ended(self, request: Request) -> None:
+        if request in self.pending:
+            self.pending.discard(request)
+            self.changed.set()
+
+    def _on_finished(self, request: Request) -> None:
+        # A 204 / 205 ends the navigation with no commit; one that commits ends in
+        # framenavigated (before or after this).
+        if request in self.pending:
+            asyncio.ensure_future(self._finished(request))
+
+    async def _finished(self, request: Request) -> None:
+        with contextlib.suppress(PlaywrightError):
+            response = await request.response()
+            if response is not None and response.status in NO_CONTENT:
+                self._on_ended(request)
+
+    def _on_commit(self, frame: Frame) -> None:
+        # After one of our requests only: Playwright also says framenavigated for a
+        # same-document move (pushState, a fragment), which replaces nothing.
+        if frame in self.chain and self.requests:
+            self.committed = True
+            self.changed.set()
+
+    def verdict(self) -> bool | None:
+        """True: the document changed (committed, detached, or a request still on its
+        way); False: every request ended without a commit; None: nothing seen yet."""
+        if self.committed or self.frame.is_detached():
+            return True
+        if self.pending:
+            return None
+        return False if self.requests else None
 
     def stop(self) -> None:
         self._end.cancel()
-        with contextlib.suppress(KeyError, ValueError):
-            self.page.remove_listener("request", self._on_request)
+        for event, listener in self._on.items():
+            with contextlib.suppress(KeyError, ValueError):
+                self.page.remove_listener(event, listener)
         if _late.get(self.page) is self:
             del _late[self.page]
+        _by_id.pop(self.id, None)
 
 
 _late: weakref.WeakKeyDictionary[Page, _LateNavigation] = weakref.WeakKeyDictionary()
+_by_id: dict[str, _LateNavigation] = {}
+_ids = itertools.count(1)
 
 
-def watch_late(watch: NavigationWatch) -> None:
-    """Keep catching ``watch``'s frame's navigation after its action answered (call
-    before leaving the watch, so the page's request listener count never drops to zero in
-    between). Replaces the page's previous late watch."""
-    if (old := _late.get(watch.page)) is not None:
+def stop_late(page: Page) -> None:
+    """An action begins on ``page``: the late watch of the one before ends (what comes now
+    is this action's)."""
+    if (old := _late.get(page)) is not None:
         old.stop()
-    _late[watch.page] = _LateNavigation(watch)
 
 
-async def await_navigation(frame: Frame, timeout_s: float) -> dict[str, Any]:
-    """``driver.navigation``: whether a navigation request of ``frame`` or an ancestor came
-    (or the frame detached) since the last action on its page answered, waiting up to
-    ``timeout_s`` for it (the bridge asks when the click's receipt says a form is being
-    submitted: extension/src/page/receipt.js ``navigates``).
+def watch_late(watch: NavigationWatch) -> str:
+    """Keep following ``watch``'s frame's navigations after its action answered (call
+    before leaving the watch, so the page's request listener count never drops to zero in
+    between). Replaces the page's previous late watch.
 
     Returns:
-        ``{"postActionDocumentChanged": bool}``; False when the page had no late watch for
-        this frame (another action ran since) or nothing came within ``timeout_s``.
+        The late watch's id, for ``driver.navigation`` (the bridge passes it back: a watch
+        answers only for its own action).
     """
-    late = _late.get(frame.page)
-    if late is None or frame not in late.chain:
+    stop_late(watch.page)
+    watch_id = f"n{next(_ids)}"
+    _late[watch.page] = _by_id[watch_id] = _LateNavigation(watch, watch_id)
+    return watch_id
+
+
+async def await_navigation(watch_id: str, timeout_s: float) -> dict[str, Any]:
+    """``driver.navigation``: whether the action whose answer gave ``watch_id`` changed its
+    frame's document after all (the bridge asks when the click's receipt says a form is
+    being submitted: extension/src/page/receipt.js ``navigates``).
+
+    Waits up to FIRST_REQUEST_S after the answer for a navigation request of the frame or
+    an ancestor, then up to ``timeout_s`` in all for its outcome: a commit (or the frame
+    detaching) is a change; a request that failed, was aborted (it became a download:
+    watch.py reports that download) or got a 204 / 205 is none; one still on its way at the
+    end counts as a change, as NavigationWatch counts a request during the action.
+
+    Returns:
+        ``{"postActionDocumentChanged": bool}``; False for an unknown or ended watch
+        (another action ran on the page since, or LATE_NAVIGATION_S passed).
+    """
+    late = _by_id.get(watch_id)
+    if late is None:
         return {"postActionDocumentChanged": False}
-    if not late.came.is_set() and not frame.is_detached():
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while (verdict := late.verdict()) is None:
+        until = deadline if late.requests else min(deadline, late.began + FIRST_REQUEST_S)
+        if (left := until - loop.time()) <= 0:
+            break
+        late.changed.clear()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(late.came.wait(), timeout_s)
-    return {"postActionDocumentChanged": late.came.is_set() or frame.is_detached()}
+            await asyncio.wait_for(late.changed.wait(), left)
+    if verdict is None:
+        verdict = bool(late.pending)  # still on its way: the document is being replaced
+    return {"postActionDocumentChanged": verdict}

@@ -833,18 +833,21 @@ class DriverDownloadParams(_Model):
 
 
 class DriverNavigationParams(_Model):
-    """Bridge → driver: wait, at most ``timeoutMs``, for the navigation request a click on
-    the frame of ``frameToken`` started after its answer (supervisor/navwatch.py
-    ``await_navigation``), asked when the click's receipt says ``navigates`` and the
-    driver's answer said no document change."""
+    """Bridge → driver: wait, at most ``timeoutMs``, for the outcome of the navigation a
+    click started after its answer (supervisor/navwatch.py ``await_navigation``), asked
+    when the click's receipt says ``navigates`` and the driver's answer said no document
+    change. ``watch``: the answer's ``lateNavigation`` (a watch answers for its own click
+    only)."""
 
-    frameToken: str = Field(min_length=1, max_length=128)
+    watch: str = Field(min_length=1, max_length=32)
     timeoutMs: int = Field(default=2000, ge=0, le=10_000)
 
 
 class DriverNavigationResult(_Model):
-    """Driver → bridge: ``postActionDocumentChanged``: a navigation request of that frame
-    or an ancestor came (or the frame went) since the click's answer, within the bound."""
+    """Driver → bridge: ``postActionDocumentChanged``: the click's frame (or an ancestor)
+    committed another document, detached, or has its navigation still on its way at the
+    bound; false when none came or each ended without a commit (a download, an error, a
+    204)."""
 
     postActionDocumentChanged: bool
 
@@ -892,6 +895,11 @@ class DriverActResult(_Model):
         description="The target's frame (or an ancestor) started loading another document "
         "during the action: refs of the old document are gone.",
     )
+    lateNavigation: str | None = Field(
+        default=None, max_length=32,
+        description="A click that saw no document change: the id of the watch that follows "
+        "its frame's navigations for 2.5 s more (``driver.navigation``); the bridge keeps it "
+        "from the client's result.")
 
 
 class DeviceInfo(_Model):

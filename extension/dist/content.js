@@ -2665,24 +2665,36 @@
     /** The submission sign's listeners on `target` (window or a shadow root; see the header). */
     listenForms(target) {
       target.addEventListener("submit", (e) => {
-        if (e.isTrusted) this.lastSubmit = { form: e.target, submitter: e.submitter || null };
+        if (e.isTrusted) this.lastSubmit = { event: e, form: e.target, submitter: e.submitter || null };
       }, { capture: true });
       target.addEventListener("formdata", (e) => {
         if (!e.isTrusted) return;
         const last = this.lastSubmit;
-        this.submitting(e.target, last && last.form === e.target ? last.submitter : null);
+        if (last && last.event.eventPhase !== 0) return;
+        this.lastSubmit = null;
+        const ours = last && last.form === e.target && !last.event.defaultPrevented;
+        this.submitting(e.target, ours ? last.submitter : null);
       }, { capture: true });
     }
-    /** `form` is being submitted (its `formdata` event) by `submitter` (null: form.submit()). */
+    /** `form` is being submitted (its `formdata` event) by `submitter` (null: form.submit(),
+     *  or a `new FormData(form)` outside a submit handler: the bridge's wait for its
+     *  navigation then ends when no request came, bridge/after_input.py). */
     submitting(form, submitter) {
-      this.lastSubmit = null;
-      if (!_Receipts.targetsSelf(form, submitter)) return;
+      if (!_Receipts.navigatesBy(form, submitter) || !_Receipts.targetsSelf(form, submitter)) return;
       const now = Date.now();
       for (const [id, r] of this.armed) {
         if (r.navigates || r.pressedAt === void 0 || now - r.pressedAt > FILE_INPUT_WINDOW_MS) continue;
         r.navigates = true;
         if (r.pushed && !this.pending.has(id) && this.onDelivered) this.push(id, r);
       }
+    }
+    /** Whether a submission of `form` by `submitter` loads a document at all (HTML
+     *  §4.10.21.3): not `method=dialog` (it closes a dialog), not a `javascript:` action. */
+    static navigatesBy(form, submitter) {
+      const attr = (el, name) => el && typeof el.hasAttribute === "function" && el.hasAttribute(name) ? el.getAttribute(name) : null;
+      const method = attr(submitter, "formmethod") ?? attr(form, "method") ?? "";
+      const action = attr(submitter, "formaction") ?? attr(form, "action") ?? "";
+      return method.trim().toLowerCase() !== "dialog" && !/^\s*javascript:/i.test(action);
     }
     /** Whether a submission of `form` by `submitter` navigates this frame or an ancestor
      *  (HTML §4.10.21.3 "get an element's target": the submitter's formtarget, else the

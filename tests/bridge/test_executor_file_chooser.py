@@ -146,21 +146,25 @@ async def test_a_submission_sign_makes_the_bridge_ask_the_driver_for_the_navigat
 ) -> None:
     """The receipt says navigates (a form is being submitted; its push may be the second)
     and the driver's answer says no document change: the bridge asks driver.navigation
-    for the target's frame (bounded 2000 ms) and the result says what the driver saw. An
-    answer that already says the document changed, or no sign, asks nothing; the sign
-    itself never reaches the client."""
-    drv.results["driver.act"] = {"done": True, "action": "click",
-                                 "postActionDocumentChanged": False}
+    for the answer's own late watch (bounded 2000 ms) and the result says what the driver
+    saw. An answer that already says the document changed, one with no watch, or no sign,
+    asks nothing; neither the sign nor the watch id reaches the client."""
+    no_change = {"done": True, "action": "click", "postActionDocumentChanged": False}
+    drv.results["driver.act"] = {**no_change, "lateNavigation": "n7"}
     drv.results["driver.navigation"] = {"postActionDocumentChanged": True}
     result = await act(client, ext, drv, FIRST, {**FIRST, "navigates": True})
-    assert result["postActionDocumentChanged"] is True and "navigates" not in result
+    assert result["postActionDocumentChanged"] is True
+    assert "navigates" not in result and "lateNavigation" not in result
     sent = await drv.wait_for_request("driver.navigation")
-    assert sent.params == {"frameToken": "tok", "timeoutMs": after_input.NAVIGATION_WAIT_MS}
+    assert sent.params == {"watch": "n7", "timeoutMs": after_input.NAVIGATION_WAIT_MS}
     drv.results["driver.navigation"] = {"postActionDocumentChanged": False}
     none = await act(client, ext, drv, {**FIRST, "navigates": True})
     assert none["postActionDocumentChanged"] is False  # nothing came: none is claimed
     assert drv.methods().count("driver.navigation") == 2
-    await act(client, ext, drv, FIRST)
+    plain = await act(client, ext, drv, FIRST)
+    assert "lateNavigation" not in plain
+    drv.results["driver.act"] = no_change  # no watch (not a click): nothing to ask
+    await act(client, ext, drv, {**FIRST, "navigates": True})
     drv.results["driver.act"] = {"done": True, "action": "click",
                                  "postActionDocumentChanged": True}
     seen = await act(client, ext, drv, {**FIRST, "navigates": True})

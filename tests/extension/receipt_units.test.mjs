@@ -12,12 +12,18 @@ class FakeWindow {
   addEventListener(type, fn, { capture = false } = {}) { this.listeners.push([type, fn, capture]); }
   /** Capture listeners, then `atTarget` (the page's own handlers), then bubble listeners
    *  (skipped when `stopped`: the page called stopPropagation). */
-  dispatch(type, path, { trusted = true, button = 0, atTarget = () => {}, stopped = false, submitter = null } = {}) {
-    const event = { type, isTrusted: trusted, button, composedPath: () => path, target: path[0], submitter };
+  dispatch(type, path, { trusted = true, button = 0, atTarget = () => {}, stopped = false, submitter = null, prevented = false } = {}) {
+    const event = { type, isTrusted: trusted, button, composedPath: () => path, target: path[0], submitter,
+      eventPhase: 1, defaultPrevented: false };
     for (const [t, fn, capture] of this.listeners) if (t === type && capture) fn(event);
-    atTarget();
-    if (stopped) return;
-    for (const [t, fn, capture] of this.listeners) if (t === type && !capture) fn(event);
+    event.eventPhase = 2;
+    event.defaultPrevented = prevented;
+    atTarget(event);
+    if (!stopped) {
+      event.eventPhase = 3;
+      for (const [t, fn, capture] of this.listeners) if (t === type && !capture) fn(event);
+    }
+    event.eventPhase = 0; // the dispatch is over
   }
 }
 const doc = { nodeType: 9 };
@@ -239,4 +245,35 @@ test('navigates: a submission during the click is in the first push', async () =
   trustedClick(win, [button, doc, win], () => win.dispatch('formdata', [form(), doc, win])); // form.submit() in the handler
   await tick();
   assert.deepEqual(pushes.map((p) => p.navigates), [true]);
+});
+
+test('navigates: not for a FormData built in a submit handler, a cancelled submit, method=dialog or a javascript: action', async () => {
+  const cases = [
+    // the app form: preventDefault, then new FormData(this) inside the handler
+    [(win, f, b) => win.dispatch('submit', [f, doc, win], { submitter: b, prevented: true,
+      atTarget: () => win.dispatch('formdata', [f, doc, win]) }), 'FormData in the handler'],
+    [(win, f, b) => win.dispatch('formdata', [form({ method: 'dialog' }), doc, win]), 'method=dialog'],
+    [(win, f, b) => win.dispatch('formdata', [form({ action: ' JavaScript:void(0)' }), doc, win]), 'javascript: action'],
+    [(win, f, b) => win.dispatch('formdata', [form(), doc, win]) || null, null],
+  ];
+  for (const [run, why] of cases) {
+    const { win, pushes, receipts } = signSetup();
+    const b = node('button', { type: 'submit' });
+    receipts.arm(b);
+    trustedClick(win, [b, doc, win]);
+    run(win, form(), submitterWith({}));
+    await tick();
+    assert.deepEqual(pushes.map((p) => p.navigates), why === null ? [false, true] : [false], String(why));
+  }
+  // A cancelled submit's submitter (formtarget=_self) does not count for a later
+  // form.submit() of a form whose own target is a new window.
+  const { win, pushes, receipts } = signSetup();
+  const b = node('button', { type: 'submit' });
+  receipts.arm(b);
+  trustedClick(win, [b, doc, win]);
+  const blank = form({ target: '_blank' });
+  win.dispatch('submit', [blank, doc, win], { submitter: submitterWith({ formtarget: '_self' }), prevented: true });
+  win.dispatch('formdata', [blank, doc, win]); // form.submit() later
+  await tick();
+  assert.deepEqual(pushes.map((p) => p.navigates), [false]);
 });
