@@ -258,7 +258,13 @@ async def _cmd_mcp(args: argparse.Namespace) -> int:
 async def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
-    return await run_demo(json_out=args.json, progress=_progress)
+    try:
+        return await run_demo(json_out=args.json, progress=_progress)
+    except E.BadRequest as err:
+        # Another bridge uses this state folder (a `trustbridge up`): one line, as `up`
+        # says it, not a traceback (the newcomer's read of the README).
+        _progress(err.message)
+        return EXIT_ERROR
 
 
 Run = Callable[[argparse.Namespace, Browser, Tab], Awaitable[Any]]

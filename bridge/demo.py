@@ -92,6 +92,7 @@ async def run_demo(json_out: bool = False, progress: Callable[[str], None] = pri
             ok = EXPECTED in after and clicked["inputPath"] == "trusted"
     finally:
         httpd.shutdown()
+        httpd.server_close()  # its listening socket too (a failed start leaked it)
     progress("the page saw trusted input" if ok else "the page did NOT see trusted input")
     if json_out:
         print(json.dumps({"ok": ok, **report}))

@@ -248,3 +248,27 @@ def test_mcp_headless_and_headed_are_exclusive(capsys: pytest.CaptureFixture[str
         cli.build_parser().parse_args(["mcp", "--headless", "--headed"])
     assert exc.value.code == 2
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_demo_beside_a_running_bridge_says_so_in_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`trustbridge demo` while another bridge (a `trustbridge up`) uses the state folder:
+    exit 1 and the one-line reason, as `up` gives it, not a traceback; no browser starts
+    (the refusal comes before any launch)."""
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
+    listener = socket.create_server(("127.0.0.1", 0))
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        port = listener.getsockname()[1]
+        (tmp_path / "endpoint.json").write_text(json.dumps(
+            {"url": f"ws://127.0.0.1:{port}", "pid": other.pid}))
+        assert cli.main(["demo"]) == cli.EXIT_ERROR
+    finally:
+        other.kill()
+        other.wait(10)
+        listener.close()
+    err = capsys.readouterr().err
+    assert "A bridge is already running" in err and "Traceback" not in err, err
