@@ -71,18 +71,26 @@ def check_navigation_url(url: str, allow_file_urls: bool = False,
             "Local files (file:) are not loaded by default: a page or an agent could read "
             "this machine's files. Serve the file over http://127.0.0.1, or restart the "
             "bridge with TRUSTBRIDGE_ALLOW_FILE_URLS=1 (trustbridge up --allow-file-urls).",
-            {"scheme": "file"})
+            {"scheme": "file"},
+            next_step="Nothing was loaded. Serve the folder over loopback "
+                      "(python3 -m http.server --bind 127.0.0.1 8000) and open "
+                      "http://127.0.0.1:8000/..., or restart with --allow-file-urls.")
     if scheme == "data":
         raise E.BadRequest(
             "Browsers do not load data: URLs as a top-level page (they block them against "
-            "phishing); serve the HTML over http://127.0.0.1 instead.", {"scheme": "data"})
+            "phishing); serve the HTML over http://127.0.0.1 instead.", {"scheme": "data"},
+            next_step="Nothing was loaded. Serve the HTML over http://127.0.0.1, or open "
+                      "about:blank and set its content with page.evaluate (browser_evaluate).")
     if scheme == "javascript":
         raise E.BadRequest(
             "javascript: URLs are not navigation; run script with page.evaluate "
-            "(browser_evaluate).", {"scheme": "javascript"})
+            "(browser_evaluate).", {"scheme": "javascript"},
+            next_step="Nothing ran. Run the script with page.evaluate (browser_evaluate).")
     if not scheme:
         raise E.BadRequest(
-            "Give an absolute URL with its scheme, e.g. https://example.com/.", {"scheme": None})
+            "Give an absolute URL with its scheme, e.g. https://example.com/.", {"scheme": None},
+            next_step="Nothing was loaded. Retry with the scheme: https://... or http://....")
     raise E.BadRequest(
         f"{scheme}: pages are browser-internal or unsupported; extensions cannot read or act "
-        "in them. Use http(s): or about:blank.", {"scheme": scheme[:32]})
+        "in them. Use http(s): or about:blank.", {"scheme": scheme[:32]},
+        next_step="Nothing was loaded. Open an http(s): URL or about:blank.")

@@ -65,3 +65,23 @@ def test_the_scheme_rules_come_first() -> None:
     check_navigation_url("file:///tmp/x.html", allow_file_urls=True, origins=policy(blocked="*"))
     with pytest.raises(E.BadRequest, match="javascript"):
         check_navigation_url("javascript:alert(1)", origins=rules)
+
+
+@pytest.mark.parametrize("url, scheme, step_says", [
+    ("file:///etc/passwd", "file", "http.server --bind 127.0.0.1"),
+    ("data:text/html,<p>x", "data", "about:blank"),
+    ("javascript:alert(1)", "javascript", "page.evaluate"),
+    ("example.com/page", None, "https://"),
+    ("chrome://settings", "chrome", "http(s): URL or about:blank"),
+])
+def test_every_refused_url_says_nothing_was_loaded_and_what_to_do_instead(
+        url: str, scheme: str | None, step_says: str) -> None:
+    """Each refusal carries its own next step (before, all but the origin lists fell back to
+    BadRequest's generic "check the request against the schema", which a well-formed URL
+    cannot fix)."""
+    with pytest.raises(E.BadRequest) as info:
+        check_navigation_url(url)
+    assert info.value.details["scheme"] == scheme
+    step = info.value.to_payload().nextStep
+    assert step_says in step
+    assert "schema" not in step

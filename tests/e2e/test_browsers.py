@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import socket
 import time
 
 import pytest
@@ -211,3 +212,39 @@ async def test_pointer_drag_works_in_every_browser(stack: Stack, origins: Origin
     assert await stack.page.text_content("#knob") == "on track"
     downs = [e for e in await _page_events(stack) if e["type"] == "pointerdown"]
     assert downs and all(e["trusted"] and e["target"] == "knob" for e in downs)
+
+
+async def test_an_allowed_file_url_loads_in_chromium_and_is_refused_clearly_in_firefox(
+        stack: Stack, tmp_path, monkeypatch) -> None:
+    """With file: URLs allowed (--allow-file-urls), Chromium's extension loads one and its
+    snapshot shows the file; Firefox does not let extensions open file: URLs (tabs.update
+    and tabs.create answer "Illegal URL"), so page.navigate and tabs.new answer
+    BAD_REQUEST with what to do instead, not INTERNAL_ERROR, and the tab still works."""
+    page = tmp_path / "local.html"
+    page.write_text("<!doctype html><title>Local</title><button>From a file</button>")
+    monkeypatch.setattr(stack.server.executor, "allow_file_urls", True)
+    url = page.as_uri()
+    if stack.browser == "chromium":
+        nav = await stack.client.call("page.navigate", {"url": url})
+        assert nav["url"] == url
+        assert '"From a file"' in await stack.snapshot()
+        return
+    for method, params in (("page.navigate", {"url": url}), ("tabs.new", {"url": url})):
+        with pytest.raises(E.BadRequest, match="does not let extensions open file: URLs") as info:
+            await stack.client.call(method, params)
+        assert info.value.details == {"scheme": "file"}
+        assert "http.server --bind 127.0.0.1" in info.value.to_payload().nextStep
+    assert len((await stack.client.call("tabs.list", {}))["tabs"]) == 1
+    await stack.client.call("page.navigate", {"url": "about:blank"})  # still answers
+
+
+async def test_a_refused_connection_is_named_in_each_browser(stack: Stack) -> None:
+    """A load of a closed loopback port fails with the network error's name: Chromium's
+    net::ERR_CONNECTION_REFUSED, Firefox's NS_ERROR_CONNECTION_REFUSED (its extension API
+    says only "Error code 2152398861")."""
+    with socket.socket() as s:  # a port nobody listens on: bound, never listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        with pytest.raises(E.BadRequest, match="CONNECTION_REFUSED") as info:
+            await stack.client.call("page.navigate", {"url": f"http://127.0.0.1:{port}/"})
+    assert info.value.message.startswith("Navigation failed: ")

@@ -153,7 +153,7 @@ export class BridgeConnection {
     } catch (err) {
       // Only wire codes the protocol defines (generated from bridge/protocol) go out.
       const error = err && ERROR_CODES.has(err.code)
-        ? { code: err.code, message: err.message, details: err.details || {} }
+        ? { code: err.code, message: err.message, details: err.details || {}, ...(err.nextStep ? { nextStep: String(err.nextStep) } : {}) }
         : { code: 'INTERNAL_ERROR', message: `Extension failure: ${err && err.message ? err.message : err}`, details: {} };
       this.send({ type: 'response', id: msg.id, ok: false, error });
     }

@@ -29,6 +29,22 @@ const owners = new Owners(api);
  * the next one (it made `back` land two entries back: the awaited page never committed).
  * Rejects BAD_REQUEST (navigation failed), BROWSER_TAB_CLOSED, TIMEOUT after `timeoutMs` ms.
  */
+/** Firefox's webNavigation.onErrorOccurred says "Error code 2152398861": the nsresult
+ *  by number. The common network ones by name (xpcom/base/ErrorList.py; Chromium already
+ *  says net::ERR_CONNECTION_REFUSED and the like). */
+const NS_NET_ERRORS = new Map([
+  [2152398861, 'NS_ERROR_CONNECTION_REFUSED'], [2152398878, 'NS_ERROR_UNKNOWN_HOST'],
+  [2152398862, 'NS_ERROR_NET_TIMEOUT'], [2152398868, 'NS_ERROR_NET_RESET'],
+  [2152398919, 'NS_ERROR_NET_INTERRUPT'], [2152398864, 'NS_ERROR_OFFLINE'],
+]);
+
+function netErrorName(error) {
+  const text = String(error || 'unknown error');
+  const m = /\b(\d{10})\b/.exec(text);
+  const name = m && NS_NET_ERRORS.get(Number(m[1]));
+  return name ? `${name} (${text})` : text;
+}
+
 function waitForLoad(tabId, timeoutMs, { sameDocument = false, requireCommit = false, target = null } = {}) {
   return new Promise((resolve, reject) => {
     const nav = api.webNavigation;
@@ -50,7 +66,7 @@ function waitForLoad(tabId, timeoutMs, { sameDocument = false, requireCommit = f
         // Firefox may report the abort by its number: 2152398850 is NS_BINDING_ABORTED
         // (0x804B0002).
         if (requireCommit && /ERR_ABORTED|NS_BINDING_ABORTED|\b2152398850\b/.test(d.error || '')) return;
-        if (top(d)) done(reject, new PageError('BAD_REQUEST', `Navigation failed: ${d.error}.`, { error: d.error }));
+        if (top(d)) done(reject, new PageError('BAD_REQUEST', `Navigation failed: ${netErrorName(d.error)}.`, { error: d.error }));
       }],
       [api.tabs.onRemoved, (id) => {
         if (id === tabId) done(reject, new PageError('BROWSER_TAB_CLOSED', 'The tab closed during navigation.', { tabId }));
@@ -124,6 +140,27 @@ function recoveryFacts(asked, recovered) {
   return recovered === null ? {} : { recoveredFromCrash: true, crashedTabId: asked };
 }
 
+/** Run `load` (a tabs.update / tabs.create / windows.create that loads `url`); a URL the
+ *  browser will not let an extension load becomes BAD_REQUEST with what to do instead.
+ *  Firefox answers "Illegal URL" for file: URLs (extensions may not open them, whatever
+ *  the bridge allows: MDN tabs.update, "url" cannot be a file: URL), and for privileged
+ *  pages the bridge refuses before sending. */
+async function loadingUrl(url, load) {
+  try {
+    return await load();
+  } catch (err) {
+    const message = err && err.message ? String(err.message) : String(err);
+    if (!/Illegal URL/i.test(message)) throw err;
+    const file = /^file:/i.test(url);
+    throw new PageError('BAD_REQUEST',
+      file ? 'This browser does not let extensions open file: URLs (it answered "Illegal URL"), even when the bridge allows them; Chromium does.'
+        : `This browser does not let extensions open this URL (it answered "Illegal URL").`,
+      { scheme: (url.split(':', 1)[0] || '').toLowerCase().slice(0, 32) },
+      file ? 'Nothing was loaded. Serve the folder over loopback (python3 -m http.server --bind 127.0.0.1 8000) and open http://127.0.0.1:8000/..., or use a Chromium device.'
+        : 'Nothing was loaded. Open an http(s): URL or about:blank.');
+  }
+}
+
 const handlers = {
   async 'tabs.list'() {
     return { tabs: await tabs.list() };
@@ -138,7 +175,12 @@ const handlers = {
     // sameDocument: a URL that differs only by its fragment loads nothing (not after a
     // crash: the discarded tab has no document, and must load).
     const loaded = waitForLoad(id, timeoutMs, { sameDocument: recovered === null, requireCommit: true, target: url });
-    await api.tabs.update(id, { url });
+    try {
+      await loadingUrl(url, () => api.tabs.update(id, { url }));
+    } catch (err) {
+      loaded.catch(() => null);  // nothing loads: its wait's timeout is nobody's error
+      throw err;
+    }
     await loaded;
     const tab = await api.tabs.get(id);
     return { tabId: id, url: tab.url || url, title: tab.title || '', ...recoveryFacts(asked, recovered) };
@@ -152,11 +194,11 @@ const handlers = {
     const target = url || 'about:blank';
     let tab;
     if (ownWindow) {
-      const win = await api.windows.create({ url: target, focused: true, type: 'normal' });
+      const win = await loadingUrl(target, () => api.windows.create({ url: target, focused: true, type: 'normal' }));
       [tab] = win.tabs && win.tabs.length ? win.tabs : await api.tabs.query({ windowId: win.id });
       if (!tab) throw new PageError('INTERNAL_ERROR', `The new window ${win.id} has no tab.`, { windowId: win.id });
     } else {
-      tab = await api.tabs.create({ url: target, active: true });
+      tab = await loadingUrl(target, () => api.tabs.create({ url: target, active: true }));
     }
     if (url) await waitForLoad(tab.id, 30000).catch(() => null);
     else await settleBlank(tab.id);
@@ -230,7 +272,7 @@ const handlers = {
     return snapshotTab(api, tabs, id, params);
   },
 
-  async 'page.resolveTarget'({ tabId, ref, receipt = false, allowCoordinates = false, at = null, fastPoint = false }) {
+  async 'page.resolveTarget'({ tabId, ref, receipt = false, allowCoordinates = false, at = null, fastPoint = false, settle = false }) {
     const id = await tabs.resolveTab(tabId);
     if (!ref) {
       const res = await tabs.toFrame(id, 0, { op: 'locate', ref: null });
@@ -239,7 +281,7 @@ const handlers = {
       return { ...res, tabId: id };
     }
     const { frameId, local, docId } = tabs.parseRef(id, ref);
-    const res = await tabs.toFrame(id, frameId, { op: 'locate', ref: local, docId, receipt, allowCoordinates, fastPoint });
+    const res = await tabs.toFrame(id, frameId, { op: 'locate', ref: local, docId, receipt, allowCoordinates, fastPoint, settle });
     return { ...res, tabId: id };
   },
 
