@@ -150,7 +150,9 @@ class AfterInput:
         right or middle click is not reported undelivered for lacking a ``click``. A page
         that went away meanwhile (the click navigated) leaves ``delivered`` unknown (None).
 
-        Also ``fileInput: bool``, for the executor only (not a result field): a file input
+        Also ``intercepted: {tag, text}`` when the fast path's press guard stopped the
+        press (ReceiptResult.intercepted; the executor raises ELEMENT_OBSCURED), and
+        ``fileInput: bool``, for the executor only (not a result field): a file input
         was clicked right after the press, so a file chooser may be announced after the
         driver's answer (bridge/executor.py asks the driver for it); and ``download: bool``
         the same for a download the page started (:func:`awaited_download`)."""
@@ -166,13 +168,16 @@ class AfterInput:
                 READ_TIMEOUT_S)
         except E.TrustbridgeError:
             return {"delivered": None}
-        return {
+        out = {
             "delivered": None if receipt.get("delivered") is None else bool(receipt["delivered"]),
             "deliveredEvents": receipt.get("events", []),
             "fileInput": receipt.get("fileInput") is True,
             "download": receipt.get("download") is True,
             "navigates": receipt.get("navigates") is True,
         }
+        if isinstance(receipt.get("intercepted"), dict):
+            out["intercepted"] = receipt["intercepted"]
+        return out
 
     async def new_tabs(self, extension: str, acted_on: int | None, started: float,
                        popups: int, late_from: float | None) -> dict[str, Any]:

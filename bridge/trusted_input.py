@@ -78,6 +78,8 @@ class TrustedInputRoute:
             and (isinstance(action, (ClickAction, HoverAction))
                  or (isinstance(action, CheckAction) and action.checked))
             and getattr(action, "position", None) is None,
+            # A hover has no receipt: its point is measured over one animation frame.
+            "settle": isinstance(action, HoverAction),
         }
         if isinstance(action, MouseAction):  # no ref: hit-test the point (vision tools)
             flags.update(at={"x": action.x, "y": action.y}, receipt=action.op == "click")
@@ -130,6 +132,8 @@ class TrustedInputRoute:
                 hit_ref = (target.get("hit") or {}).get("ref")  # MouseAction: the hit element
                 out.update(await self.after.delivery(route.extension, out.get("tabId"),
                                                      params.ref or hit_ref, receipt_id))
+                if (took := out.pop("intercepted", None)) is not None:
+                    raise _intercepted(took, out)
                 # A file input was clicked (the page's button called input.click()): its
                 # chooser may be announced after the answer; the driver waits for it.
                 # (One reported ``late`` is an earlier action's; this click's replaces it.)
@@ -189,3 +193,27 @@ def _driver_timeout_s(params: ActParams) -> float:
     from . import executor
 
     return executor.driver_timeout_s(params)
+
+
+def _intercepted(took: dict[str, Any], out: dict[str, Any]) -> E.ElementObscured:
+    """ELEMENT_OBSCURED for a fast-path press the extension's press guard stopped
+    (extension/src/page/receipt.js, "Press guard"): between the point's check and the
+    press, another element came on top there (a hover card the move opened, a menu, the
+    target moved by script). Playwright's click refuses the same press with its
+    hit-target check; without the guard ``page.mouse`` pressed the other element (a
+    review's probe: a "Publish now" card opened on mouseover over "Save draft")."""
+    tag = took.get("tag") or "an element"
+    text = f' "{took["text"]}"' if took.get("text") else ""
+    why = ("the target left the page when the pointer arrived (the page re-rendered it). "
+           if took.get("targetGone") else
+           "after the point was checked, something came over the target or the target "
+           "moved away. ")
+    return E.ElementObscured(
+        f"<{tag}>{text} was on top at the target's click point when the press came: {why}"
+        "The press and the click were stopped before the page saw them, so nothing was "
+        "clicked. The pointer did move there: hover effects (what opened over the target) "
+        "may have run.",
+        {"coveredBy": took.get("tag"), "coveredByText": took.get("text", ""),
+         "fastPath": True, "tabId": out.get("tabId")},
+        next_step="Take a new snapshot: act on what opened (or close it, e.g. press "
+                  "Escape, or move the pointer away), then retry the target.")

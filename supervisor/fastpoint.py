@@ -45,6 +45,17 @@ _FRAME_POINT_JS = """() => {
   if ((f.offsetWidth && !near(r.width, f.offsetWidth)) || (f.offsetHeight && !near(r.height, f.offsetHeight))) {
     return 'frame-transformed';
   }
+  // Only a translation keeps the frame's viewport an offset of its box: a mirror, a
+  // 180-degree turn or a 90-degree turn of a square keeps the box's size (the check
+  // above), and CSS zoom scales what is inside. On the frame or any ancestor.
+  const identity = /^matrix\\(1, 0, 0, 1, [^,]+, [^,]+\\)$/;
+  for (let e = f; e; e = e.parentElement || (e.parentNode && e.parentNode.host) || null) {
+    const cs = getComputedStyle(e);
+    const t = cs.transform;
+    if (t && t !== 'none' && !identity.test(t)) return 'frame-transformed';
+    if ((cs.rotate && cs.rotate !== 'none') || (cs.scale && cs.scale !== 'none')) return 'frame-transformed';
+    if (cs.zoom && cs.zoom !== '1' && cs.zoom !== 'normal') return 'frame-transformed';
+  }
   const s = getComputedStyle(f);
   const px = (v) => parseFloat(v) || 0;
   const left = r.left + f.clientLeft + px(s.paddingLeft);
@@ -73,7 +84,10 @@ async def top_point(frame: Frame, at: Point, timeout_ms: int) -> tuple[float, fl
         ``(x, y)``, CSS px of the top-level viewport; or a check name: ``nested-frame``
         (two or more frames down), ``frame-unknown`` (the frame element was not found by
         its box, e.g. inside a shadow root, or it has none), ``frame-transformed`` (a CSS
-        transform scales it), ``outside-frame``, ``outside-top-viewport``,
+        transform other than a translation, ``rotate``, ``scale`` or ``zoom`` on it or an
+        ancestor: a mirrored or turned frame keeps its box's size, so the point cannot be
+        mapped by its box; a review's probe had ``scaleX(-1)`` click the mirror-image
+        button), ``outside-frame``, ``outside-top-viewport``,
         ``frame-covered`` (something in the parent document is on top at the point).
 
     Raises:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .errors import ErrorPayload
 
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 """Bumped on any incompatible change; a hello with another version gets PROTOCOL_MISMATCH.
 2: ``snapshotAfter`` on page.act / page.batch / page.wait (a bridge of version 1 refused
 the field on every request; now the hello says so, once).
@@ -29,7 +29,9 @@ refused every act of a version-3 bridge; a bridge of version 2 dropped a version
 extension's receipts).
 4: ``quietReceipt``, ``driver.quiet`` and the receipt's ``quiet`` are gone (the sign saved
 no measurable time and could not see every effect of a click: docs/design.md §2.3); the
-receipt says ``navigates`` and the bridge may ask ``driver.navigation``."""
+receipt says ``navigates`` and the bridge may ask ``driver.navigation``.
+5: ``page.receipt`` may say ``intercepted`` (the fast path's press guard stopped a press
+that something else on top would have taken; an older bridge refused the field)."""
 
 FRAME_TOKEN_ATTRIBUTE = "data-mcjug"
 """Attribute of ``document.documentElement`` that carries a frame's token (design.md §3):
@@ -631,6 +633,11 @@ class ResolveTargetParams(_Model):
         default=False, description="Measure a verified click point for the fast path "
         "(issue 18): answer ``fastPoint`` when the target is in view, stable and topmost "
         "there, else ``fastRefused`` naming the failed check.")
+    settle: bool = Field(
+        default=False, description="With fastPoint: wait one animation frame and measure "
+        "again even for an element measured for the first time (hover: no delivery "
+        "receipt catches a target that script moves; a review's probe was answered done "
+        "for a hover the target never saw).")
 
 
 class ReceiptParams(_Model):

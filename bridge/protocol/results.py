@@ -326,6 +326,16 @@ class DevicesResult(_Result):
     devices: list[DeviceInfo]
 
 
+class ReceiptIntercepted(_Result):
+    """The element that was topmost at a guarded press's point (ReceiptResult.intercepted)."""
+
+    tag: str | None = Field(default=None, max_length=64)
+    text: str = Field(default="", max_length=200, description="Its visible text or "
+                      "aria-label, at most 80 characters; empty for a field.")
+    targetGone: bool = Field(default=False, description="The target had left the page "
+                             "by the press (a page that re-renders it on hover).")
+
+
 class ReceiptResult(_Result):
     """``page.receipt`` (extension/src/page/receipt.js): whether a trusted click reached
     its target; ``delivered: null`` when the document went away meanwhile."""
@@ -336,6 +346,10 @@ class ReceiptResult(_Result):
                             "after the press (models.ReceiptEvent).")
     download: bool = Field(default=False, description="models.ReceiptEvent.download.")
     navigates: bool = Field(default=False, description="models.ReceiptEvent.navigates.")
+    intercepted: ReceiptIntercepted | None = Field(
+        default=None, description="The fast path's press guard stopped the press: another "
+        "element was topmost at the point when the press came (page/receipt.js, 'Press "
+        "guard'); the page never got the press or the click.")
 
 
 class CancelResult(_Result):

@@ -22,7 +22,7 @@
   }
 
   // src/generated/protocol.js
-  var PROTOCOL_VERSION = 4;
+  var PROTOCOL_VERSION = 5;
   var ERROR_CODES = /* @__PURE__ */ new Set(["TRUSTED_INPUT_UNAVAILABLE", "FRAME_TOKEN_UNKNOWN", "LOCATOR_NOT_UNIQUE", "CLOSED_SHADOW_ROOT", "REF_NOT_FOUND", "ELEMENT_TARGET_DETACHED", "ELEMENT_TARGET_AMBIGUOUS", "ELEMENT_TARGET_DISABLED", "ELEMENT_NOT_EDITABLE", "ELEMENT_OBSCURED", "BROWSER_TAB_CLOSED", "BROWSER_DOCUMENT_CHANGED", "BROWSER_OPERATION_UNCERTAIN", "DEVICE_NOT_CONNECTED", "UNAUTHORIZED", "BAD_REQUEST", "PROTOCOL_MISMATCH", "DIALOG_OPEN", "TIMEOUT", "CANCELLED", "INTERNAL_ERROR", "BROWSER_CRASHED", "ELEMENT_VALUE_NOT_SET", "TAB_CLAIMED", "TAB_BUSY", "SESSION_STOPPED"]);
 
   // src/background/connection.js
@@ -161,7 +161,7 @@
         const result = await handler(msg.params || {});
         this.send({ type: "response", id: msg.id, ok: true, result });
       } catch (err) {
-        const error = err && ERROR_CODES.has(err.code) ? { code: err.code, message: err.message, details: err.details || {} } : { code: "INTERNAL_ERROR", message: `Extension failure: ${err && err.message ? err.message : err}`, details: {} };
+        const error = err && ERROR_CODES.has(err.code) ? { code: err.code, message: err.message, details: err.details || {}, ...err.nextStep ? { nextStep: String(err.nextStep) } : {} } : { code: "INTERNAL_ERROR", message: `Extension failure: ${err && err.message ? err.message : err}`, details: {} };
         this.send({ type: "response", id: msg.id, ok: false, error });
       }
     }
@@ -627,13 +627,16 @@
 
   // src/page/errors.js
   var PageError = class extends Error {
-    constructor(code, message, details = {}) {
+    constructor(code, message, details = {}, nextStep = void 0) {
       super(message);
       this.code = code;
       this.details = details;
+      if (nextStep) this.nextStep = nextStep;
     }
     toWire() {
-      return { code: this.code, message: this.message, details: this.details };
+      const wire = { code: this.code, message: this.message, details: this.details };
+      if (this.nextStep) wire.nextStep = this.nextStep;
+      return wire;
     }
   };
 
@@ -1762,6 +1765,20 @@
   // src/background/main.js
   var tabs = new Tabs(api);
   var owners = new Owners(api);
+  var NS_NET_ERRORS = /* @__PURE__ */ new Map([
+    [2152398861, "NS_ERROR_CONNECTION_REFUSED"],
+    [2152398878, "NS_ERROR_UNKNOWN_HOST"],
+    [2152398862, "NS_ERROR_NET_TIMEOUT"],
+    [2152398868, "NS_ERROR_NET_RESET"],
+    [2152398919, "NS_ERROR_NET_INTERRUPT"],
+    [2152398864, "NS_ERROR_OFFLINE"]
+  ]);
+  function netErrorName(error) {
+    const text = String(error || "unknown error");
+    const m = /\b(\d{10})\b/.exec(text);
+    const name = m && NS_NET_ERRORS.get(Number(m[1]));
+    return name ? `${name} (${text})` : text;
+  }
   function waitForLoad(tabId, timeoutMs, { sameDocument = false, requireCommit = false, target = null } = {}) {
     return new Promise((resolve, reject) => {
       const nav = api.webNavigation;
@@ -1783,7 +1800,7 @@
         }],
         [nav.onErrorOccurred, (d) => {
           if (requireCommit && /ERR_ABORTED|NS_BINDING_ABORTED|\b2152398850\b/.test(d.error || "")) return;
-          if (top(d)) done(reject, new PageError("BAD_REQUEST", `Navigation failed: ${d.error}.`, { error: d.error }));
+          if (top(d)) done(reject, new PageError("BAD_REQUEST", `Navigation failed: ${netErrorName(d.error)}.`, { error: d.error }));
         }],
         [api.tabs.onRemoved, (id) => {
           if (id === tabId) done(reject, new PageError("BROWSER_TAB_CLOSED", "The tab closed during navigation.", { tabId }));
@@ -1830,6 +1847,21 @@
   function recoveryFacts(asked, recovered) {
     return recovered === null ? {} : { recoveredFromCrash: true, crashedTabId: asked };
   }
+  async function loadingUrl(url, load) {
+    try {
+      return await load();
+    } catch (err) {
+      const message = err && err.message ? String(err.message) : String(err);
+      if (!/Illegal URL/i.test(message)) throw err;
+      const file = /^file:/i.test(url);
+      throw new PageError(
+        "BAD_REQUEST",
+        file ? 'This browser does not let extensions open file: URLs (it answered "Illegal URL"), even when the bridge allows them; Chromium does.' : `This browser does not let extensions open this URL (it answered "Illegal URL").`,
+        { scheme: (url.split(":", 1)[0] || "").toLowerCase().slice(0, 32) },
+        file ? "Nothing was loaded. Serve the folder over loopback (python3 -m http.server --bind 127.0.0.1 8000) and open http://127.0.0.1:8000/..., or use a Chromium device." : "Nothing was loaded. Open an http(s): URL or about:blank."
+      );
+    }
+  }
   var handlers = {
     async "tabs.list"() {
       return { tabs: await tabs.list() };
@@ -1841,7 +1873,12 @@
       const recovered = await tabs.recoverIfCrashed(asked);
       const id = recovered ?? asked;
       const loaded = waitForLoad(id, timeoutMs, { sameDocument: recovered === null, requireCommit: true, target: url });
-      await api.tabs.update(id, { url });
+      try {
+        await loadingUrl(url, () => api.tabs.update(id, { url }));
+      } catch (err) {
+        loaded.catch(() => null);
+        throw err;
+      }
       await loaded;
       const tab = await api.tabs.get(id);
       return { tabId: id, url: tab.url || url, title: tab.title || "", ...recoveryFacts(asked, recovered) };
@@ -1854,11 +1891,11 @@
       const target = url || "about:blank";
       let tab;
       if (ownWindow) {
-        const win = await api.windows.create({ url: target, focused: true, type: "normal" });
+        const win = await loadingUrl(target, () => api.windows.create({ url: target, focused: true, type: "normal" }));
         [tab] = win.tabs && win.tabs.length ? win.tabs : await api.tabs.query({ windowId: win.id });
         if (!tab) throw new PageError("INTERNAL_ERROR", `The new window ${win.id} has no tab.`, { windowId: win.id });
       } else {
-        tab = await api.tabs.create({ url: target, active: true });
+        tab = await loadingUrl(target, () => api.tabs.create({ url: target, active: true }));
       }
       if (url) await waitForLoad(tab.id, 3e4).catch(() => null);
       else await settleBlank(tab.id);
@@ -1921,7 +1958,7 @@
       const id = cursor && (tabId === void 0 || tabId === null) ? null : await tabs.resolveTab(tabId);
       return snapshotTab(api, tabs, id, params);
     },
-    async "page.resolveTarget"({ tabId, ref, receipt = false, allowCoordinates = false, at = null, fastPoint = false }) {
+    async "page.resolveTarget"({ tabId, ref, receipt = false, allowCoordinates = false, at = null, fastPoint = false, settle = false }) {
       const id = await tabs.resolveTab(tabId);
       if (!ref) {
         const res2 = await tabs.toFrame(id, 0, { op: "locate", ref: null });
@@ -1929,7 +1966,7 @@
         return { ...res2, tabId: id };
       }
       const { frameId, local, docId } = tabs.parseRef(id, ref);
-      const res = await tabs.toFrame(id, frameId, { op: "locate", ref: local, docId, receipt, allowCoordinates, fastPoint });
+      const res = await tabs.toFrame(id, frameId, { op: "locate", ref: local, docId, receipt, allowCoordinates, fastPoint, settle });
       return { ...res, tabId: id };
     },
     async "page.find"(params) {

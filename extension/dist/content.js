@@ -3,13 +3,16 @@
 (() => {
   // src/page/errors.js
   var PageError = class extends Error {
-    constructor(code, message, details = {}) {
+    constructor(code, message, details = {}, nextStep = void 0) {
       super(message);
       this.code = code;
       this.details = details;
+      if (nextStep) this.nextStep = nextStep;
     }
     toWire() {
-      return { code: this.code, message: this.message, details: this.details };
+      const wire = { code: this.code, message: this.message, details: this.details };
+      if (this.nextStep) wire.nextStep = this.nextStep;
+      return wire;
     }
   };
   function toWireError(err) {
@@ -2615,290 +2618,6 @@
     return { done: true, action: action.kind };
   }
 
-  // src/page/receipt.js
-  var RECEIPT_TTL_MS = 6e4;
-  var MAX_RECEIPTS = 64;
-  var FILE_INPUT_WINDOW_MS = 1e3;
-  var TERMINAL = /* @__PURE__ */ new Set(["click", "auxclick", "contextmenu"]);
-  var Receipts = class _Receipts {
-    /**
-     * @param {Window} win  the window whose capture listeners observe input
-     * @param {(id: string, receipt: {delivered: boolean, events: string[], fileInput: boolean, download: boolean, navigates: boolean}) => void} [onDelivered]
-     *   called at the end of the dispatch of a trusted click (with its pointerdown or
-     *   mousedown) that reached the target; called again, with `fileInput: true` or
-     *   `navigates: true`, when a file input is clicked or a form submitted after that push
-     *   (see the header)
-     */
-    constructor(win, onDelivered = null) {
-      this.armed = /* @__PURE__ */ new Map();
-      this.next = 1;
-      this.onDelivered = onDelivered;
-      this.prefix = `r${Math.random().toString(36).slice(2, 10)}-`;
-      this.roots = /* @__PURE__ */ new WeakSet();
-      this.pending = /* @__PURE__ */ new Set();
-      this.flushTimer = null;
-      this.lastSubmit = null;
-      this.listen(win);
-      for (const type of TERMINAL) {
-        win.addEventListener(type, (e) => {
-          if (!e.isTrusted || !this.armed.size) return;
-          win.addEventListener(type, (late) => {
-            if (late === e) this.flush();
-          }, { once: true });
-        }, { capture: true });
-      }
-      this.listenForms(win);
-      if (win.navigation && typeof win.navigation.addEventListener === "function") {
-        win.navigation.addEventListener("navigate", (e) => {
-          if (e.isTrusted) this.navigated(e);
-        });
-      }
-    }
-    /** A navigation started: one that is a download (`downloadRequest`: a download link the
-     *  page's handler clicked) gives the receipts pressed before it the `download` sign. */
-    navigated(event) {
-      if (event.downloadRequest === null || event.downloadRequest === void 0) return;
-      for (const r of this.armed.values()) {
-        if (r.pressedAt !== void 0) r.download = true;
-      }
-    }
-    /** The submission sign's listeners on `target` (window or a shadow root; see the header). */
-    listenForms(target) {
-      target.addEventListener("submit", (e) => {
-        if (e.isTrusted) this.lastSubmit = { event: e, form: e.target, submitter: e.submitter || null };
-      }, { capture: true });
-      target.addEventListener("formdata", (e) => {
-        if (!e.isTrusted) return;
-        const last = this.lastSubmit;
-        if (last && last.event.eventPhase !== 0) return;
-        this.lastSubmit = null;
-        const ours = last && last.form === e.target && !last.event.defaultPrevented;
-        this.submitting(e.target, ours ? last.submitter : null);
-      }, { capture: true });
-    }
-    /** `form` is being submitted (its `formdata` event) by `submitter` (null: form.submit(),
-     *  or a `new FormData(form)` outside a submit handler: the bridge's wait for its
-     *  navigation then ends when no request came, bridge/after_input.py). */
-    submitting(form, submitter) {
-      if (!_Receipts.navigatesBy(form, submitter) || !_Receipts.targetsSelf(form, submitter)) return;
-      const now = Date.now();
-      for (const [id, r] of this.armed) {
-        if (r.navigates || r.pressedAt === void 0 || now - r.pressedAt > FILE_INPUT_WINDOW_MS) continue;
-        r.navigates = true;
-        if (r.pushed && !this.pending.has(id) && this.onDelivered) this.push(id, r);
-      }
-    }
-    /** Whether a submission of `form` by `submitter` loads a document at all (HTML
-     *  §4.10.21.3): not `method=dialog` (it closes a dialog), not a `javascript:` action. */
-    static navigatesBy(form, submitter) {
-      const attr = (el, name) => el && typeof el.hasAttribute === "function" && el.hasAttribute(name) ? el.getAttribute(name) : null;
-      const method = attr(submitter, "formmethod") ?? attr(form, "method") ?? "";
-      const action = attr(submitter, "formaction") ?? attr(form, "action") ?? "";
-      return method.trim().toLowerCase() !== "dialog" && !/^\s*javascript:/i.test(action);
-    }
-    /** Whether a submission of `form` by `submitter` navigates this frame or an ancestor
-     *  (HTML §4.10.21.3 "get an element's target": the submitter's formtarget, else the
-     *  form's target, else the document's base target; empty, `_self`, `_parent`, `_top`).
-     *  A named target (another frame or window) leaves this document in place. */
-    static targetsSelf(form, submitter) {
-      const attr = (el, name) => el && typeof el.hasAttribute === "function" && el.hasAttribute(name) ? el.getAttribute(name) : null;
-      let target = attr(submitter, "formtarget") ?? attr(form, "target");
-      if (target === null) {
-        const doc = form && form.ownerDocument;
-        const base = doc && typeof doc.querySelector === "function" ? doc.querySelector("base[target]") : null;
-        target = attr(base, "target") ?? "";
-      }
-      return ["", "_self", "_parent", "_top"].includes(target.trim().toLowerCase());
-    }
-    listen(target) {
-      for (const type of ["pointerdown", "mousedown", "pointerup", "mouseup", "click", "dblclick", "auxclick", "contextmenu"]) {
-        target.addEventListener(type, (e) => this.observe(e), { capture: true });
-      }
-    }
-    /** Arm a receipt for `el`; returns its id. */
-    arm(el) {
-      for (let root = el.getRootNode(); root instanceof ShadowRoot; root = root.host.getRootNode()) {
-        if (!this.roots.has(root)) {
-          this.roots.add(root);
-          if (root.mode === "closed") this.listen(root);
-          this.listenForms(root);
-        }
-      }
-      const now = Date.now();
-      for (const [id2, r] of this.armed) {
-        if (now - r.at > RECEIPT_TTL_MS || this.armed.size > MAX_RECEIPTS) this.armed.delete(id2);
-      }
-      const id = `${this.prefix}${this.next++}`;
-      this.armed.set(id, { target: new WeakRef(el), seen: /* @__PURE__ */ new Set(), at: now, pushed: false, fileInput: false, navigates: false });
-      return id;
-    }
-    observe(event) {
-      if (!this.armed.size) return;
-      const path = event.composedPath();
-      if (event.type === "click" && _Receipts.isFileInput(path[0])) this.fileInputClicked();
-      if (!event.isTrusted) return;
-      for (const [id, r] of this.armed) {
-        const target = r.target.deref();
-        if (!target || !path.includes(target)) continue;
-        if ((event.type === "pointerdown" || event.type === "mousedown") && r.button === void 0) {
-          r.button = event.button;
-          r.pressedAt = Date.now();
-        }
-        r.seen.add(event.type);
-        if (TERMINAL.has(event.type) && !r.pushed && this.onDelivered && _Receipts.delivered(r.seen, r.button)) {
-          r.pushed = true;
-          this.pending.add(id);
-          this.flushTimer ??= setTimeout(() => this.flush(), 0);
-        }
-      }
-    }
-    /** Whether `el` is an enabled `<input type=file>` (by name, not instanceof: the element
-     *  may come from another realm). */
-    static isFileInput(el) {
-      return !!el && el.localName === "input" && typeof el.type === "string" && el.type.toLowerCase() === "file" && !el.disabled;
-    }
-    /** A file input got a click: mark the receipts whose press is recent (see the header);
-     *  one already pushed is pushed again with the flag. */
-    fileInputClicked() {
-      const now = Date.now();
-      for (const [id, r] of this.armed) {
-        if (r.fileInput || r.pressedAt === void 0 || now - r.pressedAt > FILE_INPUT_WINDOW_MS) continue;
-        r.fileInput = true;
-        if (r.pushed && !this.pending.has(id) && this.onDelivered) this.push(id, r);
-      }
-    }
-    /** Push the delivered receipts that waited for the end of their click's dispatch. */
-    flush() {
-      if (this.flushTimer !== null) {
-        clearTimeout(this.flushTimer);
-        this.flushTimer = null;
-      }
-      const ids = Array.from(this.pending);
-      this.pending.clear();
-      for (const id of ids) {
-        const r = this.armed.get(id);
-        if (r) this.push(id, r);
-      }
-    }
-    push(id, r) {
-      try {
-        this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, download: !!r.download, navigates: r.navigates });
-      } catch {
-      }
-    }
-    /**
-     * Whether the events the target saw make a delivered click of `button` (MouseEvent.button
-     * of its press: 0 left, 1 middle, 2 right; undefined: no press seen): the press
-     * (pointerdown or mousedown) and the event that button's click ends with.
-     */
-    static delivered(seen, button) {
-      if (!(seen.has("pointerdown") || seen.has("mousedown"))) return false;
-      if (button === 1) return seen.has("auxclick");
-      if (button === 2) return seen.has("contextmenu") || seen.has("auxclick");
-      if (button === 0) return seen.has("click");
-      return false;
-    }
-    /** {delivered, events, fileInput}: whether a trusted click (its press + the button's
-     *  click event: click, auxclick or contextmenu) reached the target, and whether a file
-     *  input was clicked right after its press. */
-    read(id) {
-      const r = this.armed.get(id);
-      if (!r) throw new PageError("BAD_REQUEST", `Receipt ${id} is unknown or expired.`);
-      this.armed.delete(id);
-      this.pending.delete(id);
-      const events = Array.from(r.seen).sort();
-      return { delivered: _Receipts.delivered(r.seen, r.button), events, fileInput: r.fileInput, download: !!r.download, navigates: r.navigates };
-    }
-  };
-  function coordinatesFor(el) {
-    const rect = el.getBoundingClientRect();
-    if (!el.isConnected || rect.width === 0 || rect.height === 0) {
-      throw new PageError("ELEMENT_TARGET_DETACHED", "The element has no box (hidden or detached).");
-    }
-    const x = rect.left + rect.width / 2;
-    const y = rect.top + rect.height / 2;
-    const root = el.getRootNode();
-    const hit = typeof root.elementFromPoint === "function" ? root.elementFromPoint(x, y) : null;
-    let outermost = el;
-    for (let r = el.getRootNode(); r instanceof ShadowRoot; r = r.host.getRootNode()) outermost = r.host;
-    const docHit = el.ownerDocument.elementFromPoint(x, y);
-    const docOk = docHit === outermost || outermost === el && docHit && el.contains(docHit);
-    if (!hit || !(hit === el || el.contains(hit)) || !docOk) {
-      throw new PageError(
-        "ELEMENT_OBSCURED",
-        `Another element (<${(docOk ? hit : docHit) ? (docOk ? hit : docHit).localName : "nothing"}>) is topmost at the target's centre; no coordinate click was sent.`,
-        { coveredBy: (docOk ? hit : docHit) ? (docOk ? hit : docHit).localName : null }
-      );
-    }
-    const origin = el.ownerDocument.documentElement.getBoundingClientRect();
-    return { x: x - origin.left, y: y - origin.top };
-  }
-
-  // src/page/wait.js
-  var POLL_MS = 250;
-  var MIN_GAP_MS = 8;
-  function inShadows(root, text, shadowRootOf2) {
-    const SHOW_ELEMENT = 1;
-    const walker = (root.ownerDocument || root).createTreeWalker(root, SHOW_ELEMENT);
-    for (let el = walker.nextNode(); el; el = walker.nextNode()) {
-      const shadow = shadowRootOf2(el);
-      if (!shadow) continue;
-      for (const child of shadow.childNodes) {
-        const rendered = child.nodeType === 1 ? child.innerText : child.nodeType === 3 ? child.data : "";
-        if (typeof rendered === "string" && rendered.includes(text)) return true;
-      }
-      if (inShadows(shadow, text, shadowRootOf2)) return true;
-    }
-    return false;
-  }
-  function waitForText(doc, text, maxMs, shadowRootOf2 = (el) => el.shadowRoot) {
-    return waitFor(doc, text, maxMs, shadowRootOf2, true).then((met) => ({ found: met }));
-  }
-  function waitForTextGone(doc, text, maxMs, shadowRootOf2 = (el) => el.shadowRoot) {
-    return waitFor(doc, text, maxMs, shadowRootOf2, false).then((met) => ({ gone: met }));
-  }
-  function waitFor(doc, text, maxMs, shadowRootOf2, present) {
-    const view = doc.defaultView;
-    let cost = 0;
-    const has = (shadows = false) => {
-      const t0 = view.performance.now();
-      const found = !!(doc.body && (doc.body.innerText.includes(text) || (shadows || !present) && inShadows(doc.body, text, shadowRootOf2)));
-      cost = view.performance.now() - t0;
-      return found;
-    };
-    const met = (shadows = false) => has(shadows) === present;
-    if (met(true)) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      let last = view.performance.now();
-      let trailing = null;
-      let done = false;
-      const finish = (ok) => {
-        if (done) return;
-        done = true;
-        observer2.disconnect();
-        view.clearTimeout(timer);
-        view.clearTimeout(trailing);
-        view.clearInterval(poll);
-        resolve(ok);
-      };
-      const check = (shadows = false) => {
-        trailing = null;
-        last = view.performance.now();
-        if (met(shadows)) finish(true);
-      };
-      const onMutation = () => {
-        const gap = Math.max(MIN_GAP_MS, 4 * cost);
-        const since = view.performance.now() - last;
-        if (since >= gap) check();
-        else if (trailing === null) trailing = view.setTimeout(check, gap - since);
-      };
-      const observer2 = new view.MutationObserver(onMutation);
-      observer2.observe(doc, { subtree: true, childList: true, characterData: true, attributes: true });
-      const poll = view.setInterval(() => check(true), POLL_MS);
-      const timer = view.setTimeout(() => finish(met(true)), Math.max(0, maxMs));
-    });
-  }
-
   // src/page/fastpoint.js
   var CHECKS = Object.freeze({
     detached: "detached",
@@ -2943,7 +2662,7 @@
   var KEYFRAME_META = /* @__PURE__ */ new Set(["offset", "computedOffset", "easing", "composite"]);
   var lastBoxes = /* @__PURE__ */ new WeakMap();
   var refuse = (check) => ({ fastRefused: check });
-  async function measureFastPoint(el, shadowRootOf2) {
+  async function measureFastPoint(el, shadowRootOf2, { settle = false } = {}) {
     const win = el.ownerDocument && el.ownerDocument.defaultView;
     if (!el.isConnected || !win) return refuse(CHECKS.detached);
     if (isDisabled2(el)) return refuse(CHECKS.disabled);
@@ -2961,7 +2680,7 @@
     }
     if (moves(el)) return refuse(CHECKS.moving);
     const before = lastBoxes.get(el);
-    if (before && !sameBox(before, box)) waitFrame = true;
+    if (before ? !sameBox(before, box) : settle) waitFrame = true;
     if (waitFrame) {
       if (el.ownerDocument.hidden || !await nextFrame(win)) return refuse(CHECKS.noFrame);
       if (!el.isConnected) return refuse(CHECKS.detached);
@@ -3070,6 +2789,340 @@
       cur = cur.assignedSlot || composedParent(cur);
     }
     return false;
+  }
+
+  // src/page/receipt.js
+  var RECEIPT_TTL_MS = 6e4;
+  var MAX_RECEIPTS = 64;
+  var FILE_INPUT_WINDOW_MS = 1e3;
+  var GUARD_ARMED_MS = 3e3;
+  var GUARD_BLOCK_MS = 1e3;
+  var GUARD_NEAR_PX = 2;
+  var TERMINAL = /* @__PURE__ */ new Set(["click", "auxclick", "contextmenu"]);
+  var Receipts = class _Receipts {
+    /**
+     * @param {Window} win  the window whose capture listeners observe input
+     * @param {(id: string, receipt: {delivered: boolean, events: string[], fileInput: boolean, download: boolean, navigates: boolean}) => void} [onDelivered]
+     *   called at the end of the dispatch of a trusted click (with its pointerdown or
+     *   mousedown) that reached the target; called again, with `fileInput: true` or
+     *   `navigates: true`, when a file input is clicked or a form submitted after that push
+     *   (see the header)
+     */
+    constructor(win, onDelivered = null, shadowRootOf2 = null) {
+      this.armed = /* @__PURE__ */ new Map();
+      this.next = 1;
+      this.onDelivered = onDelivered;
+      this.shadowRootOf = shadowRootOf2 || ((el) => el.shadowRoot || null);
+      this.prefix = `r${Math.random().toString(36).slice(2, 10)}-`;
+      this.roots = /* @__PURE__ */ new WeakSet();
+      this.pending = /* @__PURE__ */ new Set();
+      this.flushTimer = null;
+      this.lastSubmit = null;
+      this.listen(win);
+      for (const type of TERMINAL) {
+        win.addEventListener(type, (e) => {
+          if (!e.isTrusted || !this.armed.size) return;
+          win.addEventListener(type, (late) => {
+            if (late === e) this.flush();
+          }, { once: true });
+        }, { capture: true });
+      }
+      this.listenForms(win);
+      if (win.navigation && typeof win.navigation.addEventListener === "function") {
+        win.navigation.addEventListener("navigate", (e) => {
+          if (e.isTrusted) this.navigated(e);
+        });
+      }
+    }
+    /** A navigation started: one that is a download (`downloadRequest`: a download link the
+     *  page's handler clicked) gives the receipts pressed before it the `download` sign. */
+    navigated(event) {
+      if (event.downloadRequest === null || event.downloadRequest === void 0) return;
+      for (const r of this.armed.values()) {
+        if (r.pressedAt !== void 0) r.download = true;
+      }
+    }
+    /** The submission sign's listeners on `target` (window or a shadow root; see the header). */
+    listenForms(target) {
+      target.addEventListener("submit", (e) => {
+        if (e.isTrusted) this.lastSubmit = { event: e, form: e.target, submitter: e.submitter || null };
+      }, { capture: true });
+      target.addEventListener("formdata", (e) => {
+        if (!e.isTrusted) return;
+        const last = this.lastSubmit;
+        if (last && last.event.eventPhase !== 0) return;
+        this.lastSubmit = null;
+        const ours = last && last.form === e.target && !last.event.defaultPrevented;
+        this.submitting(e.target, ours ? last.submitter : null);
+      }, { capture: true });
+    }
+    /** `form` is being submitted (its `formdata` event) by `submitter` (null: form.submit(),
+     *  or a `new FormData(form)` outside a submit handler: the bridge's wait for its
+     *  navigation then ends when no request came, bridge/after_input.py). */
+    submitting(form, submitter) {
+      if (!_Receipts.navigatesBy(form, submitter) || !_Receipts.targetsSelf(form, submitter)) return;
+      const now = Date.now();
+      for (const [id, r] of this.armed) {
+        if (r.navigates || r.pressedAt === void 0 || now - r.pressedAt > FILE_INPUT_WINDOW_MS) continue;
+        r.navigates = true;
+        if (r.pushed && !this.pending.has(id) && this.onDelivered) this.push(id, r);
+      }
+    }
+    /** Whether a submission of `form` by `submitter` loads a document at all (HTML
+     *  §4.10.21.3): not `method=dialog` (it closes a dialog), not a `javascript:` action. */
+    static navigatesBy(form, submitter) {
+      const attr = (el, name) => el && typeof el.hasAttribute === "function" && el.hasAttribute(name) ? el.getAttribute(name) : null;
+      const method = attr(submitter, "formmethod") ?? attr(form, "method") ?? "";
+      const action = attr(submitter, "formaction") ?? attr(form, "action") ?? "";
+      return method.trim().toLowerCase() !== "dialog" && !/^\s*javascript:/i.test(action);
+    }
+    /** Whether a submission of `form` by `submitter` navigates this frame or an ancestor
+     *  (HTML §4.10.21.3 "get an element's target": the submitter's formtarget, else the
+     *  form's target, else the document's base target; empty, `_self`, `_parent`, `_top`).
+     *  A named target (another frame or window) leaves this document in place. */
+    static targetsSelf(form, submitter) {
+      const attr = (el, name) => el && typeof el.hasAttribute === "function" && el.hasAttribute(name) ? el.getAttribute(name) : null;
+      let target = attr(submitter, "formtarget") ?? attr(form, "target");
+      if (target === null) {
+        const doc = form && form.ownerDocument;
+        const base = doc && typeof doc.querySelector === "function" ? doc.querySelector("base[target]") : null;
+        target = attr(base, "target") ?? "";
+      }
+      return ["", "_self", "_parent", "_top"].includes(target.trim().toLowerCase());
+    }
+    listen(target) {
+      for (const type of ["pointerdown", "mousedown", "pointerup", "mouseup", "click", "dblclick", "auxclick", "contextmenu"]) {
+        target.addEventListener(type, (e) => this.observe(e), { capture: true });
+      }
+    }
+    /** Arm a receipt for `el`; returns its id. `guard`: {x, y}, the fast path's point (CSS
+     *  px of this frame's viewport): arm the press guard there (see the header). */
+    arm(el, guard = null) {
+      for (let root = el.getRootNode(); root instanceof ShadowRoot; root = root.host.getRootNode()) {
+        if (!this.roots.has(root)) {
+          this.roots.add(root);
+          if (root.mode === "closed") this.listen(root);
+          this.listenForms(root);
+        }
+      }
+      const now = Date.now();
+      for (const [id2, r] of this.armed) {
+        if (now - r.at > RECEIPT_TTL_MS || this.armed.size > MAX_RECEIPTS) this.armed.delete(id2);
+      }
+      const id = `${this.prefix}${this.next++}`;
+      this.armed.set(id, {
+        target: new WeakRef(el),
+        seen: /* @__PURE__ */ new Set(),
+        at: now,
+        pushed: false,
+        fileInput: false,
+        navigates: false,
+        guard: guard ? { x: Number(guard.x), y: Number(guard.y), until: now + GUARD_ARMED_MS, intercepted: null } : null
+      });
+      return id;
+    }
+    observe(event) {
+      if (!this.armed.size) return;
+      const path = event.composedPath();
+      if (event.isTrusted && this.guarded(event, path)) return;
+      if (event.type === "click" && _Receipts.isFileInput(path[0])) this.fileInputClicked();
+      if (!event.isTrusted) return;
+      for (const [id, r] of this.armed) {
+        const target = r.target.deref();
+        if (!target || !path.includes(target)) continue;
+        if ((event.type === "pointerdown" || event.type === "mousedown") && r.button === void 0) {
+          r.button = event.button;
+          r.pressedAt = Date.now();
+        }
+        r.seen.add(event.type);
+        if (TERMINAL.has(event.type) && !r.pushed && this.onDelivered && _Receipts.delivered(r.seen, r.button)) {
+          r.pushed = true;
+          this.pending.add(id);
+          this.flushTimer ??= setTimeout(() => this.flush(), 0);
+        }
+      }
+    }
+    /** The press guard (see the header): true when `event` was stopped. */
+    guarded(event, path) {
+      const now = Date.now();
+      for (const r of this.armed.values()) {
+        const g = r.guard;
+        if (!g || now > g.until) continue;
+        if (g.intercepted) {
+          event.preventDefault();
+          event.stopImmediatePropagation();
+          return true;
+        }
+        if (Math.abs(event.clientX - g.x) > GUARD_NEAR_PX || Math.abs(event.clientY - g.y) > GUARD_NEAR_PX) continue;
+        const target = r.target.deref();
+        const doc = target && target.ownerDocument;
+        const hit = doc ? topmostAt(doc, event.clientX, event.clientY, this.shadowRootOf) : null;
+        if (target && (path.includes(target) || hit && containsComposed(target, hit))) {
+          r.guard = null;
+          continue;
+        }
+        const on = hit || path[0];
+        g.intercepted = { ...describeHit(on), targetGone: !target || !target.isConnected };
+        g.until = now + GUARD_BLOCK_MS;
+        event.preventDefault();
+        event.stopImmediatePropagation();
+        return true;
+      }
+      return false;
+    }
+    /** Whether `el` is an enabled `<input type=file>` (by name, not instanceof: the element
+     *  may come from another realm). */
+    static isFileInput(el) {
+      return !!el && el.localName === "input" && typeof el.type === "string" && el.type.toLowerCase() === "file" && !el.disabled;
+    }
+    /** A file input got a click: mark the receipts whose press is recent (see the header);
+     *  one already pushed is pushed again with the flag. */
+    fileInputClicked() {
+      const now = Date.now();
+      for (const [id, r] of this.armed) {
+        if (r.fileInput || r.pressedAt === void 0 || now - r.pressedAt > FILE_INPUT_WINDOW_MS) continue;
+        r.fileInput = true;
+        if (r.pushed && !this.pending.has(id) && this.onDelivered) this.push(id, r);
+      }
+    }
+    /** Push the delivered receipts that waited for the end of their click's dispatch. */
+    flush() {
+      if (this.flushTimer !== null) {
+        clearTimeout(this.flushTimer);
+        this.flushTimer = null;
+      }
+      const ids = Array.from(this.pending);
+      this.pending.clear();
+      for (const id of ids) {
+        const r = this.armed.get(id);
+        if (r) this.push(id, r);
+      }
+    }
+    push(id, r) {
+      try {
+        this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, download: !!r.download, navigates: r.navigates });
+      } catch {
+      }
+    }
+    /**
+     * Whether the events the target saw make a delivered click of `button` (MouseEvent.button
+     * of its press: 0 left, 1 middle, 2 right; undefined: no press seen): the press
+     * (pointerdown or mousedown) and the event that button's click ends with.
+     */
+    static delivered(seen, button) {
+      if (!(seen.has("pointerdown") || seen.has("mousedown"))) return false;
+      if (button === 1) return seen.has("auxclick");
+      if (button === 2) return seen.has("contextmenu") || seen.has("auxclick");
+      if (button === 0) return seen.has("click");
+      return false;
+    }
+    /** {delivered, events, fileInput}: whether a trusted click (its press + the button's
+     *  click event: click, auxclick or contextmenu) reached the target, and whether a file
+     *  input was clicked right after its press. */
+    read(id) {
+      const r = this.armed.get(id);
+      if (!r) throw new PageError("BAD_REQUEST", `Receipt ${id} is unknown or expired.`);
+      this.armed.delete(id);
+      this.pending.delete(id);
+      const events = Array.from(r.seen).sort();
+      const out = { delivered: _Receipts.delivered(r.seen, r.button), events, fileInput: r.fileInput, download: !!r.download, navigates: r.navigates };
+      if (r.guard && r.guard.intercepted) out.intercepted = r.guard.intercepted;
+      return out;
+    }
+  };
+  function describeHit(el) {
+    if (!el || typeof el.localName !== "string") return { tag: null, text: "" };
+    const field = ["input", "textarea", "select"].includes(el.localName) || el.isContentEditable;
+    const label = el.getAttribute("aria-label") || (field ? "" : el.textContent || "");
+    return { tag: el.localName, text: label.replace(/\s+/g, " ").trim().slice(0, 80) };
+  }
+  function coordinatesFor(el) {
+    const rect = el.getBoundingClientRect();
+    if (!el.isConnected || rect.width === 0 || rect.height === 0) {
+      throw new PageError("ELEMENT_TARGET_DETACHED", "The element has no box (hidden or detached).");
+    }
+    const x = rect.left + rect.width / 2;
+    const y = rect.top + rect.height / 2;
+    const root = el.getRootNode();
+    const hit = typeof root.elementFromPoint === "function" ? root.elementFromPoint(x, y) : null;
+    let outermost = el;
+    for (let r = el.getRootNode(); r instanceof ShadowRoot; r = r.host.getRootNode()) outermost = r.host;
+    const docHit = el.ownerDocument.elementFromPoint(x, y);
+    const docOk = docHit === outermost || outermost === el && docHit && el.contains(docHit);
+    if (!hit || !(hit === el || el.contains(hit)) || !docOk) {
+      throw new PageError(
+        "ELEMENT_OBSCURED",
+        `Another element (<${(docOk ? hit : docHit) ? (docOk ? hit : docHit).localName : "nothing"}>) is topmost at the target's centre; no coordinate click was sent.`,
+        { coveredBy: (docOk ? hit : docHit) ? (docOk ? hit : docHit).localName : null }
+      );
+    }
+    const origin = el.ownerDocument.documentElement.getBoundingClientRect();
+    return { x: x - origin.left, y: y - origin.top };
+  }
+
+  // src/page/wait.js
+  var POLL_MS = 250;
+  var MIN_GAP_MS = 8;
+  function inShadows(root, text, shadowRootOf2) {
+    const SHOW_ELEMENT = 1;
+    const walker = (root.ownerDocument || root).createTreeWalker(root, SHOW_ELEMENT);
+    for (let el = walker.nextNode(); el; el = walker.nextNode()) {
+      const shadow = shadowRootOf2(el);
+      if (!shadow) continue;
+      for (const child of shadow.childNodes) {
+        const rendered = child.nodeType === 1 ? child.innerText : child.nodeType === 3 ? child.data : "";
+        if (typeof rendered === "string" && rendered.includes(text)) return true;
+      }
+      if (inShadows(shadow, text, shadowRootOf2)) return true;
+    }
+    return false;
+  }
+  function waitForText(doc, text, maxMs, shadowRootOf2 = (el) => el.shadowRoot) {
+    return waitFor(doc, text, maxMs, shadowRootOf2, true).then((met) => ({ found: met }));
+  }
+  function waitForTextGone(doc, text, maxMs, shadowRootOf2 = (el) => el.shadowRoot) {
+    return waitFor(doc, text, maxMs, shadowRootOf2, false).then((met) => ({ gone: met }));
+  }
+  function waitFor(doc, text, maxMs, shadowRootOf2, present) {
+    const view = doc.defaultView;
+    let cost = 0;
+    const has = (shadows = false) => {
+      const t0 = view.performance.now();
+      const found = !!(doc.body && (doc.body.innerText.includes(text) || (shadows || !present) && inShadows(doc.body, text, shadowRootOf2)));
+      cost = view.performance.now() - t0;
+      return found;
+    };
+    const met = (shadows = false) => has(shadows) === present;
+    if (met(true)) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      let last = view.performance.now();
+      let trailing = null;
+      let done = false;
+      const finish = (ok) => {
+        if (done) return;
+        done = true;
+        observer2.disconnect();
+        view.clearTimeout(timer);
+        view.clearTimeout(trailing);
+        view.clearInterval(poll);
+        resolve(ok);
+      };
+      const check = (shadows = false) => {
+        trailing = null;
+        last = view.performance.now();
+        if (met(shadows)) finish(true);
+      };
+      const onMutation = () => {
+        const gap = Math.max(MIN_GAP_MS, 4 * cost);
+        const since = view.performance.now() - last;
+        if (since >= gap) check();
+        else if (trailing === null) trailing = view.setTimeout(check, gap - since);
+      };
+      const observer2 = new view.MutationObserver(onMutation);
+      observer2.observe(doc, { subtree: true, childList: true, characterData: true, attributes: true });
+      const poll = view.setInterval(() => check(true), POLL_MS);
+      const timer = view.setTimeout(() => finish(met(true)), Math.max(0, maxMs));
+    });
   }
 
   // src/page/options.js
@@ -3936,7 +3989,7 @@
   frameKeys.listen(window);
   var receipts = new Receipts(window, (receiptId, receipt) => {
     framePort.push({ receiptPushed: { receiptId, ...receipt } });
-  });
+  }, openOrClosedShadowRoot);
   var shadowRootOf = openOrClosedShadowRoot;
   var identity = new DocumentIdentity(window);
   var observer = new PageObserver(document, { shadowRootOf, frameKeyOf: (el) => frameKeys.keyOf(el) });
@@ -4007,7 +4060,7 @@
       identity.settle();
       return {};
     },
-    async locate({ ref, docId: expected, receipt, allowCoordinates, fastPoint }) {
+    async locate({ ref, docId: expected, receipt, allowCoordinates, fastPoint, settle }) {
       checkDocument(expected);
       if (!ref) return { frameToken: await frameToken(), css: null };
       const { el, resolvedBy, rebound } = resolveRef(ref);
@@ -4024,9 +4077,9 @@
       if (point) out.point = point;
       const option = optionRoute(el, locatorFor);
       if (option) Object.assign(out, option);
-      else if (fastPoint && !point) Object.assign(out, await measureFastPoint(el, shadowRootOf));
+      else if (fastPoint && !point) Object.assign(out, await measureFastPoint(el, shadowRootOf, { settle: !!settle }));
       if (isSensitive(el)) out.sensitive = true;
-      if (receipt && !option) out.receiptId = receipts.arm(el);
+      if (receipt && !option) out.receiptId = receipts.arm(el, out.fastPoint || null);
       return out;
     },
     receipt({ receiptId }) {

@@ -206,3 +206,135 @@ async def test_target_needing_a_frame_in_a_background_tab_does_not_hang(
     if hidden:
         assert res.get("fastPath") is not True and res["fastRefused"] == "no-frame", res
     assert await _clicks(stack) == [{"trusted": True, "target": "far"}]
+
+
+async def _guard_page(stack: Stack, origins: Origins) -> str:
+    await stack.page.mouse.move(1, 1)  # the pointer starts away from every target
+    await stack.client.call("page.navigate", {"url": f"{origins.main}/fast/guard.html"})
+    return await stack.snapshot()
+
+
+@pytest.mark.parametrize(("role", "name", "card"), [
+    ("button", "Save draft", "Publish now"), ("link", "Leave", "Share")])
+async def test_a_card_the_pointer_opens_over_the_target_gets_no_press(
+        stack: Stack, origins: Origins, role: str, name: str, card: str) -> None:
+    """The point was checked, then the move's mouseover opened a card whose button lies
+    over it: the press guard stops the press, so neither the target nor the card's button
+    gets a press or a click (the page's own window listeners saw none) and a link does
+    not navigate; the answer is ELEMENT_OBSCURED naming the card's button, not a done
+    click (before the guard, page.mouse pressed "Publish now": a review's probe)."""
+    snap = await _guard_page(stack, origins)
+    with pytest.raises(E.ElementObscured, match=f'"{card}" was on top at the target') as info:
+        await stack.act(ref_of(snap, role, name), kind="click")
+    assert info.value.details["coveredBy"] == "button"
+    assert info.value.details["fastPath"] is True
+    assert "snapshot" in info.value.to_payload().nextStep
+    assert await stack.page.evaluate("window.__seen") == []
+    assert await stack.page.evaluate("window.__counts") == {
+        "save": 0, "publish": 0, "grow": 0, "link": 0}
+    assert stack.page.url.endswith("/fast/guard.html")
+    # The guard lapsed with that click: the card's own button takes a click as usual.
+    snap = await stack.snapshot()
+    res = await stack.act(ref_of(snap, "button", card), kind="click")
+    assert res["delivered"] is True, res
+    assert [e["target"] for e in await stack.page.evaluate("window.__seen")
+            if e["type"] == "click"] == [card.split()[0].lower()]
+
+
+async def test_a_new_child_under_the_pointer_inside_the_target_is_still_its_press(
+        stack: Stack, origins: Origins) -> None:
+    """The move's mouseover replaced the button's content with a new child under the
+    pointer: the press lands inside the target, the guard lets it through, one trusted
+    click on it."""
+    snap = await _guard_page(stack, origins)
+    res = await stack.act(ref_of(snap, "button", "Grow"), kind="click")
+    assert res["fastPath"] is True and res["delivered"] is True, res
+    assert (await stack.page.evaluate("window.__counts"))["grow"] == 1
+    clicks = [e for e in await stack.page.evaluate("window.__seen") if e["type"] == "click"]
+    assert clicks == [{"type": "click", "trusted": True, "target": "grow"}]
+
+
+@pytest.mark.parametrize(("frame_id", "fast"), [
+    ("mirrored", False),  # transform: scaleX(-1) on the iframe: same box size
+    ("turned", False),  # scale: -1 1 on an ancestor (Playwright's path refuses it)
+    ("moved", True),  # a translation maps by the box, as before
+    ("rotated", False),  # rotate: 180deg on an ancestor (Playwright's path refuses it)
+])
+async def test_a_mirrored_or_turned_frame_is_not_mapped_by_its_box(
+        stack: Stack, origins: Origins, frame_id: str, fast: bool) -> None:
+    """A frame mirrored or turned by CSS keeps its box's size, so the box cannot map the
+    point (a review's probe: "Pay" clicked "Archive"): the fast path refuses
+    (frame-transformed) and the full path clicks "Pay" itself; a translated frame stays
+    on the fast path. In every case only "Pay" got the click."""
+    await stack.client.call("page.navigate", {"url": f"{origins.main}/fast/turned.html"})
+    handle = await stack.page.wait_for_selector(f"#{frame_id}")
+    frame = await handle.content_frame()
+    assert frame is not None
+    await frame.wait_for_selector("#pay")
+    snap = await stack.snapshot()
+    frames = ("mirrored", "turned", "rotated", "moved")  # document order
+    refs = [ln for ln in snap.splitlines() if 'button "Pay"' in ln]
+    assert len(refs) == len(frames), snap
+    ref = refs[frames.index(frame_id)].split("[ref=")[1].split("]")[0]
+    want = [["pay", True]]
+    try:
+        res = await stack.client.call("page.act", {"ref": ref, "action": {"kind": "click"},
+                                                   "timeoutMs": 4000})
+    except (E.ElementObscured, E.Timeout) as err:
+        # Playwright's own path cannot map a point into a frame an ancestor turns or
+        # mirrors (nor, over BiDi, into a mirrored frame): it says the point is covered
+        # or the target invisible, and presses nothing (an honest refusal).
+        assert frame_id in ("turned", "rotated") or (
+            stack.browser == "firefox" and frame_id == "mirrored"), err
+        want = []
+    else:
+        assert res["delivered"] is True, res
+        if fast:
+            assert res["fastPath"] is True, res
+        else:
+            _slow(res, "frame-transformed")
+    for other in frames:
+        f = await (await stack.page.query_selector(f"#{other}")).content_frame()
+        assert await f.evaluate("window.__clicks") == (want if other == frame_id else []), other
+
+
+@pytest.mark.parametrize("kind", ["hover", "click"])
+async def test_a_target_script_moves_every_frame_is_never_answered_done_unseen(
+        stack: Stack, origins: Origins, kind: str) -> None:
+    """A button moved by script each animation frame, measured for the first time: a hover
+    waits one frame, sees it move and takes the full path, which times out (Playwright's
+    stable check); a click's press is stopped by the guard when the button moved away
+    from the point. Whatever the answer, "done" only if the page saw it: before, a hover
+    was answered done while the button never saw the pointer (a review's probe)."""
+    snap = await _guard_page(stack, origins)
+    ref = ref_of(snap, "button", "Runner")
+    try:
+        res = await stack.client.call("page.act", {"ref": ref, "action": {"kind": kind},
+                                                   "timeoutMs": 1500})
+    except (E.Timeout, E.ElementObscured) as err:
+        if kind == "hover":
+            assert isinstance(err, E.Timeout), err
+        assert await stack.page.evaluate("window.__seen") == []  # no press, no click
+        return
+    if kind == "hover":
+        assert res.get("fastPath") is not True, res
+        assert await stack.page.evaluate("window.__over") == [True], res
+    else:
+        assert res["delivered"] is True, res
+        assert [e["target"] for e in await stack.page.evaluate("window.__seen")
+                if e["type"] == "click"] == ["runner"]
+
+
+async def test_a_target_the_page_re_renders_under_the_pointer_is_named_gone(
+        stack: Stack, origins: Origins) -> None:
+    """The move's mouseover replaced the button with a new one of the same look: the
+    press is the newcomer's, not the ref's, so it is stopped and the answer says the
+    target left the page; a new snapshot's ref clicks the newcomer."""
+    snap = await _guard_page(stack, origins)
+    with pytest.raises(E.ElementObscured, match="target left the page"):
+        await stack.act(ref_of(snap, "button", "Rerender"), kind="click")
+    assert await stack.page.evaluate("window.__seen") == []
+    res = await stack.act(ref_of(await stack.snapshot(), "button", "Rerender"), kind="click")
+    assert res["delivered"] is True, res
+    assert [e["target"] for e in await stack.page.evaluate("window.__seen")
+            if e["type"] == "click"] == ["rerendered"]

@@ -31,7 +31,7 @@ frameKeys.listen(window);
 // runtime.sendMessage (page/frameport.js); fire-and-forget, the bridge falls back to asking.
 const receipts = new Receipts(window, (receiptId, receipt) => {
   framePort.push({ receiptPushed: { receiptId, ...receipt } });
-});
+}, openOrClosedShadowRoot);
 
 /** Open or closed shadow root of `el` (the extension may see closed ones; design.md §4). */
 const shadowRootOf = openOrClosedShadowRoot;
@@ -103,7 +103,7 @@ const handlers = {
     identity.settle();
     return {};
   },
-  async locate({ ref, docId: expected, receipt, allowCoordinates, fastPoint }) {
+  async locate({ ref, docId: expected, receipt, allowCoordinates, fastPoint, settle }) {
     checkDocument(expected);
     if (!ref) return { frameToken: await frameToken(), css: null };
     const { el, resolvedBy, rebound } = resolveRef(ref);
@@ -123,11 +123,12 @@ const handlers = {
     const option = optionRoute(el, locatorFor);
     if (option) Object.assign(out, option);
     // issue 18: a verified click point ({fastPoint} or {fastRefused}), page/fastpoint.js.
-    else if (fastPoint && !point) Object.assign(out, await measureFastPoint(el, shadowRootOf));
+    else if (fastPoint && !point) Object.assign(out, await measureFastPoint(el, shadowRootOf, { settle: !!settle }));
     // The bridge then masks what the agent types here wherever the page echoes it.
     if (isSensitive(el)) out.sensitive = true;
     // An option is selected through its select (no click reaches it): no receipt to wait for.
-    if (receipt && !option) out.receiptId = receipts.arm(el);
+    // The fast path's press is guarded at its point (page/receipt.js, "Press guard").
+    if (receipt && !option) out.receiptId = receipts.arm(el, out.fastPoint || null);
     return out;
   },
   receipt({ receiptId }) {

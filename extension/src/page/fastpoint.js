@@ -13,7 +13,8 @@
 //   test lands on it or inside it, across open and closed shadow roots).
 //
 // One animation frame is waited, and the box measured again, only when stability cannot
-// be told at once: right after the extension scrolled, or when the box differs from the
+// be told at once: right after the extension scrolled, for a hover's element measured for
+// the first time (`settle`: a hover has no receipt), or when the box differs from the
 // one measured for this element before (a hidden document, which gets no frames, or no
 // frame within 100 ms: `no-frame`). Waiting two frames as Playwright does would cost
 // the whole budget (~16 ms each in headless Chromium).
@@ -63,11 +64,14 @@ const refuse = (check) => ({ fastRefused: check });
 /**
  * @param {Element} el  the ref's element
  * @param {(el: Element) => ShadowRoot|null} shadowRootOf  open or closed shadow root
+ * @param {{settle?: boolean}} [opts]  `settle`: wait the one animation frame for an
+ *   element measured for the first time too (hover: no receipt catches a target that
+ *   script moves, which getAnimations() cannot see)
  * @returns {Promise<{fastPoint: {x: number, y: number}}|{fastRefused: string}>}
  *   `fastPoint`: CSS px of this frame's viewport (the driver maps it to the top-level
  *   viewport); `fastRefused`: the first check that failed (CHECKS)
  */
-export async function measureFastPoint(el, shadowRootOf) {
+export async function measureFastPoint(el, shadowRootOf, { settle = false } = {}) {
   const win = el.ownerDocument && el.ownerDocument.defaultView;
   if (!el.isConnected || !win) return refuse(CHECKS.detached);
   if (isDisabled(el)) return refuse(CHECKS.disabled);
@@ -87,7 +91,7 @@ export async function measureFastPoint(el, shadowRootOf) {
   }
   if (moves(el)) return refuse(CHECKS.moving);
   const before = lastBoxes.get(el);
-  if (before && !sameBox(before, box)) waitFrame = true;
+  if (before ? !sameBox(before, box) : settle) waitFrame = true;
   if (waitFrame) {
     if (el.ownerDocument.hidden || !(await nextFrame(win))) return refuse(CHECKS.noFrame);
     if (!el.isConnected) return refuse(CHECKS.detached);
@@ -202,7 +206,7 @@ function composedParent(node) {
 /** The element a real pointer at (x, y) would target: the document's hit test, then down
  *  through each shadow root (open or closed) at the point; elementFromPoint retargets a
  *  hit inside a shadow tree to its host, so each level is asked again. */
-function topmostAt(doc, x, y, shadowRootOf) {
+export function topmostAt(doc, x, y, shadowRootOf) {
   let hit = doc.elementFromPoint(x, y);
   for (let i = 0; hit && i < MAX_SHADOW_DEPTH; i++) {
     const root = shadowRootOf(hit);
@@ -217,7 +221,7 @@ function topmostAt(doc, x, y, shadowRootOf) {
 
 /** `el` is `node` or one of its ancestors in the flat tree (a slotted node counts as
  *  inside the slot's host's shadow content, and a shadow tree's nodes inside their host). */
-function containsComposed(el, node) {
+export function containsComposed(el, node) {
   for (let cur = node, i = 0; cur && i < 10000; i++) {
     if (cur === el) return true;
     cur = cur.assignedSlot || composedParent(cur);

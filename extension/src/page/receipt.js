@@ -51,12 +51,39 @@
 // request, no focused download link to wait on), so the bridge asks the driver to wait
 // for it, bounded (bridge/after_input.py `awaited_download`).
 
+// Press guard (fast path only, issue 18): the fast path measured the point and found the
+// target topmost there, but the driver's move reaches the page before its press, and a
+// page may put something new under the pointer in between (a hover card opened by
+// `mouseover`, a menu; or the target moved by script, which getAnimations() cannot see).
+// Playwright's own click stops such a press with a hit-target check in the page; the
+// fast path's `page.mouse` has none. So a receipt armed with a guard checks the first
+// trusted press-or-click event near its point (GUARD_NEAR_PX): the event's composed path
+// holds the target, or the topmost element at the event's point (through open and closed
+// roots) is inside it. Otherwise that event and every press/click event after it for
+// GUARD_BLOCK_MS are cancelled (preventDefault + stopImmediatePropagation, from window's
+// capture phase, registered at document_start before any page listener), so the element
+// on top never gets the press, the click or its activation behaviour; the receipt then
+// reads `intercepted: {tag, text}` and the bridge answers ELEMENT_OBSCURED (nothing was
+// pressed; hover effects of the move may have run). A guard is decided once, within
+// GUARD_ARMED_MS of arming, and only for events near its point: a later input elsewhere
+// (a person's, in an attached browser) is never touched.
+
 import { PageError } from './errors.js';
+import { containsComposed, topmostAt } from './fastpoint.js';
 
 const RECEIPT_TTL_MS = 60000;
 const MAX_RECEIPTS = 64;
 /** How long after a receipt's press a click on a file input counts as its doing, ms. */
 export const FILE_INPUT_WINDOW_MS = 1000;
+
+/** How long after arming a press guard may decide, ms (the driver's press follows the
+ *  resolve step at once; a guard whose action never pressed lapses). */
+const GUARD_ARMED_MS = 3000;
+/** Once a guard stopped a press, how long it stops the press/click events after it, ms
+ *  (the rest of that click: pointerup, mouseup, click, a double click's second press). */
+const GUARD_BLOCK_MS = 1000;
+/** How near the guard's point an event must be to be the guarded press, CSS px. */
+const GUARD_NEAR_PX = 2;
 
 /** Events that end a click of some button (see `delivered`). */
 const TERMINAL = new Set(['click', 'auxclick', 'contextmenu']);
@@ -70,11 +97,13 @@ export class Receipts {
    *   `navigates: true`, when a file input is clicked or a form submitted after that push
    *   (see the header)
    */
-  constructor(win, onDelivered = null) {
+  constructor(win, onDelivered = null, shadowRootOf = null) {
     /** @type {Map<string, {target: WeakRef<Element>, seen: Set<string>, at: number, pushed: boolean, fileInput: boolean}>} */
     this.armed = new Map(); // entries also get `button` and `pressedAt` (ms) of the first press seen
     this.next = 1;
     this.onDelivered = onDelivered;
+    /** Open or closed shadow root of an element (the press guard's hit test). */
+    this.shadowRootOf = shadowRootOf || ((el) => el.shadowRoot || null);
     // Ids are unique across documents and frames: the bridge matches pushed receipts by id.
     this.prefix = `r${Math.random().toString(36).slice(2, 10)}-`;
     /** @type {WeakSet<ShadowRoot>} roots listened to (a closed root hides its inside
@@ -175,8 +204,9 @@ export class Receipts {
     }
   }
 
-  /** Arm a receipt for `el`; returns its id. */
-  arm(el) {
+  /** Arm a receipt for `el`; returns its id. `guard`: {x, y}, the fast path's point (CSS
+   *  px of this frame's viewport): arm the press guard there (see the header). */
+  arm(el, guard = null) {
     for (let root = el.getRootNode(); root instanceof ShadowRoot; root = root.host.getRootNode()) {
       if (!this.roots.has(root)) {
         this.roots.add(root);
@@ -189,13 +219,17 @@ export class Receipts {
       if (now - r.at > RECEIPT_TTL_MS || this.armed.size > MAX_RECEIPTS) this.armed.delete(id);
     }
     const id = `${this.prefix}${this.next++}`;
-    this.armed.set(id, { target: new WeakRef(el), seen: new Set(), at: now, pushed: false, fileInput: false, navigates: false });
+    this.armed.set(id, {
+      target: new WeakRef(el), seen: new Set(), at: now, pushed: false, fileInput: false, navigates: false,
+      guard: guard ? { x: Number(guard.x), y: Number(guard.y), until: now + GUARD_ARMED_MS, intercepted: null } : null,
+    });
     return id;
   }
 
   observe(event) {
     if (!this.armed.size) return;
     const path = event.composedPath();
+    if (event.isTrusted && this.guarded(event, path)) return;
     // Before the loop: a trusted click on the file input itself is pushed with the flag.
     if (event.type === 'click' && Receipts.isFileInput(path[0])) this.fileInputClicked();
     if (!event.isTrusted) return;
@@ -213,6 +247,35 @@ export class Receipts {
         this.flushTimer ??= setTimeout(() => this.flush(), 0);
       }
     }
+  }
+
+  /** The press guard (see the header): true when `event` was stopped. */
+  guarded(event, path) {
+    const now = Date.now();
+    for (const r of this.armed.values()) {
+      const g = r.guard;
+      if (!g || now > g.until) continue;
+      if (g.intercepted) {
+        event.preventDefault();
+        event.stopImmediatePropagation();
+        return true;
+      }
+      if (Math.abs(event.clientX - g.x) > GUARD_NEAR_PX || Math.abs(event.clientY - g.y) > GUARD_NEAR_PX) continue;
+      const target = r.target.deref();
+      const doc = target && target.ownerDocument;
+      const hit = doc ? topmostAt(doc, event.clientX, event.clientY, this.shadowRootOf) : null;
+      if (target && (path.includes(target) || (hit && containsComposed(target, hit)))) {
+        r.guard = null; // decided: the press is the target's
+        continue;
+      }
+      const on = hit || path[0];
+      g.intercepted = { ...describeHit(on), targetGone: !target || !target.isConnected };
+      g.until = now + GUARD_BLOCK_MS;
+      event.preventDefault();
+      event.stopImmediatePropagation();
+      return true;
+    }
+    return false;
   }
 
   /** Whether `el` is an enabled `<input type=file>` (by name, not instanceof: the element
@@ -276,8 +339,19 @@ export class Receipts {
     this.armed.delete(id);
     this.pending.delete(id);
     const events = Array.from(r.seen).sort();
-    return { delivered: Receipts.delivered(r.seen, r.button), events, fileInput: r.fileInput, download: !!r.download, navigates: r.navigates };
+    const out = { delivered: Receipts.delivered(r.seen, r.button), events, fileInput: r.fileInput, download: !!r.download, navigates: r.navigates };
+    if (r.guard && r.guard.intercepted) out.intercepted = r.guard.intercepted;
+    return out;
   }
+}
+
+/** What took a guarded press: {tag, text} (a control's visible text or label, at most 80
+ *  characters; none for a field, whose value may be a secret). */
+function describeHit(el) {
+  if (!el || typeof el.localName !== 'string') return { tag: null, text: '' };
+  const field = ['input', 'textarea', 'select'].includes(el.localName) || el.isContentEditable;
+  const label = el.getAttribute('aria-label') || (field ? '' : el.textContent || '');
+  return { tag: el.localName, text: label.replace(/\s+/g, ' ').trim().slice(0, 80) };
 }
 
 /**
