@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import os
 import random
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -306,8 +307,11 @@ async def type_text(t: Target, a: TypeAction, timeout_ms: int) -> dict[str, Any]
         extra = {}
         with NavigationWatch(t.frame) as nav:
             await V.type_keys(t, a.text, nav)
-            if V.check_after_keys(nav, t.frame, a.text) and before is not None \
-                    and _inserts(a.text):
+            landed = V.check_after_keys(nav, t.frame, a.text)
+            if landed and before is None and _inserts(a.text) and "\t" not in a.text:
+                await _check_editable(t, a.text, timeout_ms)
+                V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
+            elif landed and before is not None and _inserts(a.text):
                 after = await _readable_value(t, timeout_ms)
                 # read from a document going away?
                 V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
@@ -365,6 +369,55 @@ async def _typed_into_target(t: Target, text: str, timeout_ms: int) -> str:
         return text
     kept = await isolated(t, "el => el.matches(':focus-within')", timeout_ms)
     return text if kept else text.split("\t", 1)[0]
+
+
+# Where the keys went, for an element with no value to read: the element is editable
+# content (contenteditable), whether the focus is still in it (through open shadow roots)
+# and its text; `activeTag`: the element that has the focus.
+_EDITABLE_STATE_JS = """el => {
+  let a = document.activeElement;
+  for (let i = 0; a && a.shadowRoot && a.shadowRoot.activeElement && i < 32; i++) a = a.shadowRoot.activeElement;
+  return { editable: !!el.isContentEditable, within: el.matches(':focus-within'),
+           text: String(el.innerText ?? el.textContent ?? '').slice(0, 200000),
+           activeTag: a ? a.localName : null };
+}"""
+
+_SPACES = re.compile(r"[\s\u00a0]+")
+
+
+def _plain(text: str) -> str:
+    """Text compared for an editable element: no zero-width characters, runs of spaces,
+    line breaks and tabs as one space (editors wrap lines in blocks and use nbsp)."""
+    return _SPACES.sub(" ", text.replace("\u200b", "").replace("\ufeff", "")).strip()
+
+
+async def _check_editable(t: Target, text: str, timeout_ms: int) -> None:
+    """An element with no value to read (``contenteditable``): the keys went into it when
+    the focus is still in it or its text holds ``text``; when the focus left it and its
+    text does not hold ``text``, they went elsewhere (a page that moves the focus on
+    focus: a review's probe typed into a hidden search field and was answered done).
+    An editor that reformats what it is given (Markdown, autocorrect) keeps the focus,
+    so it is never blamed. Not for an ARIA textbox without editable content: its text
+    may be drawn from a field elsewhere.
+
+    Raises:
+        ElementValueNotSet: ``cause: "unchanged"``, ``details.focusedTag``: where the
+            focus went (lengths only, never the text).
+    """
+    state = await isolated(t, _EDITABLE_STATE_JS, timeout_ms)
+    if not isinstance(state, dict) or not state.get("editable") or state.get("within"):
+        return
+    wanted = _plain(text)
+    if not wanted or wanted in _plain(str(state.get("text") or "")):
+        return
+    where = state.get("activeTag")
+    err = V.not_set(text, "", "unchanged", secret=True)
+    raise E.ElementValueNotSet(
+        "The keys were delivered, but not into the target: the focus left it "
+        f"(to <{where or 'nothing'}>) and its text does not hold what was typed.",
+        {**err.details, "focusedTag": where},
+        next_step="Take a snapshot: the page moved the focus when the target got it. "
+                  "Act on the element that took the focus, or click the target first.")
 
 
 def _check_typed(before: str, after: str, text: str, kind: str | None) -> None:
@@ -450,8 +503,9 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
       ``a.value``; ``<input type=color>``: no trusted route, refused unless the agent
       allowed script (supervisor/values.py).
 
-    The value is read back wherever the field has one (not contenteditable) and compared
-    with ``a.value`` after the browser's own sanitisation.
+    The value is read back wherever the field has one and compared with ``a.value`` after
+    the browser's own sanitisation; a contenteditable target, which has none, must still
+    have the focus or show the value (:func:`_check_editable`).
 
     Raises:
         ElementNotEditable: readonly, disabled or not a text field; nothing was typed.
@@ -492,7 +546,11 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
             await V.type_keys(t, a.value, nav)
         t.dispatched()  # the read-back below only reads
         keyed = not (t.trusted_insert_text and kind in _INSERT_TEXT_TYPES)
-        if V.check_after_keys(nav, t.frame, a.value, enter_ends=keyed) and before is not None:
+        landed = V.check_after_keys(nav, t.frame, a.value, enter_ends=keyed)
+        if landed and before is None and a.value:
+            await _check_editable(t, a.value, timeout_ms)
+            V.check_after_keys(nav, t.frame, a.value, enter_ends=False)
+        elif landed and before is not None:
             after = await _readable_value(t, timeout_ms)
             # read from a document going away?
             V.check_after_keys(nav, t.frame, a.value, enter_ends=False)

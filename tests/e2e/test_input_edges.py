@@ -100,3 +100,22 @@ async def test_an_upload_of_a_missing_file_is_bad_request_and_nothing_changes(
         await tab.upload(ref_of(snap, "button", "File"), [gone])
     assert gone in info.value.message and info.value.details["missing"] == [gone]
     assert await stack.page.evaluate("window.__changes || 0") == 0
+
+
+@pytest.mark.parametrize("verb", ["type", "fill"])
+async def test_keys_into_editable_content_that_lost_the_focus_are_not_done(
+        stack: Stack, origins: Origins, verb: str) -> None:
+    """A contenteditable that hands the focus to an off-screen field when it gets it: the
+    keys went to that field, so the answer is ELEMENT_VALUE_NOT_SET naming where the focus
+    went, not done (a review's probe: "Typed 5 characters into Message" while the search
+    field held them). An editor that keeps the focus and rewrites the text is done."""
+    tab, snap = await _page(stack, origins)
+    with pytest.raises(E.ElementValueNotSet, match="focus left it") as info:
+        await getattr(tab, verb)(ref_of(snap, "textbox", "Message"), "hello")
+    assert info.value.details["focusedTag"] == "input"
+    assert info.value.cause == "unchanged"
+    assert await stack.page.text_content("#thief") == ""
+    assert await stack.page.input_value("#search") == "hello"  # where the keys went
+    res = await getattr(tab, verb)(ref_of(snap, "textbox", "Editor"), "hello")
+    assert res["done"] is True, res
+    assert await stack.page.text_content("#editor") == "HELLO"
