@@ -104,7 +104,10 @@ async def _click(conn: Connection, args: Any, response: Response) -> None:
     where = target(args.element, args.target)
     if args.position is not None:
         where += f" at ({args.position.x:g}, {args.position.y:g}) from its top-left corner"
-    response.add_action(f"{verb} {where}", [result], [f"the click on {where}"])
+    # A click its target never got is not said as done (the warning tells what happened).
+    line = f"{verb} {where}" if result.get("delivered") is not False else (
+        f"Sent a click at {where}")
+    response.add_action(line, [result], [f"the click on {where}"])
     response.include_page_state(tab)
 
 

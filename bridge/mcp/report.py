@@ -69,10 +69,10 @@ def warnings(results: Sequence[Result], labels: Sequence[str]) -> list[str]:
         if result.get("delivered") is False:
             seen = ", ".join(result.get("deliveredEvents") or []) or "none"
             lines.append(
-                f"WARNING delivered: false: {label} had no visible effect: it was sent as "
-                f"real input but its target never got it (the target saw: {seen}); "
-                "something else took it (an overlay, a moved element). Check with "
-                "browser_snapshot before retrying.")
+                f"WARNING delivered: false: {label} did not reach its target: it was sent "
+                f"as real input but the target never got it (the target saw: {seen}). "
+                "Whatever was at the point got it instead (an overlay, a moved element) "
+                "and may have acted on it: check with browser_snapshot before retrying.")
     # A navigation that became a download left the document as it was (supervisor/watch.py).
     if any(r.get("postActionDocumentChanged") and not r.get("navigationWasDownload")
            for r in results):

@@ -278,7 +278,7 @@ def test_browser_type_says_it_replaces_unless_slowly_which_types_key_by_key() ->
 
 def test_effects_name_downloads_a_chooser_and_a_dialog() -> None:
     """Each effect a result carries is one short line; a navigation that only became a
-    download is not called a new document; a missed click says no visible effect."""
+    download is not called a new document; a missed click says it did not reach its target."""
     results = [{"downloads": [{"suggestedFilename": "a.csv", "path": "/d/a.csv", "bytes": 12},
                               {"suggestedFilename": "b.zip", "path": None, "bytes": None,
                                "failure": "canceled"}],
@@ -293,7 +293,7 @@ def test_effects_name_downloads_a_chooser_and_a_dialog() -> None:
         "Opened an alert dialog (see Modal state)."]
     assert report.warnings(results, ["x", "y"]) == []
     missed = report.warnings([{"delivered": False, "deliveredEvents": []}], ["the click"])
-    assert missed[0].startswith("WARNING delivered: false: the click had no visible effect")
+    assert missed[0].startswith("WARNING delivered: false: the click did not reach its target")
 
 
 def test_a_late_tab_is_said_to_have_opened_after_the_previous_action() -> None:

@@ -416,8 +416,9 @@ async def test_undelivered_click_and_new_tabs_are_reported(
         result = await mcp.call_tool("browser_click", {"ref": "e7", "element": "Buy"})
         assert not result.is_error, text(result)
         lines = text(result).splitlines()
-        assert lines[1] == "Clicked Buy (ref e7) with trusted input."
-        assert lines[2].startswith("WARNING delivered: false: the click on Buy (ref e7)")
+        assert lines[1] == "Sent a click at Buy (ref e7) with trusted input."  # not "Clicked"
+        assert lines[2].startswith("WARNING delivered: false: the click on Buy (ref e7) did not "
+                                   "reach its target")
         assert "### New tabs\n- 1: [Pop](http://127.0.0.1/pop) tab 2" in text(result)
 
 
