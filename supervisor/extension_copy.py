@@ -95,6 +95,10 @@ def sweep_stale_copies(root: Path | None = None) -> list[Path]:
     return removed
 
 
+CONFIG_FILE = "config.json"
+"""The per-run file of an extension copy (bridge URL, token, device); the rest is the build."""
+
+
 @dataclass
 class ExtensionCopy:
     """A private copy of the built extension with this device's ``config.json``."""
@@ -175,7 +179,13 @@ def prepare_extension(bridge_url: str, token: str, device: str, *,
         config["keepAliveMs"] = keep_alive_ms
     if startup_marker is not None:
         config["startupMarker"] = startup_marker
-    fd = os.open(dest / "config.json", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        json.dump(config, fh)
+    write_private(dest / CONFIG_FILE, json.dumps(config).encode())
     return ExtensionCopy(dest)
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` readable by this user only (0600; it holds the token),
+    truncating an existing file in place (same inode, so its folder does not change)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)

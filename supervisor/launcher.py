@@ -38,12 +38,14 @@ from bridge.protocol import errors as E
 
 from . import discovery
 from .extension_copy import (  # re-exported: the launch paths' callers prepare copies here
+    CONFIG_FILE,
     EXTENSION_BUILD,
     REPO_ROOT,
     ExtensionCopy,
     extension_source,
     prepare_extension,
     sweep_stale_copies,
+    write_private,
 )
 
 __all__ = [
@@ -227,19 +229,40 @@ def firefox_prefs(extra: Mapping[str, PrefValue] | None = None) -> dict[str, Pre
     return {**FIREFOX_PREFS, **(extra or {})}
 
 
+def _tree(root: Path) -> dict[str, bytes]:
+    """``{relative path: bytes}`` of every file under ``root`` but :data:`CONFIG_FILE`."""
+    return {str(f.relative_to(root)): f.read_bytes() for f in sorted(root.rglob("*"))
+            if f.is_file() and f.relative_to(root) != Path(CONFIG_FILE)}
+
+
 def prepare_firefox_profile(profile: Path, extension: Path) -> Path:
     """Put the extension into ``<profile>/extensions/<gecko id>/`` (an unpacked folder).
 
     Firefox installs what it finds there at start-up (profile scope); the folder must be
     named after the gecko id. Playwright writes the prefs (``user.js``) at launch.
 
+    A profile kept across runs (``--user-data-dir``) already holds the folder. When its
+    build is the same, only ``config.json`` is rewritten in place, so the folder's and the
+    manifest's modification times stay as Firefox recorded them. Replacing the folder
+    changes them, and Firefox then "updates" the add-on during start-up
+    (``XPIDatabase.processFileChanges``): the copy it had already started from its
+    start-up cache (``addonStartup.json.lz4``) is stopped and started again, and its
+    WebSocket to the bridge closes a few ms after connecting, failing the first request
+    (the CI failure of test_user_data_dir_keeps_local_storage_across_runs[firefox]).
+    When the build differs (another trustbridge version) the folder is replaced and the
+    start-up cache is removed, so Firefox reads the add-on anew before starting it.
+
     Returns:
         The folder the extension was copied to.
     """
     dest = profile / "extensions" / gecko_id(extension)
     dest.parent.mkdir(parents=True, exist_ok=True)
+    if dest.is_dir() and _tree(dest) == _tree(extension):
+        write_private(dest / CONFIG_FILE, (extension / CONFIG_FILE).read_bytes())
+        return dest
     if dest.exists():
         shutil.rmtree(dest)
+        (profile / "addonStartup.json.lz4").unlink(missing_ok=True)
     shutil.copytree(extension, dest)
     return dest
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,33 @@ def test_profile_holds_the_extension_under_its_gecko_id(tmp_path: Path, extensio
     (dest / "stale.txt").write_text("old")
     prepare_firefox_profile(tmp_path, extension)
     assert not (dest / "stale.txt").exists()
+
+
+def test_kept_profile_with_the_same_build_keeps_the_folder_firefox_recorded(
+        tmp_path: Path, extension: Path) -> None:
+    """A kept profile (--user-data-dir) and the same build: only config.json is rewritten,
+    in place, so the folder's and manifest's mtimes stay and Firefox does not restart the
+    add-on mid-start (its WebSocket closed a few ms after connecting). Another build
+    replaces the folder and drops Firefox's start-up cache."""
+    dest = prepare_firefox_profile(tmp_path, extension)
+    os.utime(dest, (1_000_000, 1_000_000))
+    os.utime(dest / "manifest.json", (1_000_000, 1_000_000))
+    inode = (dest / "config.json").stat().st_ino
+    (extension / "config.json").write_text(json.dumps({"bridgeUrl": "ws://127.0.0.1:10"}))
+    assert prepare_firefox_profile(tmp_path, extension) == dest
+    assert json.loads((dest / "config.json").read_text()) == {"bridgeUrl": "ws://127.0.0.1:10"}
+    assert (dest / "config.json").stat().st_ino == inode
+    assert dest.stat().st_mtime == 1_000_000
+    assert (dest / "manifest.json").stat().st_mtime == 1_000_000
+    cache = tmp_path / "addonStartup.json.lz4"
+    cache.write_bytes(b"cache")
+    assert prepare_firefox_profile(tmp_path, extension) == dest
+    assert cache.exists()  # same build: Firefox's cache still describes it
+    (extension / "background.js").write_text("// another build")
+    prepare_firefox_profile(tmp_path, extension)
+    assert (dest / "background.js").read_text() == "// another build"
+    assert dest.stat().st_mtime != 1_000_000
+    assert not cache.exists()
 
 
 def test_manifest_keeps_ws_unupgraded_and_names_a_firefox_background() -> None:
