@@ -140,7 +140,7 @@ class AfterInput:
         self.events.forget_receipt(extension, receipt_id)
 
     async def delivery(self, extension: str, tab_id: int | None, ref: str | None,
-                       receipt_id: str) -> dict[str, Any]:
+                       receipt_id: str, *, pushed: bool = True) -> dict[str, Any]:
         """``{delivered, deliveredEvents}``: the receipt the extension pushed when the click
         reached the target, or, when none came within RECEIPT_PUSH_WAIT_S, the one read from
         the extension (``delivered: false``: the target never got the click). A click is
@@ -155,9 +155,13 @@ class AfterInput:
         ``fileInput: bool``, for the executor only (not a result field): a file input
         was clicked right after the press, so a file chooser may be announced after the
         driver's answer (bridge/executor.py asks the driver for it); and ``download: bool``
-        the same for a download the page started (:func:`awaited_download`)."""
+        the same for a download the page started (:func:`awaited_download`).
+
+        ``pushed=False`` reads the receipt without waiting for a push: a multi-click's
+        push comes at its first click, before a later press the guard may stop."""
         got = await self._arrivals.until(
-            lambda: self.events.receipt(extension, receipt_id), RECEIPT_PUSH_WAIT_S)
+            lambda: self.events.receipt(extension, receipt_id),
+            RECEIPT_PUSH_WAIT_S) if pushed else None
         if got is not None:
             return {"delivered": got.delivered, "deliveredEvents": got.events,
                     "fileInput": got.fileInput, "download": got.download,

@@ -130,10 +130,17 @@ class TrustedInputRoute:
                 out.setdefault("fastPath", False)
             if receipt_id and not result.get("dialog"):
                 hit_ref = (target.get("hit") or {}).get("ref")  # MouseAction: the hit element
+                multi = isinstance(action, ClickAction) and action.clickCount > 1
                 out.update(await self.after.delivery(route.extension, out.get("tabId"),
-                                                     params.ref or hit_ref, receipt_id))
+                                                     params.ref or hit_ref, receipt_id,
+                                                     pushed=not multi))
                 if (took := out.pop("intercepted", None)) is not None:
                     raise _intercepted(took, out)
+                if multi and out.get("delivered") and "dblclick" not in out.get(
+                        "deliveredEvents", []):
+                    # A double click is delivered when the target got its dblclick, not
+                    # only a click (the first click's effect may take the second press).
+                    out["delivered"] = False
                 # A file input was clicked (the page's button called input.click()): its
                 # chooser may be announced after the answer; the driver waits for it.
                 # (One reported ``late`` is an earlier action's; this click's replaces it.)
@@ -204,6 +211,20 @@ def _intercepted(took: dict[str, Any], out: dict[str, Any]) -> E.ElementObscured
     review's probe: a "Publish now" card opened on mouseover over "Save draft")."""
     tag = took.get("tag") or "an element"
     text = f' "{took["text"]}"' if took.get("text") else ""
+    passed = took.get("afterPresses") if isinstance(took.get("afterPresses"), int) else 0
+    details = {"coveredBy": took.get("tag"), "coveredByText": took.get("text", ""),
+               "fastPath": True, "tabId": out.get("tabId")}
+    if passed:
+        # A double click whose first click opened something over the target (a review's
+        # probe: the second press and the dblclick went to the overlay the click opened).
+        return E.ElementObscured(
+            f"The first {passed} press(es) reached the target and its click ran; then "
+            f"<{tag}>{text} was on top at the point (the click's own effect, e.g. an "
+            "overlay it opened), so the next press and the rest of the click were stopped "
+            "before the page saw them: the multi-click did not happen as asked.",
+            {**details, "pressesDelivered": passed},
+            next_step="Take a new snapshot: the first click's effects are on the page. "
+                      "Act on what it opened, or click the target once if that was meant.")
     why = ("the target left the page when the pointer arrived (the page re-rendered it). "
            if took.get("targetGone") else
            "after the point was checked, something came over the target or the target "
@@ -213,7 +234,6 @@ def _intercepted(took: dict[str, Any], out: dict[str, Any]) -> E.ElementObscured
         "The press and the click were stopped before the page saw them, so nothing was "
         "clicked. The pointer did move there: hover effects (what opened over the target) "
         "may have run.",
-        {"coveredBy": took.get("tag"), "coveredByText": took.get("text", ""),
-         "fastPath": True, "tabId": out.get("tabId")},
+        details,
         next_step="Take a new snapshot: act on what opened (or close it, e.g. press "
                   "Escape, or move the pointer away), then retry the target.")

@@ -334,6 +334,9 @@ class ReceiptIntercepted(_Result):
                       "aria-label, at most 80 characters; empty for a field.")
     targetGone: bool = Field(default=False, description="The target had left the page "
                              "by the press (a page that re-renders it on hover).")
+    afterPresses: int = Field(default=0, ge=0, le=3, description="Presses of the same "
+                              "action the guard let through to the target before this one "
+                              "(a double click's first).")
 
 
 class ReceiptResult(_Result):

@@ -2957,12 +2957,16 @@
         const target = r.target.deref();
         const doc = target && target.ownerDocument;
         const hit = doc ? topmostAt(doc, event.clientX, event.clientY, this.shadowRootOf) : null;
+        const press = event.type === "pointerdown" || event.type === "mousedown";
+        if (g.decided && !press) continue;
         if (target && (path.includes(target) || hit && containsComposed(target, hit))) {
-          r.guard = null;
+          if (event.type === "pointerdown" || !g.decided && press) g.passed = (g.passed || 0) + 1;
+          g.decided = true;
           continue;
         }
         const on = hit || path[0];
         g.intercepted = { ...describeHit(on), targetGone: !target || !target.isConnected };
+        if (g.passed) g.intercepted.afterPresses = g.passed;
         g.until = now + GUARD_BLOCK_MS;
         event.preventDefault();
         event.stopImmediatePropagation();

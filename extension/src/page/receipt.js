@@ -64,9 +64,13 @@
 // capture phase, registered at document_start before any page listener), so the element
 // on top never gets the press, the click or its activation behaviour; the receipt then
 // reads `intercepted: {tag, text}` and the bridge answers ELEMENT_OBSCURED (nothing was
-// pressed; hover effects of the move may have run). A guard is decided once, within
-// GUARD_ARMED_MS of arming, and only for events near its point: a later input elsewhere
-// (a person's, in an attached browser) is never touched.
+// pressed; hover effects of the move may have run). A guard checks events near its point
+// only, within GUARD_ARMED_MS of arming and until its receipt is read: a later input
+// elsewhere (a person's, in an attached browser) is never touched. Once a press was let
+// through, only later presses are checked (not that press's own up and click, which a
+// page re-rendering on mousedown sends elsewhere as it would for a person): a double
+// click's second press that the first click's own effect covered (an overlay the click
+// opened) is stopped, and `intercepted.afterPresses` says how many presses went through.
 
 import { PageError } from './errors.js';
 import { containsComposed, topmostAt } from './fastpoint.js';
@@ -264,12 +268,18 @@ export class Receipts {
       const target = r.target.deref();
       const doc = target && target.ownerDocument;
       const hit = doc ? topmostAt(doc, event.clientX, event.clientY, this.shadowRootOf) : null;
+      const press = event.type === 'pointerdown' || event.type === 'mousedown';
+      if (g.decided && !press) continue; // the rest of a press let through is the page's
       if (target && (path.includes(target) || (hit && containsComposed(target, hit)))) {
-        r.guard = null; // decided: the press is the target's
+        // The press is the target's. The guard stays for a later press of the same action
+        // (a double click's second, which the first click's own effect may cover).
+        if (event.type === 'pointerdown' || (!g.decided && press)) g.passed = (g.passed || 0) + 1;
+        g.decided = true;
         continue;
       }
       const on = hit || path[0];
       g.intercepted = { ...describeHit(on), targetGone: !target || !target.isConnected };
+      if (g.passed) g.intercepted.afterPresses = g.passed;
       g.until = now + GUARD_BLOCK_MS;
       event.preventDefault();
       event.stopImmediatePropagation();
