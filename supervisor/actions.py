@@ -302,6 +302,7 @@ async def type_text(t: Target, a: TypeAction, timeout_ms: int) -> dict[str, Any]
     if kind == "range" or V.script_only(kind, _browser_name(t.page)):
         extra = await _set_value(t, kind, a.text, timeout_ms)
     else:
+        was = await _editable_text(t, timeout_ms) if before is None else None
         if not focused:
             await focus_element(t, timeout_ms)
         extra = {}
@@ -309,7 +310,7 @@ async def type_text(t: Target, a: TypeAction, timeout_ms: int) -> dict[str, Any]
             await V.type_keys(t, a.text, nav)
             landed = V.check_after_keys(nav, t.frame, a.text)
             if landed and before is None and _inserts(a.text) and "\t" not in a.text:
-                await _check_editable(t, a.text, timeout_ms)
+                await _check_editable(t, a.text, timeout_ms, was)
                 V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
             elif landed and before is not None and _inserts(a.text):
                 after = await _readable_value(t, timeout_ms)
@@ -391,14 +392,27 @@ def _plain(text: str) -> str:
     return _SPACES.sub(" ", text.replace("\u200b", "").replace("\ufeff", "")).strip()
 
 
-async def _check_editable(t: Target, text: str, timeout_ms: int) -> None:
+async def _editable_text(t: Target, timeout_ms: int) -> str | None:
+    """The text of a ``contenteditable`` target before the keys (:func:`_plain`), or None
+    when the target is not editable content (one isolated read, only for targets with no
+    value to read)."""
+    state = await isolated(t, _EDITABLE_STATE_JS, timeout_ms)
+    if not isinstance(state, dict) or not state.get("editable"):
+        return None
+    return _plain(str(state.get("text") or ""))
+
+
+async def _check_editable(t: Target, text: str, timeout_ms: int,
+                          was: str | None = None) -> None:
     """An element with no value to read (``contenteditable``): the keys went into it when
-    the focus is still in it or its text holds ``text``; when the focus left it and its
-    text does not hold ``text``, they went elsewhere (a page that moves the focus on
-    focus: a review's probe typed into a hidden search field and was answered done).
-    An editor that reformats what it is given (Markdown, autocorrect) keeps the focus,
-    so it is never blamed. Not for an ARIA textbox without editable content: its text
-    may be drawn from a field elsewhere.
+    the focus is still in it, or its text changed since before the keys (``was``, from
+    :func:`_editable_text`) and holds ``text``; when the focus left it and its text is
+    unchanged or does not hold ``text``, they went elsewhere (a page that moves the focus
+    on focus: a review's probe typed into a hidden search field and was answered done;
+    a second probe's editor already held the typed word). An editor that reformats what
+    it is given (Markdown, autocorrect) keeps the focus, so it is never blamed. Not for
+    an ARIA textbox without editable content: its text may be drawn from a field
+    elsewhere.
 
     Raises:
         ElementValueNotSet: ``cause: "unchanged"``, ``details.focusedTag``: where the
@@ -408,7 +422,8 @@ async def _check_editable(t: Target, text: str, timeout_ms: int) -> None:
     if not isinstance(state, dict) or not state.get("editable") or state.get("within"):
         return
     wanted = _plain(text)
-    if not wanted or wanted in _plain(str(state.get("text") or "")):
+    now = _plain(str(state.get("text") or ""))
+    if not wanted or (wanted in now and now != was):
         return
     where = state.get("activeTag")
     err = V.not_set(text, "", "unchanged", secret=True)
@@ -531,6 +546,7 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
     if kind == "date" and a.value:
         return await _fill_date(t, a.value, timeout_ms)
     keyboard = t.page.keyboard
+    was = await _editable_text(t, timeout_ms) if before is None and a.value else None
     if not focused:
         await focus_element(t, timeout_ms)
     # After the focus, as locator.press does it; its four events sent at once
@@ -548,7 +564,7 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
         keyed = not (t.trusted_insert_text and kind in _INSERT_TEXT_TYPES)
         landed = V.check_after_keys(nav, t.frame, a.value, enter_ends=keyed)
         if landed and before is None and a.value:
-            await _check_editable(t, a.value, timeout_ms)
+            await _check_editable(t, a.value, timeout_ms, was)
             V.check_after_keys(nav, t.frame, a.value, enter_ends=False)
         elif landed and before is not None:
             after = await _readable_value(t, timeout_ms)

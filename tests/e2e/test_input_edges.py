@@ -119,3 +119,16 @@ async def test_keys_into_editable_content_that_lost_the_focus_are_not_done(
     res = await getattr(tab, verb)(ref_of(snap, "textbox", "Editor"), "hello")
     assert res["done"] is True, res
     assert await stack.page.text_content("#editor") == "HELLO"
+
+
+@pytest.mark.parametrize("verb", ["type", "fill"])
+async def test_keys_into_editable_content_that_already_holds_them_are_checked_by_change(
+        stack: Stack, origins: Origins, verb: str) -> None:
+    """The thief already holds "hello world": typing "world" into it leaves its text as it
+    was while the hidden field gets the keys. Its text holding the word is no proof: it
+    did not change, so the answer is ELEMENT_VALUE_NOT_SET, not done."""
+    tab, snap = await _page(stack, origins)
+    with pytest.raises(E.ElementValueNotSet, match="focus left it"):
+        await getattr(tab, verb)(ref_of(snap, "textbox", "Prefilled"), "world")
+    assert await stack.page.text_content("#prefilled") == "hello world"
+    assert await stack.page.input_value("#search") == "world"
