@@ -343,8 +343,8 @@ def _effects(result: dict[str, Any]) -> list[str]:
     else, a dialog it opened, the tabs it opened (what ``--json`` shows in full)."""
     lines = []
     if result.get("delivered") is False:
-        lines.append("warning: the target never got the click (something else did); "
-                     "take a new snapshot")
+        lines.append("warning: the target never got the click (whatever was at the point "
+                     "may have got it); take a new snapshot")
     if dialog := result.get("dialog"):
         lines.append(f"dialog open: {dialog.get('type')} {str(dialog.get('message', ''))[:200]!r}"
                      " — answer it with `trustbridge dialog accept|dismiss`")

@@ -71,8 +71,8 @@ def warnings(results: Sequence[Result], labels: Sequence[str]) -> list[str]:
             lines.append(
                 f"WARNING delivered: false: {label} did not reach its target: it was sent "
                 f"as real input but the target never got it (the target saw: {seen}). "
-                "Whatever was at the point got it instead (an overlay, a moved element) "
-                "and may have acted on it: check with browser_snapshot before retrying.")
+                "Whatever was at the point may have got it instead (an overlay, a moved "
+                "element) and acted on it: check with browser_snapshot before retrying.")
     # A navigation that became a download left the document as it was (supervisor/watch.py).
     if any(r.get("postActionDocumentChanged") and not r.get("navigationWasDownload")
            for r in results):

@@ -66,7 +66,8 @@ function waitForLoad(tabId, timeoutMs, { sameDocument = false, requireCommit = f
         // Firefox may report the abort by its number: 2152398850 is NS_BINDING_ABORTED
         // (0x804B0002).
         if (requireCommit && /ERR_ABORTED|NS_BINDING_ABORTED|\b2152398850\b/.test(d.error || '')) return;
-        if (top(d)) done(reject, new PageError('BAD_REQUEST', `Navigation failed: ${netErrorName(d.error)}.`, { error: d.error }));
+        if (top(d)) done(reject, new PageError('BAD_REQUEST', `Navigation failed: ${netErrorName(d.error)}.`, { error: d.error },
+          'The page did not load (a network error, not the request): check that a server answers at that address, then navigate again.'));
       }],
       [api.tabs.onRemoved, (id) => {
         if (id === tabId) done(reject, new PageError('BROWSER_TAB_CLOSED', 'The tab closed during navigation.', { tabId }));
