@@ -163,9 +163,12 @@ class AfterInput:
             lambda: self.events.receipt(extension, receipt_id),
             RECEIPT_PUSH_WAIT_S) if pushed else None
         if got is not None:
-            return {"delivered": got.delivered, "deliveredEvents": got.events,
-                    "fileInput": got.fileInput, "download": got.download,
-                    "navigates": got.navigates}
+            out = {"delivered": got.delivered, "deliveredEvents": got.events,
+                   "fileInput": got.fileInput, "download": got.download,
+                   "navigates": got.navigates}
+            if got.pressedOn:
+                out["pressedOn"] = _control(got.pressedOn)
+            return out
         try:
             receipt = await self.peer(extension).call(
                 "page.receipt", {"tabId": tab_id, "ref": ref, "receiptId": receipt_id},
@@ -181,6 +184,8 @@ class AfterInput:
         }
         if isinstance(receipt.get("intercepted"), dict):
             out["intercepted"] = receipt["intercepted"]
+        if isinstance(receipt.get("pressedOn"), dict):
+            out["pressedOn"] = _control(receipt["pressedOn"])
         return out
 
     async def new_tabs(self, extension: str, acted_on: int | None, started: float,
@@ -294,3 +299,8 @@ async def awaited_navigation(driver: PeerCall, watch: str) -> bool:
     except E.TrustbridgeError:
         return False
     return got.get("postActionDocumentChanged") is True
+
+
+def _control(got: dict[str, Any]) -> dict[str, str]:
+    """``{tag, text}`` of a receipt's ``pressedOn``, bounded (the page wrote the text)."""
+    return {"tag": str(got.get("tag") or "")[:64], "text": str(got.get("text") or "")[:80]}

@@ -345,6 +345,9 @@ def _effects(result: dict[str, Any]) -> list[str]:
     if result.get("delivered") is False:
         lines.append("warning: the target never got the click (whatever was at the point "
                      "may have got it); take a new snapshot")
+    elif isinstance(inner := result.get("pressedOn"), dict):
+        lines.append(f"note: the press hit <{inner.get('tag')}> {inner.get('text', '')!r} "
+                     "inside the target first (it may have acted); take a new snapshot")
     if dialog := result.get("dialog"):
         lines.append(f"dialog open: {dialog.get('type')} {str(dialog.get('message', ''))[:200]!r}"
                      " — answer it with `trustbridge dialog accept|dismiss`")

@@ -73,6 +73,13 @@ def warnings(results: Sequence[Result], labels: Sequence[str]) -> list[str]:
                 f"as real input but the target never got it (the target saw: {seen}). "
                 "Whatever was at the point may have got it instead (an overlay, a moved "
                 "element) and acted on it: check with browser_snapshot before retrying.")
+        elif isinstance(inner := result.get("pressedOn"), dict):
+            what = f'<{inner.get("tag") or "an element"}>' + (
+                f' "{inner["text"]}"' if inner.get("text") else "")
+            lines.append(
+                f"Note: {label} reached its target through {what} inside it, which the "
+                "press hit first and which may have acted on it (a link, a menu item): "
+                "check with browser_snapshot.")
     # A navigation that became a download left the document as it was (supervisor/watch.py).
     if any(r.get("postActionDocumentChanged") and not r.get("navigationWasDownload")
            for r in results):

@@ -673,6 +673,9 @@ class ReceiptEvent(_Model):
         "(a trusted formdata event within 1 s of the press): its navigation is planned a "
         "task later and its request may reach the driver after its answer. Pushed a second "
         "time, same id, when this becomes true after the first push.")
+    pressedOn: dict[str, Any] | None = Field(
+        default=None, description="results.ReceiptResult.pressedOn: a control inside the "
+        "target that the press hit ({tag, text}).")
 
 
 class TabOpenedEvent(_Model):

@@ -349,6 +349,11 @@ class ReceiptResult(_Result):
                             "after the press (models.ReceiptEvent).")
     download: bool = Field(default=False, description="models.ReceiptEvent.download.")
     navigates: bool = Field(default=False, description="models.ReceiptEvent.navigates.")
+    pressedOn: ReceiptIntercepted | None = Field(
+        default=None, description="A control inside the target (a link, a button, an "
+        "element with such a role) that the press hit: the click reached the target by "
+        "bubbling, but that control got it first and may have acted (a menu the hover "
+        "opened inside the target; a card's inner link).")
     intercepted: ReceiptIntercepted | None = Field(
         default=None, description="The fast path's press guard stopped the press: another "
         "element was topmost at the point when the press came (page/receipt.js, 'Press "

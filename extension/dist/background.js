@@ -2049,7 +2049,8 @@
       events: Array.isArray(pushed.events) ? pushed.events.slice(0, 8) : [],
       fileInput: pushed.fileInput === true,
       download: pushed.download === true,
-      navigates: pushed.navigates === true
+      navigates: pushed.navigates === true,
+      ...pushed.pressedOn && typeof pushed.pressedOn === "object" ? { pressedOn: { tag: String(pushed.pressedOn.tag || "").slice(0, 64), text: String(pushed.pressedOn.text || "").slice(0, 80) } } : {}
     });
     return false;
   }

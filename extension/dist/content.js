@@ -2935,6 +2935,10 @@
           r.pressedAt = Date.now();
         }
         r.seen.add(event.type);
+        if (event.type === "pointerdown" && !r.pressedOn) {
+          const inner = innerControl(path, target);
+          if (inner) r.pressedOn = describeHit(inner);
+        }
         if (TERMINAL.has(event.type) && !r.pushed && this.onDelivered && _Receipts.delivered(r.seen, r.button)) {
           r.pushed = true;
           this.pending.add(id);
@@ -3004,7 +3008,7 @@
     }
     push(id, r) {
       try {
-        this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, download: !!r.download, navigates: r.navigates });
+        this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, download: !!r.download, navigates: r.navigates, ...r.pressedOn ? { pressedOn: r.pressedOn } : {} });
       } catch {
       }
     }
@@ -3031,9 +3035,33 @@
       const events = Array.from(r.seen).sort();
       const out = { delivered: _Receipts.delivered(r.seen, r.button), events, fileInput: r.fileInput, download: !!r.download, navigates: r.navigates };
       if (r.guard && r.guard.intercepted) out.intercepted = r.guard.intercepted;
+      if (r.pressedOn) out.pressedOn = r.pressedOn;
       return out;
     }
   };
+  var CONTROL_TAGS = /* @__PURE__ */ new Set(["a", "button", "input", "select", "textarea", "summary"]);
+  var CONTROL_ROLES = /* @__PURE__ */ new Set([
+    "button",
+    "link",
+    "menuitem",
+    "menuitemcheckbox",
+    "menuitemradio",
+    "option",
+    "tab",
+    "checkbox",
+    "radio",
+    "switch",
+    "treeitem"
+  ]);
+  function innerControl(path, target) {
+    for (const node of path) {
+      if (node === target) return null;
+      if (!node || typeof node.localName !== "string") continue;
+      if (node.localName === "a" && !node.hasAttribute("href") || node.localName === "label") continue;
+      if (CONTROL_TAGS.has(node.localName) || CONTROL_ROLES.has((node.getAttribute("role") || "").trim())) return node;
+    }
+    return null;
+  }
   function describeHit(el) {
     if (!el || typeof el.localName !== "string") return { tag: null, text: "" };
     const field = ["input", "textarea", "select"].includes(el.localName) || el.isContentEditable;

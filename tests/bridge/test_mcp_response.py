@@ -347,3 +347,14 @@ async def test_each_tool_call_s_tab_keeps_its_own_snapshot_after() -> None:
     client.next = {"tabId": 1, "waitedMs": 0}
     await a._client.call("page.wait", {})
     assert a.snapshot_after is None and seen == ["page.act", "page.wait"]
+
+
+def test_a_control_inside_the_target_that_took_the_press_is_a_note() -> None:
+    """A delivered click whose press hit a link inside the target says so (the link may
+    have acted); a click with no such control says nothing."""
+    said = report.warnings([{"delivered": True, "pressedOn": {"tag": "a", "text": "Delete all"}}],
+                           ["the click on Settings (ref e3)"])
+    assert said == ['Note: the click on Settings (ref e3) reached its target through <a> '
+                    '"Delete all" inside it, which the press hit first and which may have '
+                    'acted on it (a link, a menu item): check with browser_snapshot.']
+    assert report.warnings([{"delivered": True}], ["the click"]) == []

@@ -363,3 +363,21 @@ async def test_a_double_click_whose_first_click_covers_the_target_is_not_done(
     assert res["delivered"] is True and res["fastPath"] is True, res
     twice = [e["type"] for e in await stack.page.evaluate("window.__log") if e["id"] == "twice"]
     assert twice.count("dblclick") == 1 and twice.count("click") == 2, twice
+
+
+async def test_a_control_inside_the_target_that_took_the_press_is_named(
+        stack: Stack, origins: Origins) -> None:
+    """The hover opens a menu inside the target, its link under the point: the click
+    reaches the target by bubbling (as Playwright's hit-target check allows), and the
+    result names the link the press hit (``pressedOn``) instead of a bare "clicked". A
+    plain button's click names nothing."""
+    await stack.page.mouse.move(1, 1)
+    await stack.client.call("page.navigate", {"url": f"{origins.main}/fast/dblguard.html"})
+    snap = await stack.snapshot()
+    res = await stack.act(ref_of(snap, "button", "Settings"), kind="click")
+    assert res["delivered"] is True, res
+    assert res["pressedOn"] == {"tag": "a", "text": "Delete all"}, res
+    log = await stack.page.evaluate("window.__log")
+    assert ("danger", "click") in [(e["id"], e["type"]) for e in log], log
+    res = await stack.act(ref_of(await stack.snapshot(), "button", "Twice"), kind="click")
+    assert res["delivered"] is True and "pressedOn" not in res, res

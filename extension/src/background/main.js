@@ -372,6 +372,9 @@ function forwardReceipt(msg, sender) {
     fileInput: pushed.fileInput === true,
     download: pushed.download === true,
     navigates: pushed.navigates === true,
+    ...(pushed.pressedOn && typeof pushed.pressedOn === 'object'
+      ? { pressedOn: { tag: String(pushed.pressedOn.tag || '').slice(0, 64), text: String(pushed.pressedOn.text || '').slice(0, 80) } }
+      : {}),
   });
   return false;
 }

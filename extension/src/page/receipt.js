@@ -245,6 +245,10 @@ export class Receipts {
         r.pressedAt = Date.now();
       }
       r.seen.add(event.type);
+      if (event.type === 'pointerdown' && !r.pressedOn) {
+        const inner = innerControl(path, target);
+        if (inner) r.pressedOn = describeHit(inner);
+      }
       if (TERMINAL.has(event.type) && !r.pushed && this.onDelivered && Receipts.delivered(r.seen, r.button)) {
         r.pushed = true;
         this.pending.add(id);
@@ -323,7 +327,7 @@ export class Receipts {
 
   push(id, r) {
     try {
-      this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, download: !!r.download, navigates: r.navigates });
+      this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, download: !!r.download, navigates: r.navigates, ...(r.pressedOn ? { pressedOn: r.pressedOn } : {}) });
     } catch { /* the bridge reads it instead */ }
   }
 
@@ -351,8 +355,27 @@ export class Receipts {
     const events = Array.from(r.seen).sort();
     const out = { delivered: Receipts.delivered(r.seen, r.button), events, fileInput: r.fileInput, download: !!r.download, navigates: r.navigates };
     if (r.guard && r.guard.intercepted) out.intercepted = r.guard.intercepted;
+    if (r.pressedOn) out.pressedOn = r.pressedOn;
     return out;
   }
+}
+
+const CONTROL_TAGS = new Set(['a', 'button', 'input', 'select', 'textarea', 'summary']);
+const CONTROL_ROLES = new Set(['button', 'link', 'menuitem', 'menuitemcheckbox', 'menuitemradio',
+  'option', 'tab', 'checkbox', 'radio', 'switch', 'treeitem']);
+
+/** The control nearest the press inside the target, strictly below it on the press's
+ *  composed path (a link or button the target contains: a menu its hover opened inside
+ *  it, a card's inner link), or null. The click still reaches the target by bubbling, as
+ *  Playwright's hit-target check allows; the answer names the control that was hit. */
+function innerControl(path, target) {
+  for (const node of path) {
+    if (node === target) return null;
+    if (!node || typeof node.localName !== 'string') continue;
+    if ((node.localName === 'a' && !node.hasAttribute('href')) || node.localName === 'label') continue;
+    if (CONTROL_TAGS.has(node.localName) || CONTROL_ROLES.has((node.getAttribute('role') || '').trim())) return node;
+  }
+  return null;
 }
 
 /** What took a guarded press: {tag, text} (a control's visible text or label, at most 80
