@@ -182,7 +182,10 @@ async def stamped(stack: Stack) -> None:
     for frame in stack.page.frames:
         await frame.wait_for_load_state("load")
     registry = stack.supervisor.frames
-    for _ in range(100):
+    # Bounded by time, not tries: under a load of 6-13 on 2 cores (a fresh-clone run beside
+    # another suite) 100 tries of ~50 ms ran out before a child frame's stamp landed.
+    deadline = asyncio.get_running_loop().time() + 15
+    while asyncio.get_running_loop().time() < deadline:
         await registry.settle()
         frames = stack.page.frames
         held = [await f.evaluate(
