@@ -2962,7 +2962,7 @@
         const doc = target && target.ownerDocument;
         const hit = doc ? topmostAt(doc, event.clientX, event.clientY, this.shadowRootOf) : null;
         const press = event.type === "pointerdown" || event.type === "mousedown";
-        if (g.decided && !press) continue;
+        if (g.decided && event.type !== "pointerdown") continue;
         if (target && (path.includes(target) || hit && containsComposed(target, hit))) {
           if (event.type === "pointerdown" || !g.decided && press) g.passed = (g.passed || 0) + 1;
           g.decided = true;

@@ -273,7 +273,9 @@ export class Receipts {
       const doc = target && target.ownerDocument;
       const hit = doc ? topmostAt(doc, event.clientX, event.clientY, this.shadowRootOf) : null;
       const press = event.type === 'pointerdown' || event.type === 'mousedown';
-      if (g.decided && !press) continue; // the rest of a press let through is the page's
+      // The rest of a press let through is the page's: after the first decision only a
+      // new press (its pointerdown) is checked, one hit test per press.
+      if (g.decided && event.type !== 'pointerdown') continue;
       if (target && (path.includes(target) || (hit && containsComposed(target, hit)))) {
         // The press is the target's. The guard stays for a later press of the same action
         // (a double click's second, which the first click's own effect may cover).
