@@ -429,7 +429,7 @@ async def _check_editable(t: Target, text: str, timeout_ms: int,
     err = V.not_set(text, "", "unchanged", secret=True)
     raise E.ElementValueNotSet(
         "The keys were delivered, but not into the target: the focus left it "
-        f"(to <{where or 'nothing'}>) and its text does not hold what was typed.",
+        f"(to <{where or 'nothing'}>) and its text did not change to hold what was typed.",
         {**err.details, "focusedTag": where},
         next_step="Take a snapshot: the page moved the focus when the target got it. "
                   "Act on the element that took the focus, or click the target first.")
