@@ -92,7 +92,8 @@ class BridgeClient:
             # proxy=None: the bridge is on loopback; an HTTP(S)_PROXY in the environment
             # must not receive (or break) the connection and its token.
             ws = await connect(
-                url, open_timeout=open_timeout_s, max_size=64 * 1024 * 1024, proxy=None
+                url, open_timeout=open_timeout_s, max_size=64 * 1024 * 1024, proxy=None,
+                compression=None,  # loopback: deflate costs CPU and saves nothing
             )
         except (OSError, InvalidStatus, WebSocketException, TimeoutError) as exc:
             raise E.DeviceNotConnected(

@@ -153,7 +153,8 @@ class InputDriver:
             await self._conn.ws.close()
 
     async def _session(self) -> None:
-        async with connect(self.url, open_timeout=5, max_size=64 * 1024 * 1024, proxy=None) as ws:
+        async with connect(self.url, open_timeout=5, max_size=64 * 1024 * 1024, proxy=None,
+                           compression=None) as ws:
             hello = Hello(role="driver", device=self.device, protocolVersion=PROTOCOL_VERSION,
                           token=self.token, browser=self.browser,
                           capabilities=self.capabilities)
