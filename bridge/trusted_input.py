@@ -147,7 +147,8 @@ class TrustedInputRoute:
                 shown = out.get("fileChooser")
                 if out.pop("fileInput", False) and (shown is None or shown.get("late")):
                     out.update(await file_chooser(driver, target["frameToken"]))
-                # The page's handler clicked a download link: announced after the answer.
+                # The click followed a download link, or the page's handler clicked one:
+                # the browser announces the download after the answer.
                 if out.pop("download", False) and not any(
                         not d.get("late") for d in out.get("downloads") or []):
                     got = await awaited_download(driver, target["frameToken"])

@@ -37,9 +37,11 @@ started it returned (measured 1-6 ms), so the watch waits for one (up to
 of the page aborted during the action (a response the browser turned into a download;
 ``net::ERR_ABORTED``, Firefox ``NS_BINDING_ABORTED``; then up to
 :data:`DOWNLOAD_AFTER_ABORT_S`), a navigation of the action that has neither committed
-nor failed when the action returned (until it does, or a download starts), or the
-element focused after a click is a link with a ``download`` attribute. No other action
-waits. A download that
+nor failed when the action returned (until it does, or a download starts). After a
+click on an element that followed a download link, or whose handler clicked one, the
+bridge waits instead, on its receipt's download sign (extension/src/page/receipt.js),
+through :func:`await_download`: Chromium announces such a download after the click's
+answer. No other action waits. A download that
 still starts within :data:`DOWNLOAD_TAIL_S` after the answer (a script's delayed
 download) is saved all the same and reported by the next action on that page, with
 ``late: true``.
@@ -67,7 +69,6 @@ from bridge.protocol import errors as E
 
 from .dialogs import DialogTracker
 from .downloads import configure_downloads, downloads_dir, reports, save
-from .isolated_eval import evaluate_isolated
 from .upload import refusal_of
 
 __all__ = ["answer_file_chooser", "await_download", "await_file_chooser", "configure_downloads",
@@ -89,7 +90,8 @@ choosers are read: Playwright resolves a chooser's input element (one more proto
 trip) before announcing it, so one round trip was not always enough on Chromium under
 load."""
 CLICK_CHOOSER_ROUND_TRIPS = 1
-"""The same after a click: the look for a focused download link only. A chooser a click
+"""The same after a click (once the look for a focused download link; since protocol
+6 the receipt's download sign says that, and the round trip is a bare one). A chooser a click
 opens later is not lost: the click's receipt says ``fileInput`` and the bridge asks for
 it (:func:`await_file_chooser`); a key press has no receipt, so it keeps
 CHOOSER_ROUND_TRIPS. Measured (headless Chromium, 25 clicks each, load 3-4): the chooser
@@ -106,9 +108,6 @@ GONE_DOCUMENT = re.compile(r"Execution context was destroyed|Cannot find context
                            r"specified id|JSHandle is disposed|no such node", re.IGNORECASE)
 """Playwright's errors (Chromium; Firefox BiDi's ``no such node``) for a chooser whose
 input's document is gone (``FileChooser.set_files``)."""
-_DOWNLOAD_LINK_JS = ("() => { const a = document.activeElement; "
-                     "return !!(a && a.closest && a.closest('a[download]')); }")
-
 @dataclass
 class _PageState:
     """What :mod:`watch` holds for one page between actions."""
@@ -246,7 +245,6 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
     aborted: list[Request] = []  # those aborted (Chromium: one that became a download)
     failed: list[Request] = []  # those that failed, aborted or not
     committed: list[Frame] = []  # frames that committed a new document meanwhile
-    started = asyncio.Event()
     changed = asyncio.Event()  # a download, a commit or a failure came
 
     def on_navigated(frame: Frame) -> None:
@@ -266,7 +264,6 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
     def on_download(download: Download) -> None:
         saves.append(asyncio.ensure_future(save(download)))
         urls.add(download.url)
-        started.set()
         changed.set()
 
     def on_failed(request: Request) -> None:
@@ -305,20 +302,14 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
         elif on_done is not None and task.done():
             on_done()
         if dialog is None and _may_activate(action):  # typing, hovering, selecting open no chooser
-            # The look for a focused download link is the first round trip for choosers.
-            if saves or navigations:  # a link that navigated is no download link
-                link = False
-                await _round_trip(page)
-            else:
-                link = await _download_link_focused(page, action)
+            # No look for a focused download link: a click's receipt says whether it
+            # followed one (extension/src/page/receipt.js, the download sign) and the
+            # bridge then asks for its download (await_download).
             trips = CLICK_CHOOSER_ROUND_TRIPS if _receipted(action) else CHOOSER_ROUND_TRIPS
-            for _ in range(trips - 1):
+            for _ in range(trips):
                 if choosers:
                     break
                 await _round_trip(page)
-            if link and not saves:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(started.wait(), DOWNLOAD_START_S)
 
             def download_may_come() -> float:
                 """How long a download may still be waited for (0: none is expected)."""
@@ -483,22 +474,6 @@ async def _round_trip(page: Page) -> None:
     Firefox on this 2-core machine, measured)."""
     with contextlib.suppress(PlaywrightError, TimeoutError):
         await asyncio.wait_for(page.evaluate("0"), PROBE_S)
-
-
-async def _download_link_focused(page: Page, action: Any) -> bool:
-    """Whether a click just focused a link with a ``download`` attribute (its download
-    starts a few ms after the click returned). One bounded round trip (also after an
-    action that is no click: it is the first of CHOOSER_ROUND_TRIPS); False on any doubt."""
-    if action is not None and getattr(action, "kind", None) != "click":
-        await _round_trip(page)
-        return False
-    try:
-        # In the isolated world (docs/security.md row 7): a page that patched
-        # activeElement or closest() never sees the driver look.
-        return bool(await asyncio.wait_for(
-            evaluate_isolated(page.main_frame, None, _DOWNLOAD_LINK_JS, PROBE_S), PROBE_S))
-    except (PlaywrightError, TimeoutError, E.TrustbridgeError):
-        return False
 
 
 def _quiet(task: asyncio.Future[Any]) -> None:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .errors import ErrorPayload
 
-PROTOCOL_VERSION = 5
+PROTOCOL_VERSION = 6
 """Bumped on any incompatible change; a hello with another version gets PROTOCOL_MISMATCH.
 2: ``snapshotAfter`` on page.act / page.batch / page.wait (a bridge of version 1 refused
 the field on every request; now the hello says so, once).
@@ -31,7 +31,11 @@ extension's receipts).
 no measurable time and could not see every effect of a click: docs/design.md §2.3); the
 receipt says ``navigates`` and the bridge may ask ``driver.navigation``.
 5: ``page.receipt`` may say ``intercepted`` (the fast path's press guard stopped a press
-that something else on top would have taken; an older bridge refused the field)."""
+that something else on top would have taken; an older bridge refused the field).
+6: the receipt's ``download`` also says the click followed a download link, and the
+driver no longer looks for a focused download link after a click (with a version-5
+extension, which never said it, a download link's file came as ``late`` with the next
+action)."""
 
 FRAME_TOKEN_ATTRIBUTE = "data-mcjug"
 """Attribute of ``document.documentElement`` that carries a frame's token (design.md §3):

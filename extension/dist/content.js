@@ -2935,6 +2935,7 @@
           r.pressedAt = Date.now();
         }
         r.seen.add(event.type);
+        if (event.type === "click" && r.linkClick === void 0) r.linkClick = downloadLink(path) ? event : null;
         if (event.type === "pointerdown" && !r.pressedOn) {
           const inner = innerControl(path, target);
           if (inner) r.pressedOn = describeHit(inner);
@@ -3008,9 +3009,15 @@
     }
     push(id, r) {
       try {
-        this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, download: !!r.download, navigates: r.navigates, ...r.pressedOn ? { pressedOn: r.pressedOn } : {} });
+        this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, download: _Receipts.downloads(r), navigates: r.navigates, ...r.pressedOn ? { pressedOn: r.pressedOn } : {} });
       } catch {
       }
+    }
+    /** The download sign (see the header): a download the page's handler started, or the
+     *  click on a download link whose default was not prevented (read at the push, the end
+     *  of its dispatch, or later). */
+    static downloads(r) {
+      return !!r.download || !!(r.linkClick && !r.linkClick.defaultPrevented);
     }
     /**
      * Whether the events the target saw make a delivered click of `button` (MouseEvent.button
@@ -3033,7 +3040,7 @@
       this.armed.delete(id);
       this.pending.delete(id);
       const events = Array.from(r.seen).sort();
-      const out = { delivered: _Receipts.delivered(r.seen, r.button), events, fileInput: r.fileInput, download: !!r.download, navigates: r.navigates };
+      const out = { delivered: _Receipts.delivered(r.seen, r.button), events, fileInput: r.fileInput, download: _Receipts.downloads(r), navigates: r.navigates };
       if (r.guard && r.guard.intercepted) out.intercepted = r.guard.intercepted;
       if (r.pressedOn) out.pressedOn = r.pressedOn;
       return out;
@@ -3061,6 +3068,15 @@
       if (CONTROL_TAGS.has(node.localName) || CONTROL_ROLES.has((node.getAttribute("role") || "").trim())) return node;
     }
     return null;
+  }
+  function downloadLink(path) {
+    for (const node of path) {
+      if (!node || typeof node.localName !== "string" || node.namespaceURI !== "http://www.w3.org/1999/xhtml") continue;
+      if ((node.localName === "a" || node.localName === "area") && node.hasAttribute("href")) {
+        return node.hasAttribute("download");
+      }
+    }
+    return false;
   }
   function describeHit(el) {
     if (!el || typeof el.localName !== "string") return { tag: null, text: "" };

@@ -6,7 +6,7 @@
   var engine = typeof api?.runtime?.getBrowserInfo === "function" ? "gecko" : "chromium";
 
   // src/generated/protocol.js
-  var PROTOCOL_VERSION = 5;
+  var PROTOCOL_VERSION = 6;
 
   // src/options/store.js
   var DB = "trustbridge-pairing";

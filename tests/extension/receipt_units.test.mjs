@@ -195,6 +195,65 @@ test('download sign: a trusted navigate event with a download request during the
   assert.deepEqual(other.pushes.map((p) => p.download), [false]);
 });
 
+// The click itself follows a download link (receipt.js header): the innermost <a>/<area>
+// with href on its path has `download`, and its default was not prevented; in every
+// browser, Navigation API or not.
+const html = (localName, attrs = {}) => node(localName, {
+  namespaceURI: 'http://www.w3.org/1999/xhtml',
+  hasAttribute: (n) => Object.hasOwn(attrs, n), getAttribute: (n) => attrs[n] ?? null,
+});
+
+test('download sign: a click that follows a download link, with or without the Navigation API', async () => {
+  for (const navigationApi of [true, false]) {
+    const { win, pushes, receipts } = signSetup({ navigationApi });
+    const link = html('a', { href: 'report.txt', download: '' });
+    const inner = html('span');
+    const id = receipts.arm(link);
+    trustedClick(win, [inner, link, doc, win]); // the press lands on the link's text
+    assert.deepEqual(pushes.map((p) => [p.id, p.download]), [[id, true]], `navigationApi ${navigationApi}`);
+    assert.equal(receipts.read(id).download, true);
+  }
+  // A card (the target) around the link: the click still follows it.
+  const { win, pushes, receipts } = signSetup();
+  const link = html('area', { href: '/x.bin', download: 'x.bin' });
+  const card = html('div');
+  receipts.arm(card);
+  trustedClick(win, [link, card, doc, win]);
+  assert.deepEqual(pushes.map((p) => p.download), [true]);
+});
+
+test('no download sign: a plain link, a link without href around a download link, a prevented click, an untrusted click', async () => {
+  const cases = [
+    ['plain link', () => [html('a', { href: 'next.html' })]],
+    // The innermost link with href decides: a plain one inside a download link's box.
+    ['plain link inside a download link', () => [html('a', { href: 'next.html' }), html('a', { href: 'r.txt', download: '' })]],
+    ['download without href', () => [html('a', { download: '' })]],
+    ['not HTML', () => [node('a', { namespaceURI: 'http://www.w3.org/2000/svg', hasAttribute: () => true })]],
+  ];
+  for (const [name, make] of cases) {
+    const { win, pushes, receipts } = signSetup();
+    const path = make();
+    const id = receipts.arm(path[0]);
+    trustedClick(win, [...path, doc, win]);
+    assert.deepEqual(pushes.map((p) => p.download), [false], name);
+    assert.equal(receipts.read(id).download, false, name);
+  }
+  // The page's handler prevented the click's default: the link is not followed.
+  const { win, pushes, receipts } = signSetup();
+  const link = html('a', { href: 'r.txt', download: '' });
+  const id = receipts.arm(link);
+  for (const type of ['pointerdown', 'mousedown', 'pointerup', 'mouseup']) win.dispatch(type, [link, doc, win]);
+  win.dispatch('click', [link, doc, win], { prevented: true });
+  assert.deepEqual(pushes.map((p) => p.download), [false]);
+  assert.equal(receipts.read(id).download, false);
+  // An untrusted click on the link (the page's own dispatchEvent) arms nothing.
+  const other = signSetup();
+  const own = html('a', { href: 'r.txt', download: '' });
+  const otherId = other.receipts.arm(own);
+  other.win.dispatch('click', [own, doc, other.win], { trusted: false });
+  assert.equal(other.receipts.read(otherId).download, false);
+});
+
 // The submission sign (receipt.js header): a trusted formdata event within the window of
 // the press, for a form that navigates this frame, marks the receipt `navigates`, pushed
 // again when the first push went out before it (a submit button's activation behaviour).

@@ -11,7 +11,9 @@ def test_receipt_units_in_node() -> None:
     again when already pushed; with the first push for a click on the input itself); no
     mark for other elements, disabled inputs, no press or a press too long ago. One push
     per delivered click (no quiet sign since protocol 4); the download sign for a trusted
-    navigate event with a download request, none without the Navigation API; the
+    navigate event with a download request, none without the Navigation API, and for a
+    click that follows a download link (with or without it; none for a plain link, a
+    prevented click or an untrusted one); the
     submission sign for a trusted formdata event of a form that navigates this frame
     (pushed again after the first push), none for a named target or an untrusted event."""
-    run_node_units("receipt_units.test.mjs", 13)
+    run_node_units("receipt_units.test.mjs", 15)

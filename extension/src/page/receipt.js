@@ -49,7 +49,13 @@
 // handler clicked a download link it made) marks the receipt `download: true`: the
 // browser announces such a download to the driver only after the click (no navigation
 // request, no focused download link to wait on), so the bridge asks the driver to wait
-// for it, bounded (bridge/after_input.py `awaited_download`).
+// for it, bounded (bridge/after_input.py `awaited_download`). So does the trusted click
+// itself when it follows a download link (the innermost `<a>`/`<area>` with `href` on
+// its composed path has `download`; HTML §4.6.5 "downloading hyperlinks") and its
+// default was not prevented by the end of its dispatch: known in the first push, in
+// every browser (Firefox ESR has no Navigation API), so the driver makes no look of its
+// own for a focused download link after a click (issue 18: ~1 ms a click,
+// supervisor/watch.py).
 
 // Press guard (fast path only, issue 18): the fast path measured the point and found the
 // target topmost there, but the driver's move reaches the page before its press, and a
@@ -245,6 +251,7 @@ export class Receipts {
         r.pressedAt = Date.now();
       }
       r.seen.add(event.type);
+      if (event.type === 'click' && r.linkClick === undefined) r.linkClick = downloadLink(path) ? event : null;
       if (event.type === 'pointerdown' && !r.pressedOn) {
         const inner = innerControl(path, target);
         if (inner) r.pressedOn = describeHit(inner);
@@ -329,8 +336,15 @@ export class Receipts {
 
   push(id, r) {
     try {
-      this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, download: !!r.download, navigates: r.navigates, ...(r.pressedOn ? { pressedOn: r.pressedOn } : {}) });
+      this.onDelivered(id, { delivered: true, events: Array.from(r.seen).sort(), fileInput: r.fileInput, download: Receipts.downloads(r), navigates: r.navigates, ...(r.pressedOn ? { pressedOn: r.pressedOn } : {}) });
     } catch { /* the bridge reads it instead */ }
+  }
+
+  /** The download sign (see the header): a download the page's handler started, or the
+   *  click on a download link whose default was not prevented (read at the push, the end
+   *  of its dispatch, or later). */
+  static downloads(r) {
+    return !!r.download || !!(r.linkClick && !r.linkClick.defaultPrevented);
   }
 
   /**
@@ -355,7 +369,7 @@ export class Receipts {
     this.armed.delete(id);
     this.pending.delete(id);
     const events = Array.from(r.seen).sort();
-    const out = { delivered: Receipts.delivered(r.seen, r.button), events, fileInput: r.fileInput, download: !!r.download, navigates: r.navigates };
+    const out = { delivered: Receipts.delivered(r.seen, r.button), events, fileInput: r.fileInput, download: Receipts.downloads(r), navigates: r.navigates };
     if (r.guard && r.guard.intercepted) out.intercepted = r.guard.intercepted;
     if (r.pressedOn) out.pressedOn = r.pressedOn;
     return out;
@@ -378,6 +392,20 @@ function innerControl(path, target) {
     if (CONTROL_TAGS.has(node.localName) || CONTROL_ROLES.has((node.getAttribute('role') || '').trim())) return node;
   }
   return null;
+}
+
+/** Whether a click on `path` follows a download link: the innermost `<a>`/`<area>` with
+ *  `href` on it (HTML elements only) carries a `download` attribute. A control inside the
+ *  link does not stop it: Chromium follows a link around a button (the old look, at the
+ *  focused element's closest `a[download]`, saw the same). */
+function downloadLink(path) {
+  for (const node of path) {
+    if (!node || typeof node.localName !== 'string' || node.namespaceURI !== 'http://www.w3.org/1999/xhtml') continue;
+    if ((node.localName === 'a' || node.localName === 'area') && node.hasAttribute('href')) {
+      return node.hasAttribute('download');
+    }
+  }
+  return false;
 }
 
 /** What took a guarded press: {tag, text} (a control's visible text or label, at most 80
