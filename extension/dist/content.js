@@ -2908,6 +2908,7 @@
       const now = Date.now();
       for (const [id2, r] of this.armed) {
         if (now - r.at > RECEIPT_TTL_MS || this.armed.size > MAX_RECEIPTS) this.armed.delete(id2);
+        else if (r.guard && !r.guard.intercepted) r.guard.until = Math.min(r.guard.until, now - 1);
       }
       const id = `${this.prefix}${this.next++}`;
       this.armed.set(id, {

@@ -336,3 +336,53 @@ test('navigates: not for a FormData built in a submit handler, a cancelled submi
   await tick();
   assert.deepEqual(pushes.map((p) => p.navigates), [false]);
 });
+
+// The press guard (receipt.js header, "Press guard"): a new arm ends the guards of the
+// actions before it (the bridge runs one action per tab at a time), unless one is stopping
+// a press right now.
+test('press guard: a new arm lapses older guards; one stopping a press keeps stopping it', () => {
+  const win = new FakeWindow();
+  const cover = { localName: 'div', getAttribute: () => null, textContent: 'Card' };
+  const gdoc = { nodeType: 9, elementFromPoint: () => cover };
+  const target = (name) => ({ localName: 'button', getRootNode: () => gdoc, ownerDocument: gdoc, isConnected: true, name });
+  const press = (x, y, path) => {
+    const ev = { type: 'pointerdown', isTrusted: true, button: 0, clientX: x, clientY: y, composedPath: () => path,
+      prevented: false, preventDefault() { this.prevented = true; }, stopImmediatePropagation() {} };
+    receipts.observe(ev);
+    return ev.prevented;
+  };
+  const receipts = new Receipts(win, () => {});
+  // Armed alone, a guard stops a press at its point that something else took.
+  const first = target('first');
+  receipts.arm(first, { x: 10, y: 10 });
+  assert.equal(press(10, 10, [cover, gdoc, win]), true);
+  assert.equal(press(10, 10, [cover, gdoc, win]), true); // still blocking: the rest of that click
+  receipts.arm(target('second'), { x: 50, y: 50 }); // the next action: the block stands
+  assert.equal(press(10, 10, [cover, gdoc, win]), true);
+  // A guard that let its press through lapses at the next arm: a press at its point is
+  // no longer its to check.
+  const other = new Receipts(new FakeWindow(), () => {});
+  const a = target('a');
+  const gdocA = gdoc;
+  a.ownerDocument = gdocA;
+  other.arm(a, { x: 10, y: 10 });
+  const observe = (x, y, path) => {
+    const ev = { type: 'pointerdown', isTrusted: true, button: 0, clientX: x, clientY: y, composedPath: () => path,
+      prevented: false, preventDefault() { this.prevented = true; }, stopImmediatePropagation() {} };
+    other.observe(ev);
+    return ev.prevented;
+  };
+  assert.equal(observe(10, 10, [a, gdoc, win]), false); // its own press: let through
+  other.arm(target('b'), { x: 50, y: 50 });
+  assert.equal(observe(10, 10, [cover, gdoc, win]), false); // a's guard lapsed
+  // Without the new arm the same press would have been stopped (the check is live).
+  const control = new Receipts(new FakeWindow(), () => {});
+  const c = target('c');
+  control.arm(c, { x: 10, y: 10 });
+  const ev = { type: 'pointerdown', isTrusted: true, button: 0, clientX: 10, clientY: 10, composedPath: () => [c, gdoc, win],
+    prevented: false, preventDefault() { this.prevented = true; }, stopImmediatePropagation() {} };
+  control.observe(ev);
+  const ev2 = { ...ev, composedPath: () => [cover, gdoc, win], prevented: false };
+  control.observe(ev2);
+  assert.equal(ev2.prevented, true);
+});

@@ -71,7 +71,9 @@
 // on top never gets the press, the click or its activation behaviour; the receipt then
 // reads `intercepted: {tag, text}` and the bridge answers ELEMENT_OBSCURED (nothing was
 // pressed; hover effects of the move may have run). A guard checks events near its point
-// only, within GUARD_ARMED_MS of arming and until its receipt is read: a later input
+// only, within GUARD_ARMED_MS of arming, until its receipt is read and until the next
+// receipt is armed in this document (the next action: a press it let through is no longer
+// checked by it; one it is stopping stays stopped): a later input
 // elsewhere (a person's, in an attached browser) is never touched. Once a press was let
 // through, only later presses are checked (not that press's own up and click, which a
 // page re-rendering on mousedown sends elsewhere as it would for a person): a double
@@ -227,6 +229,11 @@ export class Receipts {
     const now = Date.now();
     for (const [id, r] of this.armed) {
       if (now - r.at > RECEIPT_TTL_MS || this.armed.size > MAX_RECEIPTS) this.armed.delete(id);
+      // A new arm means the previous action on this tab is over (the bridge runs one
+      // action per tab at a time, docs/design.md §2.1): its guard lapses, unless it is
+      // stopping a press right now. Repeated clicks on one control paid a hit test per
+      // guard still armed at every press (up to one per click of the last 3 s).
+      else if (r.guard && !r.guard.intercepted) r.guard.until = Math.min(r.guard.until, now - 1);
     }
     const id = `${this.prefix}${this.next++}`;
     this.armed.set(id, {
