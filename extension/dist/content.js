@@ -4049,20 +4049,40 @@
   function resolveRef(ref) {
     return observer.resolve(ref);
   }
+  var TOKEN_POLL_MS = 25;
   async function frameToken() {
-    const deadline = performance.now() + TOKEN_WAIT_MS;
-    for (; ; ) {
-      const token = document.documentElement && document.documentElement.getAttribute(FRAME_TOKEN_ATTRIBUTE);
-      if (token) return token;
-      if (performance.now() > deadline) {
-        throw new PageError(
+    const read = () => document.documentElement && document.documentElement.getAttribute(FRAME_TOKEN_ATTRIBUTE);
+    const now = read();
+    if (now) return now;
+    return new Promise((resolve, reject) => {
+      let observed = null;
+      const watcher = new MutationObserver(() => look());
+      const finish = () => {
+        watcher.disconnect();
+        clearInterval(poll);
+        clearTimeout(limit);
+      };
+      const look = () => {
+        const token = read();
+        if (token) {
+          finish();
+          resolve(token);
+        } else if (document.documentElement && document.documentElement !== observed) {
+          observed = document.documentElement;
+          watcher.observe(observed, { attributes: true, attributeFilter: [FRAME_TOKEN_ATTRIBUTE] });
+        }
+      };
+      const poll = setInterval(look, TOKEN_POLL_MS);
+      const limit = setTimeout(() => {
+        finish();
+        reject(new PageError(
           "FRAME_TOKEN_UNKNOWN",
           "This frame has no input-driver token yet (it is still loading, or no driver supervises this browser). Wait a moment, take a new snapshot and retry.",
           {}
-        );
-      }
-      await new Promise((r) => setTimeout(r, 25));
-    }
+        ));
+      }, TOKEN_WAIT_MS);
+      look();
+    });
   }
   var handlers = {
     announceFrames() {

@@ -63,6 +63,33 @@ async def test_click_in_main_document_is_trusted(stack: Stack, origins: Origins)
                        "target": "main-btn", "key": None}]
 
 
+async def test_an_action_before_the_stamp_waits_for_it_and_is_trusted(
+        stack: Stack, origins: Origins, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An action right after a navigation, before the driver stamped the new document (the
+    stamp lands tens of ms after the commit): the extension waits for the token (it wakes
+    on the attribute's mutation, extension/src/content/main.js ``frameToken``) and the
+    click is delivered, trusted, to the new document's button."""
+    from supervisor.frames import FrameRegistry
+
+    stamp = FrameRegistry.stamp
+
+    async def late(self: FrameRegistry, frame: object) -> str | None:
+        await asyncio.sleep(0.4)
+        return await stamp(self, frame)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(FrameRegistry, "stamp", late)
+    await stack.client.call("page.navigate", {"url": f"{origins.main}/index.html?late=1"})
+    snap = await stack.snapshot()
+    unstamped = await stack.page.evaluate(
+        "!document.documentElement.hasAttribute('data-mcjug')")
+    result = await stack.act(ref_of(snap, "button", "Main button"), kind="click")
+    assert unstamped, "the stamp came before the click: the wait was not exercised"
+    assert result["inputPath"] == "trusted" and result["delivered"] is True, result
+    clicks = [e for e in await _events(stack) if e["type"] == "click"]
+    assert clicks == [{"where": "main", "type": "click", "trusted": True,
+                       "target": "main-btn", "key": None}]
+
+
 async def test_click_in_cross_origin_iframe_is_trusted(stack: Stack, origins: Origins) -> None:
     """A click on a ref inside an out-of-process cross-origin iframe is trusted and lands
     on the frame's button, not on the main document."""

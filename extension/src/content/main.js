@@ -52,19 +52,49 @@ function resolveRef(ref) {
   return observer.resolve(ref);
 }
 
-/** The frame token the supervisor stamped; waits up to 1 s for a fresh document. */
+/** How often frameToken() looks again while no root element can be observed, ms. */
+const TOKEN_POLL_MS = 25;
+
+/** The frame token the supervisor stamped; waits up to 1 s for a fresh document.
+ *
+ *  The stamp lands some 25-80 ms after a document commits (the driver's isolated-world
+ *  write waits for Playwright's injected script to be set up in the new document,
+ *  measured), so an action right after a navigation often gets here first. It then wakes
+ *  on the attribute's own mutation (a MutationObserver of this isolated world, which the
+ *  page does not see) instead of the next 25 ms poll: agents navigate, snapshot and act at
+ *  once, and the poll's granularity cost up to 25 ms (issue 18). The poll stays as the
+ *  fallback (no root element yet, a root replaced by document.open()). */
 async function frameToken() {
-  const deadline = performance.now() + TOKEN_WAIT_MS;
-  for (;;) {
-    const token = document.documentElement && document.documentElement.getAttribute(TOKEN_ATTRIBUTE);
-    if (token) return token;
-    if (performance.now() > deadline) {
-      throw new PageError('FRAME_TOKEN_UNKNOWN',
+  const read = () => document.documentElement && document.documentElement.getAttribute(TOKEN_ATTRIBUTE);
+  const now = read();
+  if (now) return now;
+  return new Promise((resolve, reject) => {
+    let observed = null;
+    const watcher = new MutationObserver(() => look());
+    const finish = () => {
+      watcher.disconnect();
+      clearInterval(poll);
+      clearTimeout(limit);
+    };
+    const look = () => {
+      const token = read();
+      if (token) {
+        finish();
+        resolve(token);
+      } else if (document.documentElement && document.documentElement !== observed) {
+        observed = document.documentElement;
+        watcher.observe(observed, { attributes: true, attributeFilter: [TOKEN_ATTRIBUTE] });
+      }
+    };
+    const poll = setInterval(look, TOKEN_POLL_MS);
+    const limit = setTimeout(() => {
+      finish();
+      reject(new PageError('FRAME_TOKEN_UNKNOWN',
         'This frame has no input-driver token yet (it is still loading, or no driver supervises this browser). ' +
-        'Wait a moment, take a new snapshot and retry.', {});
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
+        'Wait a moment, take a new snapshot and retry.', {}));
+    }, TOKEN_WAIT_MS);
+    look();
+  });
 }
 
 const handlers = {
