@@ -1,8 +1,9 @@
 """When a driver's input reached the page, ahead of its answer (issue 18).
 
 A ``driver.act`` answers only after the driver's own checks that follow the input: its
-read-back of a value, or after a click a round trip for a download link or a file
-chooser (supervisor/watch.py), 2–4 ms on headless Chromium. A request that asked for the
+read-back of a value, or after a click a round trip that lets the browser's events of
+the click (a file chooser, a download, a navigation request) reach it (supervisor/watch.py),
+2–4 ms on headless Chromium. A request that asked for the
 page state (``snapshotAfter``, bridge/executor.py) has its snapshot taken meanwhile: the
 bridge arms a signal here, passes its id as ``notifyDispatched``, and the driver sends
 ``driver.dispatched {id}`` (bridge/protocol/models.py ``DispatchedEvent``) once the input

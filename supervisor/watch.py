@@ -220,9 +220,10 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
     a file chooser.
 
     Args:
-        action: the protocol action ``work`` performs, when the caller passes it: only a
-            click then looks at the focused element for a download link (any action
-            does when None).
+        action: the protocol action ``work`` performs, when the caller passes it: a
+            click on an element makes CLICK_CHOOSER_ROUND_TRIPS round trips after it,
+            anything else that may activate an element CHOOSER_ROUND_TRIPS, typing and
+            hovering none (any action counts as activating when None).
         on_done: called once ``work`` finished without a dialog opening, before the looks
             for downloads and choosers that follow it (the driver's ``driver.dispatched``
             signal: bridge/dispatch_signals.py).
