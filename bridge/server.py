@@ -167,9 +167,10 @@ class BridgeServer:
             max_size=self.max_message_bytes,
             ping_interval=20,
             ping_timeout=20,
-            # Every peer is on this machine (loopback): deflating each message costs CPU
-            # on both ends and saves nothing (issue 18: 0.5-1 ms a trusted click, same-run
-            # A/B; a page state of a few KB per MCP action).
+            # Peers are on this machine (loopback, the default bind) or the local network
+            # (--host): deflating each message costs CPU on both ends and saves nothing
+            # worth it (issue 18: 0.5-1 ms a trusted click, same-run A/B; a page state of
+            # a few KB per MCP action).
             compression=None,
         )
         sock = next(iter(self._server.sockets))

@@ -306,9 +306,11 @@ async def run_watching(page: Page, work: Any, dialogs: DialogTracker,
             # No look for a focused download link: a click's receipt says whether it
             # followed one (extension/src/page/receipt.js, the download sign) and the
             # bridge then asks for its download (await_download).
+            # The first round trip always runs (it lets the click's navigation request,
+            # download or popup reach the driver); the later ones only until a chooser came.
             trips = CLICK_CHOOSER_ROUND_TRIPS if _receipted(action) else CHOOSER_ROUND_TRIPS
-            for _ in range(trips):
-                if choosers:
+            for trip in range(trips):
+                if trip and choosers:
                     break
                 await _round_trip(page)
 
@@ -401,9 +403,9 @@ async def await_file_chooser(page: Page, timeout_s: float) -> dict[str, Any]:
 
 async def await_download(page: Page, timeout_s: float) -> dict[str, Any]:
     """The downloads a click started on ``page`` after its answer (``driver.download``,
-    asked by the bridge when the click's receipt says ``download``: the page's handler
-    clicked a download link, which Chromium announces after the click returned, with no
-    navigation request or focused link to wait on).
+    asked by the bridge when the click's receipt says ``download``: the click followed a
+    download link, or the page's handler clicked one; the browser announces it after the
+    click returned, with no navigation request to wait on).
 
     Args:
         timeout_s: how long to wait for the first, s (the bridge's bound: 2 s).

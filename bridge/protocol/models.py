@@ -33,9 +33,9 @@ receipt says ``navigates`` and the bridge may ask ``driver.navigation``.
 5: ``page.receipt`` may say ``intercepted`` (the fast path's press guard stopped a press
 that something else on top would have taken; an older bridge refused the field).
 6: the receipt's ``download`` also says the click followed a download link, and the
-driver no longer looks for a focused download link after a click (with a version-5
-extension, which never said it, a download link's file came as ``late`` with the next
-action)."""
+driver no longer looks for a focused download link after a click (a version-5 extension
+never said it: with a version-6 driver a download link's file would have come late, with
+the next action)."""
 
 FRAME_TOKEN_ATTRIBUTE = "data-mcjug"
 """Attribute of ``document.documentElement`` that carries a frame's token (design.md §3):

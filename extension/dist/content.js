@@ -2936,7 +2936,7 @@
           r.pressedAt = Date.now();
         }
         r.seen.add(event.type);
-        if (event.type === "click" && r.linkClick === void 0) r.linkClick = downloadLink(path) ? event : null;
+        if ((event.type === "click" || event.type === "auxclick" && event.button === 1) && r.linkClick === void 0) r.linkClick = downloadLink(path) ? event : null;
         if (event.type === "pointerdown" && !r.pressedOn) {
           const inner = innerControl(path, target);
           if (inner) r.pressedOn = describeHit(inner);
@@ -3014,11 +3014,13 @@
       } catch {
       }
     }
-    /** The download sign (see the header): a download the page's handler started, or the
-     *  click on a download link whose default was not prevented (read at the push, the end
-     *  of its dispatch, or later). */
+    /** The download sign (see the header): a download the page's handler started, or a
+     *  click on a download link. A click whose default the page prevented counts too: such
+     *  a page usually starts the download itself (a fetch with its credentials, then a blob
+     *  link), which Firefox gives no other sign of; the bridge's wait is bounded (2 s) when
+     *  nothing comes (the driver's former look at the focused link waited the same way). */
     static downloads(r) {
-      return !!r.download || !!(r.linkClick && !r.linkClick.defaultPrevented);
+      return !!r.download || !!r.linkClick;
     }
     /**
      * Whether the events the target saw make a delivered click of `button` (MouseEvent.button
@@ -3074,10 +3076,20 @@
     for (const node of path) {
       if (!node || typeof node.localName !== "string" || node.namespaceURI !== "http://www.w3.org/1999/xhtml") continue;
       if ((node.localName === "a" || node.localName === "area") && node.hasAttribute("href")) {
-        return node.hasAttribute("download");
+        return node.hasAttribute("download") && downloadable(node);
       }
     }
     return false;
+  }
+  function downloadable(link) {
+    try {
+      const url = new URL(link.href);
+      if (url.protocol === "data:") return true;
+      const own = link.ownerDocument && link.ownerDocument.location;
+      return !own || url.origin === own.origin;
+    } catch {
+      return true;
+    }
   }
   function describeHit(el) {
     if (!el || typeof el.localName !== "string") return { tag: null, text: "" };

@@ -104,6 +104,22 @@ async def test_a_click_whose_handler_downloads_reports_the_file(
         assert got == [("report.txt", False)], res
 
 
+async def test_a_cross_origin_download_link_navigates_and_gives_no_download_sign(
+        stack: Stack, origins: Origins, pushed: list[dict]) -> None:
+    """A download link to another origin: the browser ignores ``download`` and navigates
+    there (HTML §4.6.5), so the receipt gives no download sign (the bridge would wait 2 s
+    for a download that never comes) and the result says the document changed."""
+    await stack.client.call("page.navigate", {
+        "url": f"{origins.main}/click_effects/index.html?other={origins.other_port}"})
+    snap = await stack.snapshot()
+    res = await stack.tab.click(ref_of(snap, "link", "Cross-origin download link"))
+    await wait_until(lambda: "via=xdl" in stack.page.url)
+    assert stack.page.url.startswith(origins.other), stack.page.url
+    assert not res.get("downloads"), res
+    assert res["postActionDocumentChanged"] is True, res
+    assert [p["download"] for p in pushed] == [False], pushed
+
+
 async def test_a_same_document_move_is_no_document_change(stack: Stack,
                                                          origins: Origins) -> None:
     """location.hash from the handler: a navigate event, so the driver looked (no document

@@ -68,22 +68,30 @@ async def test_an_action_before_the_stamp_waits_for_it_and_is_trusted(
     """An action right after a navigation, before the driver stamped the new document (the
     stamp lands tens of ms after the commit): the extension waits for the token (it wakes
     on the attribute's mutation, extension/src/content/main.js ``frameToken``) and the
-    click is delivered, trusted, to the new document's button."""
+    click is delivered, trusted, to the new document's button. The stamps are held until
+    the click was sent, so the wait is exercised on any machine."""
     from supervisor.frames import FrameRegistry
 
     stamp = FrameRegistry.stamp
+    gate = asyncio.Event()
 
-    async def late(self: FrameRegistry, frame: object) -> str | None:
-        await asyncio.sleep(0.4)
+    async def held(self: FrameRegistry, frame: object) -> str | None:
+        await gate.wait()
         return await stamp(self, frame)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(FrameRegistry, "stamp", late)
-    await stack.client.call("page.navigate", {"url": f"{origins.main}/index.html?late=1"})
-    snap = await stack.snapshot()
-    unstamped = await stack.page.evaluate(
-        "!document.documentElement.hasAttribute('data-mcjug')")
-    result = await stack.act(ref_of(snap, "button", "Main button"), kind="click")
-    assert unstamped, "the stamp came before the click: the wait was not exercised"
+    monkeypatch.setattr(FrameRegistry, "stamp", held)
+    try:
+        await stack.client.call("page.navigate", {"url": f"{origins.main}/index.html?late=1"})
+        snap = await stack.snapshot()
+        assert await stack.page.evaluate(
+            "!document.documentElement.hasAttribute('data-mcjug')"), "stamped while held"
+        click = asyncio.ensure_future(stack.act(ref_of(snap, "button", "Main button"),
+                                                kind="click"))
+        await asyncio.sleep(0.1)  # the resolve is waiting for the token now
+        assert not click.done(), click.result() if click.done() else None
+    finally:
+        gate.set()
+    result = await click
     assert result["inputPath"] == "trusted" and result["delivered"] is True, result
     clicks = [e for e in await _events(stack) if e["type"] == "click"]
     assert clicks == [{"where": "main", "type": "click", "trusted": True,

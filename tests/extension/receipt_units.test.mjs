@@ -222,13 +222,16 @@ test('download sign: a click that follows a download link, with or without the N
   assert.deepEqual(pushes.map((p) => p.download), [true]);
 });
 
-test('no download sign: a plain link, a link without href around a download link, a prevented click, an untrusted click', async () => {
+test('no download sign: a plain link, a plain link inside a download link, no href, not HTML, a cross-origin URL, an untrusted click', async () => {
+  const page = { location: { origin: 'http://127.0.0.1:8000' } };
   const cases = [
     ['plain link', () => [html('a', { href: 'next.html' })]],
     // The innermost link with href decides: a plain one inside a download link's box.
     ['plain link inside a download link', () => [html('a', { href: 'next.html' }), html('a', { href: 'r.txt', download: '' })]],
     ['download without href', () => [html('a', { download: '' })]],
     ['not HTML', () => [node('a', { namespaceURI: 'http://www.w3.org/2000/svg', hasAttribute: () => true })]],
+    // A cross-origin link's download attribute is ignored: it navigates (HTML §4.6.5).
+    ['cross-origin', () => [{ ...html('a', { href: 'x', download: '' }), href: 'https://cdn.example/report.pdf', ownerDocument: page }]],
   ];
   for (const [name, make] of cases) {
     const { win, pushes, receipts } = signSetup();
@@ -238,20 +241,39 @@ test('no download sign: a plain link, a link without href around a download link
     assert.deepEqual(pushes.map((p) => p.download), [false], name);
     assert.equal(receipts.read(id).download, false, name);
   }
-  // The page's handler prevented the click's default: the link is not followed.
-  const { win, pushes, receipts } = signSetup();
-  const link = html('a', { href: 'r.txt', download: '' });
-  const id = receipts.arm(link);
-  for (const type of ['pointerdown', 'mousedown', 'pointerup', 'mouseup']) win.dispatch(type, [link, doc, win]);
-  win.dispatch('click', [link, doc, win], { prevented: true });
-  assert.deepEqual(pushes.map((p) => p.download), [false]);
-  assert.equal(receipts.read(id).download, false);
-  // An untrusted click on the link (the page's own dispatchEvent) arms nothing.
+  // An untrusted click on the link (the page's own dispatchEvent) signs nothing.
   const other = signSetup();
   const own = html('a', { href: 'r.txt', download: '' });
   const otherId = other.receipts.arm(own);
   other.win.dispatch('click', [own, doc, other.win], { trusted: false });
   assert.equal(other.receipts.read(otherId).download, false);
+});
+
+test('download sign: same-origin, blob: and data: URLs, a prevented click, a middle click', async () => {
+  const page = { location: { origin: 'http://127.0.0.1:8000' } };
+  const link = (href) => ({ ...html('a', { href, download: '' }), href, ownerDocument: page });
+  for (const href of ['http://127.0.0.1:8000/r.txt', 'blob:http://127.0.0.1:8000/0c8e-11', 'data:text/plain,hi']) {
+    const { win, pushes, receipts } = signSetup();
+    const target = link(href);
+    receipts.arm(target);
+    trustedClick(win, [target, doc, win]);
+    assert.deepEqual(pushes.map((p) => p.download), [true], href);
+  }
+  // The page prevented the click's default: it usually starts the download itself
+  // (fetch, then a blob link), which Firefox gives no other sign of.
+  const { win, pushes, receipts } = signSetup();
+  const own = html('a', { href: 'r.txt', download: '' });
+  const id = receipts.arm(own);
+  for (const type of ['pointerdown', 'mousedown', 'pointerup', 'mouseup']) win.dispatch(type, [own, doc, win]);
+  win.dispatch('click', [own, doc, win], { prevented: true });
+  assert.deepEqual(pushes.map((p) => p.download), [true]);
+  assert.equal(receipts.read(id).download, true);
+  // A middle click (auxclick, button 1) follows the link too.
+  const mid = signSetup();
+  const midLink = html('a', { href: 'r.txt', download: '' });
+  const midId = mid.receipts.arm(midLink);
+  for (const type of ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'auxclick']) mid.win.dispatch(type, [midLink, doc, mid.win], { button: 1 });
+  assert.equal(mid.receipts.read(midId).download, true);
 });
 
 // The submission sign (receipt.js header): a trusted formdata event within the window of

@@ -16,4 +16,4 @@ def test_receipt_units_in_node() -> None:
     prevented click or an untrusted one); the
     submission sign for a trusted formdata event of a form that navigates this frame
     (pushed again after the first push), none for a named target or an untrusted event."""
-    run_node_units("receipt_units.test.mjs", 16)
+    run_node_units("receipt_units.test.mjs", 17)

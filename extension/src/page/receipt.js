@@ -50,12 +50,14 @@
 // browser announces such a download to the driver only after the click (no navigation
 // request, no focused download link to wait on), so the bridge asks the driver to wait
 // for it, bounded (bridge/after_input.py `awaited_download`). So does the trusted click
-// itself when it follows a download link (the innermost `<a>`/`<area>` with `href` on
-// its composed path has `download`; HTML §4.6.5 "downloading hyperlinks") and its
-// default was not prevented by the end of its dispatch: known in the first push, in
-// every browser (Firefox ESR has no Navigation API), so the driver makes no look of its
-// own for a focused download link after a click (issue 18: ~1 ms a click,
-// supervisor/watch.py).
+// itself (left, or middle) when it follows a download link (the innermost `<a>`/`<area>`
+// with `href` on its composed path has `download` and a URL of this origin, `blob:` or
+// `data:`; HTML §4.6.5 "downloading hyperlinks"), prevented or not (a page that prevents
+// it usually starts the download itself): known in the first push, in every browser
+// (Firefox ESR has no Navigation API), so the driver makes no look of its own for a
+// focused download link after a click (issue 18: ~1 ms a click, supervisor/watch.py).
+// A link inside a closed shadow root the target is not in is hidden from the path seen
+// here (as it was from the old look at the focused element): its download comes late.
 
 // Press guard (fast path only, issue 18): the fast path measured the point and found the
 // target topmost there, but the driver's move reaches the page before its press, and a
@@ -232,7 +234,11 @@ export class Receipts {
       // A new arm means the previous action on this tab is over (the bridge runs one
       // action per tab at a time, docs/design.md §2.1): its guard lapses, unless it is
       // stopping a press right now. Repeated clicks on one control paid a hit test per
-      // guard still armed at every press (up to one per click of the last 3 s).
+      // guard still armed at every press (up to one per click of the last 3 s). Where
+      // two actions do overlap on one document (a request without tabId queued under a
+      // stale active-tab hint, or a click answered early for a dialog its hover opened,
+      // whose press comes after the dialog), the earlier press goes unguarded; its
+      // receipt still says whether the target got it.
       else if (r.guard && !r.guard.intercepted) r.guard.until = Math.min(r.guard.until, now - 1);
     }
     const id = `${this.prefix}${this.next++}`;
@@ -258,7 +264,9 @@ export class Receipts {
         r.pressedAt = Date.now();
       }
       r.seen.add(event.type);
-      if (event.type === 'click' && r.linkClick === undefined) r.linkClick = downloadLink(path) ? event : null;
+      // A left click (`click`) or a middle one (`auxclick`, button 1) follows a link.
+      if ((event.type === 'click' || (event.type === 'auxclick' && event.button === 1))
+          && r.linkClick === undefined) r.linkClick = downloadLink(path) ? event : null;
       if (event.type === 'pointerdown' && !r.pressedOn) {
         const inner = innerControl(path, target);
         if (inner) r.pressedOn = describeHit(inner);
@@ -347,11 +355,13 @@ export class Receipts {
     } catch { /* the bridge reads it instead */ }
   }
 
-  /** The download sign (see the header): a download the page's handler started, or the
-   *  click on a download link whose default was not prevented (read at the push, the end
-   *  of its dispatch, or later). */
+  /** The download sign (see the header): a download the page's handler started, or a
+   *  click on a download link. A click whose default the page prevented counts too: such
+   *  a page usually starts the download itself (a fetch with its credentials, then a blob
+   *  link), which Firefox gives no other sign of; the bridge's wait is bounded (2 s) when
+   *  nothing comes (the driver's former look at the focused link waited the same way). */
   static downloads(r) {
-    return !!r.download || !!(r.linkClick && !r.linkClick.defaultPrevented);
+    return !!r.download || !!r.linkClick;
   }
 
   /**
@@ -402,17 +412,32 @@ function innerControl(path, target) {
 }
 
 /** Whether a click on `path` follows a download link: the innermost `<a>`/`<area>` with
- *  `href` on it (HTML elements only) carries a `download` attribute. A control inside the
- *  link does not stop it: Chromium follows a link around a button (the old look, at the
- *  focused element's closest `a[download]`, saw the same). */
+ *  `href` on it (HTML elements only) carries a `download` attribute and its URL is one the
+ *  browser downloads: same origin as the document, `blob:` of this origin or `data:`
+ *  (HTML §4.6.5: a cross-origin link's `download` is ignored and the link navigates,
+ *  Chromium and Firefox; the bridge would wait 2 s for a download that never comes). A
+ *  control inside the link does not stop it: Chromium follows a link around a button
+ *  (the old look, at the focused element's closest `a[download]`, saw the same). */
 function downloadLink(path) {
   for (const node of path) {
     if (!node || typeof node.localName !== 'string' || node.namespaceURI !== 'http://www.w3.org/1999/xhtml') continue;
     if ((node.localName === 'a' || node.localName === 'area') && node.hasAttribute('href')) {
-      return node.hasAttribute('download');
+      return node.hasAttribute('download') && downloadable(node);
     }
   }
   return false;
+}
+
+/** Whether a download link's URL keeps its `download` attribute (see downloadLink). */
+function downloadable(link) {
+  try {
+    const url = new URL(link.href);
+    if (url.protocol === 'data:') return true;
+    const own = link.ownerDocument && link.ownerDocument.location;
+    return !own || url.origin === own.origin; // a blob: URL has its creator's origin
+  } catch {
+    return true; // no URL to judge: keep the sign (a bounded wait at worst)
+  }
 }
 
 /** What took a guarded press: {tag, text} (a control's visible text or label, at most 80
