@@ -1643,7 +1643,8 @@
       if (nav && typeof nav.addEventListener === "function") {
         nav.addEventListener("navigate", (event) => {
           const dest = event.destination;
-          if (dest && !dest.sameDocument && !event.downloadRequest) this.pendingSince = win.performance.now();
+          const download = event.downloadRequest !== null && event.downloadRequest !== void 0;
+          if (dest && !dest.sameDocument && !download) this.pendingSince = win.performance.now();
         });
         const clear = () => {
           this.pendingSince = null;

@@ -120,6 +120,26 @@ async def test_a_cross_origin_download_link_navigates_and_gives_no_download_sign
     assert [p["download"] for p in pushed] == [False], pushed
 
 
+async def test_a_bare_download_link_keeps_the_page_s_refs_working(
+        stack: Stack, origins: Origins) -> None:
+    """A link with a bare ``download`` attribute (its navigate event's ``downloadRequest``
+    is "", not null): the click's result names the file, and the page's refs work at once
+    (a newcomer's probe: every click on the unchanged page was refused as navigating for
+    10 s, extension/src/page/identity.js)."""
+    snap = await _open(stack, origins)
+    res = await stack.tab.click(ref_of(snap, "link", "Bare download link"))
+    assert res["postActionDocumentChanged"] is False, res
+    if stack.browser != "chromium":
+        pytest.skip("Firefox reports no end of a navigation that became a download "
+                    "(webNavigation has no onCommitted / onErrorOccurred for it), so the "
+                    "extension keeps fencing the page's refs as navigating (as "
+                    "test_downloads.py's test_the_page_still_takes_clicks_after_a_download)")
+    assert [d["suggestedFilename"] for d in res.get("downloads") or []] == ["report.txt"], res
+    nxt = await stack.tab.click(ref_of(snap, "button", "Plain"))
+    assert nxt["delivered"] is True, nxt
+    assert await stack.page.evaluate("window.__clicks") == 1
+
+
 async def test_a_same_document_move_is_no_document_change(stack: Stack,
                                                          origins: Origins) -> None:
     """location.hash from the handler: a navigate event, so the driver looked (no document

@@ -41,7 +41,11 @@ export class DocumentIdentity {
     if (nav && typeof nav.addEventListener === 'function') {
       nav.addEventListener('navigate', (event) => {
         const dest = event.destination;
-        if (dest && !dest.sameDocument && !event.downloadRequest) this.pendingSince = win.performance.now();
+        // downloadRequest is null for a navigation, the file name for a download: "" for
+        // a bare `download` attribute, which must not count as a navigation either (it
+        // fenced the page's refs as navigating for PENDING_MAX_MS after such a click).
+        const download = event.downloadRequest !== null && event.downloadRequest !== undefined;
+        if (dest && !dest.sameDocument && !download) this.pendingSince = win.performance.now();
       });
       const clear = () => { this.pendingSince = null; };
       nav.addEventListener('navigateerror', clear);
