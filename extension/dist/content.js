@@ -1632,6 +1632,9 @@
     const i = href.indexOf("#");
     return i < 0 ? href : href.slice(0, i);
   }
+  function isDownload(event) {
+    return event.downloadRequest !== null && event.downloadRequest !== void 0;
+  }
   var DocumentIdentity = class {
     /** @param {Window} win */
     constructor(win) {
@@ -1643,8 +1646,7 @@
       if (nav && typeof nav.addEventListener === "function") {
         nav.addEventListener("navigate", (event) => {
           const dest = event.destination;
-          const download = event.downloadRequest !== null && event.downloadRequest !== void 0;
-          if (dest && !dest.sameDocument && !download) this.pendingSince = win.performance.now();
+          if (dest && !dest.sameDocument && !isDownload(event)) this.pendingSince = win.performance.now();
         });
         const clear = () => {
           this.pendingSince = null;
@@ -2838,7 +2840,7 @@
     /** A navigation started: one that is a download (`downloadRequest`: a download link the
      *  page's handler clicked) gives the receipts pressed before it the `download` sign. */
     navigated(event) {
-      if (event.downloadRequest === null || event.downloadRequest === void 0) return;
+      if (!isDownload(event)) return;
       for (const r of this.armed.values()) {
         if (r.pressedAt !== void 0) r.download = true;
       }

@@ -30,6 +30,12 @@ function withoutFragment(href) {
   return i < 0 ? href : href.slice(0, i);
 }
 
+/** Whether a `navigate` event is a download (HTML's NavigateEvent.downloadRequest: null
+ *  for a navigation, the file name for a download, "" for a bare `download` attribute). */
+export function isDownload(event) {
+  return event.downloadRequest !== null && event.downloadRequest !== undefined;
+}
+
 export class DocumentIdentity {
   /** @param {Window} win */
   constructor(win) {
@@ -41,11 +47,9 @@ export class DocumentIdentity {
     if (nav && typeof nav.addEventListener === 'function') {
       nav.addEventListener('navigate', (event) => {
         const dest = event.destination;
-        // downloadRequest is null for a navigation, the file name for a download: "" for
-        // a bare `download` attribute, which must not count as a navigation either (it
-        // fenced the page's refs as navigating for PENDING_MAX_MS after such a click).
-        const download = event.downloadRequest !== null && event.downloadRequest !== undefined;
-        if (dest && !dest.sameDocument && !download) this.pendingSince = win.performance.now();
+        // A download (even a bare `download` attribute's, whose downloadRequest is "") is
+        // no navigation: counting it fenced the page's refs for PENDING_MAX_MS.
+        if (dest && !dest.sameDocument && !isDownload(event)) this.pendingSince = win.performance.now();
       });
       const clear = () => { this.pendingSince = null; };
       nav.addEventListener('navigateerror', clear);

@@ -84,6 +84,7 @@
 
 import { PageError } from './errors.js';
 import { containsComposed, topmostAt } from './fastpoint.js';
+import { isDownload } from './identity.js';
 
 const RECEIPT_TTL_MS = 60000;
 const MAX_RECEIPTS = 64;
@@ -149,7 +150,7 @@ export class Receipts {
   /** A navigation started: one that is a download (`downloadRequest`: a download link the
    *  page's handler clicked) gives the receipts pressed before it the `download` sign. */
   navigated(event) {
-    if (event.downloadRequest === null || event.downloadRequest === undefined) return;
+    if (!isDownload(event)) return;
     for (const r of this.armed.values()) {
       if (r.pressedAt !== undefined) r.download = true;
     }
