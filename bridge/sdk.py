@@ -554,16 +554,17 @@ class Tab:
         return base64.b64decode(result["pdf"])
 
     async def evaluate(self, expression: str, ref: str | None = None, *,
-                       world: Literal["isolated", "main"] = "isolated") -> Any:
+                       world: Literal["isolated", "main"] = "main") -> Any:
         """Run ``expression`` in the page (the ref's frame, with the element as argument)
         and return its JSON value. Explicit only: no other verb uses it.
 
         Args:
             expression: a JavaScript function or expression; a promise is awaited.
             ref: element passed to the function; it runs in that element's frame.
-            world: ``"isolated"`` (default): the page's DOM without its JavaScript, so
-                page script can neither see the call nor forge its result; ``"main"``:
-                the page's own world, to read page state (its globals).
+            world: ``"main"`` (default, as Playwright's ``page.evaluate``): the page's own
+                world, where its globals and framework state are visible; ``"isolated"``:
+                the page's DOM without its JavaScript, so page script can neither see the
+                call nor forge its result.
 
         Raises:
             BadRequest: the script threw or returned something not JSON-serialisable.

@@ -2,10 +2,12 @@
 
 The script runs through the input driver's Playwright frame (``page.evaluate``): in the
 frame of ``ref`` with its element as the argument, or in the main frame. By default it runs
-in an isolated world (the page's DOM, none of its JavaScript: page script can neither see
-it nor forge its result, supervisor/isolated_eval.py); ``world: "main"`` runs it in the
-page's own world to read page state. No other tool uses it: every other tool acts through
-real input and the extension's snapshot, never through a script.
+in the page's own (main) world, as Playwright MCP's and Playwright's ``evaluate`` do, so a
+client written for them reads page state (``window.app.state``, a store, a test harness's
+globals). ``world: "isolated"`` runs it where page script can neither see it nor forge its
+result (the page's DOM, none of its JavaScript: supervisor/isolated_eval.py); our own
+checks always use that world. No other tool uses it: every other tool acts through real
+input and the extension's snapshot, never through a script.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ EvaluateArgs = derive(
     rename={"expression": "function", "ref": "target"},
     describe={"expression": "() => { /* code */ }, or (element) => { /* code */ } with ref.",
               "ref": "Element passed to the function; it runs in that element's frame.",
-              "world": "isolated (default): the DOM without the page's JavaScript, which "
-              "cannot see or forge the result; main: the page's own world, for its globals."},
+              "world": "main (default): the page's own world, with its globals; isolated: "
+              "the DOM without the page's JavaScript, which cannot see or forge the result."},
     element=(str | None, Field(default=None, max_length=300,
                                description="Description of that element.")),
     order=["function", "element"],
@@ -55,8 +57,8 @@ TOOLS = [
         name="browser_evaluate",
         title="Evaluate JavaScript",
         description="Run a JavaScript function in the page, or on an element, and return its "
-        "JSON result. Isolated from the page's scripts unless world is main; prefer the "
-        "other tools for acting.",
+        "JSON result. Runs in the page's own world (its globals) unless world is isolated; "
+        "prefer the other tools for acting.",
         args=EvaluateArgs,
         run=_evaluate,
     ),

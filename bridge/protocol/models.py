@@ -505,9 +505,9 @@ class EvaluateParams(TabParams):
     expression: str = Field(min_length=1, max_length=100_000,
                             description="A JavaScript function or expression, run in the world ``world`` names.")
     world: Literal["isolated", "main"] = Field(
-        default="isolated", description="isolated: the page's DOM without its JavaScript "
-        "(page script cannot see or forge the result); main: the page's own world, with "
-        "its globals (supervisor/isolated_eval.py).")
+        default="main", description="main (default, as Playwright's evaluate): the page's "
+        "own world, with its globals; isolated: the page's DOM without its JavaScript (page "
+        "script cannot see or forge the result; supervisor/isolated_eval.py).")
 
 
 class TabNewParams(DeviceParams):
@@ -825,7 +825,7 @@ class DriverEvaluateParams(_Model):
     frameToken: str = Field(min_length=1, max_length=128)
     css: str | None = Field(default=None, max_length=20_000)
     expression: str = Field(min_length=1, max_length=100_000)
-    world: Literal["isolated", "main"] = "isolated"
+    world: Literal["isolated", "main"] = "main"
 
 
 class DriverFileChooserParams(_Model):

@@ -1,4 +1,4 @@
-"""browser_evaluate names the world (isolated by default, main on request), passed to
+"""browser_evaluate names the world (main by default, as Playwright MCP's; isolated on request), passed to
 driver.evaluate and said in the result; browser_type's allowScript reaches the driver and
 a value set by script is never reported as trusted input."""
 
@@ -21,9 +21,9 @@ def _text(result: Any) -> str:
     return "\n".join(c.text for c in result.content if c.type == "text")
 
 
-async def test_evaluate_is_isolated_unless_main_is_asked(bridge: BridgeServer) -> None:
-    """No world: driver.evaluate gets world "isolated" and the text says so; world main is
-    passed on and said."""
+async def test_evaluate_is_main_unless_isolated_is_asked(bridge: BridgeServer) -> None:
+    """No world (a Playwright MCP client never names one): driver.evaluate gets world
+    "main" and the text says so; world isolated is passed on and said."""
     session = Session(url=bridge.url, token=bridge.token, embedded=False)
     try:
         async with contextlib.AsyncExitStack() as stack:
@@ -31,18 +31,18 @@ async def test_evaluate_is_isolated_unless_main_is_asked(bridge: BridgeServer) -
             drv = await stack.enter_async_context(FakeDriver(bridge.url, bridge.token, DEVICE))
             await wait_until(lambda: DEVICE in bridge.policy.drivers
                              and DEVICE in bridge.policy.extensions)
-            drv.results["driver.evaluate"] = {"value": 1, "world": "isolated"}
+            drv.results["driver.evaluate"] = {"value": 1, "world": "main"}
             async with Client(build_server(session)) as mcp:
                 result = await mcp.call_tool("browser_evaluate", {"function": "() => 1"})
                 assert not result.is_error, _text(result)
-                assert "isolated world" in _text(result)
+                assert "main world" in _text(result)
                 sent = await drv.wait_for_request("driver.evaluate")
-                assert sent.params["world"] == "isolated"
-                drv.results["driver.evaluate"] = {"value": 2, "world": "main"}
+                assert sent.params["world"] == "main"
+                drv.results["driver.evaluate"] = {"value": 2, "world": "isolated"}
                 result = await mcp.call_tool("browser_evaluate",
-                                             {"function": "() => 2", "world": "main"})
-                assert "main world" in _text(result), _text(result)
-                assert drv.requests[-1].params["world"] == "main"
+                                             {"function": "() => 2", "world": "isolated"})
+                assert "isolated world" in _text(result), _text(result)
+                assert drv.requests[-1].params["world"] == "isolated"
     finally:
         await session.close()
 

@@ -86,10 +86,13 @@ async def _status(client: Client, contains: str) -> str:
 @pytest.mark.parametrize("browser", BROWSERS)
 async def test_viewport_size_sets_the_pages_inner_size(tmp_path: Path, origins,
                                                        browser: str) -> None:
-    """--viewport-size 800x600: the page's innerWidth is 800 and innerHeight 600."""
+    """--viewport-size 800x600: the page's innerWidth is 800 and innerHeight 600. And
+    browser_evaluate without a world, as a Playwright MCP client sends it, reads the page's
+    own globals (window.app.state)."""
     async with mcp_server(tmp_path, "--browser", browser, "--viewport-size", "800x600") as client:
         await _call(client, "browser_navigate", {"url": f"{origins.main}/mcp_cli/storage.html"})
         assert await _evaluate(client, "() => [innerWidth, innerHeight]") == [800, 600]
+        assert await _evaluate(client, "() => window.app.state") == {"page": "storage"}
 
 
 async def test_caps_vision_lists_the_vision_tools_only_when_asked(tmp_path: Path) -> None:

@@ -1,8 +1,8 @@
 """Every input answer is true (issue 13, items 1, 2, 7, 8, 12): typing cut by a navigation
 is never "done" and no key lands on the next page; value-setting verbs verify the value
 they promised; a control with no trusted route is refused unless the agent opts in to
-script; an unknown key name is not echoed; evaluate runs in an isolated world unless
-``world="main"``; a click is a short pointer path with the button held.
+script; an unknown key name is not echoed; evaluate runs in the page's world unless
+``world="isolated"``, which page script cannot forge; a click is a short pointer path with the button held.
 
 Pages: tests/e2e/pages/truth_*.html. Each test checks what the page recorded.
 """
@@ -245,33 +245,38 @@ async def test_unknown_key_name_is_not_echoed(stack: Stack, origins: Origins) ->
     assert "characters" in info.value.message
 
 
-# -- item 8: evaluate in an isolated world ---------------------------------------------
+# -- evaluate: the page's world by default, an isolated world on request ------------------
 
 _PROBE = """() => [Object.keys({a: 1}), Array.isArray(1), JSON.stringify({a: 1}),
   ({}).forgedGetter ?? null, typeof window.pageSecret,
   document.getElementById('fact').textContent]"""
 
 
-async def test_evaluate_is_isolated_by_default_and_main_on_request(
+async def test_evaluate_is_main_by_default_and_isolated_on_request(
         stack: Stack, origins: Origins) -> None:
-    """A page that overrides Object.keys, Array.isArray, JSON.stringify, a getter on
-    Object.prototype and Node.textContent cannot forge the isolated result, which sees no
-    page global; world "main" sees the page's globals; a ref passes its element; promises
-    are awaited; the function runs once per call."""
+    """With no world the script runs in the page's world (as Playwright's evaluate): it sees
+    the page's globals, and its forged builtins. World "isolated": a page that overrides
+    Object.keys, Array.isArray, JSON.stringify, a getter on Object.prototype and
+    Node.textContent cannot forge the result, which sees no page global. In either world a
+    ref passes its element; promises are awaited; the function runs once per call."""
     tab = stack.tab
     await tab.goto(f"{origins.main}/truth_eval.html")
-    assert await tab.evaluate(_PROBE) == [["a"], False, '{"a":1}', None, "undefined",
-                                          "real text"]
-    assert await tab.evaluate("() => window.pageSecret", world="main") == "page-global"
+    assert await tab.evaluate("() => window.pageSecret") == "page-global"
+    assert await tab.evaluate("() => Object.keys({a: 1})") == ["forged"]
+    assert await tab.evaluate(_PROBE, world="isolated") == [
+        ["a"], False, '{"a":1}', None, "undefined", "real text"]
     ref = ref_of(await tab.snapshot(), "button", "Probe")
-    assert await tab.evaluate("el => [el.id, el.textContent]", ref) == ["probe", "Probe"]
-    assert await tab.evaluate(
-        "async () => { await new Promise(r => setTimeout(r, 50)); return 5; }") == 5
-    counter = "() => (globalThis.__n = (globalThis.__n || 0) + 1)"
-    assert [await tab.evaluate(counter), await tab.evaluate(counter)] == [1, 2]
-    with pytest.raises(E.BadRequest) as info:
-        await tab.evaluate("() => { throw new Error('boom'); }")
-    assert "boom" in info.value.message
+    for world in ("main", "isolated"):
+        assert await tab.evaluate("el => el.id", ref, world=world) == "probe"
+        assert await tab.evaluate(
+            "async () => { await new Promise(r => setTimeout(r, 50)); return 5; }",
+            world=world) == 5
+        counter = f"() => (globalThis.__n{world} = (globalThis.__n{world} || 0) + 1)"
+        assert [await tab.evaluate(counter, world=world),
+                await tab.evaluate(counter, world=world)] == [1, 2]
+        with pytest.raises(E.BadRequest) as info:
+            await tab.evaluate("() => { throw new Error('boom'); }", world=world)
+        assert "boom" in info.value.message
 
 
 # -- item 12: a click is a pointer path -----------------------------------------------------
