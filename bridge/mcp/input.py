@@ -157,8 +157,13 @@ async def _press(conn: Connection, args: Any, response: Response) -> None:
 async def _select(conn: Connection, args: Any, response: Response) -> None:
     tab = await conn.tab(page_state=True)
     result = await tab.select(args.target, args.values)
+    # Name what the agent asked for (an option's label, "Large"); the option values the
+    # select holds afterwards ("l") follow only when they read differently.
     chosen = result.get("selected", args.values)
-    response.add_action(f"Selected {chosen!r} in {target(args.element, args.target)}", [result])
+    line = f"Selected {', '.join(map(repr, args.values)) or 'nothing'}"
+    if sorted(chosen) != sorted(args.values):
+        line += f" (option value{'s' if len(chosen) != 1 else ''} {', '.join(map(repr, chosen))})"
+    response.add_action(f"{line} in {target(args.element, args.target)}", [result])
     response.include_page_state(tab)
 
 

@@ -153,9 +153,12 @@ class ClickAction(_Model):
     """Press and release a mouse button at the centre of the target."""
 
     kind: Literal["click"] = "click"
-    button: Literal["left", "right", "middle"] = "left"
+    button: Literal["left", "right", "middle"] = Field(
+        default="left", description="Button to click, defaults to left.")
     clickCount: int = Field(default=1, ge=1, le=3, description="2 for a double click.")
-    modifiers: list[Modifier] = Field(default_factory=list, max_length=5)
+    modifiers: list[Modifier] = Field(
+        default_factory=list, max_length=5,
+        description="Modifier keys held during the click (pressed before, released after).")
     position: Point | None = Field(
         default=None,
         description="Click point as an offset in CSS px from the top-left corner of the "

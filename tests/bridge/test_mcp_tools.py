@@ -671,6 +671,23 @@ async def test_snapshot_passes_mode_and_cursor_and_names_itself_in_the_trailer(
         assert "Next step: Call browser_snapshot without a cursor" in expired
 
 
+async def test_select_option_names_what_was_asked_and_the_values_it_became(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
+    """Asked for the label "Large", the select holds value "l": the line names "Large" and
+    then the option value; asked for the value itself, only that value is named."""
+    async with tools() as mcp:
+        await peers(FakeExtension)
+        drv = await peers(FakeDriver)
+        drv.results["driver.act"] = {"done": True, "action": "select", "selected": ["l"]}
+        by_label = text(await mcp.call_tool("browser_select_option",
+                                            {"target": "e2", "values": ["Large"]}))
+        assert "Selected 'Large' (option value 'l') in" in by_label, by_label
+        assert "['l']" not in by_label
+        by_value = text(await mcp.call_tool("browser_select_option",
+                                            {"target": "e2", "values": ["l"]}))
+        assert "Selected 'l' in" in by_value and "option value" not in by_value, by_value
+
+
 ELEMENT_TOOLS = {  # tool → (arguments naming e2 the 0.0.83 way, the older name of each)
     "browser_click": ({"target": "e2"}, {"target": "ref"}),
     "browser_type": ({"target": "e2", "text": "x"}, {"target": "ref"}),
