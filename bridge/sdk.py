@@ -517,8 +517,10 @@ class Tab:
             "page.console", self._params(level=level, all=all, clear=clear))
 
     async def network(self, *, include_static: bool = False, request_id: int | None = None,
-                      body: bool = False, clear: bool = False) -> dict[str, Any]:
-        """The tab's requests since its last navigation, ``{requests: [{id, method, url,
+                      body: bool = False, clear: bool = False,
+                      all: bool = False) -> dict[str, Any]:
+        """The tab's requests since its last navigation (``all``: since it opened, every
+        navigation's; at most 1,000 kept), ``{requests: [{id, method, url,
         resourceType, status?, statusText?, failure?, at}], hiddenStatic}`` (successful
         images, scripts, stylesheets, fonts and documents are left out unless
         ``include_static``); with ``request_id``: ``{request: {..., requestHeaders,
@@ -529,7 +531,8 @@ class Tab:
             BadRequest: ``request_id`` is not a kept request of the tab.
         """
         return await self._client.call("page.network", self._params(
-            includeStatic=include_static, requestId=request_id, body=body, clear=clear))
+            includeStatic=include_static, requestId=request_id, body=body, clear=clear,
+            all=all))
 
     async def resize(self, width: int, height: int) -> dict[str, Any]:
         """Set the viewport to ``width`` x ``height`` CSS px; ``{width, height}`` as the

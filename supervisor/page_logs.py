@@ -223,7 +223,8 @@ async def console(frame: Frame, params: DriverConsoleParams) -> dict[str, Any]:
 
 
 async def network(frame: Frame, params: DriverNetworkParams) -> dict[str, Any]:
-    """The page's requests since its last navigation, or one request in detail.
+    """The page's requests since its last navigation (``all``: since the page opened), or
+    one request in detail.
 
     Returns:
         ``{requests: [{id, method, url, resourceType, at, status?, statusText?,
@@ -244,7 +245,7 @@ async def network(frame: Frame, params: DriverNetworkParams) -> dict[str, Any]:
                 "numbered since the page opened; the oldest beyond "
                 f"{MAX_ENTRIES} are dropped).", {"requestId": params.requestId})
         return {"request": await _detail(entry, params.body)}
-    current = [r for r in log.requests if r.nav == log.nav]
+    current = [r for r in log.requests if params.all or r.nav == log.nav]
     shown = [r for r in current if params.includeStatic or not r.static()]
     if params.clear:
         log.requests.clear()

@@ -150,6 +150,9 @@ RequestsArgs = derive(
                         "resources like images, fonts, scripts, etc. Defaults to false.")),
     filter=(str | None, Field(default=None, max_length=1000, description="Only return "
                               "requests whose URL matches this regexp (e.g. \"/api/.*user\").")),
+    all=(bool | None, Field(default=None, description="Return all network requests since "
+                            "the page opened, not just since the last navigation. Defaults "
+                            "to false.")),
     filename=FILENAME_FIELD,
 )
 
@@ -181,7 +184,7 @@ async def _requests(conn: Connection, args: Any, response: Response) -> None:
     except re.error as exc:
         raise E.BadRequest(f"filter is not a regular expression: {exc}.") from exc
     tab = await conn.tab()
-    got = await tab.network(include_static=args.static)
+    got = await tab.network(include_static=args.static, all=bool(args.all))
     lines = [f"{r['id']}. {request_line(r)}" for r in got.get("requests") or []
              if pattern is None or pattern.search(str(r.get("url", "")))]
     hidden = got.get("hiddenStatic") or 0
@@ -190,7 +193,8 @@ async def _requests(conn: Connection, args: Any, response: Response) -> None:
                      f"shown, run with \"static\" option to see "
                      f"{'them' if hidden != 1 else 'it'}.")
     if not lines:
-        lines = ["No network requests since the page loaded."]
+        lines = ["No network requests since the page " +
+                 ("opened." if args.all else "loaded.")]
     _text_or_file(conn, response, "the network requests", "\n".join(lines).strip("\n"),
                   args.filename)
 

@@ -21,6 +21,10 @@ from .session import Connection
 from .snapshot import target_of
 from .tool import Tool, derive
 
+MAX_LIMIT: int = next(m.le for m in FindParams.model_fields["limit"].metadata
+                      if getattr(m, "le", None) is not None)
+"""The most matches one page.find returns (FindParams.limit's bound)."""
+
 FindArgs = derive(
     "FindArgs", "What to look for: a role, a name, a text or a regular expression.",
     take={FindParams: ["role", "name", "text", "limit"]},
@@ -34,6 +38,9 @@ FindArgs = derive(
         default=None, min_length=1, max_length=1000,
         description="Regex of the shown text; slashes for flags, e.g. \"/row \\d+/i\".")),
     target=(Ref | None, Field(default=None, description="Search only inside this element.")),
+    maxResults=(int | None, Field(
+        default=None, ge=1, description="Most matches returned (Playwright MCP's name for "
+        f"limit; at most {MAX_LIMIT}).")),
     order=["role", "name", "text", "regex", "target"],
 )
 
@@ -66,6 +73,20 @@ def find_params(args: Any) -> dict[str, Any]:
     return {"role": args.role, "name": args.name, "text": args.text, "regex": False}
 
 
+def _limit(args: Any) -> int:
+    """``limit``, or ``maxResults`` (Playwright MCP 0.0.86) capped at :data:`MAX_LIMIT`.
+
+    Raises:
+        BadRequest: both given, with different values.
+    """
+    if args.maxResults is None:
+        return args.limit
+    if "limit" in args.model_fields_set and args.limit != args.maxResults:
+        raise E.BadRequest("Give limit or maxResults, not both.",
+                           {"fields": ["limit", "maxResults"]})
+    return min(args.maxResults, MAX_LIMIT)
+
+
 def _criteria(args: Any) -> str:
     said = [f"{key} {value!r}" for key in ("role", "name", "text", "regex")
             if (value := getattr(args, key))]
@@ -76,7 +97,7 @@ async def _find(conn: Connection, args: Any, response: Response) -> None:
     criteria = find_params(args)
     within = target_of(args)
     tab = await conn.tab()
-    result = await tab.find(**criteria, within=within, limit=args.limit)
+    result = await tab.find(**criteria, within=within, limit=_limit(args))
     matches = result.get("matches") or []
     where = f" inside {within}" if within else ""
     if not matches:

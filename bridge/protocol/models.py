@@ -485,6 +485,8 @@ class NetworkParams(TabParams):
 
     includeStatic: bool = Field(default=False, description="Include images, fonts, "
                                 "stylesheets and scripts.")
+    all: bool = Field(default=False, description="Since the page was opened, not only since "
+                      "its last navigation (Playwright MCP's ``all``).")
     requestId: int | None = Field(default=None, ge=0, description="One request in detail.")
     body: bool = Field(default=False, description="With requestId: include the response "
                        "body if it is text (``responseBody``, cut at 100,000 characters).")
@@ -808,6 +810,7 @@ class DriverConsoleParams(_DriverTab):
 
 class DriverNetworkParams(_DriverTab):
     includeStatic: bool = False
+    all: bool = False
     requestId: int | None = Field(default=None, ge=0)
     body: bool = False
     clear: bool = False

@@ -104,6 +104,25 @@ async def test_find_regex_and_text_follow_playwright_mcp(
         assert stale.is_error and "REF_NOT_FOUND" in text(stale)
 
 
+async def test_find_takes_playwright_mcps_max_results_as_its_limit(
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
+    """maxResults (Playwright MCP 0.0.86) is sent as limit, capped at page.find's 500; a
+    limit that says otherwise beside it is refused before anything is sent."""
+    async with tools() as mcp:
+        ext = await peers(FakeExtension)
+        ext.results["page.find"] = FOUND
+        listed = {t.name: t for t in (await mcp.list_tools()).tools}
+        assert "maxResults" in listed["browser_find"].input_schema["properties"]
+        for asked, sent in ((3, 3), (100_000, 500)):
+            got = await mcp.call_tool("browser_find", {"text": "row", "maxResults": asked})
+            assert not got.is_error, text(got)
+            assert (await ext.wait_for_request("page.find")).params["limit"] == sent
+            ext.requests.clear()
+        both = await mcp.call_tool("browser_find", {"text": "row", "maxResults": 3, "limit": 4})
+        assert both.is_error and "limit or maxResults" in text(both)
+        assert "page.find" not in ext.methods()
+
+
 def test_js_literal_escapes_every_regex_character() -> None:
     """A name sent beside a regex matches itself literally, case-insensitively."""
     assert js_literal("a.b*(c)/[d]") == "/a\\.b\\*\\(c\\)\\/\\[d\\]/i"

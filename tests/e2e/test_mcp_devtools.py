@@ -135,6 +135,13 @@ async def test_network_lists_the_pages_fetches_with_status_and_one_in_detail(
         missing = await mcp.call_tool("browser_network_request", {"index": 9999})
         assert missing.is_error and "not found" in text(missing)
 
+        # A navigation starts a new list; all (Playwright MCP 0.0.86) keeps the earlier ones.
+        await open_page(mcp, origins, "fetch.html", "fetched")
+        again = await call(mcp, "browser_network_requests")
+        assert again.count("probe=1") == 1, again
+        everything = await call(mcp, "browser_network_requests", {"all": True})
+        assert everything.count("probe=1") == 2, everything
+
 
 async def test_resize_changes_the_pages_inner_size(stack: Stack, origins: Origins) -> None:
     """browser_resize sets the viewport: the page's innerWidth/innerHeight and its resize
