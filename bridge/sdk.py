@@ -556,6 +556,26 @@ class Tab:
         result = await self._client.call("page.pdf", self._params())
         return base64.b64decode(result["pdf"])
 
+    async def start_tracing(self) -> dict[str, Any]:
+        """Start a Playwright trace (DOM snapshots and screenshots) of this tab's browser
+        context: ``{tracing: True}``.
+
+        Raises:
+            BadRequest: a trace is already being recorded in this browser.
+            DeviceNotConnected: the device has no input driver.
+        """
+        return await self._client.call("page.tracing", self._params(action="start"))
+
+    async def stop_tracing(self) -> dict[str, Any]:
+        """Stop the trace and save it: ``{tracing: False, path, bytes}``, ``path`` the
+        absolute path of ``trace-<UTC time>.zip`` on the driver's machine (its output
+        folder), which ``playwright show-trace`` opens.
+
+        Raises:
+            BadRequest: no trace is being recorded in this browser.
+        """
+        return await self._client.call("page.tracing", self._params(action="stop"))
+
     async def evaluate(self, expression: str, ref: str | None = None, *,
                        world: Literal["isolated", "main"] = "main") -> Any:
         """Run ``expression`` in the page (the ref's frame, with the element as argument)

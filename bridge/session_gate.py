@@ -27,8 +27,10 @@ from .tabqueue import TabQueue
 __all__ = ["CLAIMS", "READS", "SessionGate"]
 
 CLAIMS = frozenset({*CLIENT_INPUT_METHODS, "page.navigate", "page.history", "page.evaluate",
-                    "page.resize", "page.dialog", "tabs.select", "tabs.close"})
-"""Methods that act on their tab: a free tab becomes the session's."""
+                    "page.resize", "page.dialog", "page.tracing", "tabs.select",
+                    "tabs.close"})
+"""Methods that act on their tab: a free tab becomes the session's (``page.tracing``
+records the tab's whole browser context, so only a tab's owner may start or stop it)."""
 READS = frozenset({"page.snapshot", "page.wait", "page.find", "page.screenshot",
                    "page.console", "page.network", "page.pdf"})
 """Methods that only look at their tab: allowed on any tab (another session's too: they

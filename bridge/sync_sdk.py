@@ -273,6 +273,8 @@ class SyncTab(_Sync):
     handle_dialog = _sync(Tab.handle_dialog)
     screenshot = _sync(Tab.screenshot)
     evaluate = _sync(Tab.evaluate)
+    start_tracing = _sync(Tab.start_tracing)
+    stop_tracing = _sync(Tab.stop_tracing)
     back = _sync(Tab.back)
     forward = _sync(Tab.forward)
     reload = _sync(Tab.reload)

@@ -53,7 +53,7 @@ def downloads_dir() -> Path:
     return _made_dir
 
 
-def _free_path(folder: Path, suggested: str) -> Path:
+def free_path(folder: Path, suggested: str) -> Path:
     """``folder/suggested`` made safe (no folders, no leading dots), ``name (1).ext``
     when taken."""
     name = re.sub(r"[\x00-\x1f/\\]", "_", suggested).strip().lstrip(".") or "download"
@@ -69,7 +69,7 @@ async def save(download: Download) -> dict[str, Any]:
     """Copy ``download`` into :func:`downloads_dir`: ``{suggestedFilename, path, bytes}``,
     or with ``failure`` when the browser could not download it."""
     suggested = download.suggested_filename
-    target = _free_path(downloads_dir(), suggested)
+    target = free_path(downloads_dir(), suggested)
     target.touch()  # reserve the name at once: two downloads may share one
     try:
         await download.save_as(target)

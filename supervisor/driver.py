@@ -60,7 +60,7 @@ from bridge.protocol.peer import Connection, answer, handshake
 from bridge.protocol.validate import validate_params
 
 from . import actions as A
-from . import locator_engine, mouse, navwatch, page_logs, select, watch
+from . import locator_engine, mouse, navwatch, page_logs, recording, select, watch
 from .browser_limits import refuse_undeliverable
 from .cdp_proxy import CdpProxy
 from .dialogs import DialogTracker
@@ -211,6 +211,7 @@ class InputDriver:
             "driver.network": lambda p: page_logs.network(self.frames.frame_for(p.frameToken), p),
             "driver.resize": lambda p: page_logs.resize(self.frames.frame_for(p.frameToken), p),
             "driver.pdf": lambda p: page_logs.pdf(self.frames.frame_for(p.frameToken), p),
+            "driver.tracing": lambda p: recording.tracing(self.frames.frame_for(p.frameToken), p),
             # A chooser announced after a click's answer (the receipt's fileInput sign).
             "driver.fileChooser": lambda p: watch.await_file_chooser(
                 self.frames.frame_for(p.frameToken).page, p.timeoutMs / 1000),

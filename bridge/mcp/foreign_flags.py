@@ -1,11 +1,11 @@
 """Playwright MCP flags ``trustbridge mcp`` does not implement: which are taken and ignored
 with a warning, which are mapped, and which are refused, and why.
 
-A client configured for Playwright MCP (``npx @playwright/mcp@0.0.83 --no-sandbox
+A client configured for Playwright MCP (``npx @playwright/mcp@0.0.86 --no-sandbox
 --timeout-action 10000 ...``) should still start this server when a flag only tunes
 something trustbridge does its own way; a flag whose absence would change what the page
 sees or weaken security without saying so is refused (the CLI exits 2 with the reason).
-The list is Playwright MCP 0.0.83's ``--help`` (``node
+The list is Playwright MCP 0.0.86's ``--help`` (``node
 scripts/conformance/node_modules/@playwright/mcp/cli.js --help``); the flags it shares
 with trustbridge (``--browser``, ``--headless``, ``--viewport-size``, ...) are
 bridge/mcp/options.py's. ``--port`` maps to ``--http`` and ``--host`` to loopback only
@@ -78,10 +78,21 @@ FOREIGN_FLAGS: tuple[ForeignFlag, ...] = (
     ForeignFlag("--no-webmcp", 0, ignored="page WebMCP tools are never listed"),
     ForeignFlag("--test-id-attribute", ignored="refs come from the snapshot, not test ids"),
     ForeignFlag("--profile-dir-name", ignored="no --extension profile is used"),
+    ForeignFlag("--ignore-roots", 0, ignored="the client's workspace roots are not asked "
+                "for"),
+    # Playwright MCP 0.0.86's tab-group flags of its --extension mode (refused below).
+    ForeignFlag("--background", 0, ignored="no --extension mode: its tab focus does not "
+                "apply"),
+    ForeignFlag("--no-tab-group", 0, ignored="no --extension mode: tabs are not grouped"),
+    ForeignFlag("--session-name", ignored="no --extension mode; sessions are named by the "
+                "server (docs/sessions.md)"),
+    ForeignFlag("--session-color", ignored="no --extension mode: tabs are not grouped"),
     # Refused: ignoring them would change what pages see, or security, without a word.
     ForeignFlag("--device", refuse="no device emulation: pages would see a desktop browser"),
     ForeignFlag("--mobile", 0, refuse="no device emulation: pages would see a desktop "
                 "browser"),
+    ForeignFlag("--redact-url-params", refuse="named URL parameters are not redacted: their "
+                "values would reach the model"),
     ForeignFlag("--user-agent", refuse="the user agent is the browser's own; pages would "
                 "see it, not the one asked for"),
     ForeignFlag("--proxy-server", refuse="no proxy support: traffic would go direct"),
@@ -107,7 +118,7 @@ FOREIGN_FLAGS: tuple[ForeignFlag, ...] = (
     ForeignFlag("--endpoint", refuse=_BROWSER),
     ForeignFlag("--extension", 0, refuse=_BROWSER),
 )
-"""Playwright MCP 0.0.83's flags with no trustbridge equivalent, ``--port`` and
+"""Playwright MCP 0.0.86's flags with no trustbridge equivalent, ``--port`` and
 ``--host`` aside."""
 
 

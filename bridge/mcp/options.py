@@ -27,14 +27,14 @@ from ..protocol.origins import OriginPolicy, parse_origin_list
 
 BROWSERS = ("chromium", "firefox", "camoufox")
 """``--browser`` values (docs/browsers.md)."""
-CAPS = ("vision", "pdf", "code")
+CAPS = ("vision", "pdf", "devtools", "code")
 """``--caps`` values that list tools here (``Tool.cap``; bridge/mcp/server.py tools_for).
-``code``: browser_exec, local trusted Python (bridge/mcp/code.py; not Playwright MCP's)."""
+``devtools``: Playwright MCP's tracing tools (bridge/mcp/recording.py); ``code``:
+browser_exec, local trusted Python (bridge/mcp/code.py; not Playwright MCP's)."""
 DEFAULT_CODE_TIMEOUT_MAX_S = 300.0
 """Largest browser_exec timeout a call may ask for unless ``--code-timeout-max`` says, s."""
 FOREIGN_CAPS = frozenset({"config", "core", "core-navigation", "core-tabs", "core-input",
-                          "core-install", "network", "storage", "testing", "devtools",
-                          "tracing"})
+                          "core-install", "network", "storage", "testing", "tracing"})
 """Playwright MCP capabilities with no trustbridge tools: accepted and ignored (said in
 :attr:`McpOptions.warnings`), so a client's Playwright MCP line still starts. ``core``
 tools are always listed."""

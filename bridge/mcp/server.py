@@ -38,6 +38,7 @@ from . import (
     find,
     form,
     navigate,
+    recording,
     screenshot,
     snapshot,
     tabs,
@@ -63,6 +64,7 @@ TOOLS: list[Tool] = [
     *screenshot.TOOLS,
     *evaluate.TOOLS,
     *devtools.TOOLS,
+    *recording.TOOLS,
     *code.TOOLS,
 ]
 """Every tool, in the order tools/list shows them."""

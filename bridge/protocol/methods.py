@@ -119,6 +119,8 @@ METHODS: dict[str, MethodFacts] = {
                                client=True, serialized=True, driver_method="driver.resize"),
     "page.pdf": MethodFacts(M.PdfParams, R.PdfResult, served_by="driver",
                             client=True, driver_method="driver.pdf"),
+    "page.tracing": MethodFacts(M.TracingParams, R.TracingResult, served_by="driver",
+                                client=True, driver_method="driver.tracing"),
     # The CDP door (issue 19, docs/cdp.md): no page is read, so no frame is resolved.
     "cdp.endpoint": MethodFacts(M.CdpEndpointParams, R.CdpEndpointResult, served_by="driver",
                                 client=True, under_dialog=True, frameless=True,
@@ -158,6 +160,7 @@ METHODS: dict[str, MethodFacts] = {
     "driver.network": MethodFacts(M.DriverNetworkParams, R.NetworkResult, served_by="driver"),
     "driver.resize": MethodFacts(M.DriverResizeParams, R.ResizeResult, served_by="driver"),
     "driver.pdf": MethodFacts(M.DriverPdfParams, R.PdfResult, served_by="driver"),
+    "driver.tracing": MethodFacts(M.DriverTracingParams, R.TracingResult, served_by="driver"),
     "driver.cdpEndpoint": MethodFacts(M.DriverCdpEndpointParams, R.CdpEndpointResult,
                                       served_by="driver"),
     "driver.fileChooser": MethodFacts(M.DriverFileChooserParams, M.DriverFileChooserResult,

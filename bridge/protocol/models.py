@@ -505,6 +505,16 @@ class PdfParams(TabParams):
     bytes, tabId}``. Errors: BAD_REQUEST in a browser that cannot print to PDF."""
 
 
+class TracingParams(TabParams):
+    """Start or stop a Playwright trace of the tab's browser context (driver,
+    supervisor/recording.py). Result: ``{tracing, path?, bytes?, tabId}``: ``stop`` saves
+    ``trace-<time>.zip`` in the driver's output folder (where downloads go), which
+    ``playwright show-trace`` opens. The context is the whole browser's: every tab's
+    actions, DOM snapshots and screenshots are in the trace, not only this one's."""
+
+    action: Literal["start", "stop"] = Field(description="start or stop the trace.")
+
+
 class EvaluateParams(TabParams):
     ref: Ref | None = Field(default=None, description="Runs in this ref's frame, with the element as argument.")
     expression: str = Field(min_length=1, max_length=100_000,
@@ -823,6 +833,10 @@ class DriverResizeParams(_DriverTab):
 
 class DriverPdfParams(_DriverTab):
     pass
+
+
+class DriverTracingParams(_DriverTab):
+    action: Literal["start", "stop"]
 
 
 class DriverEvaluateParams(_Model):

@@ -320,6 +320,16 @@ class PdfResult(_Routed):
     tabId: int | None = None
 
 
+class TracingResult(_Routed):
+    """``page.tracing``: whether a trace is being recorded now; after ``stop``, the trace
+    file's absolute path on the driver's machine and its size in bytes."""
+
+    tracing: bool
+    path: str | None = None
+    bytes: int | None = Field(default=None, ge=0)
+    tabId: int | None = None
+
+
 class DevicesResult(_Result):
     """``devices.list``."""
 

@@ -19,7 +19,7 @@ import subprocess
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PLAYWRIGHT_MCP_VERSION = "0.0.83"
+PLAYWRIGHT_MCP_VERSION = "0.0.86"
 """The ``@playwright/mcp`` version the peer arms run (pinned so runs compare)."""
 
 

@@ -1,5 +1,5 @@
 """docs/mcp.md's tool table, from the real tool lists: trustbridge's ``TOOLS`` and Playwright
-MCP 0.0.83's ``tools/list`` (``playwright-mcp-0.0.83-tools.json`` beside this file).
+MCP 0.0.86's ``tools/list`` (``playwright-mcp-0.0.86-tools.json`` beside this file).
 
 Each row: the tool, its ``--caps``, its arguments (``?``: optional), Playwright MCP's
 equivalent with its arguments, and the differences: first the argument differences
@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 DOC = REPO / "docs" / "mcp.md"
-PEER = HERE / "playwright-mcp-0.0.83-tools.json"
+PEER = HERE / "playwright-mcp-0.0.86-tools.json"
 NOTES = HERE / "tool_notes.json"
 
 
@@ -62,7 +62,7 @@ def table() -> tuple[str, list[str]]:
 
     peer = {t["name"]: t for t in json.loads(PEER.read_text())}
     notes = json.loads(NOTES.read_text())
-    lines = ["| tool | caps | arguments | Playwright MCP 0.0.83 | differences |",
+    lines = ["| tool | caps | arguments | Playwright MCP 0.0.86 | differences |",
              "| --- | --- | --- | --- | --- |"]
     ours = {t.name for t in TOOLS}
     for t in TOOLS:

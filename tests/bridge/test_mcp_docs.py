@@ -1,6 +1,6 @@
 """docs/mcp.md's tool table against the real tool lists: every trustbridge tool (TOOLS) with
-its capability and every argument, and every Playwright MCP 0.0.83 tool with its arguments
-(scripts/conformance/playwright-mcp-0.0.83-tools.json, itself checked against the installed
+its capability and every argument, and every Playwright MCP 0.0.86 tool with its arguments
+(scripts/conformance/playwright-mcp-0.0.86-tools.json, itself checked against the installed
 server when node and the npm package are there), and the table is the one
 scripts/conformance/tool_table.py generates."""
 
@@ -19,7 +19,7 @@ from bridge.mcp.server import TOOLS
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "mcp.md"
-PEER = REPO / "scripts" / "conformance" / "playwright-mcp-0.0.83-tools.json"
+PEER = REPO / "scripts" / "conformance" / "playwright-mcp-0.0.86-tools.json"
 TABLE_SCRIPT = REPO / "scripts" / "conformance" / "tool_table.py"
 PEER_CLI = REPO / "scripts" / "conformance" / "node_modules" / "@playwright" / "mcp" / "cli.js"
 
@@ -88,7 +88,7 @@ def test_rows_state_the_argument_differences() -> None:
 
 
 def test_peer_snapshot_matches_installed_playwright_mcp() -> None:
-    """The stored Playwright MCP tool list is the installed server's own (--caps vision,pdf)."""
+    """The stored Playwright MCP tool list is the installed server's own (--caps vision,pdf,devtools)."""
     node = shutil.which("node")
     if node is None or not PEER_CLI.exists():
         pytest.skip("Playwright MCP not installed (npm ci --prefix scripts/conformance)")
@@ -96,7 +96,7 @@ def test_peer_snapshot_matches_installed_playwright_mcp() -> None:
 
     async def listing() -> list[dict]:
         params = StdioServerParameters(
-            command=node, args=[str(PEER_CLI), "--headless", "--isolated", "--caps", "vision,pdf"])
+            command=node, args=[str(PEER_CLI), "--headless", "--isolated", "--caps", "vision,pdf,devtools"])
         async with Client(params, read_timeout_seconds=60) as client:
             return [t.model_dump(by_alias=True, mode="json", exclude_none=True)
                     for t in (await client.list_tools()).tools]

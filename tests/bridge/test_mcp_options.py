@@ -140,11 +140,11 @@ def test_isolated_and_user_data_dir_from_different_sources(tmp_path: Path) -> No
 
 
 def test_playwright_only_caps_are_accepted_and_ignored() -> None:
-    """Playwright MCP's other capabilities (devtools, tracing...) start the server with a
-    warning; only vision and pdf remain."""
-    opts = build_options({"caps": "vision,devtools,tracing"}, {})
-    assert opts.caps == {"vision"}
-    assert "devtools, tracing" in opts.warnings[0]
+    """Playwright MCP's other capabilities (storage, tracing...) start the server with a
+    warning; only ours (vision, devtools) remain."""
+    opts = build_options({"caps": "vision,devtools,storage,tracing"}, {})
+    assert opts.caps == {"vision", "devtools"}
+    assert "storage, tracing" in opts.warnings[0]
 
 
 def test_viewport_forms() -> None:
@@ -273,7 +273,7 @@ def test_cli_refuses_a_non_loopback_host_with_exit_2(tmp_path: Path) -> None:
 
 
 def test_every_playwright_mcp_flag_is_ours_or_known() -> None:
-    """Each flag of Playwright MCP 0.0.83's --help parses: ours, mapped, ignored or
+    """Each flag of Playwright MCP 0.0.86's --help parses: ours, mapped, ignored or
     refused by name (none falls through to argparse's exit 2)."""
     import re
     import shutil

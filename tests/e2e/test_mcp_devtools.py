@@ -9,8 +9,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import io
+import os
 import re
+import signal
+import sys
 import time
+import zipfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -180,6 +184,72 @@ async def test_pdf_is_listed_only_with_caps_pdf_and_is_a_real_pdf(
         assert Path(named).parent == out_dir.resolve() and Path(named).name.startswith("page-")
         escape = await mcp.call_tool("browser_pdf_save", {"filename": "../x.pdf"})
         assert escape.is_error and "inside the output directory" in text(escape)
+
+
+async def test_tracing_through_mcp_records_a_trace_playwrights_viewer_opens(
+        stack: Stack, origins: Origins, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        browser: str) -> None:
+    """--caps devtools lists browser_start/stop_tracing; a trace started, a trusted click
+    the page counted, then stopped, is saved as trace-*.zip in the driver's output folder,
+    and Playwright's own trace viewer (``playwright show-trace``) loads it and lists the
+    click. A second start, or a stop with none running, is refused and changes nothing."""
+    monkeypatch.setenv("TRUSTBRIDGE_DOWNLOADS_DIR", str(tmp_path / "traces"))
+    async with tools(stack) as mcp:
+        assert "browser_start_tracing" not in {t.name for t in (await mcp.list_tools()).tools}
+    async with tools(stack, frozenset({"devtools"})) as mcp:
+        names = {t.name for t in (await mcp.list_tools()).tools}
+        assert {"browser_start_tracing", "browser_stop_tracing"} <= names
+        await open_page(mcp, origins, "trace.html", "clicks=0")
+        await call(mcp, "browser_start_tracing")
+        again = await mcp.call_tool("browser_start_tracing", {})
+        assert again.is_error and "already being recorded" in text(again), text(again)
+        snap = await call(mcp, "browser_snapshot")
+        await call(mcp, "browser_click", {"element": "Count", "target": ref_of(snap, "button", "Count")})
+        assert await page_eval(stack.page, "document.getElementById('seen').textContent") \
+            == "clicks=1"
+        said = await call(mcp, "browser_stop_tracing")
+        (saved,) = re.findall(r"Trace saved: (\S+\.zip) \((\d+) bytes\)", said)
+        trace = Path(saved[0])
+        assert trace.parent == tmp_path / "traces" and trace.name.startswith("trace-")
+        assert trace.stat().st_size == int(saved[1]) > 0
+        with zipfile.ZipFile(trace) as archive:  # Playwright's trace format, with the page
+            events = archive.read("trace.trace").decode()
+        assert f"{origins.main}/devtools/trace.html" in events
+        none = await mcp.call_tool("browser_stop_tracing", {})
+        assert none.is_error and "not being recorded" in text(none), text(none)
+    if browser != "chromium":
+        return  # the viewer is browser-independent: one check of the file format suffices
+    from playwright.async_api import async_playwright
+
+    from supervisor.launcher import find_chromium
+    viewer = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "playwright", "show-trace", "-h", "127.0.0.1", "-p", "0",
+        str(trace), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True)  # its own group: the CLI runs the viewer in a node child
+    try:
+        line = b""
+        while b"http://" not in line:
+            line = await asyncio.wait_for(viewer.stdout.readline(), 60)
+            assert line, "show-trace ended without serving the trace"
+        url = re.search(rb"http://\S+", line)[0].decode()
+        async with async_playwright() as pw:
+            chromium = await pw.chromium.launch(executable_path=find_chromium())
+            try:
+                page = await chromium.new_page()
+                await page.goto(url)
+                # The viewer lists the trace's actions by title, the driver's click too.
+                shown = ""
+                for _ in range(300):
+                    shown = await page.inner_text("body")
+                    if "Actions" in shown and "Click" in shown.splitlines():
+                        break
+                    await asyncio.sleep(0.1)
+                assert "Click" in shown.splitlines(), shown[:2000]
+            finally:
+                await chromium.close()
+    finally:
+        os.killpg(viewer.pid, signal.SIGTERM)
+        await asyncio.wait_for(viewer.wait(), 30)
 
 
 async def test_wait_for_text_gone_returns_once_the_page_removed_it(

@@ -120,4 +120,4 @@ async def test_tiny_run_against_both_servers() -> None:
         assert hover["outcome"] == {"hover": {"n": 1, "trusted": True}}, (side, hover)
     tools = [r["tool"] for r in report["rows"]]
     assert tools[0] == "browser_navigate" and "browser_hover" in tools
-    assert report["playwrightMcp"] == "0.0.83"
+    assert report["playwrightMcp"] == "0.0.86"
