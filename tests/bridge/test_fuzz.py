@@ -52,6 +52,7 @@ from bridge.protocol.models import (
 from .fakes import FakeDriver, FakeExtension
 
 pytestmark = [
+    pytest.mark.slow,  # the fuzz tier (README "Tests")
     pytest.mark.timeout(150),  # ~35 s alone; generous for a loaded 2-core machine
     # websockets' keep-alive pings (every 20 s, on the fakes' and the well-behaved
     # client's sockets in the background thread) draw from the global `random` module;

@@ -9,6 +9,7 @@ reason when its binary is not installed. The ``browser`` fixture names the curre
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import re
 import secrets
@@ -36,6 +37,12 @@ E2E_BROWSERS = (
     pytest.param("firefox", id="firefox", marks=pytest.mark.firefox),
     pytest.param("camoufox", id="camoufox", marks=pytest.mark.camoufox),
 )
+
+
+CHROMIUM_ONLY = pytest.mark.parametrize("browser", ["chromium"], scope="module")
+"""``pytestmark`` of a module whose tests exercise bridge logic that no browser changes
+(the CLI, the code runtime, session claims): its page checks only witness what the bridge
+did, and Firefox's own input and page behaviour are tested by the other modules."""
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
@@ -124,9 +131,11 @@ async def wait_until(predicate, timeout_s: float = READY_TIMEOUT_S) -> None:
     await asyncio.wait_for(loop(), timeout_s)
 
 
-@pytest.fixture(params=E2E_BROWSERS)
+@pytest.fixture(scope="module", params=E2E_BROWSERS)
 def browser(request: pytest.FixtureRequest) -> str:
-    """The browser of this run of the test: "chromium", "firefox" or "camoufox"."""
+    """The browser of this run of the test: "chromium", "firefox" or "camoufox".
+    Module-scoped, so pytest runs a module's tests browser by browser and each shares
+    one browser (see :func:`stack`)."""
     if request.param == "camoufox" and (missing := camoufox_missing()):
         pytest.skip(missing)
     return request.param
@@ -145,8 +154,10 @@ def camoufox_missing() -> str | None:
     return None
 
 
-@pytest.fixture
-async def stack(browser: str) -> AsyncIterator[Stack]:
+@contextlib.asynccontextmanager
+async def _started(browser: str) -> AsyncIterator[tuple[BridgeServer, Supervisor, str]]:
+    """A bridge, and a supervisor with ``browser`` connected to it (extension and input
+    driver both registered); both stopped on exit."""
     token = secrets.token_hex(16)
     device = f"{browser}-e2e"
     server = BridgeServer(token, port=0, policy=RoutingPolicy())
@@ -155,14 +166,150 @@ async def stack(browser: str) -> AsyncIterator[Stack]:
     try:
         await sup.start()
         await wait_until(lambda: device in server.policy.extensions and device in server.policy.drivers)
-        client = await BridgeClient.connect(server.url, token)
-        try:
-            yield Stack(server, sup, client, device, browser)
-        finally:
-            await client.close()
+        yield server, sup, device
     finally:
         await sup.stop()
         await server.stop()
+
+
+class SharedBrowser:
+    """One bridge + supervisor + browser that the tests of a module share (per browser).
+
+    Between two tests :meth:`reset` leaves one fresh blank tab and nothing else: the other
+    tabs closed (their dialogs with them), every session stopped (so every claim freed).
+    :meth:`check_fresh` asserts that state before each test, so what one test left behind
+    fails the next test's setup, by name, instead of changing what it sees. A test that
+    breaks the browser or the bridge gets an error at its teardown and the next test
+    starts a new one."""
+
+    def __init__(self, browser: str) -> None:
+        self.browser = browser
+        self._exit: contextlib.AsyncExitStack | None = None
+        self.server: BridgeServer | None = None
+        self.supervisor: Supervisor | None = None
+        self.device = ""
+        self._pointer: object = None
+
+    async def ensure(self) -> None:
+        """Start the stack if it is not running."""
+        if self._exit is not None:
+            return
+        exit_stack = contextlib.AsyncExitStack()
+        self.server, self.supervisor, self.device = await exit_stack.enter_async_context(
+            _started(self.browser))
+        self._exit = exit_stack
+        assert self.supervisor.driver is not None
+        self._pointer = self.supervisor.driver.pointer
+
+    async def stop(self) -> None:
+        exit_stack, self._exit = self._exit, None
+        if exit_stack is not None:
+            await exit_stack.aclose()
+
+    def healthy(self) -> str | None:
+        """Why the stack cannot serve another test, or None."""
+        sup, server = self.supervisor, self.server
+        assert sup is not None and server is not None
+        if sup.context is None or sup.driver is None:
+            return "the browser or its input driver is gone"
+        if self.device not in server.policy.extensions or self.device not in server.policy.drivers:
+            return "the extension or the input driver left the bridge"
+        return None
+
+    def _clients(self) -> list[str]:
+        assert self.server is not None
+        return [p.id for p in self.server.peers.values() if p.role == "client"]
+
+    async def _extension_tabs(self) -> list[dict]:
+        server = self.server
+        assert server is not None
+        peer = server.executor.peer(server.policy.extensions[self.device])
+        return (await peer.call("tabs.list", {}, 10))["tabs"]
+
+    async def reset(self) -> None:
+        """Stop the sessions a test kept, then leave one new blank tab in the browser."""
+        server, sup = self.server, self.supervisor
+        assert server is not None and sup is not None and sup.context is not None
+        book = server.executor.sessions
+        with contextlib.suppress(TimeoutError):  # check_fresh names any left connected
+            await wait_until(lambda: not self._clients(), 10)
+        kept = [row["label"] for row in book.listing(None)]
+        if kept:
+            async with await BridgeClient.connect(server.url, server.token) as harness:
+                for label in kept:
+                    await harness.call("session.stop", {"label": label})
+        context = sup.context
+        fresh = await context.new_page()
+        for page in list(context.pages):
+            if page is not fresh:
+                await page.close(run_before_unload=False)
+
+    async def check_fresh(self) -> None:
+        """Assert the state every test starts from (see the class docstring)."""
+        server, sup = self.server, self.supervisor
+        assert server is not None and sup is not None and sup.context is not None
+        pages = sup.context.pages
+        assert [p.url for p in pages] == ["about:blank"], f"leftover pages: {[p.url for p in pages]}"
+        # The extension sees the tab switch and closes asynchronously.
+        tabs: list[dict] = []
+        for _ in range(100):
+            tabs = await self._extension_tabs()
+            if len(tabs) == 1 and tabs[0].get("active"):
+                break
+            await asyncio.sleep(0.05)
+        assert len(tabs) == 1 and tabs[0].get("active"), f"the extension lists {tabs}"
+        with contextlib.suppress(TimeoutError):  # a client's close reaches the bridge later
+            await wait_until(lambda: not self._clients(), 10)
+        clients = self._clients()
+        assert not clients, f"clients still connected to the shared bridge: {clients}"
+        sessions = server.executor.sessions.listing(None)
+        assert not sessions, f"sessions left on the shared bridge: {sessions}"
+        assert sup.driver is not None and sup.driver.pointer == self._pointer, (
+            "a test changed the input driver's pointer (use monkeypatch)")
+
+
+@pytest.fixture(scope="module")
+async def shared_browser(browser: str) -> AsyncIterator[SharedBrowser]:
+    """The browser this module's tests share; started by the first test that asks for
+    ``stack`` without the ``own_browser`` mark (it costs nothing until then)."""
+    shared = SharedBrowser(browser)
+    try:
+        yield shared
+    finally:
+        await shared.stop()
+
+
+@pytest.fixture
+async def stack(request: pytest.FixtureRequest, browser: str,
+                shared_browser: SharedBrowser) -> AsyncIterator[Stack]:
+    """A bridge, a supervisor and ``browser`` with the extension, and a client of the
+    bridge for this test alone; ``stack.page`` is the page the extension acts on.
+
+    The tests of a module share one browser (:class:`SharedBrowser`): each starts on a
+    fresh blank tab with a new client and no session on the bridge. A test marked
+    ``own_browser`` (it breaks, restarts or reconfigures what it runs on) gets a stack of
+    its own instead."""
+    if request.node.get_closest_marker("own_browser") is not None:
+        async with _started(browser) as (server, sup, device):
+            client = await BridgeClient.connect(server.url, server.token)
+            try:
+                yield Stack(server, sup, client, device, browser)
+            finally:
+                await client.close()
+        return
+    shared = shared_browser
+    await shared.ensure()
+    await shared.check_fresh()
+    assert shared.server is not None and shared.supervisor is not None
+    client = await BridgeClient.connect(shared.server.url, shared.server.token)
+    try:
+        yield Stack(shared.server, shared.supervisor, client, shared.device, browser)
+    finally:
+        await client.close()
+        if (broken := shared.healthy()) is not None:
+            await shared.stop()
+            pytest.fail(f"this test broke the shared browser ({broken}); mark it own_browser")
+        await shared.reset()
 
 
 def ref_of(snapshot: str, role: str, name: str) -> str:

@@ -76,7 +76,7 @@ async def ask(ws: Any, msg: dict[str, Any]) -> dict[str, Any]:
                 return dict(answer)
 
 
-@pytest.mark.parametrize("browser", ["chromium"])
+@pytest.mark.parametrize("browser", ["chromium"], scope="module")
 async def test_playwright_connects_through_trustbridge_cdp_and_leaves_the_browser_up(
         stack: Stack, origins: Origins, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -131,7 +131,8 @@ async def test_playwright_connects_through_trustbridge_cdp_and_leaves_the_browse
     assert await page_eval(stack.page, STATUS) == "clicks=1 isTrusted=true"
 
 
-@pytest.mark.parametrize("browser", ["chromium"])
+@pytest.mark.own_browser  # it asks for a crash / a CDP client makes contexts
+@pytest.mark.parametrize("browser", ["chromium"], scope="module")
 async def test_browser_crash_is_refused_and_the_runtimes_browser_stays_up(
         stack: Stack, origins: Origins) -> None:
     page_url = f"{origins.main}/cdp/index.html"
@@ -159,7 +160,8 @@ async def test_browser_crash_is_refused_and_the_runtimes_browser_stays_up(
     assert ref_of(await stack.snapshot(), "button", "Count")
 
 
-@pytest.mark.parametrize("browser", ["chromium"])
+@pytest.mark.own_browser  # it asks for a crash / a CDP client makes contexts
+@pytest.mark.parametrize("browser", ["chromium"], scope="module")
 async def test_what_a_killed_client_created_is_closed_and_the_runtimes_tab_stays(
         stack: Stack, origins: Origins) -> None:
     page_url = f"{origins.main}/cdp/index.html"
@@ -205,7 +207,7 @@ async def test_what_a_killed_client_created_is_closed_and_the_runtimes_tab_stays
     assert ref_of(await stack.snapshot(), "button", "Count")
 
 
-@pytest.mark.parametrize("browser", ["chromium"])
+@pytest.mark.parametrize("browser", ["chromium"], scope="module")
 async def test_the_same_session_gets_the_same_url(stack: Stack) -> None:
     first = await stack.client.call("cdp.endpoint", {})
     second = await stack.client.call("cdp.endpoint", {})
@@ -217,7 +219,7 @@ async def test_the_same_session_gets_the_same_url(stack: Stack) -> None:
     assert await Browser(stack.client, stack.device).cdp_endpoint() == first["url"]
 
 
-@pytest.mark.parametrize("browser", [pytest.param("firefox", marks=pytest.mark.firefox)])
+@pytest.mark.parametrize("browser", [pytest.param("firefox", marks=pytest.mark.firefox)], scope="module")
 async def test_a_firefox_device_says_it_has_no_cdp_door(
         stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,9 +15,9 @@ import pytest
 
 from bridge import cli, cli_code
 
-from .conftest import Origins, Stack, page_eval
+from .conftest import CHROMIUM_ONLY, Origins, Stack, page_eval
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(180), CHROMIUM_ONLY]
 
 STEP_S = 90.0
 """Upper bound on the command, s (a worker process starts, the page loads, two clicks)."""

@@ -15,9 +15,9 @@ import pytest
 
 from bridge import cli
 
-from .conftest import Origins, Stack, ref_of
+from .conftest import CHROMIUM_ONLY, Origins, Stack, ref_of
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(120), CHROMIUM_ONLY]
 
 STEP_S = 30.0
 

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
-def pushed(stack: Stack) -> list[dict]:
+def pushed(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> list[dict]:
     """Every receipt push the bridge got, as the extension sent it."""
     after = stack.server.executor.after
     seen: list[dict] = []
@@ -31,7 +31,7 @@ def pushed(stack: Stack) -> list[dict]:
         seen.append(dict(params))
         receipt_pushed(extension, params)
 
-    after.receipt_pushed = spy
+    monkeypatch.setattr(after, "receipt_pushed", spy)
     return seen
 
 

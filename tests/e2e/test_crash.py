@@ -18,7 +18,8 @@ from bridge.protocol import errors as E
 
 from .conftest import Origins, Stack, ref_of, wait_until
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
+# Every test crashes a renderer or kills the browser: each gets a browser of its own.
+pytestmark = [pytest.mark.browser, pytest.mark.own_browser, pytest.mark.timeout(120)]
 
 
 async def crash_renderer(stack: Stack) -> None:

@@ -19,7 +19,9 @@ from bridge.mcp.options import McpOptions
 from bridge.mcp.server import build_server
 from bridge.mcp.session import Connection
 
-from .conftest import Origins, Stack, page_eval, ref_of
+from .conftest import CHROMIUM_ONLY, Origins, Stack, page_eval, ref_of
+
+pytestmark = CHROMIUM_ONLY  # bridge logic (tests/e2e/conftest.py)
 
 COUNTER = "/code/counter.html"
 

@@ -140,11 +140,12 @@ async def test_default_click_is_one_move_then_press_at_the_exact_centre(
 
 
 async def test_a_configured_pointer_path_moves_in_steps_and_holds_the_button(
-        stack: Stack, origins: Origins) -> None:
+        stack: Stack, origins: Origins,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """With PointerPath(steps=6, hold 150 ms) (TRUSTBRIDGE_CLICK_STEPS / _HOLD_MS), the page
     sees several moves on the way to the target and the button held ≥ 150 ms."""
     snap = await _open(stack, origins)
-    stack.supervisor.driver.pointer = PointerPath(steps=6, hold_ms=(150.0, 150.0))
+    monkeypatch.setattr(stack.supervisor.driver, "pointer", PointerPath(steps=6, hold_ms=(150.0, 150.0)))
     await _reset(stack, "pointer")
     await stack.act(ref_of(snap, "button", "Target"), kind="click")
     events = (await _traces(stack))["pointer"]

@@ -26,7 +26,9 @@ import pytest
 from bridge.client import BridgeClient
 from bridge.protocol import errors as E
 
-from .conftest import Origins, Stack, ref_of, wait_until
+from .conftest import CHROMIUM_ONLY, Origins, Stack, ref_of, wait_until
+
+pytestmark = CHROMIUM_ONLY  # bridge logic (tests/e2e/conftest.py)
 
 HELPER = Path(__file__).with_name("session_client.py")
 REPO = Path(__file__).resolve().parents[2]

@@ -164,6 +164,7 @@ async def test_closed_shadow_root_is_refused_and_page_sees_nothing(
     assert len(await _events(stack)) == before
 
 
+@pytest.mark.own_browser  # it stops the input driver
 async def test_driver_offline_refuses_and_extension_gets_nothing(
     stack: Stack, origins: Origins
 ) -> None:

@@ -283,12 +283,13 @@ async def test_evaluate_is_main_by_default_and_isolated_on_request(
 
 
 async def test_click_moves_along_a_path_and_holds_the_button(
-        stack: Stack, origins: Origins) -> None:
+        stack: Stack, origins: Origins,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """With a pointer path set (4 steps, 30-90 ms hold), the page records at least two
     mousemoves at different points before mousedown and a mousedown → mouseup gap of
     about the hold."""
     assert stack.supervisor.driver is not None
-    stack.supervisor.driver.pointer = PointerPath(steps=4, hold_ms=(30, 90))
+    monkeypatch.setattr(stack.supervisor.driver, "pointer", PointerPath(steps=4, hold_ms=(30, 90)))
     tab = stack.tab
     await tab.goto(f"{origins.main}/truth_click.html")
     await tab.click(ref_of(await tab.snapshot(), "button", "Target"))
