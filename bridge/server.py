@@ -24,6 +24,7 @@ import itertools
 import json
 import logging
 import os
+import secrets
 import time
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -88,6 +89,8 @@ class Peer:
     role: str
     device: str | None
     conn: Connection
+    operator: bool = False
+    """The hello carried the operator credential (docs/security.md)."""
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     requests: dict[str, _Running] = field(default_factory=dict)
 
@@ -124,6 +127,10 @@ class BridgeServer:
         max_message_bytes: largest accepted frame, bytes; larger ones close with 1009.
         origins: the origin lists the browser enforces; navigation to an origin they
             block is refused before it is sent (bridge/urls.py).
+        operator_token: the operator credential: a client whose hello carries it may
+            stop other sessions and sees their labels (docs/security.md "Who may do
+            what"). Default: a random one only this object knows (:attr:`operator_token`);
+            the embedded bridge passes the state directory's ``operator-token``.
     """
 
     def __init__(
@@ -135,8 +142,10 @@ class BridgeServer:
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         allow_file_urls: bool | None = None,
         origins: OriginPolicy | None = None,
+        operator_token: str | None = None,
     ) -> None:
         self.token = token
+        self.operator_token = operator_token or secrets.token_hex(32)
         self.host = host
         self.port = port
         self.policy = policy or RoutingPolicy()
@@ -149,6 +158,7 @@ class BridgeServer:
         self.executor = Executor(self.policy, self._peer, allow_file_urls=allow_file_urls,
                                  origins=origins)
         self.executor.gate.withdraw = self._withdraw
+        self.executor.gate.operator = self._is_operator
         self._sweeper: asyncio.Task[None] | None = None
         self.pairing = Pairing()  # codes and paired devices' credentials (bridge/pairing.py)
 
@@ -233,6 +243,12 @@ class BridgeServer:
                 "Wrong or missing bridge token. Read it from the token file in the state "
                 "directory (see docs/security.md)."
             )
+        if hello.operator is not None and (hello.role != "client" or not hmac.compare_digest(
+                hello.operator.encode(), self.operator_token.encode())):
+            raise E.Unauthorized(
+                "Wrong operator credential (or one sent by a peer that is no client). The "
+                "operator credential is the operator-token file of the state directory "
+                "(docs/security.md); connect without it to work as an agent session.")
         if hello.protocolVersion != PROTOCOL_VERSION:
             raise E.ProtocolMismatch(
                 f"Peer speaks protocol {hello.protocolVersion}, bridge speaks {PROTOCOL_VERSION}.",
@@ -246,7 +262,8 @@ class BridgeServer:
             peer_id = f"p{next(self._peer_ids)}"
             name = f"{hello.role} of device {hello.device!r}"
             peer = Peer(peer_id, hello.role, hello.device,
-                        Connection(ws, name, id_prefix="b", details={"device": hello.device}))
+                        Connection(ws, name, id_prefix="b", details={"device": hello.device}),
+                        operator=hello.operator is not None)
             self.policy.join(peer.id, hello.role, hello.device, hello.browser,
                              hello.capabilities)
         except E.TrustbridgeError as err:
@@ -343,9 +360,16 @@ class BridgeServer:
             self.executor.tab_opened(peer.id, msg.params)
             return
         if msg.event == "session.stop" and peer.role == "extension":
-            # A person pressed Stop in the browser for the session owning a tab.
+            # A person pressed Stop in the browser for the session owning a tab. Only the
+            # extension of a device the session holds a tab on speaks for that person: a
+            # token holder saying hello as the extension of some other device stops
+            # nothing (tests/bridge/test_authority.py).
             label = msg.params.get("label") if isinstance(msg.params, dict) else None
             session = self.executor.sessions.find(label) if isinstance(label, str) else None
+            if session is not None and not any(d == peer.device for d, _ in session.tabs):
+                log.warning("extension of device %r sent Stop for session %r, which holds "
+                            "no tab there: ignored", peer.device, label)
+                session = None
             if session is not None:
                 self.executor.gate.stop(session, "a person (the browser's Stop button)")
                 log.info("session %r stopped from the browser", label)
@@ -473,6 +497,10 @@ class BridgeServer:
             for session in self.executor.sessions.sweep():
                 log.info("session %r stopped: its lease ran out", session.label)
             self._tell_owners()
+
+    def _is_operator(self, peer_id: str) -> bool:
+        peer = self.peers.get(peer_id)
+        return peer is not None and peer.operator
 
     def _peer(self, peer_id: str) -> Peer:
         peer = self.peers.get(peer_id)
