@@ -11,7 +11,8 @@ result check of every answer it sends a client.
 Close codes (docs/bridge.md): 1008 policy violation after a bad first frame (wrong
 token, other protocol version, malformed or binary hello, no hello in time; the error
 response comes first), 4409 a second driver for a device whose driver is online (after
-the UNAUTHORIZED response), 1009 message too big (over ``max_message_bytes``), 1007 text frame
+the UNAUTHORIZED response; likewise a second extension for a device whose extension
+answers a ping), 1009 message too big (over ``max_message_bytes``), 1007 text frame
 that is not UTF-8, 1001 bridge stopping. Web-page origins get HTTP 403 at the handshake.
 """
 
@@ -61,7 +62,12 @@ HELLO_TIMEOUT_S = 10.0
 SWEEP_S = 2.0
 """How often the bridge looks for sessions whose lease ran out, s."""
 CLOSE_DRIVER_CONFLICT = 4409
-"""Close code for a driver hello refused because the device's driver is online."""
+"""Close code for a driver or extension hello refused because the device's peer of that
+role is online."""
+LIVENESS_PROBE_S = 2.0
+"""How long a device's connected extension has to answer the bridge's ping when a second
+extension says hello for the device, s: answered, the newcomer is refused; unanswered (a
+socket whose close never arrived), the old one is dropped and the newcomer takes over."""
 DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 """32 MiB: a full-page PNG screenshot in base64 fits."""
 
@@ -259,6 +265,8 @@ class BridgeServer:
     async def _handle(self, ws: ServerConnection) -> None:
         try:
             hello = await self._read_hello(ws)
+            if hello.role == "extension" and hello.device is not None:
+                await self._refuse_a_second_extension(hello.device)
             peer_id = f"p{next(self._peer_ids)}"
             name = f"{hello.role} of device {hello.device!r}"
             peer = Peer(peer_id, hello.role, hello.device,
@@ -268,9 +276,11 @@ class BridgeServer:
                              hello.capabilities)
         except E.TrustbridgeError as err:
             code, reason = 1008, err.code.value
-            if (err.details or {}).get("reason") == "driverAlreadyConnected":
-                code, reason = CLOSE_DRIVER_CONFLICT, f"{reason}: driver already connected"
-                log.warning("refused a second driver for device %r", hello.device)
+            conflict = (err.details or {}).get("reason")
+            if conflict in ("driverAlreadyConnected", "extensionAlreadyConnected"):
+                role = "driver" if conflict == "driverAlreadyConnected" else "extension"
+                code, reason = CLOSE_DRIVER_CONFLICT, f"{reason}: {role} already connected"
+                log.warning("refused a second %s for device %r", role, hello.device)
             with contextlib.suppress(ConnectionClosed):
                 await ws.send(encode(Response(id=None, ok=False, error=err.to_payload())))
                 await ws.close(code, reason)
@@ -300,6 +310,34 @@ class BridgeServer:
             pass
         finally:
             self._drop(peer)
+
+    async def _refuse_a_second_extension(self, device: str) -> None:
+        """One live extension per device, as one driver (routing.join): whoever holds the
+        token could otherwise take the real extension's place, receive the agents'
+        snapshots and resolveTarget requests and answer them with a forged page. The
+        connected one is asked for a pong (LIVENESS_PROBE_S); a half-closed socket left
+        by a killed service worker answers none, and is dropped for the newcomer.
+
+        Raises:
+            Unauthorized: the device's extension answered (``details.reason``:
+                ``extensionAlreadyConnected``).
+        """
+        old = self.peers.get(self.policy.extensions.get(device, ""))
+        if old is None:
+            return
+        try:
+            pong = await old.ws.ping()
+            await asyncio.wait_for(pong, LIVENESS_PROBE_S)
+        except (ConnectionClosed, TimeoutError, RuntimeError):
+            log.warning("extension %s of device %r answered no ping: replaced by a new "
+                        "one", old.id, device)
+            old.ws.transport.abort()  # its handler ends and drops it
+            return
+        raise E.Unauthorized(
+            f"Device {device!r} already has its extension connected (it answered now); a "
+            "second one is refused. Close the other first (a restarted browser's old "
+            "connection is replaced once it stops answering).",
+            {"device": device, "reason": "extensionAlreadyConnected"})
 
     def _drop(self, peer: Peer) -> None:
         self.peers.pop(peer.id, None)
