@@ -634,7 +634,8 @@ class Browser(BrowserSessions):
             BadRequest: ``session`` is a live session's label and ``secret`` does not
                 resume it; a bad label or lease. The connection is closed.
         """
-        client = await BridgeClient.connect(url, token, operator=operator)
+        client = await (BridgeClient.connect(url, token) if operator is None
+                        else BridgeClient.connect(url, token, operator=operator))
         await cls._open_session(client, session, lease_ms, on_disconnect, secret)
         return cls(client, device)
 

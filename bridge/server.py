@@ -54,6 +54,7 @@ from .protocol.origins import OriginPolicy
 from .protocol.peer import Connection, answer, encode
 from .protocol.validate import error_locs, summarise, validate_result
 from .routing import RoutingPolicy
+from .urls import redact, redact_credentials
 
 log = logging.getLogger("trustbridge.bridge")
 action_log = logging.getLogger("trustbridge.actions")
@@ -482,7 +483,7 @@ class BridgeServer:
                           exc_info=True)
                 raise
 
-        response = await answer(req, work(), "The bridge failed", log)
+        response = _redacted(await answer(req, work(), "The bridge failed", log))
         self._tell_owners()
         if req.method in CLIENT_INPUT_METHODS:
             _log_action(req, response, (time.perf_counter() - started) * 1000)
@@ -545,6 +546,23 @@ class BridgeServer:
         if peer is None:
             raise E.DeviceNotConnected("That peer has just disconnected; retry shortly.")
         return peer
+
+
+def _redacted(response: Response) -> Response:
+    """The answer with the credentials of every URL in it (result, error message and
+    details) replaced (bridge/urls.py redact_credentials): navigate results, tab lists,
+    snapshots' URL lines and error texts never carry ``user:password@``."""
+    if response.result is not None:
+        result = redact(response.result)
+        if result is not response.result:
+            response = response.model_copy(update={"result": result})
+    if response.error is not None:
+        message = redact_credentials(response.error.message)
+        details = redact(response.error.details)
+        if message is not response.error.message or details is not response.error.details:
+            response = response.model_copy(update={"error": response.error.model_copy(
+                update={"message": message, "details": details})})
+    return response
 
 
 def _log_action(req: Request, response: Response, ms: float) -> None:
