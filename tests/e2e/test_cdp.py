@@ -236,3 +236,41 @@ async def test_a_firefox_device_says_it_has_no_cdp_door(
     payload = json.loads(out)["error"]
     assert payload["nextStep"] == info.value.next_step
     assert "next step" not in payload["message"]
+
+
+@pytest.mark.parametrize("browser", ["chromium"])
+async def test_the_door_refuses_the_extension_local_files_and_browser_pages(
+        stack: Stack, origins: Origins, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The break run, as the holder of the door's URL: it attached to the extension's
+    service worker (config.json: the bridge token; chrome.runtime.reload() ended the
+    extension) and opened file:///etc/passwd with Target.createTarget. Each is refused in
+    the real browser, the page is not navigated, and the bridge still reads the page."""
+    monkeypatch.delenv("TRUSTBRIDGE_ALLOW_FILE_URLS", raising=False)
+    page_url = f"{origins.main}/cdp/index.html"
+    await stack.client.call("page.navigate", {"url": page_url})
+    url = (await stack.client.call("cdp.endpoint", {}))["url"]
+    async with connect(url, proxy=None) as raw:
+        targets = (await ask(raw, {"id": 1, "method": "Target.getTargets"}))["result"]
+        own = [t for t in targets["targetInfos"] if t["url"].startswith("chrome-extension:")]
+        assert any(t["type"] == "service_worker" for t in own), targets
+        for n, t in enumerate(own):
+            refused = await ask(raw, {"id": 10 + n, "method": "Target.attachToTarget",
+                                      "params": {"targetId": t["targetId"], "flatten": True}})
+            assert "the trustbridge extension's" in refused["error"]["message"], refused
+        for n, bad in enumerate(("file:///etc/passwd", "chrome://version/")):
+            created = await ask(raw, {"id": 20 + n, "method": "Target.createTarget",
+                                      "params": {"url": bad}})
+            assert "is refused by the trustbridge CDP door" in created["error"]["message"]
+        page = next(t["targetId"] for t in targets["targetInfos"] if t["url"] == page_url)
+        session = (await ask(raw, {"id": 30, "method": "Target.attachToTarget",
+                                   "params": {"targetId": page, "flatten": True}})
+                   )["result"]["sessionId"]
+        moved = await ask(raw, {"id": 31, "sessionId": session, "method": "Page.navigate",
+                                "params": {"url": "file:///etc/passwd"}})
+        assert "is refused by the trustbridge CDP door" in moved["error"]["message"], moved
+        storage = await ask(raw, {"id": 32, "method": "Extensions.getStorageItems",
+                                  "params": {"id": "x", "storageArea": "local"}})
+        assert "Extensions domain" in storage["error"]["message"]
+    assert stack.page.url == page_url
+    assert all(not p.url.startswith("file:") for p in stack.supervisor.context.pages)
+    assert ref_of(await stack.snapshot(), "button", "Count")  # the extension still reads it
