@@ -166,6 +166,15 @@ class Executor(TrustedInputRoute):
             _check_uploads(parsed)
         if method in SESSION_METHODS:
             return await self.gate.serve(peer, method, parsed)
+        if method == "cdp.endpoint" and peer is not None and not self.gate.operator(peer):
+            # The door reaches every tab, bypassing sessions (docs/cdp.md): it would undo
+            # the owner-only rules between agents (docs/security.md "Who may do what").
+            raise E.Unauthorized(
+                "The CDP door acts on every tab of the browser, other sessions' and a "
+                "person's included; only an operator connection gets its URL. Nothing was "
+                "issued.", {"reason": "notOperator"}, next_step=(
+                    "Ask the person running trustbridge (`trustbridge cdp` uses the "
+                    "operator credential), or connect with it (docs/security.md)."))
         if peer is None:
             return await self._dispatch(method, parsed, on_start, None)
         session = self.sessions.for_peer(peer)

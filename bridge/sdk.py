@@ -714,9 +714,11 @@ class Browser(BrowserSessions):
         """The device's loopback CDP URL (``ws://127.0.0.1:PORT/devtools/browser/<token>``)
         for ``playwright.chromium.connect_over_cdp`` or Puppeteer, issued to this
         connection's session (docs/cdp.md). What goes through it bypasses refs, sessions and
-        trusted-input routing; the URL is a credential for the whole browser.
+        trusted-input routing; the URL is a credential for the whole browser, so only an
+        operator browser (``Browser.connect(operator=...)``) gets it.
 
         Raises:
+            Unauthorized: this browser did not connect with the operator credential.
             BadRequest: the device has no CDP door (Firefox, Camoufox).
             DeviceNotConnected: the device's input driver (which serves the door) is
                 offline.
