@@ -36,7 +36,7 @@ READS = frozenset({"page.snapshot", "page.wait", "page.find", "page.screenshot",
 owner's only; the rest are allowed on any tab (another session's too: they dispatch
 nothing, refs are stable per element, diff baselines are per session)."""
 REVEALING = frozenset({"page.screenshot", "page.console", "page.network", "page.find",
-                       "page.pdf"})
+                       "page.pdf"})  # and, by their params, see reveals()
 """Reads that can show what was typed into the tab: a screenshot or PDF shows a card
 number or password in clear, the console a logged error carrying it, the network record
 a posted form, find matches any text (a regex over names is an oracle). The snapshot
@@ -46,10 +46,14 @@ another session's tab (TAB_CLAIMED, nothing sent; docs/security.md "Who may do w
 
 
 def reveals(method: str, parsed: Any) -> bool:
-    """Whether a read can show typed content (REVEALING), or is a ``read``-mode snapshot:
-    the page's whole text for reading, where a page's own echo of a typed value is most
-    likely (the typed-secret mask covers values typed into fields known to be
-    sensitive, and only in the forms it knows)."""
+    """Whether a read can show typed content (REVEALING), or is a ``read``-mode snapshot
+    (the page's whole text for reading, where a page's own echo of a typed value is most
+    likely: the typed-secret mask covers values typed into fields known to be sensitive,
+    and only in the forms it knows), or a wait for text (``text`` / ``textGone``: it
+    matches before any mask, so a masked card number could be guessed digit by digit)."""
+    if method == "page.wait":
+        return getattr(parsed, "text", None) is not None \
+            or getattr(parsed, "textGone", None) is not None
     return method in REVEALING or (method == "page.snapshot"
                                    and getattr(parsed, "mode", None) == "read")
 FIRST_WAIT_S = 30.0

@@ -115,10 +115,9 @@ def refusal(method: str, params: dict[str, Any] | None = None) -> str | None:
                 "TRUSTBRIDGE_ALLOW_FILE_URLS", "") == "1")
         except E.BadRequest as err:
             reason = err.message
-    if reason is None and method == "DOM.setFileInputFiles":
-        files = params.get("files")
-        if isinstance(files, list):
-            reason = upload_refusal([str(f) for f in files], None)
+    files = params.get("files")
+    if reason is None and isinstance(files, list):  # DOM.setFileInputFiles, and any other
+        reason = upload_refusal([str(f) for f in files], None)
     if reason is None:
         return None
     return f"{method} is refused by the trustbridge CDP door: {reason}{STAYS_UP}"

@@ -192,13 +192,15 @@ async def test_only_the_extension_of_the_sessions_device_may_stop_it(bridge: Bri
     ("page.find", {"text": "4111"}),
     ("page.pdf", {}),
     ("page.snapshot", {"mode": "read"}),
+    ("page.wait", {"text": "41", "timeoutMs": 10}),  # an oracle for a masked value
+    ("page.wait", {"textGone": "41", "timeoutMs": 10}),
 ])
 async def test_reads_that_can_show_typed_content_are_the_owners_only(
         bridge: Bridge, method: str, params: dict) -> None:
     """A screenshot shows a typed card number in clear, the console an error message
     carrying it, the network record a posted form, find matches typed text: on another
     session's tab each is TAB_CLAIMED before anything is sent. The snapshot (typed
-    secrets redacted) and wait stay allowed."""
+    secrets redacted) and a plain wait (``ms``) stay allowed."""
     await _alice_owns_tab_1(bridge)
     bob = await bridge.client()
     await bob.open_session("bob")
@@ -208,3 +210,4 @@ async def test_reads_that_can_show_typed_content_are_the_owners_only(
     assert info.value.details["owner"] == "alice"
     assert bridge.sent() == sent
     assert (await call(bob, "page.snapshot", {"tabId": 1}))["tabId"] == 1
+    assert (await call(bob, "page.wait", {"tabId": 1, "ms": 1}))["tabId"] == 1
