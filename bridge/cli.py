@@ -169,7 +169,8 @@ async def _cmd_up(args: argparse.Namespace) -> int:
 
 
 MCP_OPTION_FLAGS = ("browser", "headless", "viewport", "user_data_dir", "isolated",
-                    "output_dir", "allowed_origins", "blocked_origins", "caps",
+                    "output_dir", "allowed_origins", "blocked_origins", "allowed_roots",
+                    "unrestricted_file_access", "caps",
                     "executable_path", "config", "session_label", "code_timeout_max_s")
 """``mcp`` flags that bridge/mcp/options.py build_options reads (argparse dests)."""
 
@@ -471,6 +472,13 @@ def _add_mcp_options(mcp: argparse.ArgumentParser) -> None:
                    help="semicolon-separated origins the pages may request; others fail")
     g.add_argument("--blocked-origins", metavar="LIST",
                    help="semicolon-separated origins whose requests fail (checked first)")
+    g.add_argument("--allowed-roots", metavar="LIST",
+                   help="semicolon-separated folders browser_file_upload may take files "
+                   "from, besides the output directory (never the state directory)")
+    g.add_argument("--allow-unrestricted-file-access", dest="unrestricted_file_access",
+                   action="store_const", const=True, default=None,
+                   help="uploads from any path (never the state directory) and, in the "
+                   "browser this server starts, file: URLs (Playwright MCP's flag)")
     g.add_argument("--caps", metavar="LIST",
                    help="comma-separated extra tools: vision (coordinates), pdf, "
                    "code (browser_exec: local trusted Python, not a sandbox)")

@@ -5,7 +5,9 @@ The bridge's ``cdp.endpoint`` asks the device's input driver for its CDP door
 Playwright's ``chromium.connect_over_cdp`` and Puppeteer's ``connect`` accept. stdout
 gets the URL alone (``URL=$(trustbridge cdp)``); what it means goes to stderr. The URL
 is issued to this command's session (``--session NAME``: that label; the same label gets
-the same URL while the driver runs).
+the same URL while the driver runs). The command connects with the operator credential
+(the state directory's ``operator-token``): the door reaches every tab, so the bridge
+issues it to operator connections only (docs/security.md "Who may do what").
 
 Chromium devices only: a Firefox or Camoufox device answers BAD_REQUEST with the reason.
 """
@@ -46,4 +48,4 @@ def add_commands(client: Callable[[str, str, Any], argparse.ArgumentParser]) -> 
     → its parser, with ``--json``, ``--bridge``, ``--device``, ``--session``)."""
     p = client("cdp", "print the device's loopback CDP WebSocket URL (token-protected) for "
                "Playwright connect_over_cdp / Puppeteer; Chromium devices only", _run)
-    p.set_defaults(human=human)
+    p.set_defaults(human=human, operator=True)  # the door is an operator's (see above)

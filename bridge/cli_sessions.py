@@ -11,8 +11,11 @@ secret of a session that is gone (lease ran out, stopped, bridge restarted) open
 session of that label without a word. Without ``--session`` each command has an implicit
 session of its own, stopped when it exits, as before.
 
-``trustbridge sessions`` lists the bridge's live sessions; ``sessions stop NAME`` stops
-one (its queued work is cancelled, its tabs released, never closed); ``sessions release
+``trustbridge sessions`` lists your session and how many others there are (with
+``--operator``: every session); ``sessions stop NAME`` stops one (its queued work is
+cancelled, its tabs released, never closed): a ``--session`` of this state directory by
+its saved secret, any other only with ``--operator`` (the operator credential, the state
+directory's ``operator-token``; docs/security.md "Who may do what"); ``sessions release
 [--tab N]`` frees the ``--session``'s tabs (all, or tab N).
 """
 
@@ -80,15 +83,23 @@ async def connect(args: argparse.Namespace, token: str | None) -> Browser:
             secret of (another user's), or another command is attached to it right now.
     """
     label: str | None = getattr(args, "session", None)
+    operator: str | None = None
+    if getattr(args, "operator", False):
+        try:
+            operator = config.read_operator_token()
+        except ValueError as exc:
+            raise E.BadRequest(f"--operator: {exc}. Nothing was sent.") from exc
     if label is None:
-        return await Browser.connect(args.bridge, token, device=args.device)
+        return await Browser.connect(args.bridge, token, device=args.device,
+                                     operator=operator)
     url = args.bridge or (config.read_endpoint() or {}).get("url")
     saved = config.read_session(label)
     # A secret goes only to the bridge that issued it.
     secret = saved.get("secret") if saved and saved.get("url") == url else None
     browser = await Browser.connect(
         args.bridge, token, device=args.device, session=label, on_disconnect="keep",
-        lease_ms=args.session_lease_ms, secret=secret if isinstance(secret, str) else None)
+        lease_ms=args.session_lease_ms, secret=secret if isinstance(secret, str) else None,
+        operator=operator)
     opened = browser.session or {}
     if secret is not None and not opened.get("resumed"):
         log.info("session %r had ended; opened a new one of that label", label)
@@ -104,14 +115,23 @@ async def _run(args: argparse.Namespace, browser: Browser, _tab: Tab) -> dict[st
     if args.action == "list":
         if args.name is not None:
             raise E.BadRequest("`sessions list` takes no NAME. Nothing was sent.")
-        return {"sessions": await browser.sessions()}
+        return dict(await browser.client.call("sessions.list"))
     if args.action == "stop":
         label = args.name or own
         if label is None:
             raise E.BadRequest("Name the session to stop: `trustbridge sessions stop NAME` "
                                "(`trustbridge sessions` lists them). Nothing was sent.")
-        # Stopping one's own session by name is stopping it, not another's.
-        result = dict(await browser.stop_session(None if label == own else label))
+        # Stopping one's own session by name is stopping it, not another's; a kept
+        # session of this state directory is stopped with its saved secret (its holder
+        # is that session); any other needs --operator.
+        secret = None
+        if label != own:
+            saved = config.read_session(label) or {}
+            url = args.bridge or (config.read_endpoint() or {}).get("url")
+            if saved.get("url") == url and isinstance(saved.get("secret"), str):
+                secret = saved["secret"]
+        result = dict(await browser.stop_session(None if label == own else label,
+                                                 secret=secret))
         config.remove_session(label)  # its secret resumes nothing any more
         return result
     if own is None or args.name is not None:
@@ -130,6 +150,9 @@ def add_commands(client: Callable[[str, str, Any], argparse.ArgumentParser]) -> 
                "your session's tabs", _run)
     p.add_argument("action", nargs="?", choices=("list", "stop", "release"), default="list")
     p.add_argument("name", nargs="?", help="stop: the session's label")
+    p.add_argument("--operator", action="store_true",
+                   help="connect with the operator credential (the state directory's "
+                   "operator-token): list every session, stop another's")
     p.set_defaults(human=human)
 
 
@@ -152,8 +175,11 @@ def human(args: argparse.Namespace, result: dict[str, Any]) -> str:
             # This command's own throwaway implicit session is nobody's work: not shown.
             if not (s.get("yours") and str(s.get("label", "")).startswith("client-")
                     and not s.get("tabs"))]
+    others = result.get("others") or 0
+    more = (f"\n{others} other session(s): their labels are shown with --operator"
+            if others else "")
     if not rows:
-        return "no sessions"
+        return ("no sessions of yours" + more) if others else "no sessions"
     table = [("", "LABEL", "TABS", "CONNECTED", "LEASE LEFT", "LAST ACTION", "IN FLIGHT")]
     for s in rows:
         left = s.get("expiresInMs")
@@ -168,4 +194,4 @@ def human(args: argparse.Namespace, result: dict[str, Any]) -> str:
                       str(s.get("inFlight", 0))))
     widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-                     for r in table)
+                      for r in table) + more

@@ -74,7 +74,8 @@ class BridgeClient:
 
     @classmethod
     async def connect(
-        cls, url: str | None = None, token: str | None = None, open_timeout_s: float = 10.0
+        cls, url: str | None = None, token: str | None = None, open_timeout_s: float = 10.0,
+        operator: str | None = None,
     ) -> BridgeClient:
         """Connect and say hello.
 
@@ -82,6 +83,9 @@ class BridgeClient:
             url: ``ws://127.0.0.1:PORT``; default: the endpoint file of the running bridge.
             token: bridge token; default: the token file.
             open_timeout_s: seconds to wait for the TCP and WebSocket handshake.
+            operator: the operator credential (:func:`bridge.config.read_operator_token`):
+                this connection may stop other sessions and sees their labels
+                (docs/security.md "Who may do what"). Default: an agent's connection.
 
         Raises:
             DeviceNotConnected: nothing listens at the URL.
@@ -99,7 +103,8 @@ class BridgeClient:
             raise E.DeviceNotConnected(
                 f"Cannot reach the bridge at {url}: {exc}. Is `trustbridge up` running?"
             ) from exc
-        hello = Hello(role="client", protocolVersion=PROTOCOL_VERSION, token=token)
+        hello = Hello(role="client", protocolVersion=PROTOCOL_VERSION, token=token,
+                      operator=operator)
         try:
             welcome = await handshake(ws, hello)
         except ConnectionClosed as exc:

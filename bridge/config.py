@@ -9,6 +9,10 @@ Files live in the state directory: ``$TRUSTBRIDGE_HOME`` if set, else
   so the CLI, SDK and MCP server find it without flags.
 - ``mcp-http-token``: the bearer token of ``trustbridge mcp --http`` (its own, 32 random
   bytes as hex, mode 0600), created on its first start.
+- ``operator-token``: the operator credential (32 random bytes as hex, mode 0600),
+  created on the bridge's first start. A client whose hello carries it may stop other
+  sessions and see their labels (docs/security.md "Who may do what"); the CLI sends it
+  with ``--operator`` only. Agents' own connections (MCP server, SDK) never read it.
 - ``sessions/LABEL.json``: ``{"label", "secret", "url", "sessionId"}`` of the kept session
   the CLI's ``--session LABEL`` opened (mode 0600, directory 0700), so the next invocation
   resumes it (docs/sessions.md). The secret is sent only to the bridge at ``url``.
@@ -83,6 +87,26 @@ def load_or_create_token(path: Path | None = None) -> str:
     with os.fdopen(fd, "w") as fh:
         fh.write(token + "\n")
     return token
+
+
+def operator_token_path() -> Path:
+    """The file of the operator credential (see the module docstring)."""
+    return state_dir() / "operator-token"
+
+
+def load_or_create_operator_token() -> str:
+    """The operator credential, created (mode 0600) on first use."""
+    return load_or_create_token(operator_token_path())
+
+
+def read_operator_token() -> str:
+    """The operator credential of the local bridge, for ``--operator``.
+
+    Raises:
+        ValueError: the file is missing, unreadable or empty (no bridge has started with
+            this state directory); the message names it.
+    """
+    return read_token_file(operator_token_path())
 
 
 def mcp_http_token_path() -> Path:

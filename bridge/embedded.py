@@ -81,7 +81,8 @@ class Embedded:
         self.token = config.load_or_create_token()
         seeded = parse_device_list(os.environ.get(ENV_REQUIRE_TRUSTED_INPUT))
         self.server = BridgeServer(self.token, host=host, port=port, policy=RoutingPolicy(seeded),
-                                   allow_file_urls=allow_file_urls, origins=origins)
+                                   allow_file_urls=allow_file_urls, origins=origins,
+                                   operator_token=config.load_or_create_operator_token())
         self.child: asyncio.subprocess.Process | None = None
         self.restarts = 0
         """How many times the supervisor said it started its dead browser again."""

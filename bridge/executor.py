@@ -44,6 +44,7 @@ from .dialog_waits import DialogWaits, on_tab
 from .dialogs import OpenDialog
 from .dispatch_signals import DispatchSignals
 from .events import may_open_tab
+from .files import check_upload
 from .new_tab import open_tab
 from .protocol import errors as E
 from .protocol.methods import (
@@ -69,7 +70,7 @@ from .session_gate import SESSION_METHODS, SessionGate
 from .sessions import SessionBook
 from .tabqueue import TabQueue
 from .trusted_input import TrustedInputRoute
-from .urls import check_navigation_url
+from .urls import check_navigation_url, redact_credentials
 
 log = logging.getLogger("trustbridge.executor")
 
@@ -161,8 +162,19 @@ class Executor(TrustedInputRoute):
             SessionStopped: the connection's session was stopped.
         """
         parsed = validate_params(method, params)
+        if method in ("page.act", "page.batch"):
+            _check_uploads(parsed)
         if method in SESSION_METHODS:
             return await self.gate.serve(peer, method, parsed)
+        if method == "cdp.endpoint" and peer is not None and not self.gate.operator(peer):
+            # The door reaches every tab, bypassing sessions (docs/cdp.md): it would undo
+            # the owner-only rules between agents (docs/security.md "Who may do what").
+            raise E.Unauthorized(
+                "The CDP door acts on every tab of the browser, other sessions' and a "
+                "person's included; only an operator connection gets its URL. Nothing was "
+                "issued.", {"reason": "notOperator"}, next_step=(
+                    "Ask the person running trustbridge (`trustbridge cdp` uses the "
+                    "operator credential), or connect with it (docs/security.md)."))
         if peer is None:
             return await self._dispatch(method, parsed, on_start, None)
         session = self.sessions.for_peer(peer)
@@ -220,7 +232,8 @@ class Executor(TrustedInputRoute):
                 check_navigation_url(url, self.allow_file_urls, self.origins)
             except E.BadRequest as err:
                 if "reason" in err.details:  # an origin list: said where the user reads it too
-                    log.warning("blocked a navigation to %s: %s", url[:200], err.details["reason"])
+                    log.warning("blocked a navigation to %s: %s", redact_credentials(url)[:200],
+                                err.details["reason"])
                 raise
         # A dialog that just opened blocks every tab until it is placed on its own.
         await self.dialog_waits.settled(getattr(parsed, "device", None))
@@ -540,3 +553,20 @@ class _ProvisionalSnapshotParams(SnapshotParams):
     (bridge/dispatch_signals.py); never a client's request."""
 
     provisional: str = Field(min_length=1, max_length=32)
+
+
+def _check_uploads(parsed: Any) -> None:
+    """An ``upload`` action never hands a page a file of the state directory (the bridge
+    token, the operator credential: bridge/files.py), whoever sends it; the MCP server
+    adds its allowed roots before it sends.
+
+    Raises:
+        BadRequest: nothing was sent.
+    """
+    items = getattr(parsed, "actions", None) or [parsed]
+    for item in items:
+        action = getattr(item, "action", None)
+        files = getattr(action, "files", None) if getattr(action, "kind", None) == "upload" \
+            else None
+        if files:
+            check_upload(files, None)

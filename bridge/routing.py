@@ -112,8 +112,9 @@ class RoutingPolicy:
     def join(self, peer: str, role: str, device: str | None, browser: str | None = None,
              capabilities: Mapping[str, bool] | None = None) -> None:
         """Record a peer after a good hello. A newer extension for the same device
-        replaces the older one (a restarted service worker may leave a half-closed
-        socket behind). A driver never displaces a live one: whoever holds the token could
+        replaces the older one here; the server admits one only when the older one
+        answered no ping (bridge/server.py ``_refuse_a_second_extension``: a restarted
+        service worker may leave a half-closed socket behind). A driver never displaces a live one: whoever holds the token could
         otherwise take the real driver's place, receive the typed text and answer
         "done" (issue 13, item 5); replacing a driver needs the old one gone.
         ``capabilities`` (from hello) are reported by :meth:`devices` while the peer is

@@ -632,7 +632,7 @@ class Browser(BrowserSessions):
                       device: str | None = None, *, session: str | None = None,
                       lease_ms: int = 120_000,
                       on_disconnect: Literal["stop", "keep"] = "stop",
-                      secret: str | None = None) -> Browser:
+                      secret: str | None = None, operator: str | None = None) -> Browser:
         """Connect to a running bridge.
 
         Args:
@@ -647,15 +647,19 @@ class Browser(BrowserSessions):
                 default), or ``"keep"`` it for ``lease_ms``, resumable with ``secret``.
             secret: with ``session``: the ``browser.session["secret"]`` of a kept
                 session to resume (a secret of a session that is gone opens a new one).
+            operator: the operator credential (``bridge.config.read_operator_token()``):
+                this browser may stop other sessions and list them all (docs/security.md
+                "Who may do what"). An agent's browser has none.
 
         Raises:
             DeviceNotConnected: no bridge listens there (or none recorded its endpoint).
-            Unauthorized: wrong token.
+            Unauthorized: wrong token or operator credential.
             ProtocolMismatch: the bridge speaks another protocol version.
             BadRequest: ``session`` is a live session's label and ``secret`` does not
                 resume it; a bad label or lease. The connection is closed.
         """
-        client = await BridgeClient.connect(url, token)
+        client = await (BridgeClient.connect(url, token) if operator is None
+                        else BridgeClient.connect(url, token, operator=operator))
         await cls._open_session(client, session, lease_ms, on_disconnect, secret)
         return cls(client, device)
 
@@ -734,9 +738,11 @@ class Browser(BrowserSessions):
         """The device's loopback CDP URL (``ws://127.0.0.1:PORT/devtools/browser/<token>``)
         for ``playwright.chromium.connect_over_cdp`` or Puppeteer, issued to this
         connection's session (docs/cdp.md). What goes through it bypasses refs, sessions and
-        trusted-input routing; the URL is a credential for the whole browser.
+        trusted-input routing; the URL is a credential for the whole browser, so only an
+        operator browser (``Browser.connect(operator=...)``) gets it.
 
         Raises:
+            Unauthorized: this browser did not connect with the operator credential.
             BadRequest: the device has no CDP door (Firefox, Camoufox).
             DeviceNotConnected: the device's input driver (which serves the door) is
                 offline.

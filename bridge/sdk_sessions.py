@@ -15,7 +15,7 @@ person opened in a headed browser is never taken by acting on it: :meth:`claim` 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from .client import BridgeClient
 from .sdk_results import (
@@ -48,9 +48,11 @@ class BrowserSessions:
         return cast(SessionOpenResult | None, self.client.session)
 
     async def sessions(self) -> list[SessionInfo]:
-        """Every live session of the bridge: ``[{label, tabs: [{device, tabId}],
+        """The live sessions this connection may see: ``[{label, tabs: [{device, tabId}],
         connected, onDisconnect, leaseMs, expiresInMs, lastAction, lastActionAgoMs,
-        inFlight, yours}]`` (never a secret). ``yours`` marks this browser's own."""
+        inFlight, yours}]`` (never a secret). ``yours`` marks this browser's own. An
+        operator connection (``Browser.connect(operator=...)``) sees every session; any
+        other sees its own only (docs/security.md "Who may do what")."""
         result = await self.client.call("sessions.list")
         return cast(list[SessionInfo], list(result["sessions"]))
 
@@ -86,7 +88,8 @@ class BrowserSessions:
             "session.handoff", {"device": self.device, "tabId": _tab_id(tab), "to": to})
         return cast(SessionTabsResult, result)
 
-    async def stop_session(self, label: str | None = None) -> SessionStopResult:
+    async def stop_session(self, label: str | None = None, *,
+                           secret: str | None = None) -> SessionStopResult:
         """Stop session ``label`` (None: this browser's own): its queued requests answer
         CANCELLED and never run, a running one finishes and reports what it did, its
         tabs are released (never closed), and its later requests raise SessionStopped.
@@ -95,10 +98,18 @@ class BrowserSessions:
             ``{label, stopped, cancelled, running, released: [{device, tabId}]}``;
             ``stopped`` is false when it had stopped already.
 
+        Another session may be stopped by an operator connection, or with that session's
+        ``secret`` (its ``session["secret"]``); the stopper never takes its tabs.
+
         Raises:
-            BadRequest: no session has that label.
+            Unauthorized: another session's label, this connection is no operator and
+                ``secret`` is not that session's.
+            BadRequest: (an operator) no session has that label.
         """
-        return cast(SessionStopResult, await self.client.call("session.stop", {"label": label}))
+        params: dict[str, Any] = {"label": label}
+        if secret is not None:
+            params["secret"] = secret
+        return cast(SessionStopResult, await self.client.call("session.stop", params))
 
     async def claim(self, tab_id: int) -> SessionTabsResult:
         """Claim free tab ``tab_id`` explicitly: the way to take a tab a person opened

@@ -11,7 +11,8 @@ result check of every answer it sends a client.
 Close codes (docs/bridge.md): 1008 policy violation after a bad first frame (wrong
 token, other protocol version, malformed or binary hello, no hello in time; the error
 response comes first), 4409 a second driver for a device whose driver is online (after
-the UNAUTHORIZED response), 1009 message too big (over ``max_message_bytes``), 1007 text frame
+the UNAUTHORIZED response; likewise a second extension for a device whose extension
+answers a ping), 1009 message too big (over ``max_message_bytes``), 1007 text frame
 that is not UTF-8, 1001 bridge stopping. Web-page origins get HTTP 403 at the handshake.
 """
 
@@ -24,6 +25,7 @@ import itertools
 import json
 import logging
 import os
+import secrets
 import time
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -52,6 +54,7 @@ from .protocol.origins import OriginPolicy
 from .protocol.peer import Connection, answer, encode
 from .protocol.validate import error_locs, summarise, validate_result
 from .routing import RoutingPolicy
+from .urls import redact, redact_credentials
 
 log = logging.getLogger("trustbridge.bridge")
 action_log = logging.getLogger("trustbridge.actions")
@@ -60,7 +63,12 @@ HELLO_TIMEOUT_S = 10.0
 SWEEP_S = 2.0
 """How often the bridge looks for sessions whose lease ran out, s."""
 CLOSE_DRIVER_CONFLICT = 4409
-"""Close code for a driver hello refused because the device's driver is online."""
+"""Close code for a driver or extension hello refused because the device's peer of that
+role is online."""
+LIVENESS_PROBE_S = 2.0
+"""How long a device's connected extension has to answer the bridge's ping when a second
+extension says hello for the device, s: answered, the newcomer is refused; unanswered (a
+socket whose close never arrived), the old one is dropped and the newcomer takes over."""
 DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 """32 MiB: a full-page PNG screenshot in base64 fits."""
 
@@ -88,6 +96,8 @@ class Peer:
     role: str
     device: str | None
     conn: Connection
+    operator: bool = False
+    """The hello carried the operator credential (docs/security.md)."""
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     requests: dict[str, _Running] = field(default_factory=dict)
 
@@ -124,6 +134,10 @@ class BridgeServer:
         max_message_bytes: largest accepted frame, bytes; larger ones close with 1009.
         origins: the origin lists the browser enforces; navigation to an origin they
             block is refused before it is sent (bridge/urls.py).
+        operator_token: the operator credential: a client whose hello carries it may
+            stop other sessions and sees their labels (docs/security.md "Who may do
+            what"). Default: a random one only this object knows (:attr:`operator_token`);
+            the embedded bridge passes the state directory's ``operator-token``.
     """
 
     def __init__(
@@ -135,8 +149,10 @@ class BridgeServer:
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         allow_file_urls: bool | None = None,
         origins: OriginPolicy | None = None,
+        operator_token: str | None = None,
     ) -> None:
         self.token = token
+        self.operator_token = operator_token or secrets.token_hex(32)
         self.host = host
         self.port = port
         self.policy = policy or RoutingPolicy()
@@ -149,6 +165,7 @@ class BridgeServer:
         self.executor = Executor(self.policy, self._peer, allow_file_urls=allow_file_urls,
                                  origins=origins)
         self.executor.gate.withdraw = self._withdraw
+        self.executor.gate.operator = self._is_operator
         self._sweeper: asyncio.Task[None] | None = None
         self.pairing = Pairing()  # codes and paired devices' credentials (bridge/pairing.py)
 
@@ -233,6 +250,12 @@ class BridgeServer:
                 "Wrong or missing bridge token. Read it from the token file in the state "
                 "directory (see docs/security.md)."
             )
+        if hello.operator is not None and (hello.role != "client" or not hmac.compare_digest(
+                hello.operator.encode(), self.operator_token.encode())):
+            raise E.Unauthorized(
+                "Wrong operator credential (or one sent by a peer that is no client). The "
+                "operator credential is the operator-token file of the state directory "
+                "(docs/security.md); connect without it to work as an agent session.")
         if hello.protocolVersion != PROTOCOL_VERSION:
             raise E.ProtocolMismatch(
                 f"Peer speaks protocol {hello.protocolVersion}, bridge speaks {PROTOCOL_VERSION}.",
@@ -243,17 +266,22 @@ class BridgeServer:
     async def _handle(self, ws: ServerConnection) -> None:
         try:
             hello = await self._read_hello(ws)
+            if hello.role == "extension" and hello.device is not None:
+                await self._refuse_a_second_extension(hello.device)
             peer_id = f"p{next(self._peer_ids)}"
             name = f"{hello.role} of device {hello.device!r}"
             peer = Peer(peer_id, hello.role, hello.device,
-                        Connection(ws, name, id_prefix="b", details={"device": hello.device}))
+                        Connection(ws, name, id_prefix="b", details={"device": hello.device}),
+                        operator=hello.operator is not None)
             self.policy.join(peer.id, hello.role, hello.device, hello.browser,
                              hello.capabilities)
         except E.TrustbridgeError as err:
             code, reason = 1008, err.code.value
-            if (err.details or {}).get("reason") == "driverAlreadyConnected":
-                code, reason = CLOSE_DRIVER_CONFLICT, f"{reason}: driver already connected"
-                log.warning("refused a second driver for device %r", hello.device)
+            conflict = (err.details or {}).get("reason")
+            if conflict in ("driverAlreadyConnected", "extensionAlreadyConnected"):
+                role = "driver" if conflict == "driverAlreadyConnected" else "extension"
+                code, reason = CLOSE_DRIVER_CONFLICT, f"{reason}: {role} already connected"
+                log.warning("refused a second %s for device %r", role, hello.device)
             with contextlib.suppress(ConnectionClosed):
                 await ws.send(encode(Response(id=None, ok=False, error=err.to_payload())))
                 await ws.close(code, reason)
@@ -283,6 +311,34 @@ class BridgeServer:
             pass
         finally:
             self._drop(peer)
+
+    async def _refuse_a_second_extension(self, device: str) -> None:
+        """One live extension per device, as one driver (routing.join): whoever holds the
+        token could otherwise take the real extension's place, receive the agents'
+        snapshots and resolveTarget requests and answer them with a forged page. The
+        connected one is asked for a pong (LIVENESS_PROBE_S); a half-closed socket left
+        by a killed service worker answers none, and is dropped for the newcomer.
+
+        Raises:
+            Unauthorized: the device's extension answered (``details.reason``:
+                ``extensionAlreadyConnected``).
+        """
+        old = self.peers.get(self.policy.extensions.get(device, ""))
+        if old is None:
+            return
+        try:
+            pong = await old.ws.ping()
+            await asyncio.wait_for(pong, LIVENESS_PROBE_S)
+        except (ConnectionClosed, TimeoutError, RuntimeError):
+            log.warning("extension %s of device %r answered no ping: replaced by a new "
+                        "one", old.id, device)
+            old.ws.transport.abort()  # its handler ends and drops it
+            return
+        raise E.Unauthorized(
+            f"Device {device!r} already has its extension connected (it answered now); a "
+            "second one is refused. Close the other first (a restarted browser's old "
+            "connection is replaced once it stops answering).",
+            {"device": device, "reason": "extensionAlreadyConnected"})
 
     def _drop(self, peer: Peer) -> None:
         self.peers.pop(peer.id, None)
@@ -343,9 +399,16 @@ class BridgeServer:
             self.executor.tab_opened(peer.id, msg.params)
             return
         if msg.event == "session.stop" and peer.role == "extension":
-            # A person pressed Stop in the browser for the session owning a tab.
+            # A person pressed Stop in the browser for the session owning a tab. Only the
+            # extension of a device the session holds a tab on speaks for that person: a
+            # token holder saying hello as the extension of some other device stops
+            # nothing (tests/bridge/test_authority.py).
             label = msg.params.get("label") if isinstance(msg.params, dict) else None
             session = self.executor.sessions.find(label) if isinstance(label, str) else None
+            if session is not None and not any(d == peer.device for d, _ in session.tabs):
+                log.warning("extension of device %r sent Stop for session %r, which holds "
+                            "no tab there: ignored", peer.device, label)
+                session = None
             if session is not None:
                 self.executor.gate.stop(session, "a person (the browser's Stop button)")
                 log.info("session %r stopped from the browser", label)
@@ -420,7 +483,7 @@ class BridgeServer:
                           exc_info=True)
                 raise
 
-        response = await answer(req, work(), "The bridge failed", log)
+        response = _redacted(await answer(req, work(), "The bridge failed", log))
         self._tell_owners()
         if req.method in CLIENT_INPUT_METHODS:
             _log_action(req, response, (time.perf_counter() - started) * 1000)
@@ -474,11 +537,32 @@ class BridgeServer:
                 log.info("session %r stopped: its lease ran out", session.label)
             self._tell_owners()
 
+    def _is_operator(self, peer_id: str) -> bool:
+        peer = self.peers.get(peer_id)
+        return peer is not None and peer.operator
+
     def _peer(self, peer_id: str) -> Peer:
         peer = self.peers.get(peer_id)
         if peer is None:
             raise E.DeviceNotConnected("That peer has just disconnected; retry shortly.")
         return peer
+
+
+def _redacted(response: Response) -> Response:
+    """The answer with the credentials of every URL in it (result, error message and
+    details) replaced (bridge/urls.py redact_credentials): navigate results, tab lists,
+    snapshots' URL lines and error texts never carry ``user:password@``."""
+    if response.result is not None:
+        result = redact(response.result)
+        if result is not response.result:
+            response = response.model_copy(update={"result": result})
+    if response.error is not None:
+        message = redact_credentials(response.error.message)
+        details = redact(response.error.details)
+        if message is not response.error.message or details is not response.error.details:
+            response = response.model_copy(update={"error": response.error.model_copy(
+                update={"message": message, "details": details})})
+    return response
 
 
 def _log_action(req: Request, response: Response, ms: float) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 from collections.abc import Callable
 from typing import Any
 
@@ -24,7 +25,7 @@ from .routing import RoutingPolicy
 from .sessions import Session, SessionBook
 from .tabqueue import TabQueue
 
-__all__ = ["CLAIMS", "READS", "SessionGate"]
+__all__ = ["CLAIMS", "READS", "REVEALING", "SessionGate"]
 
 CLAIMS = frozenset({*CLIENT_INPUT_METHODS, "page.navigate", "page.history", "page.evaluate",
                     "page.resize", "page.dialog", "page.tracing", "tabs.select",
@@ -33,9 +34,30 @@ CLAIMS = frozenset({*CLIENT_INPUT_METHODS, "page.navigate", "page.history", "pag
 records the tab's whole browser context, so only a tab's owner may start or stop it)."""
 READS = frozenset({"page.snapshot", "page.wait", "page.find", "page.screenshot",
                    "page.console", "page.network", "page.pdf"})
-"""Methods that only look at their tab: allowed on any tab (another session's too: they
-dispatch nothing, refs are stable per element, diff baselines are per session), never
-claiming it."""
+"""Methods that only look at their tab: they never claim it. Those of REVEALING are the
+owner's only; the rest are allowed on any tab (another session's too: they dispatch
+nothing, refs are stable per element, diff baselines are per session)."""
+REVEALING = frozenset({"page.screenshot", "page.console", "page.network", "page.find",
+                       "page.pdf"})  # and, by their params, see reveals()
+"""Reads that can show what was typed into the tab: a screenshot or PDF shows a card
+number or password in clear, the console a logged error carrying it, the network record
+a posted form, find matches any text (a regex over names is an oracle). The snapshot
+redacts typed secrets (bridge/secrets.py) and wait returns no content, so they stay open
+to every session; these (and the snapshot's ``read`` mode: :func:`reveals`) are refused on
+another session's tab (TAB_CLAIMED, nothing sent; docs/security.md "Who may do what")."""
+
+
+def reveals(method: str, parsed: Any) -> bool:
+    """Whether a read can show typed content (REVEALING), or is a ``read``-mode snapshot
+    (the page's whole text for reading, where a page's own echo of a typed value is most
+    likely: the typed-secret mask covers values typed into fields known to be sensitive,
+    and only in the forms it knows), or a wait for text (``text`` / ``textGone``: it
+    matches before any mask, so a masked card number could be guessed digit by digit)."""
+    if method == "page.wait":
+        return getattr(parsed, "text", None) is not None \
+            or getattr(parsed, "textGone", None) is not None
+    return method in REVEALING or (method == "page.snapshot"
+                                   and getattr(parsed, "mode", None) == "read")
 FIRST_WAIT_S = 30.0
 """How long a session's first action waits for another session's first action on the
 same device (the claim comes with its answer), s."""
@@ -83,6 +105,9 @@ class SessionGate:
         self.peer = peer
         self.withdraw: Withdraw = lambda _peer, _reason: (0, 0)
         """Set by the server: withdraws a connection's queued requests."""
+        self.operator: Callable[[str], bool] = lambda _peer: False
+        """Set by the server: whether a connection said hello with the operator
+        credential."""
         self._first: dict[str, tuple[Session, asyncio.Event]] = {}
         """Device → the session whose first action runs on the browser's active tab."""
 
@@ -125,8 +150,10 @@ class SessionGate:
             return None
         if getattr(parsed, "tabId", None) is None:
             parsed.tabId = tab
-        if acts:  # a read of another session's tab is allowed (it acts on nothing)
+        if acts:
             self.book.check(session, device, tab, claim=True, attended=self.attended(device))
+        elif reveals(method, parsed):  # another session's tab: the owner's only
+            self.book.check(session, device, tab, claim=False, attended=False, reveal=True)
         return tab
 
     async def _unknown_tab(self, session: Session, device: str, acts: bool) -> int | None:
@@ -264,16 +291,18 @@ class SessionGate:
                     "heartbeatMs": int(session.lease_s * 1000 / 3), "secret": session.secret,
                     "resumed": resumed, "tabs": book.tab_keys(sorted(session.tabs))}
         session = book.for_peer(peer)
+        operator = self.operator(peer)
         if method == "sessions.list":
-            return {"sessions": book.listing(session)}
+            rows = book.listing(session)
+            if operator:
+                return {"sessions": rows}
+            mine = [r for r in rows if r["yours"]]
+            return {"sessions": mine, "others": len(rows) - len(mine)}
         if method == "session.renew":
             book.renew(session)
             return {"label": session.label, "leaseMs": int(session.lease_s * 1000)}
         if method == "session.stop":
-            target = session if parsed.label is None else book.by_label(parsed.label)
-            by = ("its own request" if target is session
-                  else f"session {session.label!r}")
-            return self.stop(target, by)
+            return self._stop_asked(session, parsed.label, parsed.secret, operator)
         if method == "session.release" and parsed.tabId is None and parsed.device is None:
             # Every tab on every device: no device to pick (several may be connected, or
             # none any more).
@@ -292,6 +321,9 @@ class SessionGate:
             return {"label": session.label, "to": target.label,
                     "tabs": book.tab_keys([(device, tab)])}
         if method == "tabs.claim":
+            # Another's tab, or one this session's stop released: refused before asking.
+            book.check(session, device, parsed.tabId, claim=False, attended=False,
+                       reveal=True)
             await self._check_exists(device, parsed.tabId)
             person = book.claim(session, device, parsed.tabId, self.attended(device))
             book.select(session, device, parsed.tabId)
@@ -306,13 +338,43 @@ class SessionGate:
             raise E.BrowserTabClosed(f"Tab {tab} is not open on device {device!r}.",
                                      {"tabId": tab})
 
-    def stop(self, session: Session, by: str) -> dict[str, Any]:
-        """Stop ``session``: withdraw its connection's queued requests, release its tabs."""
+    def _stop_asked(self, asker: Session, label: str | None, secret: str | None,
+                    operator: bool) -> dict[str, Any]:
+        """``session.stop``: one's own session; another only as an operator or with its
+        secret (docs/security.md "Who may do what").
+
+        Raises:
+            Unauthorized: another session, asked by a connection that is no operator and
+                without its secret (``reason: notOperator``); the same answer whether or
+                not the label is live, so it is no oracle of labels.
+            BadRequest: an operator named no live session.
+        """
+        if label is None or label == asker.label:
+            return self.stop(asker, "its own request")
+        self.book.sweep()
+        target = self.book.find(label)
+        if target is not None and secret is not None \
+                and hmac.compare_digest(secret.encode(), target.secret.encode()):
+            return self.stop(target, "its own request (a connection with its secret)")
+        if not operator:
+            raise E.Unauthorized(
+                "Only the session itself, a person (the browser's Stop button) or an "
+                "operator connection may stop a session; nothing was stopped.",
+                {"reason": "notOperator"}, next_step=(
+                    "Stop your own session (session.stop without label). An operator "
+                    "connects with the operator credential (docs/security.md)."))
+        target = self.book.by_label(label)
+        return self.stop(target, f"the operator (session {asker.label!r})", stopper=asker)
+
+    def stop(self, session: Session, by: str, stopper: Session | None = None
+             ) -> dict[str, Any]:
+        """Stop ``session``: withdraw its connection's queued requests, release its tabs
+        (never to ``stopper``: bridge/sessions.py SessionBook.stop)."""
         cancelled = running = 0
         if session.peer is not None:
             cancelled, running = self.withdraw(
                 session.peer, f"session {session.label!r} was stopped by {by}")
         stopped = not session.stopped
-        released = self.book.stop(session, by) if stopped else []
+        released = self.book.stop(session, by, stopper) if stopped else []
         return {"label": session.label, "stopped": stopped, "cancelled": cancelled,
                 "running": running, "released": self.book.tab_keys(released)}

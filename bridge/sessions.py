@@ -104,6 +104,9 @@ class SessionBook:
         self._owner: dict[TabKey, Session] = {}
         self._made: set[TabKey] = set()
         """Tabs a session opened (or a session's tab opened): never a person's."""
+        self._barred: dict[TabKey, Session] = {}
+        """Tab → the session that stopped its owner: it never takes (or reads what may
+        show typed content of) the tabs its stop released (docs/security.md)."""
         self._ids = 0
         self.changed: set[str] = set()
         """Devices whose tab owners changed since the executor last told their extension."""
@@ -221,10 +224,19 @@ class SessionBook:
         self._end(session, "its client disconnecting")
         return session
 
-    def stop(self, session: Session, by: str) -> list[TabKey]:
-        """Stop ``session`` (see the module docstring); returns the tabs it released."""
+    def stop(self, session: Session, by: str, stopper: Session | None = None) -> list[TabKey]:
+        """Stop ``session`` (see the module docstring); returns the tabs it released.
+
+        Args:
+            stopper: the other session that stopped it (an operator's), if any: the
+                released tabs stay closed to it (:meth:`check`, :meth:`claim` raise
+                TabClaimed with ``stoppedBy``), so stopping is never a way to take them.
+        """
         released = sorted(session.tabs)
         self._end(session, by)
+        if stopper is not None and stopper is not session:
+            for key in released:
+                self._barred[key] = stopper
         return released
 
     def _end(self, session: Session, by: str | None) -> None:
@@ -292,7 +304,7 @@ class SessionBook:
         return self._owner.get((device, tab))
 
     def check(self, session: Session, device: str, tab: int, *, claim: bool,
-              attended: bool) -> None:
+              attended: bool, reveal: bool = False) -> None:
         """May ``session`` use the tab? Claims a free tab when ``claim`` (an action); a
         tab so claimed becomes the session's current tab on the device if it has none.
 
@@ -302,10 +314,13 @@ class SessionBook:
                 claims nothing.
             attended: a person may have opened tabs on this device (headed, or no
                 driver): a tab no session opened is then a person's, never claimed here.
+            reveal: a read that can show typed content (gate: bridge/session_gate.py
+                REVEALING): refused on another session's tab like an action.
 
         Raises:
             TabClaimed: another session owns it (``owner`` its label), or it is a
-                person's tab and the request would claim it (``person: true``).
+                person's tab and the request would claim it (``person: true``), or this
+                session stopped the tab's owner (``stoppedBy``: its own label).
         """
         key = (device, tab)
         owner = self._owner.get(key)
@@ -315,6 +330,8 @@ class SessionBook:
             raise E.TabClaimed(
                 f"Tab {tab} belongs to session {owner.label!r}; nothing was sent to it.",
                 tabId=tab, owner=owner.label)
+        if claim or reveal:
+            self._check_bar(session, key)
         if not claim:
             return
         if attended and key not in self._made:
@@ -342,9 +359,19 @@ class SessionBook:
         if owner is not None and owner is not session:
             raise E.TabClaimed(f"Tab {tab} belongs to session {owner.label!r}; ask it to "
                                "hand the tab off or release it.", tabId=tab, owner=owner.label)
+        self._check_bar(session, (device, tab))
         person = attended and (device, tab) not in self._made
         self._own(session, (device, tab))
         return person
+
+    def _check_bar(self, session: Session, key: TabKey) -> None:
+        if self._barred.get(key) is session:
+            raise E.TabClaimed(
+                f"Tab {key[1]} was released when this session stopped its owner; the "
+                "stopper never takes the stopped session's tabs. Nothing was sent to it.",
+                {"stoppedBy": session.label}, tabId=key[1], next_step=(
+                    "Work in a tab of your own (tabs.new); another session, or a person, "
+                    "may take this one."))
 
     def opened(self, session: Session | None, device: str, tab: int,
                opener: int | None = None) -> None:
@@ -365,6 +392,7 @@ class SessionBook:
         """The tab closed: nobody owns it any more."""
         self._free((device, tab))
         self._made.discard((device, tab))
+        self._barred.pop((device, tab), None)
 
     def replaced(self, device: str, old: int, new: int) -> None:
         """Tab ``old`` was replaced by ``new`` (a crashed renderer's tab recovered as a new
@@ -472,7 +500,8 @@ class SessionBook:
                 row["person"] = True
 
     def listing(self, asker: Session | None) -> list[dict[str, Any]]:
-        """``sessions.list`` rows (never a secret)."""
+        """``sessions.list`` rows of every live session (never a secret); the gate shows
+        others' rows to operator connections only."""
         self.sweep()
         now = self.clock()
         rows = []

@@ -22,12 +22,42 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
 from urllib.parse import urlsplit
 
 from .protocol import errors as E
 from .protocol.origins import OriginPolicy
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
+
+_USERINFO = re.compile(r"(?i)\b((?:https?|wss?|ftp)://)[^\s/?#@\"'<>]+@")
+"""The user info (``user:password@``) of an http(s), ws(s) or ftp URL in any text."""
+REDACTED_USERINFO = "***@"
+
+
+def redact_credentials(text: str) -> str:
+    """``text`` with the user info of every http(s)/ws(s)/ftp URL in it replaced by
+    ``***`` (``http://user:pw@host/`` → ``http://***@host/``): credentials in a URL never
+    reach an agent's context or a log (docs/security.md "Files"). The page itself still
+    gets the URL as asked."""
+    if "@" not in text or "://" not in text:
+        return text
+    return _USERINFO.sub(lambda m: m.group(1) + REDACTED_USERINFO, text)
+
+
+def redact(value: Any) -> Any:
+    """:func:`redact_credentials` on every string in ``value`` (dicts, lists, nested);
+    the same object when nothing changed."""
+    if isinstance(value, str):
+        return redact_credentials(value)
+    if isinstance(value, dict):
+        out = {k: redact(v) for k, v in value.items()}
+        return value if all(out[k] is value[k] for k in value) else out
+    if isinstance(value, list):
+        items = [redact(v) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    return value
 
 BLOCKED_ORIGIN_NEXT_STEP = (
     "Nothing was loaded. Open a URL of an origin the lists allow; the lists are the "

@@ -46,7 +46,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .cdp_policy import answered_not_applied, refusal
+from .cdp_policy import (
+    answered_not_applied,
+    extension_refusal,
+    is_extension_target,
+    names_target,
+    refusal,
+)
 
 log = logging.getLogger("trustbridge.cdp")
 
@@ -181,7 +187,10 @@ class FlatClient:
             self.closing = True
             self._answer(_Pending(cid, session), {"result": {}})
             return
-        refused = refusal(method)
+        refused = refusal(method, params)
+        if refused is None and (target := names_target(method, params)) is not None \
+                and await self._is_extension_target(target):
+            refused = extension_refusal(method)
         if refused is not None:
             self._answer_error(cid, session, CdpError(refused))
             return
@@ -220,6 +229,15 @@ class FlatClient:
                 return {}  # auto-attach still needs targetCreated
         return await self._send_root(method, params)
 
+    async def _is_extension_target(self, target: str) -> bool:
+        """Whether ``target`` is the extension's (cdp_policy.is_extension_target); an
+        unknown target is not (the browser answers the command's own error)."""
+        try:
+            info = await self._send_root("Target.getTargetInfo", {"targetId": target})
+        except CdpError:
+            return False
+        return is_extension_target(info.get("targetInfo") or {})
+
     async def _set_auto_attach(self, params: dict[str, Any]) -> dict[str, Any]:
         if not params.get("autoAttach"):
             self._auto = None
@@ -237,7 +255,8 @@ class FlatClient:
     async def _auto_attach(self, info: dict[str, Any]) -> None:
         target = info.get("targetId")
         if self._auto is None or not isinstance(target, str) \
-                or not matches(self._auto, str(info.get("type"))):
+                or not matches(self._auto, str(info.get("type"))) \
+                or is_extension_target(info):  # never the extension's (cdp_policy)
             return
         await self._attach_once(target)
 

@@ -24,6 +24,7 @@ from bridge.protocol.origins import (
     parse_origin_list,
     parse_origin_pattern,
 )
+from bridge.urls import redact_credentials
 
 __all__ = ["CHECKED_SCHEMES", "DEFAULT_PORTS", "OriginPattern", "OriginPolicy", "install",
            "parse_origin_list", "parse_origin_pattern"]
@@ -47,11 +48,12 @@ async def install(context: BrowserContext, policy: OriginPolicy) -> None:
         if reason is None:
             await route.fallback()
             return
+        shown = redact_credentials(request.url)[:200]  # never user:password@ in a log
         if request.is_navigation_request():
             # Said where the user reads it: the page only shows a network error.
-            print(f"supervisor: blocked a navigation to {request.url[:200]}: {reason}",
+            print(f"supervisor: blocked a navigation to {shown}: {reason}",
                   file=sys.stderr, flush=True)
-        log.info("blocked %s: %s", request.url[:200], reason)
+        log.info("blocked %s: %s", shown, reason)
         await route.abort("blockedbyclient")
 
     await context.route("**/*", handle)

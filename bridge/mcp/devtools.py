@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
+from ..files import default_output_dir, private_dir, write_private
 from ..protocol import errors as E
 from ..protocol.models import ResizeParams
 from ..sdk import Browser
@@ -40,8 +40,10 @@ from .response import Response
 from .session import Connection
 from .tool import Tool, derive
 
-DEFAULT_OUTPUT_DIR = Path(tempfile.gettempdir()) / "trustbridge-mcp-output"
-"""Where files go when ``--output-dir`` was not given (Playwright MCP: a temp folder too)."""
+DEFAULT_OUTPUT_DIR: Path | None = None
+"""Where files go when ``--output-dir`` was not given; None: the per-user directory of
+:func:`bridge.files.default_output_dir` (0700, never a fixed shared /tmp path: another
+local user could pre-create it or a link there). Tests set it."""
 
 FILENAME_FIELD = (str | None, Field(default=None, min_length=1, max_length=255,
                                     description="File name to save it to, relative to the "
@@ -53,9 +55,21 @@ FILENAME_FIELD = (str | None, Field(default=None, min_length=1, max_length=255,
 
 def output_dir(conn: Connection) -> Path:
     """The output directory: ``--output-dir`` (bridge/mcp/options.py), else
-    :data:`DEFAULT_OUTPUT_DIR`."""
+    :data:`DEFAULT_OUTPUT_DIR`, else the per-user default (bridge/files.py)."""
     chosen = getattr(getattr(conn, "options", None), "output_dir", None)
-    return Path(chosen) if chosen else DEFAULT_OUTPUT_DIR
+    if chosen:
+        return Path(chosen)
+    return DEFAULT_OUTPUT_DIR if DEFAULT_OUTPUT_DIR is not None else default_output_dir()
+
+
+def upload_roots(conn: Connection) -> list[Path] | None:
+    """The folders ``browser_file_upload`` takes files from: the output directory and
+    ``--allowed-roots``; None with ``--allow-unrestricted-file-access`` (any path; the
+    state directory is refused either way: bridge/files.py)."""
+    options = getattr(conn, "options", None)
+    if getattr(options, "unrestricted_file_access", False):
+        return None
+    return [output_dir(conn), *getattr(options, "allowed_roots", ())]
 
 
 def default_name(prefix: str, ext: str) -> str:
@@ -75,18 +89,18 @@ def save_file(conn: Connection, filename: str, data: bytes | str) -> Path:
         BadRequest: ``filename`` is absolute or leaves the output directory (``..``), or
             the file cannot be written.
     """
-    root = output_dir(conn).resolve()
+    chosen = output_dir(conn)
+    if not getattr(getattr(conn, "options", None), "output_dir", None):
+        private_dir(chosen)  # the default: this user's, 0700
+    root = chosen.resolve()
     path = (root / filename).resolve()
     if Path(filename).is_absolute() or not path.is_relative_to(root) or path == root:
         raise E.BadRequest(f"The file name {filename!r} must stay inside the output "
                            f"directory {root}; give a relative name such as "
                            "'page.png'.", {"outputDir": str(root)})
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(data, str):
-            path.write_text(data, encoding="utf-8")
-        else:
-            path.write_bytes(data)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        write_private(path, data)  # 0600: screenshots show what the page showed
     except OSError as exc:
         raise E.BadRequest(f"Cannot write {path}: {exc.strerror or exc}.",
                            {"path": str(path)}) from exc

@@ -110,9 +110,6 @@ FOREIGN_FLAGS: tuple[ForeignFlag, ...] = (
     ForeignFlag("--init-script", "+", refuse="no init scripts: pages would run without "
                 "them"),
     ForeignFlag("--init-page", "+", refuse="no init scripts: pages would run without them"),
-    ForeignFlag("--allow-unrestricted-file-access", 0, refuse="file access stays "
-                "restricted (file: URLs: `trustbridge up --allow-file-urls`, "
-                "docs/security.md)"),
     ForeignFlag("--cdp-endpoint", refuse=_BROWSER),
     ForeignFlag("--cdp-header", "+", refuse=_BROWSER),
     ForeignFlag("--endpoint", refuse=_BROWSER),

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from ..files import check_upload
 from ..protocol import errors as E
 from ..protocol.models import (
     Action,
@@ -25,6 +26,7 @@ from ..protocol.models import (
     UploadAction,
 )
 from .batch import run_batch
+from .devtools import upload_roots
 from .input import TargetArgs, target
 from .response import Response
 from .session import Connection
@@ -105,6 +107,8 @@ async def _fill_form(conn: Connection, args: Any, response: Response) -> None:
 
 
 async def _upload(conn: Connection, args: Any, response: Response) -> None:
+    if args.paths:  # only from the allowed roots, before anything is sent
+        check_upload(args.paths, upload_roots(conn))
     tab = await conn.tab(page_state=True)
     if args.target is None:  # the chooser the last click opened (BAD_REQUEST when none)
         result = await tab.act(UploadAction(files=args.paths or []), None)

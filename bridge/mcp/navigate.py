@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from ..protocol.models import NavigateParams
+from ..urls import redact_credentials
 from .response import Response
 from .session import Connection
 from .tool import Tool, derive
@@ -31,7 +32,7 @@ def _where(result: dict[str, Any], done: str, pending: str) -> str:
 async def _navigate(conn: Connection, args: Any, response: Response) -> None:
     tab = await conn.tab()
     result = dict(await tab.goto(args.url))
-    line = _where(result, "Navigated to", f"Navigated to {args.url}")
+    line = _where(result, "Navigated to", f"Navigated to {redact_credentials(args.url)}")
     if dismissed := result.get("dismissedDialog"):
         # The dialog that blocked the tab was answered (Cancel) so the load could start.
         message = json.dumps(str(dismissed.get("message", ""))[:200], ensure_ascii=False)

@@ -64,6 +64,11 @@ class McpOptions:
             consumer's default.
         allowed_origins / blocked_origins: the entries as written
             (supervisor/origins.py gives their meaning).
+        allowed_roots: folders ``browser_file_upload`` may take files from, besides the
+            output directory (bridge/files.py; never the state directory).
+        unrestricted_file_access: Playwright MCP's ``--allow-unrestricted-file-access``:
+            uploads from any path (the state directory still refused) and, in a browser
+            this server starts, ``file:`` URLs.
         caps: extra tool capabilities listed (``vision``, ``pdf``: Playwright MCP's names;
             ``code``: browser_exec).
         code_timeout_max_s: the largest timeout a browser_exec call may ask for, s.
@@ -85,6 +90,8 @@ class McpOptions:
     output_dir: Path | None = None
     allowed_origins: tuple[str, ...] = ()
     blocked_origins: tuple[str, ...] = ()
+    allowed_roots: tuple[Path, ...] = ()
+    unrestricted_file_access: bool = False
     caps: frozenset[str] = field(default_factory=frozenset)
     code_timeout_max_s: float = DEFAULT_CODE_TIMEOUT_MAX_S
     executable_path: Path | None = None
@@ -109,6 +116,7 @@ class McpOptions:
             "executable_path": str(self.executable_path) if self.executable_path else None,
             "origins": self.origins,
             "output_dir": str(self.output_dir) if self.output_dir else None,
+            "allow_file_urls": True if self.unrestricted_file_access else None,
         }
 
 
@@ -232,6 +240,15 @@ def parse_dir(value: Any) -> Path:
     return path
 
 
+def parse_roots(value: Any) -> tuple[Path, ...]:
+    """A semicolon-separated string or a list of folder paths (made absolute)."""
+    items = value if isinstance(value, list) else str(value).split(";")
+    roots = tuple(parse_dir(v) for v in items if not isinstance(v, str) or v.strip())
+    if not roots:
+        raise ValueError(f"{value!r} names no folder")
+    return roots
+
+
 def parse_executable(value: Any) -> Path:
     """The path of an executable file."""
     path = _path(value)
@@ -258,6 +275,9 @@ OPTIONS = (
     _Option("output_dir", "--output-dir", "OUTPUT_DIR", parse_dir),
     _Option("allowed_origins", "--allowed-origins", "ALLOWED_ORIGINS", parse_origins),
     _Option("blocked_origins", "--blocked-origins", "BLOCKED_ORIGINS", parse_origins),
+    _Option("allowed_roots", "--allowed-roots", "ALLOWED_ROOTS", parse_roots, launch=False),
+    _Option("unrestricted_file_access", "--allow-unrestricted-file-access",
+            "ALLOW_UNRESTRICTED_FILE_ACCESS", parse_bool, launch=False),
     _Option("caps", "--caps", "CAPS", parse_caps, launch=False),
     _Option("code_timeout_max_s", "--code-timeout-max", "CODE_TIMEOUT_MAX", parse_seconds,
             launch=False),

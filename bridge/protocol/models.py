@@ -73,6 +73,11 @@ class Hello(_Model):
     capabilities: dict[str, bool] = Field(
         default_factory=dict, description="What this peer can do, e.g. trustedInput."
     )
+    operator: str | None = Field(
+        default=None, max_length=256,
+        description="Clients only: the operator credential (the state directory's "
+        "operator-token file, docs/security.md). Its connection may stop other sessions "
+        "and sees every session's label; a wrong one is UNAUTHORIZED.")
 
 
 class Welcome(_Model):
@@ -585,9 +590,16 @@ class SessionHandoffParams(DeviceParams):
 class SessionStopParams(_Model):
     """Stop a session: its queued requests answer CANCELLED (they never run), a running
     one finishes and reports what it did, its tabs are released (never closed), and its
-    later requests answer SESSION_STOPPED. Default: the caller's own session."""
+    later requests answer SESSION_STOPPED. Default: the caller's own session.
+
+    Another session may be stopped only by an operator connection (hello ``operator``)
+    or with that session's own ``secret`` (its ``session.open`` answer); anyone else is
+    UNAUTHORIZED (``details.reason``: ``notOperator``) before the label is looked up."""
 
     label: SessionLabel | None = None
+    secret: str | None = Field(default=None, max_length=256,
+                               description="The named session's secret: the holder is "
+                               "that session, so it may stop it.")
 
 
 class TabClaimParams(DeviceParams):

@@ -445,9 +445,12 @@ class SessionInfo(_Result):
 
 
 class SessionsListResult(_Result):
-    """``sessions.list``: every live session of the bridge."""
+    """``sessions.list``: every live session of the bridge to an operator connection;
+    to any other, its own session only and how many others there are."""
 
     sessions: list[SessionInfo]
+    others: int | None = Field(default=None, description="Live sessions not listed (their "
+                               "labels are shown to operator connections only).")
 
 
 class CdpEndpointResult(_Routed):

@@ -268,7 +268,7 @@ class FakeDriver(FakePeer):
 
 
 async def serve_with_fakes(stack: contextlib.AsyncExitStack, token: str, device: str,
-                           timeout_s: float = STEP_TIMEOUT_S
+                           timeout_s: float = STEP_TIMEOUT_S, operator_token: str | None = None
                            ) -> tuple[Any, FakeExtension, FakeDriver]:
     """A real BridgeServer on a free loopback port with a connected fake extension and
     fake driver for ``device``; all three stop when ``stack`` closes.
@@ -278,7 +278,7 @@ async def serve_with_fakes(stack: contextlib.AsyncExitStack, token: str, device:
     """
     from bridge.server import BridgeServer  # the fakes serve tests of the server too
 
-    server = BridgeServer(token, host="127.0.0.1", port=0)
+    server = BridgeServer(token, host="127.0.0.1", port=0, operator_token=operator_token)
     await asyncio.wait_for(server.start(), timeout_s)
     stack.push_async_callback(server.stop)
     ext, drv = FakeExtension(server.url, token, device), FakeDriver(server.url, token, device)
@@ -300,7 +300,9 @@ async def cli_bridge(tmp_path: Any, monkeypatch: Any, device: str,
     monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
     token = config.load_or_create_token()
     async with contextlib.AsyncExitStack() as stack:
-        server, ext, drv = await serve_with_fakes(stack, token, device, timeout_s)
+        server, ext, drv = await serve_with_fakes(
+            stack, token, device, timeout_s,
+            operator_token=config.load_or_create_operator_token())
         yield server, ext, drv
         assert ext.malformed == [] and drv.malformed == []
 

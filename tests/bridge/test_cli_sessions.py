@@ -114,7 +114,11 @@ def test_a_bad_label_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> Non
 async def test_sessions_lists_them(bridge: Bridge, capsys: pytest.CaptureFixture[str]) -> None:
     assert await bridge.run("open", URL, "--session", "work") == cli.EXIT_OK
     capsys.readouterr()
+    # Without --operator: no other session's label (docs/security.md "Who may do what").
     assert await bridge.run("sessions") == cli.EXIT_OK
+    assert capsys.readouterr().out.splitlines() == [
+        "no sessions of yours", "1 other session(s): their labels are shown with --operator"]
+    assert await bridge.run("sessions", "--operator") == cli.EXIT_OK
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["LABEL", "TABS", "CONNECTED", "LEASE", "LEFT", "LAST",
                                 "ACTION", "IN", "FLIGHT"]
@@ -123,14 +127,14 @@ async def test_sessions_lists_them(bridge: Bridge, capsys: pytest.CaptureFixture
     assert row.split()[:4] == ["work", "dev1:1", "no", "(keep)"]
     assert "page.navigate" in row and row.rstrip().endswith("0")
 
-    assert await bridge.run("sessions", "--json") == cli.EXIT_OK
+    assert await bridge.run("sessions", "--json", "--operator") == cli.EXIT_OK
     rows = json.loads(capsys.readouterr().out)["result"]["sessions"]
     work = next(r for r in rows if r["label"] == "work")
     assert work["tabs"] == [{"device": D, "tabId": 1}] and work["connected"] is False
     assert 0 < work["expiresInMs"] <= 120_000 and "secret" not in work
 
     assert await bridge.run("sessions", "--session", "work") == cli.EXIT_OK
-    assert capsys.readouterr().out.splitlines()[1].startswith("*  work")  # yours
+    assert capsys.readouterr().out.splitlines()[1].startswith("*  work")  # yours, listed
 
 
 async def test_sessions_stop_cancels_queued_work_and_frees_the_tab(
@@ -147,7 +151,11 @@ async def test_sessions_stop_cancels_queued_work_and_frees_the_tab(
         session = bridge.server.executor.sessions.find("busy")
         assert session is not None
         await wait_until(lambda: session.busy() == 2)  # the bridge has it queued
-        assert await bridge.run("sessions", "stop", "busy", "--json") == cli.EXIT_OK
+        # "busy" is an SDK session: no saved secret, so only an operator stops it.
+        assert await bridge.run("sessions", "stop", "busy", "--json") == cli.EXIT_ERROR
+        assert "UNAUTHORIZED" in capsys.readouterr().out  # --json: the error payload
+        assert await bridge.run("sessions", "stop", "busy", "--json",
+                                "--operator") == cli.EXIT_OK
         result = json.loads(capsys.readouterr().out)["result"]
         assert (result["stopped"], result["cancelled"], result["running"]) == (True, 1, 1)
         assert result["released"] == [{"device": D, "tabId": 1}]
@@ -171,7 +179,8 @@ async def test_sessions_stop_forgets_the_saved_secret(
     assert "dev1:1" in out
     assert config.read_session("work") is None
     assert bridge.server.executor.sessions.find("work") is None
-    assert await bridge.run("sessions", "stop", "work") == cli.EXIT_ERROR  # none live
+    assert await bridge.run("sessions", "stop", "work",
+                            "--operator") == cli.EXIT_ERROR  # none live
     assert "No live session" in capsys.readouterr().err
     assert await bridge.run("sessions", "stop") == cli.EXIT_ERROR
     assert "Name the session to stop" in capsys.readouterr().err

@@ -88,7 +88,9 @@ async def test_another_session_is_refused_on_the_tab_before_anything_is_sent(
 
 
 async def test_heartbeat_keeps_a_short_lease_alive(bridge: Bridge) -> None:
-    a, observer = await bridge.client(), await bridge.client()
+    a = await bridge.client()
+    observer = await asyncio.wait_for(BridgeClient.connect(  # an operator lists them all
+        bridge.server.url, TOKEN, operator=bridge.server.operator_token), STEP_S)
     await a.open_session("beating", lease_ms=5_000)  # renewed every 1.666 s when idle
     book = bridge.server.executor.sessions
     session = book.find("beating")
@@ -103,13 +105,17 @@ async def test_heartbeat_keeps_a_short_lease_alive(bridge: Bridge) -> None:
     row = next(r for r in rows if r["label"] == "beating")
     assert row["connected"] is True
     assert row["expiresInMs"] is None or row["expiresInMs"] > 0
+    await observer.close()
 
 
 async def test_heartbeat_stops_when_the_session_is_stopped(
         bridge: Bridge, caplog: pytest.LogCaptureFixture) -> None:
-    a, b = await bridge.client(), await bridge.client()
+    a = await bridge.client()
+    b = await asyncio.wait_for(BridgeClient.connect(
+        bridge.server.url, TOKEN, operator=bridge.server.operator_token), STEP_S)
     await a.open_session("doomed", lease_ms=5_000)
-    stopped = await call(b, "session.stop", {"label": "doomed"})
+    stopped = await call(b, "session.stop", {"label": "doomed"})  # an operator's
+    await b.close()
     assert stopped["stopped"] is True
     heartbeat = a._heartbeat
     assert heartbeat is not None

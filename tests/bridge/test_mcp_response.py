@@ -12,6 +12,7 @@ import pytest
 from mcp import Client
 
 from bridge.mcp import TOOLS, Connection, build_server, report
+from bridge.mcp.options import McpOptions
 from bridge.protocol import errors as E
 from bridge.server import BridgeServer
 
@@ -255,7 +256,8 @@ async def test_upload_with_no_ref_sends_an_upload_without_a_target(
     ext.results["page.resolveTarget"] = {"frameToken": "tok", "css": None, "tabId": 1}
     drv.results["driver.act"] = {"done": True, "via": "file-chooser", "files": 1}
     conn = Connection(url=bridge.url, token=bridge.token, embedded=False,
-                      snapshot_after_action=False)
+                      snapshot_after_action=False,
+                      options=McpOptions(unrestricted_file_access=True))
     try:
         async with Client(build_server(conn)) as mcp:
             result = await mcp.call_tool("browser_file_upload", {"paths": ["/tmp/a.txt"]})

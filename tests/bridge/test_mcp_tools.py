@@ -320,9 +320,15 @@ async def test_fill_form_stopped_midway_names_the_field_and_what_was_done(
 
 
 async def test_select_drag_and_upload_map_onto_their_protocol_actions(
-        peers: Callable[..., Awaitable[FakePeer]], tools: Tools) -> None:
+        peers: Callable[..., Awaitable[FakePeer]], tools: Tools, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """select_option → select values; drag (Playwright's startRef/endRef) → drag with the
-    drop target resolved too; file_upload paths → upload files; all trusted."""
+    drop target resolved too; file_upload paths (in the output directory: an allowed
+    root, tests/bridge/test_files.py) → upload files; all trusted."""
+    from bridge.mcp import devtools
+
+    monkeypatch.setattr(devtools, "DEFAULT_OUTPUT_DIR", tmp_path)
+    upload = str(tmp_path / "a.txt")
     async with tools() as mcp:
         ext = await peers(FakeExtension)
         drv = await peers(FakeDriver)
@@ -330,7 +336,7 @@ async def test_select_drag_and_upload_map_onto_their_protocol_actions(
         drag = await mcp.call_tool("browser_drag", {
             "startElement": "Card", "startRef": "e3", "endElement": "Done column",
             "endRef": "f1e4"})
-        up = await mcp.call_tool("browser_file_upload", {"ref": "e5", "paths": ["/tmp/a.txt"]})
+        up = await mcp.call_tool("browser_file_upload", {"ref": "e5", "paths": [upload]})
         for result in (sel, drag, up):
             assert not result.is_error, text(result)
             assert "with trusted input" in text(result)
@@ -339,7 +345,7 @@ async def test_select_drag_and_upload_map_onto_their_protocol_actions(
         assert [a["action"] for a in acts] == [
             {"kind": "select", "values": ["a", "b"]},
             {"kind": "drag", "to": "f1e4", "steps": 12},
-            {"kind": "upload", "files": ["/tmp/a.txt"]}]
+            {"kind": "upload", "files": [upload]}]
         assert acts[1]["toFrameToken"] == FakeExtension.FRAME_TOKEN
         resolved = [r.params.get("ref") for r in ext.requests if r.method == "page.resolveTarget"]
         assert resolved == ["e2", "e3", "f1e4", "e5"]

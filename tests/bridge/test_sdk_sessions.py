@@ -135,7 +135,8 @@ async def test_release_frees_the_tab_and_claim_takes_it(bridge: Bridge) -> None:
 
 async def test_stop_session_ends_it_and_its_later_requests(bridge: Bridge) -> None:
     a = await bridge.browser(session="agent-a")
-    b = await bridge.browser(session="agent-b")
+    # Another session is stopped by an operator (tests/bridge/test_authority.py).
+    b = await bridge.browser(session="agent-b", operator=bridge.server.operator_token)
     tab = await step(a.new_tab(URL))
     rows = {s["label"]: s for s in await step(b.sessions())}
     assert rows["agent-a"]["tabs"] == [{"device": D, "tabId": 1}]

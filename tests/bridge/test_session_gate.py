@@ -16,7 +16,7 @@ import pytest
 from bridge.protocol import errors as E
 from bridge.protocol.validate import validate_params
 from bridge.routing import RoutingPolicy
-from bridge.session_gate import CLAIMS, READS, SessionGate
+from bridge.session_gate import CLAIMS, READS, REVEALING, SessionGate
 from bridge.sessions import Session, SessionBook
 from bridge.tabqueue import TabQueue
 
@@ -145,9 +145,12 @@ async def test_a_read_of_another_session_s_tab_is_allowed_and_claims_nothing(
     a = world.session("agent-a")
     b = world.session("agent-b")
     world.book.check(a, DEV, 5, claim=True, attended=False)
-    for method in sorted(READS - {"page.pdf"}):  # a PDF prints: an action (perturbs)
+    for method in sorted(READS - REVEALING):
         tab, _ = await world.admit(b, method, tabId=5)
         assert tab == 5, method
+    for method in sorted(REVEALING):  # can show typed content: the owner's only
+        with pytest.raises(E.TabClaimed):
+            await world.admit(b, method, tabId=5)
     assert world.book.owner(DEV, 5) is a and b.tabs == set()
 
 
@@ -526,13 +529,17 @@ async def test_serve_stop_withdraws_and_releases(world: World) -> None:
         return 2, 1
 
     world.gate.withdraw = withdraw
+    with pytest.raises(E.Unauthorized):  # a peer session may not (tests/bridge/test_authority.py)
+        await serve(world, "p2", "session.stop", label="agent-a")
+    world.gate.operator = lambda peer: peer == "p2"
     stopped = await serve(world, "p2", "session.stop", label="agent-a")
     assert stopped == {"label": "agent-a", "stopped": True, "cancelled": 2, "running": 1,
                        "released": [{"device": DEV, "tabId": 1}]}
-    assert withdrawn == [("p1", "session 'agent-a' was stopped by session 'client-p2'")]
+    assert withdrawn == [("p1", "session 'agent-a' was stopped by the operator (session "
+                                "'client-p2')")]
     with pytest.raises(E.SessionStopped) as info:
         await serve(world, "p1", "session.renew")
-    assert info.value.by == "session 'client-p2'"
+    assert info.value.by == "the operator (session 'client-p2')"
 
 
 @pytest.mark.parametrize("devices", ["two", "none"])

@@ -23,6 +23,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from bridge import cli
+from bridge.client import BridgeClient
 from bridge.protocol import errors as E
 
 from .conftest import Origins, Stack, page_eval, ref_of
@@ -42,6 +43,7 @@ async def run_cli_cdp(stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     token_file = tmp_path / "bridge-token"
     token_file.write_text(stack.server.token)
     os.chmod(token_file, 0o600)
+    (tmp_path / "operator-token").write_text(stack.server.operator_token)  # cdp is an operator's
     args = cli.build_parser().parse_args(
         ["cdp", "--bridge", stack.server.url, "--token-file", str(token_file), *extra])
     capsys.readouterr()
@@ -64,6 +66,13 @@ async def until(check: Any, what: str) -> None:
         while not await check():
             await asyncio.sleep(0.1)
     assert await check(), what
+
+
+async def endpoint(stack: Stack) -> dict[str, Any]:
+    """``cdp.endpoint`` on an operator connection (the door is an operator's)."""
+    async with await BridgeClient.connect(stack.server.url, stack.server.token,
+                                          operator=stack.server.operator_token) as ops:
+        return await ops.call("cdp.endpoint", {})
 
 
 async def ask(ws: Any, msg: dict[str, Any]) -> dict[str, Any]:
@@ -137,7 +146,7 @@ async def test_browser_crash_is_refused_and_the_runtimes_browser_stays_up(
         stack: Stack, origins: Origins) -> None:
     page_url = f"{origins.main}/cdp/index.html"
     await stack.client.call("page.navigate", {"url": page_url})
-    url = (await stack.client.call("cdp.endpoint", {}))["url"]
+    url = (await endpoint(stack))["url"]
     async with connect(url, proxy=None) as raw:
         targets = (await ask(raw, {"id": 1, "method": "Target.getTargets"}))["result"]
         target = next(t["targetId"] for t in targets["targetInfos"] if t["url"] == page_url)
@@ -166,7 +175,7 @@ async def test_what_a_killed_client_created_is_closed_and_the_runtimes_tab_stays
         stack: Stack, origins: Origins) -> None:
     page_url = f"{origins.main}/cdp/index.html"
     await stack.client.call("page.navigate", {"url": page_url})
-    url = (await stack.client.call("cdp.endpoint", {}))["url"]
+    url = (await endpoint(stack))["url"]
     context = stack.supervisor.context
     assert context is not None
     before = list(context.pages)
@@ -209,14 +218,21 @@ async def test_what_a_killed_client_created_is_closed_and_the_runtimes_tab_stays
 
 @pytest.mark.parametrize("browser", ["chromium"], scope="module")
 async def test_the_same_session_gets_the_same_url(stack: Stack) -> None:
-    first = await stack.client.call("cdp.endpoint", {})
-    second = await stack.client.call("cdp.endpoint", {})
-    assert first["url"] == second["url"] and first["device"] == stack.device
-    assert first["session"] and first["session"].startswith("client-")
-    # The SDK's wrapper is the same request on the same connection.
+    """An operator session gets the same URL each time; an agent session none (the door
+    reaches every session's tabs: docs/security.md "Who may do what")."""
     from bridge.sdk import Browser
 
-    assert await Browser(stack.client, stack.device).cdp_endpoint() == first["url"]
+    with pytest.raises(E.Unauthorized) as refused:
+        await stack.client.call("cdp.endpoint", {})
+    assert refused.value.details.get("reason") == "notOperator"
+    async with await BridgeClient.connect(stack.server.url, stack.server.token,
+                                          operator=stack.server.operator_token) as ops:
+        first = await ops.call("cdp.endpoint", {})
+        second = await ops.call("cdp.endpoint", {})
+        assert first["url"] == second["url"] and first["device"] == stack.device
+        assert first["session"] and first["session"].startswith("client-")
+        # The SDK's wrapper is the same request on the same connection.
+        assert await Browser(ops, stack.device).cdp_endpoint() == first["url"]
 
 
 @pytest.mark.parametrize("browser", [pytest.param("firefox", marks=pytest.mark.firefox)], scope="module")
@@ -224,7 +240,7 @@ async def test_a_firefox_device_says_it_has_no_cdp_door(
         stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(E.BadRequest) as info:
-        await stack.client.call("cdp.endpoint", {})
+        await endpoint(stack)
     assert "Chromium devices only" in info.value.message
     assert str(info.value.details.get("browser", "")).startswith("firefox")
     assert "chromium" in (info.value.next_step or "")
@@ -238,3 +254,41 @@ async def test_a_firefox_device_says_it_has_no_cdp_door(
     payload = json.loads(out)["error"]
     assert payload["nextStep"] == info.value.next_step
     assert "next step" not in payload["message"]
+
+
+@pytest.mark.parametrize("browser", ["chromium"])
+async def test_the_door_refuses_the_extension_local_files_and_browser_pages(
+        stack: Stack, origins: Origins, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The break run, as the holder of the door's URL: it attached to the extension's
+    service worker (config.json: the bridge token; chrome.runtime.reload() ended the
+    extension) and opened file:///etc/passwd with Target.createTarget. Each is refused in
+    the real browser, the page is not navigated, and the bridge still reads the page."""
+    monkeypatch.delenv("TRUSTBRIDGE_ALLOW_FILE_URLS", raising=False)
+    page_url = f"{origins.main}/cdp/index.html"
+    await stack.client.call("page.navigate", {"url": page_url})
+    url = (await endpoint(stack))["url"]
+    async with connect(url, proxy=None) as raw:
+        targets = (await ask(raw, {"id": 1, "method": "Target.getTargets"}))["result"]
+        own = [t for t in targets["targetInfos"] if t["url"].startswith("chrome-extension:")]
+        assert any(t["type"] == "service_worker" for t in own), targets
+        for n, t in enumerate(own):
+            refused = await ask(raw, {"id": 10 + n, "method": "Target.attachToTarget",
+                                      "params": {"targetId": t["targetId"], "flatten": True}})
+            assert "the trustbridge extension's" in refused["error"]["message"], refused
+        for n, bad in enumerate(("file:///etc/passwd", "chrome://version/")):
+            created = await ask(raw, {"id": 20 + n, "method": "Target.createTarget",
+                                      "params": {"url": bad}})
+            assert "is refused by the trustbridge CDP door" in created["error"]["message"]
+        page = next(t["targetId"] for t in targets["targetInfos"] if t["url"] == page_url)
+        session = (await ask(raw, {"id": 30, "method": "Target.attachToTarget",
+                                   "params": {"targetId": page, "flatten": True}})
+                   )["result"]["sessionId"]
+        moved = await ask(raw, {"id": 31, "sessionId": session, "method": "Page.navigate",
+                                "params": {"url": "file:///etc/passwd"}})
+        assert "is refused by the trustbridge CDP door" in moved["error"]["message"], moved
+        storage = await ask(raw, {"id": 32, "method": "Extensions.getStorageItems",
+                                  "params": {"id": "x", "storageArea": "local"}})
+        assert "Extensions domain" in storage["error"]["message"]
+    assert stack.page.url == page_url
+    assert all(not p.url.startswith("file:") for p in stack.supervisor.context.pages)
+    assert ref_of(await stack.snapshot(), "button", "Count")  # the extension still reads it

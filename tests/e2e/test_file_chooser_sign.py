@@ -11,6 +11,7 @@ one."""
 from __future__ import annotations
 
 import asyncio
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,9 @@ from supervisor import watch
 from .conftest import Origins, Stack, ref_of, wait_until
 from .test_mcp_tabs import call, mcp_on, page_state, pw_page
 
+UPLOAD_ROOTS = (Path(__file__).parent, Path(tempfile.gettempdir()))
+"""The MCP server's --allowed-roots here: these tests upload this file and tmp_path files
+(tests/bridge/test_files.py covers the refusals)."""
 DELAY_S = 0.4
 """How late the driver's listener hears of a chooser, s (well after the click's answer,
 well within the bridge's 2 s bound)."""
@@ -56,7 +60,7 @@ async def test_a_chooser_announced_after_the_answer_is_the_click_s_own(
     """The chooser comes DELAY_S after Playwright saw it: the click's own result shows it
     (the page clicked its file input once); an upload with no ref gives the page the file;
     the next click does not report the chooser again."""
-    async with mcp_on(stack) as mcp:
+    async with mcp_on(stack, UPLOAD_ROOTS) as mcp:
         text = await call(mcp, "browser_navigate", url=f"{origins.main}/chooser_sign/index.html")
         await wait_until(lambda: any(p.url.endswith("/chooser_sign/index.html")
                                      for p in stack.supervisor.context.pages))
@@ -83,7 +87,7 @@ async def test_a_click_with_no_file_input_claims_no_chooser(
         stack: Stack, origins: Origins) -> None:
     """A plain button (no file input clicked): no sign, no wait, no chooser claimed, and
     no upload is accepted."""
-    async with mcp_on(stack) as mcp:
+    async with mcp_on(stack, UPLOAD_ROOTS) as mcp:
         text = await call(mcp, "browser_navigate", url=f"{origins.main}/chooser_sign/index.html")
         await wait_until(lambda: any(p.url.endswith("/chooser_sign/index.html")
                                      for p in stack.supervisor.context.pages))
@@ -115,7 +119,7 @@ async def test_a_held_chooser_is_dropped_when_its_page_navigates(
         stack: Stack, origins: Origins) -> None:
     """A late chooser held for the page, then the page navigates: no later action reports
     it, and an upload without ref says no chooser is open (nothing was given to it)."""
-    async with mcp_on(stack) as mcp:
+    async with mcp_on(stack, UPLOAD_ROOTS) as mcp:
         page = await _chooser_held_then_navigate(stack, origins, mcp)
         text = await call(mcp, "browser_snapshot")
         plain = await call(mcp, "browser_click", element="Plain button",
@@ -138,7 +142,7 @@ async def test_an_upload_to_a_chooser_of_a_gone_document_is_document_changed(
         return None
 
     monkeypatch.setattr(watch, "_check_chooser", unseen)
-    async with mcp_on(stack) as mcp:
+    async with mcp_on(stack, UPLOAD_ROOTS) as mcp:
         page = await _chooser_held_then_navigate(stack, origins, mcp)
         failed = await mcp.call_tool("browser_file_upload", {"paths": [__file__]})
         shown = str(failed.content)
@@ -154,7 +158,7 @@ async def test_a_folder_for_the_chooser_of_a_plain_input_is_a_bad_request(
     """The chooser of a file input without webkitdirectory refuses a folder: BAD_REQUEST
     (Playwright's refusal), nothing reaches the page, and the chooser stays open for the
     file given next."""
-    async with mcp_on(stack) as mcp:
+    async with mcp_on(stack, UPLOAD_ROOTS) as mcp:
         text = await call(mcp, "browser_navigate", url=f"{origins.main}/chooser_sign/index.html")
         await wait_until(lambda: any(p.url.endswith("/chooser_sign/index.html")
                                      for p in stack.supervisor.context.pages))

@@ -12,6 +12,7 @@ from typing import Any
 
 from mcp import Client
 
+from bridge.mcp.options import McpOptions
 from bridge.mcp.server import build_server
 from bridge.mcp.session import Connection
 
@@ -19,10 +20,12 @@ from .conftest import Origins, Stack, ref_of, wait_until
 
 
 @asynccontextmanager
-async def mcp_on(stack: Stack) -> AsyncIterator[Client]:
+async def mcp_on(stack: Stack, roots: tuple[Path, ...] = ()) -> AsyncIterator[Client]:
     """An MCP client on a server whose Connection uses the stack's bridge (entered in
-    the test's own task: the client's task group must be left where it was entered)."""
-    conn = Connection(url=stack.server.url, token=stack.server.token, embedded=False)
+    the test's own task: the client's task group must be left where it was entered);
+    ``roots``: its --allowed-roots (browser_file_upload takes files from there only)."""
+    conn = Connection(url=stack.server.url, token=stack.server.token, embedded=False,
+                      options=McpOptions(allowed_roots=roots))
     try:
         async with Client(build_server(conn), read_timeout_seconds=60) as client:
             yield client
@@ -123,7 +126,7 @@ async def test_a_click_that_opens_a_file_chooser_then_upload_without_ref(
         stack: Stack, origins: Origins, tmp_path: Path) -> None:
     """The click's result shows the chooser as a modal state; browser_file_upload
     {paths} with no ref gives the page the file (it reads its name and size)."""
-    async with mcp_on(stack) as mcp:
+    async with mcp_on(stack, (tmp_path,)) as mcp:
         upload = tmp_path / "notes.txt"
         upload.write_bytes(b"twelve bytes")
         text = await open_main(stack, mcp, origins)

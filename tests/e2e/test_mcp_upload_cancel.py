@@ -13,7 +13,7 @@ async def test_upload_without_paths_cancels_the_chooser(stack: Stack, origins: O
                                                         tmp_path: Path) -> None:
     """Click → chooser; upload {} cancels it (the input gets no file, the result says so); the
     chooser is released, so a second click's chooser takes a file."""
-    async with mcp_on(stack) as mcp:
+    async with mcp_on(stack, (tmp_path,)) as mcp:
         text = await call(mcp, "browser_navigate",
                           url=f"{origins.main}/upload_cancel/index.html")
         await wait_until(lambda: any(p.url.endswith("/upload_cancel/index.html")

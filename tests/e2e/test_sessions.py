@@ -104,9 +104,13 @@ async def click_count(client: BridgeClient, tab: int) -> dict[str, Any]:
 
 
 @contextlib.asynccontextmanager
-async def session(stack: Stack, label: str, **params: Any) -> AsyncIterator[BridgeClient]:
-    """A client connection of its own with session ``label`` open."""
-    client = await BridgeClient.connect(stack.server.url, stack.server.token)
+async def session(stack: Stack, label: str, *, operator: bool = False,
+                  **params: Any) -> AsyncIterator[BridgeClient]:
+    """A client connection of its own with session ``label`` open; ``operator``: it says
+    hello with the operator credential (lists every session, may stop another)."""
+    client = await BridgeClient.connect(
+        stack.server.url, stack.server.token,
+        operator=stack.server.operator_token if operator else None)
     try:
         opened = await client.call("session.open", {"label": label, **params})
         assert opened["label"] == label and opened["resumed"] is False
@@ -193,7 +197,7 @@ async def open_counter(client: BridgeClient, origins: Origins, tab: int, who: st
 
 async def test_a_claimed_tab_refuses_another_session_and_each_works_in_its_own(
         stack: Stack, origins: Origins) -> None:
-    async with session(stack, "A") as a, session(stack, "B") as b:
+    async with session(stack, "A") as a, session(stack, "B", operator=True) as b:
         t = (await a.call("tabs.list", {}))["tabs"][0]["tabId"]
         mark_t = await open_counter(a, origins, t, "T")  # A acts on T: T is A's
         snap = (await a.call("page.snapshot", {"tabId": t}))["snapshot"]
@@ -207,6 +211,11 @@ async def test_a_claimed_tab_refuses_another_session_and_each_works_in_its_own(
         await refused(b.call("page.navigate", {"tabId": t, "url": f"{origins.main}/index.html"}),
                       "A", t)
         await refused(b.call("page.evaluate", {"tabId": t, "expression": "1"}), "A", t)
+        # Reads that can show what A typed are A's only (docs/security.md).
+        for method, params in (("page.screenshot", {}), ("page.console", {}),
+                               ("page.network", {}), ("page.find", {"text": "Count"}),
+                               ("page.snapshot", {"mode": "read"})):
+            await refused(b.call(method, {"tabId": t, **params}), "A", t)
         # A read acts on nothing: B may look at A's tab (its own diff baseline), and the
         # page counted nothing from it.
         assert '"Count"' in (await b.call("page.snapshot", {"tabId": t}))["snapshot"]
@@ -248,7 +257,7 @@ async def test_a_claimed_tab_refuses_another_session_and_each_works_in_its_own(
 
 async def test_a_killed_clients_tab_is_freed_at_once_a_kept_one_at_lease_end(
         stack: Stack, origins: Origins) -> None:
-    async with session(stack, "B") as b:
+    async with session(stack, "B", operator=True) as b:
         t = (await b.call("tabs.list", {}))["tabs"][0]["tabId"]
         mark = await open_counter(b, origins, t, "T")
         await b.call("session.release", {"tabId": t})
@@ -296,7 +305,7 @@ async def _disconnected(client: BridgeClient, label: str) -> bool:
 
 async def test_handoff_is_refused_while_work_is_in_flight_then_moves_the_tab(
         stack: Stack, origins: Origins) -> None:
-    async with session(stack, "A") as a, session(stack, "B") as b:
+    async with session(stack, "A") as a, session(stack, "B", operator=True) as b:
         t = (await a.call("tabs.list", {}))["tabs"][0]["tabId"]
         mark = "later.html?who=T"
         await a.call("page.navigate", {"tabId": t, "url": f"{origins.main}/sessions/{mark}"})
@@ -330,7 +339,10 @@ async def _in_flight(client: BridgeClient, label: str, n: int) -> bool:
 
 async def test_stop_cancels_queued_work_lets_the_running_finish_and_frees_the_tab(
         stack: Stack, origins: Origins, hold: Hold) -> None:
-    async with session(stack, "A") as a, session(stack, "B") as b:
+    """B is an operator (only the session itself, a person or an operator may stop one);
+    the tab it freed is never B's to take, but C's."""
+    async with session(stack, "A") as a, session(stack, "B", operator=True) as b, \
+            session(stack, "C") as c:
         t = (await a.call("tabs.list", {}))["tabs"][0]["tabId"]
         await open_counter(a, origins, t, "T")
         mark = "slow.html?who=T"
@@ -366,8 +378,13 @@ async def test_stop_cancels_queued_work_lets_the_running_finish_and_frees_the_ta
         assert info.value.details.get("label") == "A"
         assert await session_row(b, "A") is None
 
-        # T is free: B acts on it.
-        await b.call("page.act", {"tabId": t, "action": {
+        # T is free, but never for its stopper: B is refused, C acts on it.
+        with pytest.raises(E.TabClaimed) as barred:
+            await b.call("page.act", {"tabId": t, "action": {
+                "kind": "mouse", "op": "click", "x": 40, "y": 40}})
+        assert barred.value.details.get("stoppedBy") == "B"
+        assert await count(stack, mark, "__clicks") == 0, "the stopper's click ran"
+        await c.call("page.act", {"tabId": t, "action": {
             "kind": "mouse", "op": "click", "x": 40, "y": 40}})
         assert await count(stack, mark, "__clicks") == 1
-        assert [x["tabId"] for x in (await session_row(b, "B"))["tabs"]] == [t]
+        assert [x["tabId"] for x in (await session_row(b, "C"))["tabs"]] == [t]

@@ -8,6 +8,7 @@ import asyncio
 import json
 import logging
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -52,6 +53,10 @@ class FakeRoot:
             return {"sessionId": sid}
         if method == "Target.getTargets":
             return {"targetInfos": self.targets}
+        if method == "Target.getTargetInfo":
+            info = next((t for t in self.targets if t["targetId"] == params["targetId"]),
+                        {"targetId": params["targetId"], "type": "page", "url": ""})
+            return {"targetInfo": info}
         if method == "Browser.getVersion":
             return {"product": "Chrome/156"}
         if method in self.gates:
@@ -98,7 +103,8 @@ async def test_attach_to_target_is_nested_and_announced_before_its_answer() -> N
     client, root, out = make()
     await cmd(client, id=1, method="Target.attachToTarget",
               params={"targetId": "T1", "flatten": True})
-    assert root.sent == [("Target.attachToTarget", {"targetId": "T1", "flatten": False})]
+    assert root.sent == [("Target.getTargetInfo", {"targetId": "T1"}),  # not the extension's
+                         ("Target.attachToTarget", {"targetId": "T1", "flatten": False})]
     assert out[0]["method"] == "Target.attachedToTarget" and "sessionId" not in out[0]
     assert out[1] == {"id": 1, "result": {"sessionId": "S1"}}
 
@@ -494,3 +500,66 @@ async def test_a_child_detached_at_the_root_goes_to_its_parent() -> None:
     root.from_target(sid, {"id": sent["message"]["id"], "result": {}})
     await asyncio.wait_for(task, 5)
     assert out == [{"id": 12, "result": {}}]  # answered at the root, where it was asked
+
+
+EXTENSION_SW = {"targetId": "SW", "type": "service_worker",
+                "url": "chrome-extension://abcdefghijklmnopabcdefghijklmnop/background.js"}
+EXTENSION_PAGE = {"targetId": "EP", "type": "page",
+                  "url": "chrome-extension://abcdefghijklmnopabcdefghijklmnop/popup.html"}
+WEB_PAGE = {"targetId": "P1", "type": "page", "url": "http://127.0.0.1:8000/"}
+
+
+async def test_the_extensions_targets_are_never_attached_or_acted_on() -> None:
+    """The break run attached to the extension's service worker through the door and
+    read its config.json (the bridge token), and ended it with chrome.runtime.reload():
+    no command naming an extension target is sent, auto-attach skips them, and the
+    Extensions domain is refused; a web page attaches as before."""
+    client, root, out = make([EXTENSION_SW, EXTENSION_PAGE, WEB_PAGE])
+    for n, (method, target) in enumerate([
+            ("Target.attachToTarget", "SW"), ("Target.attachToTarget", "EP"),
+            ("Target.closeTarget", "SW"), ("Target.activateTarget", "EP"),
+            ("Target.autoAttachRelated", "SW")]):
+        await cmd(client, id=n + 1, method=method, params={"targetId": target})
+        assert "the trustbridge extension's" in out[-1]["error"]["message"], out[-1]
+    for n, method in enumerate(("Extensions.getStorageItems", "Extensions.loadUnpacked")):
+        await cmd(client, id=20 + n, method=method, params={"id": "x", "storageArea": "local"})
+        assert "Extensions domain" in out[-1]["error"]["message"]
+    assert not [m for m, _ in root.sent if m != "Target.getTargetInfo"]
+    await cmd(client, id=30, method="Target.setAutoAttach",
+              params={"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True,
+                      "filter": [{"type": "service_worker"}, {"type": "page"}]})
+    attached_to = [p["targetId"] for m, p in root.sent if m == "Target.attachToTarget"]
+    assert attached_to == ["P1"]
+
+
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "chrome://version/",
+                                 "chrome-extension://abcdefghijklmnopabcdefghijklmnop/config.json",
+                                 "view-source:http://127.0.0.1/", "javascript:alert(1)"])
+async def test_create_target_and_navigate_refuse_what_the_bridge_would_not_load(
+        url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TRUSTBRIDGE_ALLOW_FILE_URLS", raising=False)
+    client, root, out = make([WEB_PAGE])
+    await cmd(client, id=1, method="Target.createTarget", params={"url": url})
+    assert "is refused by the trustbridge CDP door" in out[-1]["error"]["message"], out[-1]
+    sid = await attached(client, root, out)
+    await cmd(client, id=2, sessionId=sid, method="Page.navigate", params={"url": url})
+    assert "is refused by the trustbridge CDP door" in out[-1]["error"]["message"], out[-1]
+    assert not [m for m, _ in root.sent if m in ("Target.createTarget",
+                                                  "Target.sendMessageToTarget")]
+    await cmd(client, id=3, method="Target.createTarget", params={"url": "about:blank"})
+    await cmd(client, id=4, sessionId=sid, method="Page.navigate",
+              params={"url": "http://127.0.0.1:8000/x"})
+    assert [m for m, _ in root.sent if m in ("Target.createTarget",
+                                             "Target.sendMessageToTarget")] == [
+        "Target.createTarget", "Target.sendMessageToTarget"]
+
+
+async def test_set_file_input_files_never_hands_a_page_the_state_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path / "state"))
+    client, root, out = make([WEB_PAGE])
+    sid = await attached(client, root, out)
+    await cmd(client, id=2, sessionId=sid, method="DOM.setFileInputFiles",
+              params={"files": [str(tmp_path / "state" / "token")], "nodeId": 3})
+    assert "state directory" in out[-1]["error"]["message"], out[-1]
+    assert not [m for m, _ in root.sent if m == "Target.sendMessageToTarget"]
