@@ -121,6 +121,9 @@ async def _cmd_up(args: argparse.Namespace) -> int:
 
     if (warning := bind_warning(args.host)) is not None:
         _progress(warning)
+    if args.browser == "camoufox" and (missing := _camoufox_missing()) is not None:
+        _progress(missing)  # before a bridge starts for a browser that cannot
+        return EXIT_ERROR
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -166,6 +169,14 @@ async def _cmd_up(args: argparse.Namespace) -> int:
     _progress("stopping")
     await emb.stop()
     return EXIT_OK
+
+
+def _camoufox_missing() -> str | None:
+    """Why ``--browser camoufox`` cannot start here for want of the ``camoufox`` extra
+    (supervisor/discovery.py), with the command that adds it; None when it is installed."""
+    from supervisor.discovery import camoufox_package_missing
+
+    return camoufox_package_missing()
 
 
 MCP_OPTION_FLAGS = ("browser", "headless", "viewport", "user_data_dir", "isolated",

@@ -272,3 +272,27 @@ def test_demo_beside_a_running_bridge_says_so_in_one_line(
         listener.close()
     err = capsys.readouterr().err
     assert "A bridge is already running" in err and "Traceback" not in err, err
+
+
+def test_up_camoufox_without_the_extra_says_how_to_add_it(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`up --browser camoufox` where the camoufox package (the optional extra) is absent:
+    exit 1 before any bridge starts, naming `pip install 'trustbridge[camoufox]'` and the
+    fetch after it; doctor's install command for camoufox names both too."""
+    import sys
+
+    from bridge import embedded
+    from supervisor import discovery
+
+    monkeypatch.setitem(sys.modules, "camoufox", None)  # as an install without the extra
+
+    def no_start(*a: Any, **k: Any) -> None:
+        raise AssertionError("a bridge was started for a browser that cannot run")
+
+    monkeypatch.setattr(embedded, "Embedded", no_start)
+    args = cli.build_parser().parse_args(["up", "--browser", "camoufox"])
+    assert asyncio.run(cli._cmd_up(args)) == cli.EXIT_ERROR
+    err = capsys.readouterr().err
+    assert "pip install 'trustbridge[camoufox]'" in err and "python -m camoufox fetch" in err
+    assert discovery.install_command("camoufox") == (
+        "pip install 'trustbridge[camoufox]' && python -m camoufox fetch")
