@@ -51,7 +51,10 @@ from . import cli_attach, cli_cdp, cli_code, cli_sessions, config
 from .protocol import errors as E
 from .sdk import Browser, Tab
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NO_BRIDGE = 0, 1, 2, 3
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NO_BRIDGE, EXIT_NOT_DELIVERED = 0, 1, 2, 3, 4
+"""Exit codes; EXIT_NOT_DELIVERED: the bridge answered, but the action's result says it
+did not reach its target (``delivered: false``, e.g. a click whose point another element
+took): a script must not read it as success."""
 
 
 def _progress(msg: str) -> None:
@@ -121,6 +124,9 @@ async def _cmd_up(args: argparse.Namespace) -> int:
 
     if (warning := bind_warning(args.host)) is not None:
         _progress(warning)
+    if args.browser == "camoufox" and (missing := _camoufox_missing()) is not None:
+        _progress(missing)  # before a bridge starts for a browser that cannot
+        return EXIT_ERROR
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -166,6 +172,14 @@ async def _cmd_up(args: argparse.Namespace) -> int:
     _progress("stopping")
     await emb.stop()
     return EXIT_OK
+
+
+def _camoufox_missing() -> str | None:
+    """Why ``--browser camoufox`` cannot start here for want of the ``camoufox`` extra
+    (supervisor/discovery.py), with the command that adds it; None when it is installed."""
+    from supervisor.discovery import camoufox_package_missing
+
+    return camoufox_package_missing()
 
 
 MCP_OPTION_FLAGS = ("browser", "headless", "viewport", "user_data_dir", "isolated",
@@ -336,6 +350,11 @@ def _human(cmd: str, result: dict[str, Any]) -> str:
     if cmd == "wait":
         return (f"text found after {result.get('waitedMs')} ms" if result.get("found")
                 else f"waited {result.get('waitedMs')} ms")
+    if cmd == "dialog":
+        return (f"{'accepted' if result.get('accepted') else 'dismissed'} "
+                f"{E.a_dialog(result.get('type')).split(' ', 1)[1]} "
+                f"{str(result.get('message', ''))[:200]!r}"
+                + (f" (tab {result['tabId']})" if result.get("tabId") is not None else ""))
     return json.dumps(result)
 
 
@@ -345,7 +364,7 @@ def _effects(result: dict[str, Any]) -> list[str]:
     lines = []
     if result.get("delivered") is False:
         lines.append("warning: the target never got the click (whatever was at the point "
-                     "may have got it); take a new snapshot")
+                     "may have got it; exit code 4); run `trustbridge snapshot`")
     elif isinstance(inner := result.get("pressedOn"), dict):
         lines.append(f"note: the press hit <{inner.get('tag')}> {inner.get('text', '')!r} "
                      "inside the target first (it may have acted); take a new snapshot")
@@ -385,10 +404,46 @@ def _cmd_token(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+CLI_NEXT_STEP: dict[str, str] = {
+    "DIALOG_OPEN": "answer it with `trustbridge dialog accept` or `trustbridge dialog "
+    "dismiss` (`--text T` answers a prompt), then retry.",
+    "REF_NOT_FOUND": "run `trustbridge snapshot` and use a ref from that new snapshot (a "
+    "ref of another tab needs --tab N).",
+    "FRAME_TOKEN_UNKNOWN": "run `trustbridge snapshot` and retry with a ref from it.",
+    "BROWSER_DOCUMENT_CHANGED": "the page changed since the snapshot: run `trustbridge "
+    "snapshot` and use its refs.",
+    "ELEMENT_TARGET_DETACHED": "the element left the page: run `trustbridge snapshot`.",
+    "ELEMENT_TARGET_AMBIGUOUS": "run `trustbridge snapshot` and pick the exact element's "
+    "new ref.",
+    "ELEMENT_TARGET_DISABLED": "wait until it is enabled (`trustbridge wait --ms 1000`, "
+    "then `trustbridge snapshot`), or choose another element.",
+    "ELEMENT_NOT_EDITABLE": "choose an editable element (a textbox) from `trustbridge "
+    "snapshot`.",
+    "CLOSED_SHADOW_ROOT": "act on a control outside the closed root, or use the keyboard "
+    "(`trustbridge press KEY`).",
+    "BROWSER_TAB_CLOSED": "run `trustbridge tabs` and pick an open tab with --tab N.",
+    "BROWSER_OPERATION_UNCERTAIN": "it may or may not have happened and was not repeated: "
+    "run `trustbridge snapshot` to check before doing anything again.",
+    "TIMEOUT": "run `trustbridge snapshot` to see the page; retry, or wait longer if it is "
+    "loading (`trustbridge wait --text TEXT`).",
+    "BAD_REQUEST": "check the command's arguments (`trustbridge COMMAND --help`).",
+    "ELEMENT_VALUE_NOT_SET": "run `trustbridge snapshot` to see the control's value; the "
+    "page changed or refused it. Try another verb (type key by key, select).",
+    "BROWSER_CRASHED": "`trustbridge open URL` loads the tab again (a crashed renderer "
+    "recovers on its next load); then `trustbridge snapshot`: every ref of the crashed "
+    "page is gone.",
+}
+"""The next step of an error in this surface's words (the wire's default names protocol
+methods, e.g. DIALOG_OPEN's ``page.dialog``); a step the raiser gave for this very error
+is shown instead. The MCP server's own table: bridge/mcp/tool.py ``NEXT_STEP``."""
+
+
 def error_text(err: E.TrustbridgeError) -> str:
     """How a client command prints a bridge error in plain mode (stderr): its wire code
-    and message, then the next step (``--json`` prints the payload, ``nextStep`` in it)."""
-    return f"error {err.code.value}: {err.message}\nnext step: {err.advice}"
+    and message, then the next step in the CLI's words (:data:`CLI_NEXT_STEP`;
+    ``--json`` prints the wire payload, ``nextStep`` in it)."""
+    step = err.next_step or CLI_NEXT_STEP.get(err.code.value) or err.advice
+    return f"error {err.code.value}: {err.message}\nnext step: {step}"
 
 
 def print_error(err: E.TrustbridgeError, as_json: bool) -> None:
@@ -441,7 +496,8 @@ async def _cmd_client(args: argparse.Namespace) -> int:
     human = getattr(args, "human", None)  # a command's own formatter (set_defaults)
     print(json.dumps({"ok": True, "result": result}) if args.json
           else human(args, result) if human else _human(args.command, result))
-    return EXIT_OK
+    # An action that did not reach its target is no success, in either output form.
+    return EXIT_NOT_DELIVERED if result.get("delivered") is False else EXIT_OK
 
 
 TOKEN_FILE_HELP = ("file holding the bridge's token (default: the state directory's, sent "
@@ -506,13 +562,72 @@ def _add_mcp_options(mcp: argparse.ArgumentParser) -> None:
             pw.add_argument(f.flag, dest=f.dest, nargs=f.nargs, help=argparse.SUPPRESS)
 
 
+HELP_DESCRIPTION = """\
+Drive a real browser with trusted input: clicks and keys reach the page through the
+browser's own input pipeline (event.isTrusted is true).
+
+Start the runtime in one terminal with `trustbridge up` (bridge + headless Chromium; Ctrl-C
+stops it), then act from another: `trustbridge open URL`, `trustbridge snapshot`, then
+`trustbridge click REF` with a ref from that snapshot. MCP clients run `trustbridge mcp`.
+`trustbridge COMMAND --help` describes one command."""
+
+HELP_EPILOG = """\
+connection options (every command that talks to a bridge takes them; its own --help lists
+only its other options):
+  --json               print the raw JSON result ({"ok": ..., "result"|"error": ...})
+  --device ID          the browser to act in (default: the only one connected)
+  --tab N              the tab to act in (default: the active tab; `trustbridge tabs`)
+  --bridge URL         the bridge (default: the one `trustbridge up` runs, found in the
+                       state directory); the token goes only to a loopback URL, or to
+                       wss:// with --token-file (refused otherwise, exit 2, nothing sent)
+  --token-file PATH    file holding the bridge's token (default: the state directory's)
+  --session NAME       work in session NAME, kept between commands (its tabs and current
+                       tab); default: a session of this command only
+  --session-lease-ms MS  with --session: how long it waits for the next command, ms
+                       (default 120000)
+
+The state directory is ~/.local/state/trustbridge, or $TRUSTBRIDGE_HOME.
+
+exit codes: 0 done; 1 the bridge answered with an error (its code and the next step are
+printed); 2 bad usage; 3 no bridge reachable (start one with `trustbridge up`); 4 the
+action ran but did not reach its target (e.g. another element took the click).
+
+Guides named in the help (docs/*.md) are in trustbridge's source repository; the installed
+package has no copy."""
+
+CONNECTION_DESTS = ("device", "tab", "bridge", "token_file", "session", "session_lease_ms")
+"""The connection options :data:`HELP_EPILOG` describes once (argparse dests)."""
+_GENERIC_HELP = {"device": "device id (default: the only one)",
+                 "tab": "tab id (default: the active tab)"}
+
+
+def _connection_options_once(parser: argparse.ArgumentParser) -> None:
+    """Hide a command's connection options from its --help (``trustbridge --help``
+    describes them once) and say so in its epilog. A ``--device`` with a meaning of its
+    own (pair's, attach's) stays."""
+    hidden = []
+    for action in parser._actions:
+        generic = _GENERIC_HELP.get(action.dest)
+        if action.dest in CONNECTION_DESTS and (generic is None or action.help == generic):
+            action.help = argparse.SUPPRESS
+            hidden.append(action.option_strings[0])
+    if hidden:
+        parser.epilog = ("connection options (see `trustbridge --help`): "
+                         + " ".join(hidden) + ".")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="trustbridge", description=__doc__,
+    parser = argparse.ArgumentParser(prog="trustbridge", description=HELP_DESCRIPTION,
+                                     epilog=HELP_EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
     parser.add_argument("--version", action="version", version=f"trustbridge {package_version()}")
     cli_sessions.add_session_options(parser, top=True)
-    sub = parser.add_subparsers(dest="command", required=True)
+    for action in parser._actions:  # before the command as well: described in the epilog
+        if action.dest in CONNECTION_DESTS:
+            action.help = argparse.SUPPRESS
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                title="commands")
 
     up = sub.add_parser("up", help="run bridge + supervisor + headless browser")
     up.add_argument("--port", type=int, default=None,
@@ -524,16 +639,19 @@ def build_parser() -> argparse.ArgumentParser:
                     "token. Prefer 127.0.0.1 behind a TLS reverse proxy: docs/security.md")
     up.add_argument("--browser", default="chromium", choices=("chromium", "firefox", "camoufox"),
                     help="chromium (default), firefox (Debian firefox-esr) or camoufox "
-                    "(after `python -m camoufox fetch`); see docs/browsers.md")
+                    "(after `pip install 'trustbridge[camoufox]'` and `python -m camoufox "
+                    "fetch`); see docs/browsers.md")
     up.add_argument("--device", default=None, help="device id (default: the browser name)")
-    up.add_argument("--headed", action="store_true")
+    up.add_argument("--headed", action="store_true",
+                    help="show the browser window (default: headless, no window)")
     up.add_argument("--no-driver", action="store_true", help="synthetic input only (labelled)")
     up.add_argument("--open", metavar="URL", help="load URL once ready")
     up.add_argument("--allow-file-urls", action="store_true",
                     help="let agents load file: URLs (refused by default: docs/security.md)")
 
     demo = sub.add_parser("demo", help="bring everything up and act on a local page")
-    demo.add_argument("--json", action="store_true")
+    demo.add_argument("--json", action="store_true",
+                      help="print the run as one JSON object instead of the readable report")
 
     mcp = sub.add_parser("mcp", help="serve the MCP tools (stdio, or --http PORT)")
     mcp.add_argument("--http", type=int, metavar="PORT",
@@ -606,7 +724,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = client("press", "press a key or chord (Enter, Control+A) in the focused element "
                "or --ref", lambda a, b, tab: tab.press(a.key, a.ref))
     p.add_argument("key")
-    p.add_argument("--ref")
+    p.add_argument("--ref", help="focus this ref first (default: the focused element)")
     s = client("select", "choose options of a native <select> by value or label",
                lambda a, b, tab: tab.select(a.ref, a.values))
     s.add_argument("ref")
@@ -620,14 +738,18 @@ def build_parser() -> argparse.ArgumentParser:
                "the page", lambda a, b, tab: tab.handle_dialog(a.answer == "accept", a.text))
     d.add_argument("answer", choices=("accept", "dismiss"))
     d.add_argument("--text", help="the text to answer a prompt() with")
-    w = client("wait", "wait for time or text",
+    w = client("wait", "wait a time (--ms) or until a text shows on the page (--text)",
                lambda a, b, tab: tab.wait(ms=a.ms, text=a.text))
-    w.add_argument("--ms", type=int)
-    w.add_argument("--text")
+    w.add_argument("--ms", type=int, metavar="N", help="wait N milliseconds")
+    w.add_argument("--text", metavar="TEXT",
+                   help="wait until TEXT is shown on the page (up to 10 s)")
     cli_sessions.add_commands(client)
     cli_cdp.add_commands(client)  # cdp: the device's loopback CDP URL (docs/cdp.md)
     cli_attach.add_commands(sub, client, TOKEN_FILE_HELP)  # extension, pair, attach
     cli_code.add_commands(sub, TOKEN_FILE_HELP)  # exec, repl
+    for name, command in sub.choices.items():
+        if command.get_default("run") is not None or name in ("exec", "repl"):
+            _connection_options_once(command)
     return parser
 
 

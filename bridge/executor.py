@@ -440,9 +440,10 @@ class Executor(TrustedInputRoute):
         shown = dialog.public()
         if method not in WAITS_FOR_LOAD:
             raise E.DialogOpen(
-                f"A {shown.get('type')} dialog opened on the page during {method} "
-                f"({str(shown.get('message'))[:200]!r}); the page cannot answer until it is "
-                "answered with page.dialog (or the tab is closed or navigated away).",
+                f"{E.a_dialog(shown.get('type'))} opened on the page during {method} "
+                f"({str(shown.get('message'))[:200]!r}); the page cannot answer until the "
+                "dialog is answered (accept or dismiss), or the tab is closed or navigated "
+                "away.",
                 {"dialog": {"type": shown.get("type")}, "tabId": shown.get("tabId")},
             )
         out: dict[str, Any] = {"transitionPending": True, "dialog": shown}

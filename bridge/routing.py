@@ -24,6 +24,7 @@ from .protocol.errors import (
     DialogOpen,
     TrustedInputUnavailable,
     Unauthorized,
+    a_dialog,
 )
 from .protocol.methods import (
     ALLOWED_UNDER_DIALOG,
@@ -258,7 +259,7 @@ class RoutingPolicy:
                 shown = dialog.public()
                 where = f"tab {shown['tabId']}" if "tabId" in shown else "the page"
                 raise DialogOpen(
-                    f"A {shown.get('type')} dialog blocks {where} "
+                    f"{a_dialog(shown.get('type'))} blocks {where} "
                     f"({str(shown.get('message'))[:200]!r}). Answer it (accept or "
                     "dismiss), close that tab, or navigate it (which dismisses the dialog; "
                     "a page that opens another at once stays blocked) first; other tabs "

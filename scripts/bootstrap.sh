@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what trustbridge needs on a Debian machine; safe to re-run (does nothing twice).
 #   - Debian packages: chromium (the default browser), firefox-esr, nodejs/npm (extension build check)
-#   - a virtualenv in .venv with trustbridge installed editable, plus test extras
+#   - a virtualenv in .venv with trustbridge installed editable, plus the test extra and the
+#     camoufox extra (the Camoufox launch code is tested offline, without its browser binary)
 # Sourced by scripts/demo.sh and scripts/test.sh.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -45,6 +46,6 @@ fi
 stamp="$ROOT/.venv/.trustbridge-installed"
 if [ ! -f "$stamp" ] || [ "$ROOT/pyproject.toml" -nt "$stamp" ]; then
   echo "bootstrap: installing Python packages into .venv" >&2
-  "$ROOT/.venv/bin/python" -m pip install -q --disable-pip-version-check -e "$ROOT[test]"
+  "$ROOT/.venv/bin/python" -m pip install -q --disable-pip-version-check -e "$ROOT[test,camoufox]"
   touch "$stamp"
 fi

@@ -57,6 +57,22 @@ INSTALL = {
 }
 """The one command that installs each browser on Debian/Ubuntu (camoufox: its own fetch)."""
 
+CAMOUFOX_EXTRA = "pip install 'trustbridge[camoufox]'"
+"""What adds the camoufox package, an optional extra (pyproject.toml): the base install
+carries what Chromium and Firefox need only."""
+
+
+def camoufox_package_missing() -> str | None:
+    """Why ``--browser camoufox`` cannot run for want of the camoufox package, with the
+    commands that add it and the browser; None when it is importable (not imported here:
+    importing it takes about 1 s)."""
+    if _has_module("camoufox"):
+        return None
+    return (f"Camoufox support is an optional extra that is not installed here: run "
+            f"`{CAMOUFOX_EXTRA}` in the environment trustbridge runs from, then "
+            f"`{INSTALL['camoufox']}` for the browser itself (or use --browser chromium or "
+            "firefox, which need no extra).")
+
 PLAYWRIGHT_INSTALL = "python -m playwright install chromium"
 """Where apt-get is not available (and the network allows): Playwright's own Chromium."""
 
@@ -272,12 +288,26 @@ def not_found(browser: str, found: list[Candidate], *, has_apt: bool | None = No
 
 def install_command(browser: str, *, has_apt: bool | None = None) -> str:
     """The one command that installs ``browser``: apt-get where it exists, else (chromium)
-    Playwright's own download."""
+    Playwright's own download; camoufox: its fetch, after the ``camoufox`` extra when the
+    package is absent."""
     if has_apt is None:
         has_apt = shutil.which("apt-get") is not None or Path("/usr/bin/apt-get").exists()
     if browser == "chromium" and not has_apt:
         return PLAYWRIGHT_INSTALL
+    if browser == "camoufox" and not _has_module("camoufox"):
+        # The fetch command is the package's own: without the extra it does not exist.
+        return f"{CAMOUFOX_EXTRA} && {INSTALL[browser]}"
     return INSTALL[browser]
+
+
+def _has_module(name: str) -> bool:
+    """``name`` is importable here (found without importing it)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def find_browser(browser: str, executable_path: str | None = None, **kwargs: Any) -> str:

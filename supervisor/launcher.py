@@ -49,13 +49,14 @@ from .extension_copy import (  # re-exported: the launch paths' callers prepare 
 )
 
 __all__ = [
-    "BROWSERS", "CAMOUFOX_FETCH_COMMAND", "CHROME_USER_AGENT", "CHROMIUM_ARGS",
-    "EXTENSION_BUILD", "FIREFOX_PREFS", "FIREFOX_STARTUP_MARKER", "FIREFOX_STARTUP_PREFS",
-    "REPO_ROOT", "VIEWPORT", "ExtensionCopy", "PrefValue", "camoufox_kwargs",
-    "camoufox_options", "chromium_args", "chromium_user_agent", "extension_source",
-    "find_camoufox", "find_chromium", "find_firefox", "firefox_prefs", "gecko_id",
-    "launch_camoufox", "launch_chromium", "launch_firefox", "prepare_extension",
-    "prepare_firefox_profile", "sweep_stale_copies",
+    "BROWSERS", "CAMOUFOX_EXTRA_COMMAND", "CAMOUFOX_FETCH_COMMAND", "CHROME_USER_AGENT",
+    "CHROMIUM_ARGS", "EXTENSION_BUILD", "FIREFOX_PREFS", "FIREFOX_STARTUP_MARKER",
+    "FIREFOX_STARTUP_PREFS", "REPO_ROOT", "VIEWPORT", "ExtensionCopy", "PrefValue",
+    "camoufox_kwargs", "camoufox_options", "camoufox_package_missing", "chromium_args",
+    "chromium_user_agent", "extension_source", "find_camoufox", "find_chromium",
+    "find_firefox", "firefox_prefs", "gecko_id", "launch_camoufox", "launch_chromium",
+    "launch_firefox", "prepare_extension", "prepare_firefox_profile",
+    "sweep_stale_copies",
 ]
 
 BROWSERS = ("chromium", "firefox", "camoufox")
@@ -117,9 +118,20 @@ FIREFOX_STARTUP_PREFS: dict[str, PrefValue] = {
     "browser.startup.homepage": FIREFOX_STARTUP_MARKER,  # ... which is the marker
 }
 
-CAMOUFOX_FETCH_COMMAND = "python -m camoufox fetch"
-# The camoufox package is imported inside the Camoufox functions only: importing it takes
-# about 1 s, which Chromium and Firefox launches should not pay.
+CAMOUFOX_FETCH_COMMAND = discovery.INSTALL["camoufox"]
+CAMOUFOX_EXTRA_COMMAND = discovery.CAMOUFOX_EXTRA
+camoufox_package_missing = discovery.camoufox_package_missing
+# The camoufox package (an optional extra) is imported inside the Camoufox functions only:
+# importing it takes about 1 s, which Chromium and Firefox launches should not pay, and
+# it may be absent.
+
+
+def _require_camoufox_package() -> None:
+    """Raises DeviceNotConnected (details ``install``, ``fetch``) when the camoufox
+    package is absent: :func:`camoufox_package_missing`."""
+    if (missing := camoufox_package_missing()) is not None:
+        raise E.DeviceNotConnected(missing, {"install": CAMOUFOX_EXTRA_COMMAND,
+                                             "fetch": CAMOUFOX_FETCH_COMMAND})
 
 
 # ----------------------------------------------------------------------------- Chromium
@@ -327,8 +339,11 @@ def find_camoufox(executable_path: str | None = None) -> str:
     then the build ``camoufox fetch`` installed.
 
     Raises:
-        DeviceNotConnected: no binary; the message names the fetch command.
+        DeviceNotConnected: the camoufox package (the ``camoufox`` extra) is not
+            installed, the message names ``pip install 'trustbridge[camoufox]'``; or no
+            binary, the message names the fetch command.
     """
+    _require_camoufox_package()  # the launch needs it even with an explicit binary
     explicit = (executable_path or os.environ.get("TRUSTBRIDGE_CAMOUFOX")
                 or os.environ.get("CAMOUFOX_EXECUTABLE_PATH"))
     if explicit:
@@ -373,6 +388,7 @@ def camoufox_kwargs(extension: Path, *, executable_path: str, user_data_dir: str
             it can hide or block the elements an agent is asked to act on).
         prefs: extra Firefox prefs on top of :data:`FIREFOX_PREFS`.
     """
+    _require_camoufox_package()
     from camoufox import DefaultAddons
 
     kwargs: dict[str, Any] = {
@@ -409,6 +425,7 @@ def camoufox_options(extension: Path, *, user_data_dir: str, headless: bool = Tr
         DeviceNotConnected: the binary is missing, or camoufox could not prepare the
             launch (e.g. its fingerprint model is not downloaded); names the fetch command.
     """
+    _require_camoufox_package()
     from camoufox.utils import launch_options
 
     binary = find_camoufox(executable_path)
@@ -441,8 +458,11 @@ async def launch_camoufox(playwright: Playwright, extension: Path, *, headless: 
             fingerprint picks.
 
     Raises:
-        DeviceNotConnected: Camoufox is not installed (run ``python -m camoufox fetch``).
+        DeviceNotConnected: the ``camoufox`` extra is not installed (the message names
+            ``pip install 'trustbridge[camoufox]'``), or the browser is not (run
+            ``python -m camoufox fetch``).
     """
+    _require_camoufox_package()
     from camoufox.async_api import AsyncNewBrowser
 
     profile = user_data_dir or tempfile.mkdtemp(prefix="trustbridge-profile-")

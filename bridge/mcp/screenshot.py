@@ -120,7 +120,7 @@ async def _screenshot(conn: Connection, args: Any, response: Response) -> None:
         # The page's renderer is blocked, so the extension cannot name its frame: fail
         # now rather than after the bridge's 10 s resolve timeout.
         raise E.DialogOpen(
-            f"A {dialog.get('type')} dialog blocks the page; it cannot be captured until "
+            f"{E.a_dialog(dialog.get('type'))} blocks the page; it cannot be captured until "
             "the dialog is answered.", {"dialog": {"type": dialog.get("type")}})
     tab = await conn.tab()
     shot = await tab.screenshot(ref, full_page=args.fullPage, type=kind)

@@ -310,11 +310,21 @@ class ProtocolMismatch(TrustbridgeError):
 
 
 class DialogOpen(TrustbridgeError):
-    """A JavaScript dialog blocks the page; answer it (page.dialog) before anything else."""
+    """A JavaScript dialog blocks the page; answer it (page.dialog) before anything else.
+    Each surface names its own way to answer (the CLI's ``trustbridge dialog accept``,
+    MCP's browser_handle_dialog); this default is the wire method's."""
 
     code = ErrorCode.DIALOG_OPEN
     DEFAULT_NEXT_STEP = "Answer the dialog with page.dialog (accept true or false) first."
     dialog: dict[str, Any] | None
+
+
+def a_dialog(kind: object) -> str:
+    """``"An alert dialog"``, ``"A confirm dialog"``: a dialog of ``kind`` (its ``type``:
+    alert, confirm, prompt, beforeunload) with the article English gives it, capitalised
+    to start a message."""
+    word = str(kind or "JavaScript")
+    return f"{'An' if word[:1].lower() in 'aeiou' else 'A'} {word} dialog"
 
 
 class Timeout(TrustbridgeError):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -140,7 +141,7 @@ async def test_bridge_error_exits_1_with_its_code(
     bridge.ext.errors["page.resolveTarget"] = E.RefNotFound("Ref e9 not found.", {"ref": "e9"})
     assert await bridge.run("click", "e9") == cli.EXIT_ERROR
     assert capsys.readouterr().err == ("error REF_NOT_FOUND: Ref e9 not found.\n"
-                                       f"next step: {E.RefNotFound.DEFAULT_NEXT_STEP}\n")
+                                       f"next step: {cli.CLI_NEXT_STEP['REF_NOT_FOUND']}\n")
     assert await bridge.run("click", "e9", "--json") == cli.EXIT_ERROR
     printed = json.loads(capsys.readouterr().out)
     assert printed["ok"] is False and printed["error"]["code"] == "REF_NOT_FOUND"
@@ -272,3 +273,105 @@ def test_demo_beside_a_running_bridge_says_so_in_one_line(
         listener.close()
     err = capsys.readouterr().err
     assert "A bridge is already running" in err and "Traceback" not in err, err
+
+
+def test_up_camoufox_without_the_extra_says_how_to_add_it(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`up --browser camoufox` where the camoufox package (the optional extra) is absent:
+    exit 1 before any bridge starts, naming `pip install 'trustbridge[camoufox]'` and the
+    fetch after it; doctor's install command for camoufox names both too."""
+    import sys
+
+    from bridge import embedded
+    from supervisor import discovery
+
+    monkeypatch.setitem(sys.modules, "camoufox", None)  # as an install without the extra
+
+    def no_start(*a: Any, **k: Any) -> None:
+        raise AssertionError("a bridge was started for a browser that cannot run")
+
+    monkeypatch.setattr(embedded, "Embedded", no_start)
+    args = cli.build_parser().parse_args(["up", "--browser", "camoufox"])
+    assert asyncio.run(cli._cmd_up(args)) == cli.EXIT_ERROR
+    err = capsys.readouterr().err
+    assert "pip install 'trustbridge[camoufox]'" in err and "python -m camoufox fetch" in err
+    assert discovery.install_command("camoufox") == (
+        "pip install 'trustbridge[camoufox]' && python -m camoufox fetch")
+
+
+async def test_dialog_prints_one_line_and_json_on_request(
+        bridge: Bridge, capsys: pytest.CaptureFixture[str]) -> None:
+    """`dialog accept` prints one line saying what was answered ("accepted alert dialog
+    'Hi'"), as every verb does; --json prints the raw result."""
+    bridge.drv.results["driver.dialog"] = {"type": "alert", "message": "Hi", "accepted": True}
+    assert await bridge.run("dialog", "accept") == cli.EXIT_OK
+    assert capsys.readouterr().out == "accepted alert dialog 'Hi'\n"
+    assert await bridge.run("dialog", "dismiss", "--json") == cli.EXIT_OK
+    assert json.loads(capsys.readouterr().out)["result"]["type"] == "alert"
+
+
+async def test_an_action_not_delivered_exits_4(
+        bridge: Bridge, capsys: pytest.CaptureFixture[str]) -> None:
+    """A click whose result says ``delivered: false`` (another element took it) exits 4,
+    with the warning line, and with --json too: a script must not read it as success."""
+    bridge.drv.results["driver.act"] = {"done": True, "action": "click", "delivered": False}
+    assert await bridge.run("click", "e7") == cli.EXIT_NOT_DELIVERED
+    out = capsys.readouterr().out
+    assert out.startswith("click ok") and "never got the click" in out and "exit code 4" in out
+    assert await bridge.run("click", "e7", "--json") == cli.EXIT_NOT_DELIVERED
+    assert json.loads(capsys.readouterr().out)["result"]["delivered"] is False
+
+
+async def test_error_next_step_is_in_the_cli_words(
+        bridge: Bridge, capsys: pytest.CaptureFixture[str]) -> None:
+    """A DIALOG_OPEN error's next step names `trustbridge dialog accept`, not the protocol
+    method page.dialog; the message says "An alert dialog"."""
+    bridge.ext.errors["page.resolveTarget"] = E.DialogOpen(
+        f"{E.a_dialog('alert')} blocks tab 1 ('Hi').", {"dialog": {"type": "alert"}})
+    assert await bridge.run("click", "e7") == cli.EXIT_ERROR
+    err = capsys.readouterr().err
+    assert err.startswith("error DIALOG_OPEN: An alert dialog blocks tab 1")
+    assert "next step: answer it with `trustbridge dialog accept`" in err
+    assert "page.dialog" not in err
+
+
+def test_a_dialog_takes_the_right_article() -> None:
+    assert [E.a_dialog(k) for k in ("alert", "confirm", "prompt", "beforeunload", None)] == [
+        "An alert dialog", "A confirm dialog", "A prompt dialog", "A beforeunload dialog",
+        "A JavaScript dialog"]
+
+
+def _commands() -> dict[str, Any]:
+    return cli.build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+
+
+def test_help_lists_each_command_once_in_plain_words(capsys: pytest.CaptureFixture[str]) -> None:
+    """`trustbridge --help`: each command once, no reST double backticks, no pointers at
+    source files (the wheel's users have no docs/ or .py to open there), the connection
+    options and the exit codes described once."""
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    out = capsys.readouterr().out
+    for name in _commands():
+        assert len(re.findall(rf"^    {re.escape(name)}\b", out, flags=re.MULTILINE)) == 1, name
+    assert "``" not in out and not re.search(r"\b\w+/\w+\.py\b", out)
+    assert "{up," not in out  # argparse's brace list of every command
+    for option in ("--device ID", "--tab N", "--bridge URL", "--token-file PATH",
+                   "--session NAME", "--session-lease-ms MS"):
+        assert out.count(f"\n  {option}") == 1, option
+    assert "4 the\naction ran but did not reach its target" in out
+
+
+def test_every_option_has_help_and_verbs_do_not_repeat_connection_options() -> None:
+    """Every option of every command says what it does (up --headed, demo --json, wait
+    --ms/--text were bare); a client verb's --help names the shared connection options in
+    one line instead of describing them again."""
+    for name, command in _commands().items():
+        for action in command._actions:
+            if action.option_strings and action.dest != "help":
+                assert action.help, f"{name} {action.option_strings[0]} has no help"
+        text = command.format_help()
+        assert "``" not in text, name
+        if command.get_default("run") is not None:
+            assert "--token-file PATH" not in text and "--bridge BRIDGE" not in text, name
+            assert "connection options (see `trustbridge --help`)" in text, name

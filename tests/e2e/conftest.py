@@ -143,14 +143,15 @@ def browser(request: pytest.FixtureRequest) -> str:
 
 @functools.cache
 def camoufox_missing() -> str | None:
-    """Why Camoufox cannot run here (binary not installed), or None when it can."""
+    """Why Camoufox cannot run here (the ``camoufox`` extra or the binary is not
+    installed), or None when it can."""
     from bridge.protocol.errors import DeviceNotConnected
     from supervisor.launcher import find_camoufox
 
     try:
         find_camoufox()
     except DeviceNotConnected as err:
-        return f"Camoufox binary absent: {err.message}"
+        return f"Camoufox cannot run here: {err.message}"
     return None
 
 

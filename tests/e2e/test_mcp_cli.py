@@ -170,6 +170,30 @@ async def test_browser_firefox_navigates_and_clicks_trusted(tmp_path: Path, orig
         assert "Firefox/" in str(agent), agent
 
 
+def hide_camoufox_package(folder: Path) -> str:
+    """A PYTHONPATH under which ``import camoufox`` fails as in an install without the
+    ``camoufox`` extra (a sitecustomize sets ``sys.modules["camoufox"] = None``); the
+    worktree's own entries follow it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "sitecustomize.py").write_text('import sys\nsys.modules["camoufox"] = None\n')
+    return os.pathsep.join([str(folder), str(REPO), os.environ.get("PYTHONPATH", "")])
+
+
+async def test_browser_camoufox_without_the_extra_says_how_to_add_it(tmp_path: Path) -> None:
+    """--browser camoufox where the camoufox package (an optional extra) is absent: the
+    first tool call fails with DEVICE_NOT_CONNECTED naming `pip install
+    'trustbridge[camoufox]'` and the fetch after it (not a ModuleNotFoundError); the
+    server stays up."""
+    async with mcp_server(tmp_path, "--browser", "camoufox",
+                          PYTHONPATH=hide_camoufox_package(tmp_path / "site")) as client:
+        nav = await client.call_tool("browser_navigate", {"url": "http://127.0.0.1:9/"})
+        text = _text(nav)
+        assert nav.is_error and "DEVICE_NOT_CONNECTED" in text, text
+        assert "pip install 'trustbridge[camoufox]'" in text, text
+        assert "python -m camoufox fetch" in text and "No module named" not in text, text
+        assert {t.name for t in (await client.list_tools()).tools}  # still serving
+
+
 async def test_browser_camoufox_without_its_binary_says_how_to_get_it(tmp_path: Path) -> None:
     """--browser camoufox with no Camoufox binary: the first tool call fails with
     DEVICE_NOT_CONNECTED naming the missing binary and the fetch command; the server stays up."""

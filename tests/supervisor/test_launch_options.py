@@ -572,3 +572,25 @@ async def test_supervisor_output_dir_is_where_downloads_go(
     with pytest.raises(RuntimeError, match="stop before launching"):
         await sup.start()
     assert downloads.downloads_dir() == tmp_path / "out" and (tmp_path / "out").is_dir()
+
+
+def test_camoufox_without_the_extra_names_it_before_any_camoufox_import(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Without the camoufox package (an optional extra), every Camoufox entry point raises
+    DEVICE_NOT_CONNECTED naming `pip install 'trustbridge[camoufox]'`, never an
+    ImportError; even with an explicit binary (the launch needs the package)."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "camoufox", None)
+    binary = tmp_path / "camoufox-bin"
+    binary.write_text("")
+    calls = [lambda: find_camoufox(), lambda: find_camoufox(str(binary)),
+             lambda: launcher.camoufox_options(tmp_path, user_data_dir=str(tmp_path),
+                                               executable_path=str(binary))]
+    for call in calls:
+        with pytest.raises(E.DeviceNotConnected) as info:
+            call()
+        assert "pip install 'trustbridge[camoufox]'" in info.value.message
+        assert info.value.details["install"] == "pip install 'trustbridge[camoufox]'"
+    monkeypatch.delitem(sys.modules, "camoufox")
+    assert launcher.camoufox_package_missing() is None  # this test venv has the extra
