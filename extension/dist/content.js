@@ -1374,6 +1374,7 @@
   }
   function isEditingHost2(el) {
     if (!el.isContentEditable) return false;
+    if (el.ownerDocument.designMode === "on" && el === el.ownerDocument.body) return true;
     let parent = el.parentElement;
     if (!parent) {
       const root = el.getRootNode();
@@ -1955,6 +1956,8 @@
           const above = this.aria.run(() => contextOf(root, this.aria));
           Object.assign(start, above);
           this.stack.push({ items: [root], i: 0, depth: 0, ctx: start, block: false });
+        } else if (root === doc.body && isEditingHost2(root)) {
+          this.stack.push({ items: [root], i: 0, depth: 0, ctx: start, block: false });
         } else {
           this.stack.push({ items: Array.from(this.childrenOf(root)), i: 0, depth: 0, ctx: start, block: false });
         }
@@ -2418,7 +2421,8 @@
   function deepActiveElement(doc) {
     let el = doc.activeElement;
     while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
-    return el === doc.body ? null : el;
+    if (el === doc.body) return isEditingHost2(el) && doc.hasFocus() ? el : null;
+    return el;
   }
 
   // src/page/snapshot.js
