@@ -3,7 +3,9 @@
 The supervisor writes a fresh random token into ``document.documentElement`` as
 ``data-mcjug="<token>"``, from an isolated world, when a page appears, a frame attaches, a
 frame navigates to a new document, and on ``domcontentloaded`` (for documents that had no
-root element at commit).
+root element at commit). A document that page script rewrote with ``document.open()``
+(no event here) gets its token back from the content script, which copies it from the
+removed root to the new one (extension/src/page/reopen.js, design.md §3).
 The extension reads the attribute in the frame that owns a ref; the driver turns it back
 into the ``Frame`` here. A re-stamped frame's old token is dropped; a closed page's tokens
 are all forgotten. A crashed page's tokens (or, after the browser died, every token) are
@@ -39,20 +41,34 @@ Crash = Literal["renderer", "browser"]
 
 # Keeps the token when the document is the one stamped before (same-document navigation,
 # a repeated event); otherwise writes the fresh one. Returns the token in force, or null
-# when the document has no root element yet. Runs in an isolated world
-# (supervisor/isolated_eval.py), so the page's own Element.prototype.setAttribute, which
-# page script may have patched, never sees the call or the token (docs/security.md).
+# when the document got no root element within ROOT_WAIT_MS. A document without a root (a
+# frame's document between page script's document.open() and its write(), which may come
+# in a later task) is waited for: no load event follows document.open(), so this stamp may
+# be the frame's last. Runs in an isolated world (supervisor/isolated_eval.py), so the
+# page's own Element.prototype.setAttribute, which page script may have patched, never sees
+# the call or the token (docs/security.md).
 _STAMP_JS = """() => {
-  const [attr, old, fresh] = %s;
-  const root = document.documentElement;
-  if (!root) return null;
-  const current = root.getAttribute(attr);
-  if (old && current === old) return old;
-  root.setAttribute(attr, fresh);
-  return fresh;
+  const [attr, old, fresh, waitMs] = %s;
+  const stamp = (root) => {
+    const current = root.getAttribute(attr);
+    if (old && current === old) return old;
+    root.setAttribute(attr, fresh);
+    return fresh;
+  };
+  if (document.documentElement) return stamp(document.documentElement);
+  return new Promise((resolve) => {
+    const done = (value) => { watcher.disconnect(); clearTimeout(limit); resolve(value); };
+    const watcher = new MutationObserver(() => {
+      if (document.documentElement) done(stamp(document.documentElement));
+    });
+    watcher.observe(document, { childList: true });
+    const limit = setTimeout(() => done(null), waitMs);
+  });
 }"""
+ROOT_WAIT_MS = 3000
+"""How long a stamp waits for a document without a root element to get one, ms."""
 STAMP_TIMEOUT_S = 5.0
-"""Bound on one stamp, s (the script is synchronous; this only bounds a stuck page)."""
+"""Bound on one stamp, s (it waits at most ROOT_WAIT_MS; this only bounds a stuck page)."""
 
 
 class FrameRegistry:
@@ -114,7 +130,7 @@ class FrameRegistry:
 
         Returns:
             The token in force, or None if the frame could not be stamped (detached,
-            no root element yet, or its execution context went away).
+            no root element within ROOT_WAIT_MS, or its execution context went away).
         """
         lock = self._locks.setdefault(frame, asyncio.Lock())
         async with lock:
@@ -126,7 +142,7 @@ class FrameRegistry:
             self._by_token[fresh] = frame
             try:
                 got = await evaluate_isolated(
-                    frame, None, _STAMP_JS % json.dumps([ATTRIBUTE, old, fresh]),
+                    frame, None, _STAMP_JS % json.dumps([ATTRIBUTE, old, fresh, ROOT_WAIT_MS]),
                     STAMP_TIMEOUT_S)
             except (PlaywrightError, TrustbridgeError) as exc:
                 self._by_token.pop(fresh, None)

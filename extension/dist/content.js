@@ -20,7 +20,7 @@
     return { code: "INTERNAL_ERROR", message: `Page agent failure: ${err && err.message ? err.message : String(err)}`, details: {} };
   }
 
-  // node_modules/dom-accessibility-api/dist/polyfills/array.from.mjs
+  // ../../main/extension/node_modules/dom-accessibility-api/dist/polyfills/array.from.mjs
   var toStr = Object.prototype.toString;
   function isCallable(fn) {
     return typeof fn === "function" || toStr.call(fn) === "[object Function]";
@@ -68,7 +68,7 @@
     return A;
   }
 
-  // node_modules/dom-accessibility-api/dist/polyfills/SetLike.mjs
+  // ../../main/extension/node_modules/dom-accessibility-api/dist/polyfills/SetLike.mjs
   function _typeof(o) {
     "@babel/helpers - typeof";
     return _typeof = "function" == typeof Symbol && "symbol" == typeof Symbol.iterator ? function(o2) {
@@ -171,7 +171,7 @@
   })();
   var SetLike_default = typeof Set === "undefined" ? Set : SetLike;
 
-  // node_modules/dom-accessibility-api/dist/getRole.mjs
+  // ../../main/extension/node_modules/dom-accessibility-api/dist/getRole.mjs
   function getLocalName(element) {
     var _element$localName;
     return (
@@ -356,7 +356,7 @@
     return null;
   }
 
-  // node_modules/dom-accessibility-api/dist/util.mjs
+  // ../../main/extension/node_modules/dom-accessibility-api/dist/util.mjs
   var presentationRoles = ["presentation", "none"];
   function isElement(node) {
     return node !== null && node.nodeType === node.ELEMENT_NODE;
@@ -426,7 +426,7 @@
     return false;
   }
 
-  // node_modules/dom-accessibility-api/dist/accessible-name-and-description.mjs
+  // ../../main/extension/node_modules/dom-accessibility-api/dist/accessible-name-and-description.mjs
   function asFlatString(s) {
     return s.trim().replace(/\s\s+/g, " ");
   }
@@ -811,7 +811,7 @@
     }));
   }
 
-  // node_modules/dom-accessibility-api/dist/accessible-name.mjs
+  // ../../main/extension/node_modules/dom-accessibility-api/dist/accessible-name.mjs
   function prohibitsNaming(node) {
     return hasAnyConcreteRoles(node, ["caption", "code", "deletion", "emphasis", "generic", "insertion", "none", "paragraph", "presentation", "strong", "subscript", "superscript"]);
   }
@@ -1374,6 +1374,7 @@
   }
   function isEditingHost2(el) {
     if (!el.isContentEditable) return false;
+    if (el.ownerDocument.designMode === "on" && el === el.ownerDocument.body) return true;
     let parent = el.parentElement;
     if (!parent) {
       const root = el.getRootNode();
@@ -1497,6 +1498,44 @@
     return { scope, closed, invisible: !!parent && aria.invisible(parent) };
   }
 
+  // src/page/reopen.js
+  var remembered = /* @__PURE__ */ new WeakMap();
+  function onWindow(win, type, fn, options) {
+    win.addEventListener(type, fn, options);
+    let list = remembered.get(win);
+    if (!list) remembered.set(win, list = []);
+    list.push([type, fn, options]);
+  }
+  function restoreWindowListeners(win) {
+    for (const [type, fn, options] of remembered.get(win) || []) win.addEventListener(type, fn, options);
+  }
+  function watchReopen(doc, win, attr, onToken = () => {
+  }) {
+    let carried = null;
+    const observer2 = new MutationObserver((records) => {
+      let removedRoot = false;
+      for (const record of records) {
+        for (const node of record.removedNodes) {
+          if (node.nodeType !== 1) continue;
+          removedRoot = true;
+          const token = node.getAttribute(attr);
+          if (token) carried = token;
+        }
+      }
+      if (removedRoot) restoreWindowListeners(win);
+      const root = doc.documentElement;
+      if (carried && root) {
+        if (!root.hasAttribute(attr)) {
+          root.setAttribute(attr, carried);
+          onToken(carried);
+        }
+        carried = null;
+      }
+    });
+    observer2.observe(doc, { childList: true });
+    return observer2;
+  }
+
   // src/page/frames.js
   var FRAME_KEY_FIELD = "__trustbridgeFrameKey";
   function randomKey() {
@@ -1543,7 +1582,7 @@
     }
     /** Listen for the key our parent announces. */
     listen(win) {
-      win.addEventListener("message", (event) => {
+      onWindow(win, "message", (event) => {
         const data = event.data;
         if (event.source === win.parent && win.parent !== win && data && typeof data[FRAME_KEY_FIELD] === "string") {
           this.mine = data[FRAME_KEY_FIELD];
@@ -1654,7 +1693,7 @@
         nav.addEventListener("navigateerror", clear);
         nav.addEventListener("navigatesuccess", clear);
       }
-      win.addEventListener("pageshow", () => {
+      onWindow(win, "pageshow", () => {
         this.pendingSince = null;
       });
     }
@@ -1916,6 +1955,8 @@
         if (opts.root) {
           const above = this.aria.run(() => contextOf(root, this.aria));
           Object.assign(start, above);
+          this.stack.push({ items: [root], i: 0, depth: 0, ctx: start, block: false });
+        } else if (root === doc.body && isEditingHost2(root)) {
           this.stack.push({ items: [root], i: 0, depth: 0, ctx: start, block: false });
         } else {
           this.stack.push({ items: Array.from(this.childrenOf(root)), i: 0, depth: 0, ctx: start, block: false });
@@ -2380,7 +2421,8 @@
   function deepActiveElement(doc) {
     let el = doc.activeElement;
     while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
-    return el === doc.body ? null : el;
+    if (el === doc.body) return isEditingHost2(el) && doc.hasFocus() ? el : null;
+    return el;
   }
 
   // src/page/snapshot.js
@@ -2821,9 +2863,10 @@
       this.pending = /* @__PURE__ */ new Set();
       this.flushTimer = null;
       this.lastSubmit = null;
+      this.win = win;
       this.listen(win);
       for (const type of TERMINAL) {
-        win.addEventListener(type, (e) => {
+        onWindow(win, type, (e) => {
           if (!e.isTrusted || !this.armed.size) return;
           win.addEventListener(type, (late) => {
             if (late === e) this.flush();
@@ -2847,10 +2890,11 @@
     }
     /** The submission sign's listeners on `target` (window or a shadow root; see the header). */
     listenForms(target) {
-      target.addEventListener("submit", (e) => {
+      const on = (type, fn, options) => target === this.win ? onWindow(target, type, fn, options) : target.addEventListener(type, fn, options);
+      on("submit", (e) => {
         if (e.isTrusted) this.lastSubmit = { event: e, form: e.target, submitter: e.submitter || null };
       }, { capture: true });
-      target.addEventListener("formdata", (e) => {
+      on("formdata", (e) => {
         if (!e.isTrusted) return;
         const last = this.lastSubmit;
         if (last && last.event.eventPhase !== 0) return;
@@ -2895,7 +2939,9 @@
     }
     listen(target) {
       for (const type of ["pointerdown", "mousedown", "pointerup", "mouseup", "click", "dblclick", "auxclick", "contextmenu"]) {
-        target.addEventListener(type, (e) => this.observe(e), { capture: true });
+        const fn = (e) => this.observe(e);
+        if (target === this.win) onWindow(target, type, fn, { capture: true });
+        else target.addEventListener(type, fn, { capture: true });
       }
     }
     /** Arm a receipt for `el`; returns its id. `guard`: {x, y}, the fast path's point (CSS
@@ -3967,7 +4013,7 @@
       this.answer = answer2;
       this.port = null;
       this.dead = false;
-      win.addEventListener("pageshow", (event) => {
+      onWindow(win, "pageshow", (event) => {
         if (event.persisted) this.reconnect();
       });
       this.connect();
@@ -4051,6 +4097,7 @@
   var TOKEN_WAIT_MS = 1e3;
   var frameKeys = new FrameKeys();
   frameKeys.listen(window);
+  watchReopen(document, window, FRAME_TOKEN_ATTRIBUTE);
   var receipts = new Receipts(window, (receiptId, receipt) => {
     framePort.push({ receiptPushed: { receiptId, ...receipt } });
   }, openOrClosedShadowRoot);

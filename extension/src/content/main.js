@@ -17,6 +17,7 @@ import { hitTest } from '../page/hittest.js';
 import { find } from '../page/find.js';
 import { snapshotBegin } from '../page/begin.js';
 import { FRAME_PORT_NAME, FramePort } from '../page/frameport.js';
+import { watchReopen } from '../page/reopen.js';
 
 import { api, openOrClosedShadowRoot } from '../shim/browser.js';
 import { FRAME_TOKEN_ATTRIBUTE as TOKEN_ATTRIBUTE } from '../generated/protocol.js';
@@ -25,6 +26,9 @@ const TOKEN_WAIT_MS = 1000;
 
 const frameKeys = new FrameKeys();
 frameKeys.listen(window);
+// document.open() (a frame written by script) erases this script's window listeners and
+// drops the root holding the frame token: page/reopen.js restores both.
+watchReopen(document, window, TOKEN_ATTRIBUTE);
 // A delivered click's receipt goes to the background when the click's dispatch ends (and
 // on to the bridge as a `page.receipt` event; again with `fileInput: true` when a later
 // task clicked a file input): over the frame's port when it is open, else by

@@ -264,6 +264,9 @@ function computeRole(el, ctx) {
  */
 export function isEditingHost(el) {
   if (!el.isContentEditable) return false;
+  // In a designMode document the editing host is the root element (HTML §6.8.1), which the
+  // walk never prints: its body stands for it (what a click focuses, where editors type).
+  if (el.ownerDocument.designMode === 'on' && el === el.ownerDocument.body) return true;
   let parent = el.parentElement;
   if (!parent) {
     const root = el.getRootNode();

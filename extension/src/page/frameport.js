@@ -12,6 +12,8 @@
 // runtime.connect that throws (the extension context is gone: reloaded or removed) stops
 // every further attempt.
 
+import { onWindow } from './reopen.js';
+
 /** Name of the port every content script opens (background/ports.js accepts it). */
 export const FRAME_PORT_NAME = 'trustbridge-frame';
 
@@ -28,7 +30,7 @@ export class FramePort {
     this.answer = answer;
     this.port = null;
     this.dead = false; // the extension context is gone: never connect again
-    win.addEventListener('pageshow', (event) => {
+    onWindow(win, 'pageshow', (event) => {
       // Chromium closed the port when the page entered the cache; its disconnect event
       // may only run after this one: start a fresh port either way.
       if (event.persisted) this.reconnect();

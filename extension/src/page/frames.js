@@ -4,6 +4,7 @@
 // see these messages; a key only places a frame's lines in the outline, it grants nothing.
 
 import { mayHostShadow } from './dom.js';
+import { onWindow } from './reopen.js';
 
 export const FRAME_KEY_FIELD = '__trustbridgeFrameKey';
 
@@ -61,7 +62,7 @@ export class FrameKeys {
 
   /** Listen for the key our parent announces. */
   listen(win) {
-    win.addEventListener('message', (event) => {
+    onWindow(win, 'message', (event) => {
       const data = event.data;
       if (event.source === win.parent && win.parent !== win && data && typeof data[FRAME_KEY_FIELD] === 'string') {
         this.mine = data[FRAME_KEY_FIELD];

@@ -16,6 +16,7 @@
 // still fences a navigation that is really still in flight).
 
 import { PageError } from './errors.js';
+import { onWindow } from './reopen.js';
 
 export const PENDING_MAX_MS = 10_000;
 
@@ -55,7 +56,7 @@ export class DocumentIdentity {
       nav.addEventListener('navigateerror', clear);
       nav.addEventListener('navigatesuccess', clear);
     }
-    win.addEventListener('pageshow', () => { this.pendingSince = null; });
+    onWindow(win, 'pageshow', () => { this.pendingSince = null; });
   }
 
   /** {token, timeOrigin, url}: what a snapshot records for this frame. */

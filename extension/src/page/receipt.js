@@ -85,6 +85,7 @@
 import { PageError } from './errors.js';
 import { containsComposed, topmostAt } from './fastpoint.js';
 import { isDownload } from './identity.js';
+import { onWindow } from './reopen.js';
 
 const RECEIPT_TTL_MS = 60000;
 const MAX_RECEIPTS = 64;
@@ -130,11 +131,12 @@ export class Receipts {
     this.flushTimer = null;
     /** The last trusted `submit` event's form and submitter (its formtarget counts). */
     this.lastSubmit = null;
+    this.win = win;
     this.listen(win);
     // The trusted click bubbling back to window, after the page's own window listeners,
     // ends its dispatch (a nested untrusted click, the page's input.click(), does not).
     for (const type of TERMINAL) {
-      win.addEventListener(type, (e) => {
+      onWindow(win, type, (e) => {
         if (!e.isTrusted || !this.armed.size) return;
         win.addEventListener(type, (late) => { if (late === e) this.flush(); }, { once: true });
       }, { capture: true });
@@ -158,10 +160,12 @@ export class Receipts {
 
   /** The submission sign's listeners on `target` (window or a shadow root; see the header). */
   listenForms(target) {
-    target.addEventListener('submit', (e) => {
+    const on = (type, fn, options) => (target === this.win
+      ? onWindow(target, type, fn, options) : target.addEventListener(type, fn, options));
+    on('submit', (e) => {
       if (e.isTrusted) this.lastSubmit = { event: e, form: e.target, submitter: e.submitter || null };
     }, { capture: true });
-    target.addEventListener('formdata', (e) => {
+    on('formdata', (e) => {
       if (!e.isTrusted) return;
       const last = this.lastSubmit;
       // Inside the page's submit handler (its `new FormData(form)`, the usual app form that
@@ -215,7 +219,9 @@ export class Receipts {
 
   listen(target) {
     for (const type of ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'dblclick', 'auxclick', 'contextmenu']) {
-      target.addEventListener(type, (e) => this.observe(e), { capture: true });
+      const fn = (e) => this.observe(e);
+      if (target === this.win) onWindow(target, type, fn, { capture: true });
+      else target.addEventListener(type, fn, { capture: true });
     }
   }
 

@@ -90,6 +90,10 @@ export class Walker {
         const above = this.aria.run(() => contextOf(root, this.aria));
         Object.assign(start, above);
         this.stack.push({ items: [root], i: 0, depth: 0, ctx: start, block: false });
+      } else if (root === doc.body && isEditingHost(root)) {
+        // An editable body (a rich-text editor's iframe: <body contenteditable>, designMode)
+        // is the editor: its own textbox line, not only its paragraphs.
+        this.stack.push({ items: [root], i: 0, depth: 0, ctx: start, block: false });
       } else {
         this.stack.push({ items: Array.from(this.childrenOf(root)), i: 0, depth: 0, ctx: start, block: false });
       }
@@ -578,5 +582,8 @@ export function hasAuthorName(el) {
 function deepActiveElement(doc) {
   let el = doc.activeElement;
   while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
-  return el === doc.body ? null : el;
+  // The body is where focus rests when nothing has it; an editable body (an editor's
+  // iframe) is focused only while its document has the focus.
+  if (el === doc.body) return isEditingHost(el) && doc.hasFocus() ? el : null;
+  return el;
 }
