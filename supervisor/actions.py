@@ -49,7 +49,7 @@ from bridge.protocol.models import (
     TypeAction,
 )
 
-from . import fastpoint, keys
+from . import fastpoint, keys, mouse
 from . import values as V
 from .errors import NOT_A_FIELD, map_playwright_errors
 from .focus import focus_element, read_field
@@ -715,6 +715,7 @@ async def drag(source: Target, target: Target, a: DragAction,
     await page.mouse.move(tx, ty, steps=a.steps)
     await asyncio.sleep(0.03)  # let dragover handlers run before the drop
     await page.mouse.move(tx + 1, ty + 1)
+    mouse.moved(page, tx + 1, ty + 1)
     await page.mouse.up()
     return {}
 
