@@ -141,6 +141,11 @@ class TrustedInputRoute:
                                                      pushed=not multi))
                 if (took := out.pop("intercepted", None)) is not None:
                     raise _intercepted(took, out)
+                if out.get("viaLabel") and "click" in (out.get("deliveredEvents") or []):
+                    # The driver clicked the input's label (supervisor/labels.py): the
+                    # input gets the label's activation click, never a press of its own,
+                    # and the driver read its new state back.
+                    out["delivered"] = True
                 if multi and out.get("delivered") and "dblclick" not in out.get(
                         "deliveredEvents", []):
                     # A double click is delivered when the target got its dblclick, not
