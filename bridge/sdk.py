@@ -383,7 +383,8 @@ class Tab:
         return await self.act(action, ref, timeout_ms)
 
     async def mouse(self, op: Literal["move", "click", "down", "up", "wheel", "drag"],
-                    x: float, y: float, *, to_x: float | None = None,
+                    x: float | None = None, y: float | None = None, *,
+                    to_x: float | None = None,
                     to_y: float | None = None, button: MouseButton = "left",
                     click_count: int = 1, delta_x: float = 0, delta_y: float = 0,
                     modifiers: list[Modifier] | None = None,
@@ -395,7 +396,11 @@ class Tab:
                 (x, y), move to (to_x, to_y), release). Each first moves the pointer to
                 (x, y).
             x, y: CSS px from the top-left corner of the top-level viewport (a viewport
-                screenshot's pixels divided by its scale).
+                screenshot's pixels divided by its scale). ``down``, ``up`` and ``wheel``
+                may leave either out: it is then where the pointer is, the last point any
+                pointer action sent it to on this tab (a click, hover, check, drag or
+                scroll on a ref included; (0, 0) before any), kept by the driver; the
+                result's ``at`` says where the input went.
             to_x, to_y: a drag's end point, same space.
             delta_x, delta_y: a wheel's scroll amounts, CSS px.
 
@@ -405,7 +410,10 @@ class Tab:
             there) and its ref works for :meth:`act`; a click carries ``delivered``.
 
         Raises:
-            BadRequest: a point outside the viewport; nothing was sent.
+            BadRequest: a point outside the viewport, or no point given and the driver
+                does not know where the pointer is (the element the last ref action
+                pointed at left before its box was read); nothing was sent.
+            BadRequest: ``move``, ``click`` or ``drag`` without x and y.
             TrustedInputUnavailable: no input driver (synthetic input is never sent for
                 a point), or a browser that would deliver it as something else (the
                 driver's refusal: a multiple click or a native drag on Firefox,

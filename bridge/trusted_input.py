@@ -82,6 +82,9 @@ class TrustedInputRoute:
             "settle": isinstance(action, HoverAction),
         }
         if isinstance(action, MouseAction):  # no ref: hit-test the point (vision tools)
+            if action.x is None or action.y is None:  # where the pointer is
+                action = await self._pointer_point(route, params.tabId, action)
+                params = params.model_copy(update={"action": action})
             flags.update(at={"x": action.x, "y": action.y}, receipt=action.op == "click")
         target = await self._resolve(route.extension, params.tabId, params.ref, **flags)
         act: dict[str, Any] = {"frameToken": target["frameToken"], "css": target.get("css"),
@@ -120,6 +123,8 @@ class TrustedInputRoute:
                                    if k not in ("frameToken", "css", "receiptId",
                                                 *PASSED_TO_DRIVER)}
             out.update(result)
+            if isinstance(action, MouseAction):  # where the input went (a point filled in too)
+                out.setdefault("at", {"x": action.x, "y": action.y})
             late_watch = out.pop("lateNavigation", None)  # the driver's, for driver.navigation
             # The driver names the path itself only for the opt-in script route
             # (allowScript); otherwise the route taken decides it.
@@ -136,6 +141,11 @@ class TrustedInputRoute:
                                                      pushed=not multi))
                 if (took := out.pop("intercepted", None)) is not None:
                     raise _intercepted(took, out)
+                if out.get("viaLabel") and "click" in (out.get("deliveredEvents") or []):
+                    # The driver clicked the input's label (supervisor/labels.py): the
+                    # input gets the label's activation click, never a press of its own,
+                    # and the driver read its new state back.
+                    out["delivered"] = True
                 if multi and out.get("delivered") and "dblclick" not in out.get(
                         "deliveredEvents", []):
                     # A double click is delivered when the target got its dblclick, not
@@ -179,6 +189,25 @@ class TrustedInputRoute:
             if early is not None:
                 early.forget()
         return out
+
+    async def _pointer_point(self: Executor, route: TrustedInput, tab_id: int | None,
+                             action: MouseAction) -> MouseAction:
+        """``action`` with its missing coordinates taken from where the driver last sent
+        the tab's pointer (``driver.pointer``, supervisor/mouse.py): the point of any
+        earlier pointer action on that page, a ref's click or hover included (a wheel
+        after browser_hover turns over the hovered element, as Playwright's does).
+
+        Raises:
+            BadRequest: the driver does not know where the pointer is; nothing was sent.
+        """
+        from .executor import RESOLVE_TIMEOUT_S
+
+        top = await self._resolve(route.extension, tab_id, None)
+        driver = self.peer(self._driver_now(route.device))
+        where = await driver.call("driver.pointer", {"frameToken": top["frameToken"]},
+                                  RESOLVE_TIMEOUT_S)
+        return action.model_copy(update={"x": where["x"] if action.x is None else action.x,
+                                         "y": where["y"] if action.y is None else action.y})
 
     async def _keep_snapshot(self: Executor, extension: str, snap: dict[str, Any],
                              provisional: str) -> dict[str, Any]:

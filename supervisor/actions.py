@@ -49,7 +49,7 @@ from bridge.protocol.models import (
     TypeAction,
 )
 
-from . import fastpoint, keys
+from . import fastpoint, keys, labels, mouse
 from . import values as V
 from .errors import NOT_A_FIELD, map_playwright_errors
 from .focus import focus_element, read_field
@@ -168,12 +168,24 @@ async def dispose_quietly(handle: ElementHandle) -> None:
 async def click(t: Target, a: ClickAction, timeout_ms: int) -> dict[str, Any]:
     """Press and release ``a.button`` ``a.clickCount`` times at the centre or ``a.position``.
 
+    A plain left click on a checkbox or radio ``<input>`` that cannot take the click
+    itself (no box, hidden, covered at its centre) while a label of it is shown clicks
+    that label instead (supervisor/labels.py) and checks the state flipped (a radio: is
+    checked); the result says ``viaLabel``.
+
     Raises:
         BadRequest: ``a.position`` lies outside the target's box (``details.box``: its
             ``width``/``height``, CSS px); nothing was dispatched. Without this check
             Playwright waits the whole timeout for the point to hit the target and ends
             with "<html> intercepts pointer events".
+        ElementValueNotSet: the label was clicked and the control's state did not change.
     """
+    if a.position is None and a.button == "left" and a.clickCount == 1 and not a.modifiers:
+        # A checkbox or radio painted over by its label: a person clicks the label.
+        route = await labels.plan(t, timeout_ms)
+        if route is not None:
+            return await labels.click_label(t, route, True if route["radio"] else None,
+                                            timeout_ms)
     if a.position is not None:
         await check_position(t, a.position, timeout_ms)
     await t.locator.click(
@@ -651,15 +663,31 @@ async def set_checked(t: Target, a: CheckAction, timeout_ms: int) -> dict[str, A
     understands native and ARIA checkbox/radio/switch roles (``aria-checked="mixed"``
     counts as unchecked).
 
+    A checkbox or radio ``<input>`` that cannot take the click itself (no box, hidden,
+    covered at its centre: a kit's painted box over a transparent or 0×0 input) while a
+    label of it is shown is set by clicking that label, then read back
+    (supervisor/labels.py); the result says ``viaLabel: {label, why}``.
+
     Raises:
         BadRequest: the target is not a checkbox, radio or switch.
         BrowserOperationUncertain: the click landed but the state did not change.
+        ElementValueNotSet: the label was clicked but the state did not change.
     """
     with map_playwright_errors(timeout_ms=timeout_ms, wanted=a.checked):
         before = await t.locator.is_checked(timeout=timeout_ms)
         if before == a.checked:
             return {"changed": False, "checked": before}
-        await t.locator.set_checked(a.checked, timeout=timeout_ms)
+        return await _set_checked_now(t, a, timeout_ms)
+
+
+async def _set_checked_now(t: Target, a: CheckAction, timeout_ms: int) -> dict[str, Any]:
+    """Change the state (it differs): through a shown label when the input cannot take
+    the click itself (supervisor/labels.py; the result says ``viaLabel``), else
+    Playwright's ``set_checked`` (which refuses to uncheck a radio button)."""
+    route = await labels.plan(t, timeout_ms)
+    if route is not None and (a.checked or not route["radio"]):
+        return await labels.click_label(t, route, a.checked, timeout_ms)
+    await t.locator.set_checked(a.checked, timeout=timeout_ms)
     return {"changed": True, "checked": a.checked}
 
 
@@ -683,9 +711,8 @@ async def fast_set_checked(t: Target, a: CheckAction, at: Point,
             return {"changed": False, "checked": before}
         point = await fastpoint.top_point(t.frame, at, timeout_ms)
         if isinstance(point, str):
-            await t.locator.set_checked(a.checked, timeout=timeout_ms)
-            return {"changed": True, "checked": a.checked, "fastPath": False,
-                    "fastRefused": point}
+            slow = await _set_checked_now(t, a, timeout_ms)
+            return {**slow, "fastPath": False, "fastRefused": point}
         await fastpoint.send(t.page, ClickAction(), point[0], point[1], t.pointer, t.bidi)
         t.dispatched()  # the read-back below only reads
         after = await t.locator.is_checked(timeout=timeout_ms)
@@ -715,6 +742,7 @@ async def drag(source: Target, target: Target, a: DragAction,
     await page.mouse.move(tx, ty, steps=a.steps)
     await asyncio.sleep(0.03)  # let dragover handlers run before the drop
     await page.mouse.move(tx + 1, ty + 1)
+    mouse.moved(page, tx + 1, ty + 1)
     await page.mouse.up()
     return {}
 

@@ -47,6 +47,7 @@ from bridge.protocol.models import (
     DriverCdpEndpointParams,
     DriverDialogParams,
     DriverEvaluateParams,
+    DriverPointerParams,
     DriverScreenshotParams,
     Event,
     Hello,
@@ -54,6 +55,7 @@ from bridge.protocol.models import (
     MouseAction,
     PressAction,
     Request,
+    ScrollAction,
     UploadAction,
 )
 from bridge.protocol.peer import Connection, answer, handshake
@@ -224,6 +226,7 @@ class InputDriver:
             "driver.navigation": lambda p: navwatch.await_navigation(
                 p.watch, p.timeoutMs / 1000),
             "driver.cdpEndpoint": self.cdp_endpoint,
+            "driver.pointer": self.pointer_at,
         }.get(method)
         if handler is None:
             raise E.BadRequest(f"The driver does not handle {method!r}.")
@@ -310,8 +313,11 @@ class InputDriver:
             # issue 6: refuse what this browser would deliver as something else.
             await refuse_undeliverable(self.capabilities, self.browser or "this browser",
                                        action, target.locator if target else None, page)
+            moves = mouse.moves(page)
             with NavigationWatch(frame) as nav:  # issue 4: postActionDocumentChanged
                 extra = await self._run_watching(page, work, action, signal)
+                if target is not None and mouse.moves(page) == moves:
+                    _pointed(page, target, action, params.point, extra)
                 late = None
                 if not nav.changed and (isinstance(action, ClickAction) or (
                         isinstance(action, MouseAction) and action.op == "click")):
@@ -443,6 +449,24 @@ class InputDriver:
             raise E.BadRequest(f"The script failed in the page: {text}") from exc
         return {"value": value, "world": "main"}
 
+    async def pointer_at(self, params: DriverPointerParams) -> dict[str, Any]:
+        """Where this driver last sent the pointer of the frame's page (supervisor/mouse.py
+        ``last``): CSS px of the top-level viewport; (0, 0) before any pointer input.
+
+        Returns:
+            ``{"x": float, "y": float}``.
+
+        Raises:
+            FrameTokenUnknown: the token names no live frame.
+            BadRequest: the position is not known (the element the last ref action
+                pointed at left the page before its box was read).
+        """
+        page = self.frames.frame_for(params.frameToken).page
+        where = await mouse.last(page)
+        if where is None:
+            raise mouse.unknown_position()
+        return {"x": where[0], "y": where[1]}
+
     async def cdp_endpoint(self, params: DriverCdpEndpointParams) -> dict[str, Any]:
         """The loopback CDP endpoint of this browser, issued to ``params.session``
         (supervisor/cdp_proxy.py; started at the first call).
@@ -480,6 +504,26 @@ class InputDriver:
         if handle is None:  # the unique selector throws instead
             raise locator_not_unique(0)
         return handle
+
+
+POINTER_ACTIONS = (ClickAction, HoverAction, CheckAction, ScrollAction)
+"""Ref actions whose Playwright input (its actionability path) moves the pointer over the
+target; a verb that sends its own point records it itself (supervisor/mouse.py)."""
+
+
+def _pointed(page: Page, target: A.Target, action: Any, point: Any,
+             extra: dict[str, Any]) -> None:
+    """Record that the pointer went over ``target`` (its box read in the background):
+    after a ref action that moved it without telling where. A check that needed no click
+    (``changed`` false) did not move it."""
+    if not isinstance(action, POINTER_ACTIONS) or extra.get("changed") is False:
+        return
+    offset = None
+    if isinstance(action, ClickAction) and action.position is not None:
+        offset = (action.position.x, action.position.y)
+    elif isinstance(action, ClickAction) and point is not None:  # the coordinate route
+        offset = (point.x, point.y)
+    mouse.moved_over(page, target.locator, offset)
 
 
 class _Once:

@@ -7,7 +7,8 @@
   not page script), its border and padding and a hit test at the mapped point from the
   parent document's isolated world (supervisor/isolated_eval.py), where page script can
   neither see nor forge them. Deeper frames are not mapped (``nested-frame``).
-- :func:`send`: the trusted mouse input at a top-level point.
+- :func:`send`: the trusted mouse input at a top-level point (recorded as the pointer's
+  position, supervisor/mouse.py).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from playwright.async_api import Frame, Page
 from bridge.protocol.models import ClickAction, HoverAction, Point
 
 from .isolated_eval import evaluate_isolated
+from .mouse import moved
 
 if TYPE_CHECKING:
     from .actions import PointerPath
@@ -128,6 +130,7 @@ async def send(page: Page, a: ClickAction | HoverAction, x: float, y: float,
     three one after the other (measured, headless Firefox ESR 128): sent one by one there.
     """
     mouse = page.mouse
+    moved(page, x, y)  # the first input below takes the pointer there
     if isinstance(a, HoverAction):
         await mouse.move(x, y, steps=pointer.steps)
         return

@@ -28,6 +28,8 @@ from playwright.async_api import Playwright
 
 from .isolated_eval import ENGINE as EVAL_ENGINE
 from .isolated_eval import ENGINE_SCRIPT as EVAL_SCRIPT
+from .labels import ENGINE as LABEL_ENGINE
+from .labels import ENGINE_SCRIPT as LABEL_SCRIPT
 
 ENGINE = "tbloc"
 """Prefix of the driver's selectors: ``tbloc=<JSON string of the extension locator>``."""
@@ -72,9 +74,11 @@ _SCRIPT = r"""
 
 
 async def register(playwright: Playwright) -> None:
-    """Register the driver's engines: this one and the isolated-world evaluation of
-    supervisor/isolated_eval.py (idempotent per Playwright instance)."""
-    for name, script in ((ENGINE, _SCRIPT), (EVAL_ENGINE, EVAL_SCRIPT)):
+    """Register the driver's engines: this one, the isolated-world evaluation of
+    supervisor/isolated_eval.py and the label chooser of supervisor/labels.py (idempotent
+    per Playwright instance)."""
+    for name, script in ((ENGINE, _SCRIPT), (EVAL_ENGINE, EVAL_SCRIPT),
+                         (LABEL_ENGINE, LABEL_SCRIPT)):
         try:
             await playwright.selectors.register(name, script=script, content_script=True)
         except Exception as exc:  # already registered on this instance

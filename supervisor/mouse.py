@@ -15,21 +15,31 @@ input lands on even when another verb moved the pointer since): ``move`` moves,
 ``up`` press or release ``button``, ``wheel`` turns the wheel by (``deltaX``, ``deltaY``) CSS px, ``drag`` presses
 at (x, y), moves to (toX, toY) along :data:`DRAG_STEPS` points and releases.
 ``modifiers`` are held for the op.
+
+The pointer's last position per page (:func:`moved`, :func:`moved_over`, :func:`last`):
+Playwright keeps where its mouse is but does not tell, so the driver records it itself
+from every trusted pointer action it sends (these ops, a ref's click, hover, check, drag
+and scroll, the fast path's point), in CSS px of the top-level viewport. A down, up or
+wheel without a point acts there (``driver.pointer``; Playwright MCP's down, up and wheel
+act where the pointer is).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from playwright.async_api import Page
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Locator, Page
 
 from bridge.protocol import errors as E
 from bridge.protocol.models import MouseAction
 
-from .actions import PointerPath
+if TYPE_CHECKING:
+    from .actions import PointerPath
 
 DRAG_STEPS = 10
 """Pointer moves between a drag's press and release: pages (HTML5 drag and drop, pointer
@@ -40,6 +50,79 @@ DRAG_SETTLE_S = 0.03
 WHEEL_SETTLE_S = 0.05
 """Pause after a wheel, s: wheel scrolling is applied asynchronously (actions.py
 ``scroll``); the page state that follows then shows the scrolled content."""
+
+
+MEASURE_TIMEOUT_MS = 1000
+"""How long the box of the element a ref action pointed at may take to read, ms (read
+right after the action; an element gone by then leaves the position unknown)."""
+
+_points: weakref.WeakKeyDictionary[Page, tuple[float, float] | asyncio.Future[Any] | None] = \
+    weakref.WeakKeyDictionary()
+"""Page → where the pointer is: a point, the pending read of one (:func:`moved_over`), or
+None: unknown (the element it was sent to left before its box was read)."""
+_moves: weakref.WeakKeyDictionary[Page, int] = weakref.WeakKeyDictionary()
+
+
+def moves(page: Page) -> int:
+    """How many times the position of ``page``'s pointer was recorded: a verb that
+    recorded its own point leaves a different count behind (supervisor/driver.py)."""
+    return _moves.get(page, 0)
+
+
+def _record(page: Page, where: tuple[float, float] | asyncio.Future[Any] | None) -> None:
+    old = _points.get(page)
+    if isinstance(old, asyncio.Future):
+        old.cancel()
+    _points[page] = where
+    _moves[page] = _moves.get(page, 0) + 1
+
+
+def moved(page: Page, x: float, y: float) -> None:
+    """The pointer was sent to (x, y), CSS px of the top-level viewport."""
+    _record(page, (x, y))
+
+
+def moved_over(page: Page, locator: Locator, offset: tuple[float, float] | None = None) -> None:
+    """The pointer was sent to ``locator``'s element by Playwright (its actionability
+    path), at ``offset`` from its box's top-left corner or at the centre of its part in
+    the viewport (Playwright's clickable point: the middle of its first box, clipped to
+    the viewport). The box is read in the background, at once; :func:`last` waits for it."""
+    _record(page, asyncio.ensure_future(_centre(page, locator, offset)))
+
+
+async def _centre(page: Page, locator: Locator,
+                  offset: tuple[float, float] | None) -> tuple[float, float] | None:
+    try:
+        box = await locator.bounding_box(timeout=MEASURE_TIMEOUT_MS)
+        if box is None:
+            return None
+        if offset is not None:
+            return box["x"] + offset[0], box["y"] + offset[1]
+        size = page.viewport_size or await page.evaluate(
+            "() => ({width: innerWidth, height: innerHeight})")
+    except PlaywrightError:
+        return None
+    left, top = max(box["x"], 0), max(box["y"], 0)
+    right = min(box["x"] + box["width"], size["width"])
+    bottom = min(box["y"] + box["height"], size["height"])
+    if right <= left or bottom <= top:
+        return None
+    return (left + right) / 2, (top + bottom) / 2
+
+
+async def last(page: Page) -> tuple[float, float] | None:
+    """Where the driver last sent ``page``'s pointer, CSS px of the top-level viewport:
+    (0, 0) when it never did (Playwright's starting position); None when unknown (the
+    element a ref action pointed at left the page before its box was read)."""
+    where = _points.get(page, (0.0, 0.0))
+    if isinstance(where, asyncio.Future):
+        try:
+            where = await asyncio.shield(where)
+        except asyncio.CancelledError:
+            if not where.cancelled():  # this call was cancelled, not the read
+                raise
+            return await last(page)  # a newer move replaced the read
+    return where
 
 
 async def act(page: Page, action: MouseAction, pointer: PointerPath) -> dict[str, Any]:
@@ -60,6 +143,13 @@ async def act(page: Page, action: MouseAction, pointer: PointerPath) -> dict[str
             (supervisor/errors.py ``map_playwright_errors``).
     """
     a = action
+    if a.x is None or a.y is None:  # the bridge fills them in (driver.pointer); a direct caller may not
+        where = await last(page)
+        if where is None:
+            raise unknown_position()
+        a = a.model_copy(update={"x": where[0] if a.x is None else a.x,
+                                 "y": where[1] if a.y is None else a.y})
+    assert a.x is not None and a.y is not None
     points = [(a.x, a.y)]
     if a.op == "drag":
         if a.toX is None or a.toY is None:
@@ -69,6 +159,7 @@ async def act(page: Page, action: MouseAction, pointer: PointerPath) -> dict[str
     mouse = page.mouse
     out: dict[str, Any] = {"at": {"x": a.x, "y": a.y}}
     async with _held(page, a.modifiers):
+        moved(page, a.x, a.y)  # the first input below takes it there
         if a.op != "click" or pointer.steps > 1:  # a bare click moves there itself
             await mouse.move(a.x, a.y, steps=pointer.steps if a.op == "click" else 1)
         if a.op == "click":
@@ -88,10 +179,20 @@ async def act(page: Page, action: MouseAction, pointer: PointerPath) -> dict[str
             assert a.toX is not None and a.toY is not None
             await mouse.down(button=a.button)
             await mouse.move(a.toX, a.toY, steps=DRAG_STEPS)
+            moved(page, a.toX, a.toY)
             await asyncio.sleep(DRAG_SETTLE_S)
             await mouse.up(button=a.button)
             out["to"] = {"x": a.toX, "y": a.toY}
     return out
+
+
+def unknown_position() -> E.BadRequest:
+    """BAD_REQUEST for an op without a point when the pointer's position is not known."""
+    return E.BadRequest(
+        "Where the mouse is is not known: the element the last action pointed at left the "
+        "page before its position could be read. Nothing was sent.",
+        next_step="Give x and y (CSS px of the viewport), or move the mouse first "
+        "(browser_mouse_move_xy, browser_hover).")
 
 
 async def _check_in_viewport(page: Page, points: list[tuple[float, float]]) -> None:

@@ -87,13 +87,26 @@ def warnings(results: Sequence[Result], labels: Sequence[str]) -> list[str]:
     return lines
 
 
+LABEL_WHY = {"zero-size": "has no size", "hidden": "is hidden",
+             "covered": "is covered or clipped at its centre"}
+"""``viaLabel.why`` (supervisor/labels.py) as result lines say it."""
+
+
 def effects(results: Sequence[Result]) -> list[str]:
     """Lines for what the actions caused beyond their target (issue 15 item 5), from the
-    results alone: a dialog, downloads, a file chooser. New tabs are said by
+    results alone: a label clicked for its hidden control, a dialog, downloads, a file
+    chooser. New tabs are said by
     :func:`tab_effects` (they need the tab list's indexes); a navigation by
     :func:`warnings`."""
     lines = []
     for result in results:
+        if via := result.get("viaLabel"):
+            # supervisor/labels.py: the input could not take the click, its label did.
+            why = LABEL_WHY.get(via.get("why"), "could not take the click")
+            state = "checked" if result.get("checked") else "unchecked"
+            label = json.dumps(via.get("label") or "", ensure_ascii=False)
+            lines.append(f"The control {why}: clicked its label {label} instead, as a "
+                         f"person would; the control is now {state}.")
         if result.get("dialog"):
             kind = result["dialog"].get("type") or "JavaScript"
             article = "an" if kind[:1].lower() in "aeiou" else "a"  # "an alert"

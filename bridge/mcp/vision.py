@@ -17,15 +17,14 @@ there with a ref the other tools take and, for a click, says whether the element
 
 Playwright MCP's down, up and wheel act where the pointer is. Here each op moves the
 pointer to its point first (supervisor/mouse.py), so the element named is the one the
-input lands on; without ``x``/``y`` the point is where the last vision tool of this
-server left the pointer on that tab, else (0, 0), Playwright's starting position. Other
-tools (browser_click, browser_hover) move the real pointer too without telling this
-module: give ``x``/``y`` after them.
+input lands on; without ``x``/``y`` the point is where the pointer is: the driver keeps
+the last point any trusted pointer action sent it to on that tab (these tools,
+browser_click, browser_hover, a check, a drag; (0, 0), Playwright's starting position,
+before any), whichever client sent it; the result says the point used.
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,11 +41,6 @@ X_DOC = "CSS px from the viewport's left (screenshot px / its scale)."
 Y_DOC = "CSS px from the viewport's top."
 LAST = " Default: the last mouse point."
 
-_pointers: weakref.WeakKeyDictionary[Connection, dict[Any, tuple[float, float]]] = \
-    weakref.WeakKeyDictionary()
-"""Per server connection: tab key → the point the last vision tool moved the pointer to."""
-
-
 class _Described(ToolArgs):
     element: str | None = Field(default=None, max_length=300, description=ELEMENT_DOC)
 
@@ -60,11 +54,12 @@ def _optional(doc: str) -> Any:
 
 
 MoveArgs = derive("MoveArgs", "Where to move the pointer.", base=_Described,
-                  take={MouseAction: ["x", "y"]}, describe={"x": X_DOC, "y": Y_DOC})
+                  order=["x", "y"], x=_coordinate(X_DOC), y=_coordinate(Y_DOC))
 ClickXYArgs = derive(
     "ClickXYArgs", "Where and how to click.", base=_Described,
-    take={MouseAction: ["x", "y", "button", "clickCount", "delay"]},
-    describe={"x": X_DOC, "y": Y_DOC, "button": "Defaults to left.",
+    order=["x", "y"], x=_coordinate(X_DOC), y=_coordinate(Y_DOC),
+    take={MouseAction: ["button", "clickCount", "delay"]},
+    describe={"button": "Defaults to left.",
               "clickCount": "2: double click, 3: triple.",
               "delay": "ms between press and release (Playwright's mouse.click delay)."})
 DragXYArgs = derive(
@@ -80,25 +75,6 @@ WheelArgs = derive(
     "WheelArgs", "How far to turn the wheel.", take={MouseAction: ["deltaX", "deltaY"]},
     describe={"deltaX": "CSS px, positive: right.", "deltaY": "CSS px, positive: down."},
     x=_optional(X_DOC + LAST), y=_optional(Y_DOC + LAST))
-
-
-def _key(conn: Connection) -> Any:
-    return (conn.device, conn.tab_id)
-
-
-def _last_point(conn: Connection) -> tuple[float, float]:
-    """Where the last vision tool left the pointer on the current tab; (0, 0) if none."""
-    return _pointers.get(conn, {}).get(_key(conn), (0.0, 0.0))
-
-
-def _point(conn: Connection, args: Any) -> tuple[float, float]:
-    """``args``' point, its missing coordinates taken from :func:`_last_point`."""
-    last = _last_point(conn)
-    return (last[0] if args.x is None else args.x, last[1] if args.y is None else args.y)
-
-
-def _remember(conn: Connection, x: float, y: float) -> None:
-    _pointers.setdefault(conn, {})[_key(conn)] = (x, y)
 
 
 def xy(x: float, y: float) -> str:
@@ -131,9 +107,10 @@ def receipt_line(result: Mapping[str, Any]) -> str | None:
 
 
 async def _mouse(conn: Connection, response: Response, line: str, label: str,
-                 op: str, x: float, y: float, **fields: Any) -> Tab:
-    """Send one MouseAction and report it: what was done, the element at the point, the
-    receipt; the pointer is then at the op's last point."""
+                 op: str, x: float | None, y: float | None, **fields: Any) -> Tab:
+    """Send one MouseAction and report it: what was done (``line``, where ``{at}`` becomes
+    the point the input went to: ``x``/``y`` left None are where the pointer was), the
+    element at the point, the receipt."""
     tab = await conn.tab()
     delay = fields.pop("delay", 0)
     if delay:  # Tab.mouse takes no delay: the same MouseAction, built here
@@ -142,8 +119,8 @@ async def _mouse(conn: Connection, response: Response, line: str, label: str,
             clickCount=fields.get("click_count", 1), delay=delay), None)
     else:
         result = await tab.mouse(op, x, y, **fields)  # type: ignore[arg-type]
-    end = (fields.get("to_x", x), fields.get("to_y", y))
-    _remember(conn, *end)
+    at = result.get("at") or {"x": x, "y": y}
+    line = line.replace("{at}", xy(at["x"], at["y"]))
     response.add_action(line, [result], [label])
     response.add_result(hit_line(result))
     if (receipt := receipt_line(result)) is not None:
@@ -181,23 +158,21 @@ async def _drag(conn: Connection, args: Any, response: Response) -> None:
 
 
 async def _down(conn: Connection, args: Any, response: Response) -> None:
-    x, y = _point(conn, args)
-    await _mouse(conn, response, f"Pressed the {args.button} button at {xy(x, y)}",
-                 "the press", "down", x, y, button=args.button)
+    await _mouse(conn, response, f"Pressed the {args.button} button at {{at}}",
+                 "the press", "down", args.x, args.y, button=args.button)
 
 
 async def _up(conn: Connection, args: Any, response: Response) -> None:
-    x, y = _point(conn, args)
-    tab = await _mouse(conn, response, f"Released the {args.button} button at {xy(x, y)}",
-                       "the release", "up", x, y, button=args.button)
+    tab = await _mouse(conn, response, f"Released the {args.button} button at {{at}}",
+                       "the release", "up", args.x, args.y, button=args.button)
     response.include_page_state(tab)
 
 
 async def _wheel(conn: Connection, args: Any, response: Response) -> None:
-    x, y = _point(conn, args)
     tab = await _mouse(conn, response,
-                       f"Turned the wheel by {xy(args.deltaX, args.deltaY)} at {xy(x, y)}",
-                       "the wheel", "wheel", x, y, delta_x=args.deltaX, delta_y=args.deltaY)
+                       f"Turned the wheel by {xy(args.deltaX, args.deltaY)} at {{at}}",
+                       "the wheel", "wheel", args.x, args.y, delta_x=args.deltaX,
+                       delta_y=args.deltaY)
     response.include_page_state(tab)
 
 

@@ -167,6 +167,8 @@ METHODS: dict[str, MethodFacts] = {
                                       served_by="driver"),
     "driver.download": MethodFacts(M.DriverDownloadParams, M.DriverDownloadResult,
                                    served_by="driver"),
+    "driver.pointer": MethodFacts(M.DriverPointerParams, M.DriverPointerResult,
+                                  served_by="driver"),
     "driver.navigation": MethodFacts(M.DriverNavigationParams, M.DriverNavigationResult,
                                      served_by="driver"),
 }

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from .errors import ErrorPayload
 
@@ -265,8 +265,12 @@ class MouseAction(_Model):
 
     kind: Literal["mouse"] = "mouse"
     op: Literal["move", "click", "down", "up", "wheel", "drag"]
-    x: float = Field(ge=0, le=100_000, description="CSS px of the top-level viewport.")
-    y: float = Field(ge=0, le=100_000, description="CSS px of the top-level viewport.")
+    x: float | None = Field(
+        default=None, ge=0, le=100_000, description="CSS px of the top-level viewport. "
+        "down, up and wheel: null for where the pointer is (the last point the driver sent "
+        "it to on this tab, by any pointer action; (0, 0) before any).")
+    y: float | None = Field(
+        default=None, ge=0, le=100_000, description="CSS px of the top-level viewport; as x.")
     toX: float | None = Field(default=None, ge=0, le=100_000, description="drag: end x.")
     toY: float | None = Field(default=None, ge=0, le=100_000, description="drag: end y.")
     button: Literal["left", "right", "middle"] = "left"
@@ -276,6 +280,12 @@ class MouseAction(_Model):
     deltaX: float = Field(default=0, ge=-100_000, le=100_000, description="wheel, CSS px.")
     deltaY: float = Field(default=0, ge=-100_000, le=100_000, description="wheel, CSS px.")
     modifiers: list[Modifier] = Field(default_factory=list, max_length=5)
+
+    @model_validator(mode="after")
+    def _needs_a_point(self) -> MouseAction:
+        if self.op in ("move", "click", "drag") and (self.x is None or self.y is None):
+            raise ValueError(f"A mouse {self.op} needs its point (x, y).")
+        return self
 
 
 Action = Annotated[
@@ -867,6 +877,22 @@ class DriverFileChooserParams(_Model):
 
     frameToken: str = Field(min_length=1, max_length=128)
     timeoutMs: int = Field(default=2000, ge=0, le=10_000)
+
+
+class DriverPointerParams(_Model):
+    """Bridge → driver: where the driver last sent the pointer of the page of
+    ``frameToken`` (supervisor/mouse.py ``last``), for a down, up or wheel without a
+    point."""
+
+    frameToken: str = Field(min_length=1, max_length=128)
+
+
+class DriverPointerResult(_Model):
+    """Driver → bridge: the pointer's position, CSS px of the top-level viewport ((0, 0)
+    before any pointer input on the page)."""
+
+    x: float
+    y: float
 
 
 class DriverDownloadParams(_Model):

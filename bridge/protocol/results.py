@@ -207,6 +207,11 @@ class ActResult(_SnapshotAfter):
     fileChooser: dict[str, Any] | None = Field(
         default=None, description="A file chooser the action opened ({multiple}); answer it "
         "with an upload action with no ref.")
+    viaLabel: dict[str, Any] | None = Field(
+        default=None, description="A check or click on a checkbox or radio input that could "
+        "not take the click itself (no size, hidden, covered): its shown label was clicked "
+        "instead and the state read back ({label: its text, why: zero-size | hidden | "
+        "covered}; supervisor/labels.py).")
 
 
 class CompletedAction(ActResult):

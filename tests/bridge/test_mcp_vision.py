@@ -106,27 +106,28 @@ async def test_a_click_the_element_never_got_is_a_warning(
     assert "Delivery receipt" not in text(result)
 
 
-async def test_down_up_and_wheel_default_to_where_the_pointer_was_left(
+async def test_down_up_and_wheel_without_a_point_ask_the_driver_where_the_pointer_is(
         peers: Callable[..., Awaitable[FakePeer]], session: Session) -> None:
-    """After a move (or a drag's end) down, up and wheel act at that point unless given
-    x and y; before any, at (0, 0), Playwright's starting position."""
+    """Down, up and wheel without x and y: the bridge asks the driver where it last sent
+    the tab's pointer (``driver.pointer`` on the top frame's token; the driver keeps it
+    from every pointer action, a ref's hover included) and sends the op there; the result
+    says that point. A given x and y is sent as it is, without asking."""
     _, drv = await trusted(peers)
+    drv.results["driver.pointer"] = {"x": 30, "y": 40}
     async with Client(build_server(session)) as mcp:
         first = await mcp.call_tool("browser_mouse_wheel", {"deltaY": 300})
-        assert "Turned the wheel by (0, 300) at (0, 0)" in text(first), text(first)
-        await mcp.call_tool("browser_mouse_move_xy", {"x": 30, "y": 40})
-        await mcp.call_tool("browser_mouse_down", {})
-        await mcp.call_tool("browser_mouse_drag_xy",
-                            {"startX": 1, "startY": 2, "endX": 300, "endY": 200})
+        assert "Turned the wheel by (0, 300) at (30, 40)" in text(first), text(first)
+        drv.results["driver.pointer"] = {"x": 300, "y": 200}
         up = await mcp.call_tool("browser_mouse_up", {"button": "middle"})
+        await mcp.call_tool("browser_mouse_down", {"x": 7})
         await mcp.call_tool("browser_mouse_wheel", {"deltaX": -5, "x": 7, "y": 8})
     assert "Released the middle button at (300, 200) with trusted input." in text(up)
+    asked = [r.params for r in drv.requests if r.method == "driver.pointer"]
+    assert asked == [{"frameToken": "tok-top"}] * 3
     actions = [r.params["action"] for r in drv.requests if r.method == "driver.act"]
     assert [(a["op"], a["x"], a["y"]) for a in actions] == [
-        ("wheel", 0, 0), ("move", 30, 40), ("down", 30, 40), ("drag", 1, 2), ("up", 300, 200),
-        ("wheel", 7, 8)]
-    assert (actions[3]["toX"], actions[3]["toY"]) == (300, 200)
-    assert actions[4]["button"] == "middle" and actions[5]["deltaX"] == -5
+        ("wheel", 30, 40), ("up", 300, 200), ("down", 7, 200), ("wheel", 7, 8)]
+    assert actions[1]["button"] == "middle" and actions[3]["deltaX"] == -5
 
 
 async def test_nothing_at_the_point_is_said(peers: Callable[..., Awaitable[FakePeer]],
