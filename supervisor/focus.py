@@ -13,7 +13,9 @@ can neither see nor forge them, and do what Playwright's own injected script doe
   the ``type`` attribute and the value, for a native ``<input>`` or ``<textarea>`` without
   a ``role`` attribute, where those rules need no ARIA role computation (every input type
   but ``hidden`` has an implicit role whose ``aria-disabled`` counts, as does textarea's
-  ``textbox``); and the focus, when the caller is about to focus it anyway. Any other
+  ``textbox``); its ``maxLength``; and the focus, when the caller is about to focus it
+  anyway, with where the focus is then (a page whose focus handler moves it away at once:
+  supervisor/focus_guard.py). Any other
   element (contenteditable, an ARIA textbox, an explicit role) answers None and the caller
   uses Playwright's built-in reads.
 
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from bridge.protocol import errors as E
 
+from .focus_guard import _HELPERS
 from .isolated_eval import evaluate_isolated
 
 if TYPE_CHECKING:
@@ -48,7 +51,7 @@ _FOCUS_BODY = """
 """
 _FOCUS_JS = "el => {" + _FOCUS_BODY + "  return true;\n}"
 
-_FIELD_JS = """el => {
+_FIELD_JS = """el => {""" + _HELPERS.replace("%", "%%") + """
   const focusKinds = %s;
   const tag = el.nodeName;
   if ((tag !== 'INPUT' && tag !== 'TEXTAREA') || el.hasAttribute('role')
@@ -69,8 +72,12 @@ _FIELD_JS = """el => {
   const type = el.getAttribute('type');
   const kind = type === null ? null : type.trim().toLowerCase();
   const focus = editable && focusKinds.includes(kind);
-  if (focus) {%s}
-  return [editable, type, el.value, focus];
+  let away = null;
+  if (focus) {%s
+    const a = deep();
+    if (!within(el, a)) away = describe(a);
+  }
+  return [editable, type, el.value, focus, el.maxLength, away];
 }"""
 
 
@@ -83,12 +90,17 @@ class Field(NamedTuple):
             textarea).
         value: the element's value.
         focused: the target was focused in the same round trip.
+        maxlength: its ``maxLength`` (-1: none).
+        away: when focusing it left the focus elsewhere (the page's focus handler moved
+            it at once), where (supervisor/focus_guard.py ``describe``); else None.
     """
 
     editable: bool
     kind: str | None
     value: str
     focused: bool
+    maxlength: int = -1
+    away: dict | None = None
 
 
 async def focus_element(t: Target, timeout_ms: int) -> None:
@@ -130,8 +142,10 @@ async def read_field(t: Target, timeout_ms: int,
         got = await evaluate_isolated(t.frame, t.selector, expression, timeout_ms / 1000)
     except (E.InternalError, E.BadRequest):
         return None
-    if not isinstance(got, list) or len(got) != 4:
+    if not isinstance(got, list) or len(got) != 6:
         return None
-    editable, kind, value, focused = got
+    editable, kind, value, focused, maxlength, away = got
     return Field(bool(editable), kind.strip().lower() if isinstance(kind, str) else None,
-                 str(value), bool(focused))
+                 str(value), bool(focused),
+                 maxlength if isinstance(maxlength, int) else -1,
+                 away if isinstance(away, dict) else None)
