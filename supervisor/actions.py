@@ -28,7 +28,7 @@ import contextlib
 import os
 import random
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -268,7 +268,8 @@ class _Read(NamedTuple):
     """A native field's ``maxLength`` (-1: none, or not a native field)."""
 
 
-async def _field(t: Target, timeout_ms: int, total: int = 0) -> _Read:
+async def _field(t: Target, timeout_ms: int, total: int = 0,
+                 guard: Guard | None = None) -> _Read:
     """What a verb about to type reads of its target (:class:`_Read`).
 
     One isolated read for a native input or textarea (supervisor/focus.py); Playwright's
@@ -276,6 +277,8 @@ async def _field(t: Target, timeout_ms: int, total: int = 0) -> _Read:
 
     Args:
         total: characters the verb will type (for the error below).
+        guard: armed in the same read when the read focuses the target
+            (supervisor/focus_guard.py).
 
     Raises:
         ElementNotEditable: readonly, disabled or not a text field (nothing was focused).
@@ -283,7 +286,7 @@ async def _field(t: Target, timeout_ms: int, total: int = 0) -> _Read:
             focus elsewhere as the read focused the target; nothing was typed
             (supervisor/focus_guard.py).
     """
-    field = await read_field(t, timeout_ms, FOCUS_KINDS)
+    field = await read_field(t, timeout_ms, FOCUS_KINDS, guard)
     if field is not None:
         if not field.editable:
             raise _not_editable()
@@ -315,11 +318,11 @@ async def type_text(t: Target, a: TypeAction, timeout_ms: int) -> dict[str, Any]
     colour input takes the text as its value, as :func:`fill` sets it; a date-like input
     (:data:`DATE_KINDS`) too, its value read back.
 
-    Before every key the focus is checked (supervisor/focus_guard.py): on the target, or
-    on the empty field the page moved it to after the previous key (multi-box codes: the
-    text is then read back from the boxes together); anywhere else the typing stops
-    before the key. After a Tab in the text the focus goes where the Tab took it, as
-    asked, and is no longer checked.
+    Every key is guarded (supervisor/focus_guard.py): it goes into the target, or into
+    the empty field the page moved the focus to after a character (multi-box codes: the
+    text is then read back from the boxes together); a key aimed anywhere else is
+    cancelled before it changes anything, and so is every later one. After a Tab in the
+    text the keys go where the Tab took the focus, as asked.
 
     A focusable element that is not a text field (a canvas, a terminal surface, a grid
     that handles keys) gets the keys, as Playwright's ``pressSequentially`` gives them
@@ -334,7 +337,7 @@ async def type_text(t: Target, a: TypeAction, timeout_ms: int) -> dict[str, Any]
             characters to insert (``cause: "unchanged"``), or lost or changed them
             (``truncated``, ``rewritten``; :func:`_check_typed`); lengths only. ``cause:
             "focusMoved"``: the page moved the focus to another element (not an empty
-            field after a key), named in ``details``; the keys stopped before it.
+            field after a character), named in ``details``; no key changed it.
 
     Returns:
         ``{}``; ``{"valueCheck": str}`` when a Tab moved the focus out of the target
@@ -342,8 +345,9 @@ async def type_text(t: Target, a: TypeAction, timeout_ms: int) -> dict[str, Any]
         through other fields (``focusFollowed``: ``{"fields": n, "names": [...]}``);
         ``{"keysOnly": True, "valueCheck": str}`` for an element with no value.
     """
+    guard = Guard(t, timeout_ms)
     try:
-        kind, before, focused, _ = await _field(t, timeout_ms, len(a.text))
+        kind, before, focused, _ = await _field(t, timeout_ms, len(a.text), guard)
     except E.ElementNotEditable:
         extra = await _type_keys_only(t, a.text, timeout_ms)
         if a.submit:
@@ -357,46 +361,61 @@ async def type_text(t: Target, a: TypeAction, timeout_ms: int) -> dict[str, Any]
         was = await _editable_text(t, timeout_ms) if before is None else None
         if not focused:
             await focus_element(t, timeout_ms)
-        extra = {}
-        guard = Guard(t, timeout_ms)
-        with NavigationWatch(t.frame) as nav:
-            await V.type_keys(t, a.text, nav, _guarded(guard, a.text))
-            landed = V.check_after_keys(nav, t.frame, a.text)
-            boxes = await guard.landed() if landed and guard.followed else None
-            if boxes is not None:
-                _check_typed(before or "", "".join(b["value"] for b in boxes),
-                             a.text, kind)
-                extra.update(_followed(boxes))
-            elif landed and before is None and _inserts(a.text) and "\t" not in a.text:
-                await _check_editable(t, a.text, timeout_ms, was)
-                V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
-            elif landed and before is not None and _inserts(a.text):
-                after = await _readable_value(t, timeout_ms)
-                # read from a document going away?
-                V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
-                typed = await _typed_into_target(t, a.text, timeout_ms)
-                if typed != a.text:  # said, never a false "rewritten" (issue: Tab)
-                    extra["valueCheck"] = (
-                        f"partial: the focus left the target at a Tab; only the first "
-                        f"{len(typed)} of {len(a.text)} characters went into it and were "
-                        "checked, the rest was typed wherever the focus went")
-                if _inserts(typed) and after == before:
-                    # Read from the next document before its navigation showed (a loaded
-                    # machine): the keys went to the old one. Same grace as below.
-                    await asyncio.sleep(NAV_GRACE_S)
-                    V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
-                    raise V.not_set(a.text, after, "unchanged", secret=True)
-                if _inserts(typed) and kind in TEXT_KINDS and after is not None:
-                    try:
-                        _check_typed(before, after, typed, kind)
-                    except E.ElementValueNotSet:
-                        # Keys a document on its way out dropped look like a short field:
-                        # give the navigation a moment to show before blaming the field.
-                        await asyncio.sleep(NAV_GRACE_S)
-                        V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
-                        raise
+        if not guard.armed:
+            await guard.arm(len(a.text))
+        try:
+            extra = await _typed_and_checked(t, a, kind, before, was, guard, timeout_ms)
+        finally:
+            await guard.release()
     if a.submit:
         await t.page.keyboard.press("Enter")
+    return extra
+
+
+async def _typed_and_checked(t: Target, a: TypeAction, kind: str | None, before: str | None,
+                             was: str | None, guard: Guard, timeout_ms: int
+                             ) -> dict[str, Any]:
+    """:func:`type_text`'s keys into a text field and the read-back: the guard's outcome
+    first (a key cancelled because the page moved the focus: ``focusMoved``), then the
+    boxes the page moved the focus through, or the target's value."""
+    extra: dict[str, Any] = {}
+    with NavigationWatch(t.frame) as nav:
+        await V.type_keys(t, a.text, nav)
+        landed = V.check_after_keys(nav, t.frame, a.text)
+        if landed:
+            await guard.finish(len(a.text))
+        if landed and guard.fields is not None:
+            _check_typed(before or "", "".join(b["value"] for b in guard.fields),
+                         a.text, kind)
+            extra.update(_followed(guard.fields))
+        elif landed and before is None and _inserts(a.text) and "\t" not in a.text:
+            await _check_editable(t, a.text, timeout_ms, was)
+            V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
+        elif landed and before is not None and _inserts(a.text):
+            after = await _readable_value(t, timeout_ms)
+            # read from a document going away?
+            V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
+            typed = await _typed_into_target(t, a.text, timeout_ms)
+            if typed != a.text:  # said, never a false "rewritten" (issue: Tab)
+                extra["valueCheck"] = (
+                    f"partial: the focus left the target at a Tab; only the first "
+                    f"{len(typed)} of {len(a.text)} characters went into it and were "
+                    "checked, the rest was typed wherever the focus went")
+            if _inserts(typed) and after == before:
+                # Read from the next document before its navigation showed (a loaded
+                # machine): the keys went to the old one. Same grace as below.
+                await asyncio.sleep(NAV_GRACE_S)
+                V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
+                raise V.not_set(a.text, after, "unchanged", secret=True)
+            if _inserts(typed) and kind in TEXT_KINDS and after is not None:
+                try:
+                    _check_typed(before, after, typed, kind)
+                except E.ElementValueNotSet:
+                    # Keys a document on its way out dropped look like a short field:
+                    # give the navigation a moment to show before blaming the field.
+                    await asyncio.sleep(NAV_GRACE_S)
+                    V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
+                    raise
     return extra
 
 
@@ -415,18 +434,6 @@ async def _fill_datelike(t: Target, text: str, timeout_ms: int) -> dict[str, Any
     return await fill(t, FillAction(value=text), timeout_ms)
 
 
-def _guarded(guard: Guard, text: str, *, first_follows: bool = False
-             ) -> Callable[[int], Awaitable[None]]:
-    """The check :func:`supervisor.values.type_keys` runs before key ``sent``: the focus
-    on the target or followed on (after the first key, or before it when
-    ``first_follows``); none once a Tab was sent (the focus goes where it takes it)."""
-    async def check(sent: int) -> None:
-        if "\t" in text[:sent]:
-            return
-        await guard.check(follow=sent > 0 or first_follows, typed=sent, total=len(text))
-    return check
-
-
 def _followed(boxes: list[dict[str, str]]) -> dict[str, Any]:
     """The result fields of a text the page spread over several fields."""
     names = [b["name"] for b in boxes]
@@ -438,7 +445,7 @@ def _followed(boxes: list[dict[str, str]]) -> dict[str, Any]:
 
 async def _type_keys_only(t: Target, text: str, timeout_ms: int) -> dict[str, Any]:
     """Type into a focusable element that is not a text field (a ``<canvas>`` game, a
-    terminal surface, a grid): focus it and send the keys, the focus checked before each
+    terminal surface, a grid): focus it and send the keys, guarded
     (supervisor/focus_guard.py), as Playwright's ``pressSequentially`` delivers them to
     the focused element. There is no value to read back: the result says so.
 
@@ -458,10 +465,15 @@ async def _type_keys_only(t: Target, text: str, timeout_ms: int) -> dict[str, An
             {"focusedTag": (state.get("where") or {}).get("tag")},
             next_step="Type into a focusable element (a textbox, or the element that "
                       "handles keys), or press keys on the page with the press verb.")
-    guard = Guard(t, timeout_ms)
-    with NavigationWatch(t.frame) as nav:
-        await V.type_keys(t, text, nav, _guarded(guard, text))
-        V.check_after_keys(nav, t.frame, text)
+    guard = Guard(t, timeout_ms, follow=False)
+    await guard.arm(len(text))
+    try:
+        with NavigationWatch(t.frame) as nav:
+            await V.type_keys(t, text, nav)
+            if V.check_after_keys(nav, t.frame, text):
+                await guard.finish(len(text))
+    finally:
+        await guard.release()
     t.dispatched()
     return {"keysOnly": True,
             "valueCheck": f"none: the target is not a text field; {len(text)} keys were "
@@ -624,8 +636,19 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
       password, number; ``<textarea>``; contenteditable): ``focus``; the keys of
       ``ControlOrMeta+A`` (``keydown``/``keyup`` of Control and ``a``) selecting all; then
       one ``beforeinput``/``input`` with ``inputType: "insertText"`` and ``data`` = the
-      whole value, replacing the selection (CDP ``Input.insertText``, what Playwright's own
-      ``fill`` does after selecting). No key events for the value's characters.
+      value but its last character, replacing the selection (CDP ``Input.insertText``,
+      what Playwright's own ``fill`` does after selecting); then the last character's key
+      (``keydown``/``keypress``/``beforeinput``/``input``/``keyup``) when it is printable
+      ASCII: a page that reacts to key events only (a filter on ``keyup``) sees a person's
+      last keystroke with the whole value in the field (tests/e2e/test_typing_truth.py
+      ::test_fill_reaches_a_page_that_listens_to_keys_only). No key events for the other
+      characters.
+    - A value longer than the field's ``maxlength`` is typed key by key: one box of a
+      multi-box code, whose page moves the focus box to box; the boxes are read back
+      together (``focusFollowed``).
+    - Every key and edit is guarded (supervisor/focus_guard.py): one the page aimed at
+      another element by moving the focus (a focus thief) is cancelled before it changes
+      anything there, and the fill fails ``focusMoved``.
     - Firefox (WebDriver BiDi), and other input types everywhere: ``focus``,
       ``ControlOrMeta+A``, then ``keydown``/``keypress``/``beforeinput``/``input``/``keyup``
       per character (the first replaces the selection). Playwright's ``insertText`` and
@@ -654,14 +677,21 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
             field given something that is not a number, a range value off its steps
             (nothing typed).
         ElementValueNotSet: the field holds something else afterwards (``cause``
-            unchanged / truncated / rewritten; lengths only, never the text).
+            unchanged / truncated / rewritten; lengths only, never the text), or
+            ``focusMoved``: the page moved the focus to another element, named in
+            ``details`` (``focusedTag``, ``focusedName``), whose content no key changed.
         TrustedInputUnavailable: a colour input without ``allowScript``.
         BrowserOperationUncertain: the document changed before the value was all in.
+
+    Returns:
+        ``{}``, or ``focusFollowed`` and ``valueCheck`` when the page moved the focus on
+        through several fields.
     """
     # Built-in reads run in Playwright's utility world; a script on the element would make
     # Playwright set up its injected script in the page's main world too (~40 ms once per
     # document).
-    kind, before, focused, maxlength = await _field(t, timeout_ms, len(a.value))
+    guard = Guard(t, timeout_ms)
+    kind, before, focused, maxlength = await _field(t, timeout_ms, len(a.value), guard)
     if kind == "range" or V.script_only(kind, _browser_name(t.page)):
         return await _set_value(t, kind, a.value, timeout_ms)
     if kind == "number" and a.value.strip() and not _is_number(a.value):
@@ -671,11 +701,24 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
                            {"inputType": "number"})
     if kind == "date" and a.value:
         return await _fill_date(t, a.value, timeout_ms)
-    keyboard = t.page.keyboard
     was = await _editable_text(t, timeout_ms) if before is None and a.value else None
     if not focused:
         await focus_element(t, timeout_ms)
-    guard = Guard(t, timeout_ms)
+    if not guard.armed:
+        await guard.arm(len(a.value))
+    try:
+        return await _fill_guarded(t, a, kind, before, maxlength, was, guard, timeout_ms)
+    finally:
+        await guard.release()
+
+
+async def _fill_guarded(t: Target, a: FillAction, kind: str | None, before: str | None,
+                        maxlength: int, was: str | None, guard: Guard,
+                        timeout_ms: int) -> dict[str, Any]:
+    """:func:`fill`'s keys and read-back once the target has the focus and ``guard`` is
+    armed: the guard's outcome first (``focusMoved``), then the boxes the page moved the
+    focus through, or the target's value."""
+    keyboard = t.page.keyboard
     # After the focus, as locator.press does it; its four events sent at once
     # (supervisor/keys.py). The text goes only once all four were answered: CDP's
     # Input.insertText is not ordered after key events still on their way.
@@ -689,24 +732,20 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
     head, last = _split_last_key(a.value) if one_edit else (a.value, "")
     extra: dict[str, Any] = {}
     with NavigationWatch(t.frame) as nav:
-        # The select-all landed on the target, and the text goes there: a page that moved
-        # the focus away meanwhile would have its other field replaced.
-        await guard.check(follow=False, total=len(a.value))
         if not a.value:
             await keyboard.press("Delete")
         elif one_edit:
             if head:
                 await keyboard.insert_text(head)  # one edit: it landed whole
-            if last:
-                if head:
-                    await guard.check(follow=True, typed=len(head), total=len(a.value))
-                if not V.changed(nav, t.frame):
-                    await keyboard.type(last)
+            if last and not V.changed(nav, t.frame):
+                await keyboard.type(last)
         else:
-            await V.type_keys(t, a.value, nav, _guarded(guard, a.value, first_follows=False))
+            await V.type_keys(t, a.value, nav)
         t.dispatched()  # the read-back below only reads
         landed = V.check_after_keys(nav, t.frame, a.value, enter_ends=not one_edit)
-        boxes = await guard.landed() if landed and guard.followed else None
+        if landed:
+            await guard.finish(len(a.value))
+        boxes = guard.fields if landed else None
         if boxes is not None:
             joined = "".join(b["value"] for b in boxes)
             if cause := V.value_cause(a.value, joined, before, kind):

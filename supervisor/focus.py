@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from bridge.protocol import errors as E
 
-from .focus_guard import _HELPERS
+from .focus_guard import _HELPERS, Guard, arm_snippet
 from .isolated_eval import evaluate_isolated
 
 if TYPE_CHECKING:
@@ -76,6 +76,7 @@ _FIELD_JS = """el => {""" + _HELPERS.replace("%", "%%") + """
   if (focus) {%s
     const a = deep();
     if (!within(el, a)) away = describe(a);
+    else {%s}
   }
   return [editable, type, el.value, focus, el.maxLength, away];
 }"""
@@ -122,10 +123,12 @@ async def focus_element(t: Target, timeout_ms: int) -> None:
 
 
 async def read_field(t: Target, timeout_ms: int,
-                     focus_kinds: Collection[str | None] = ()) -> Field | None:
+                     focus_kinds: Collection[str | None] = (),
+                     guard: Guard | None = None) -> Field | None:
     """The editable state, type and value of a native input or textarea, in one
     isolated-world round trip; it is focused there too when editable and its kind is in
-    ``focus_kinds`` (the caller's next step would focus it).
+    ``focus_kinds`` (the caller's next step would focus it), and ``guard`` is armed on it
+    once it has the focus (``guard.armed``; supervisor/focus_guard.py).
 
     Returns:
         The :class:`Field`, or None: another kind of element, or the document was being
@@ -137,7 +140,8 @@ async def read_field(t: Target, timeout_ms: int,
             went away (the caller's map_playwright_errors maps it).
     """
     expression = _FIELD_JS % (json.dumps(sorted(focus_kinds, key=lambda k: k or "")),
-                              _FOCUS_BODY)
+                              _FOCUS_BODY,
+                              arm_snippet(guard.id, guard.follow) if guard else "")
     try:
         got = await evaluate_isolated(t.frame, t.selector, expression, timeout_ms / 1000)
     except (E.InternalError, E.BadRequest):
@@ -145,6 +149,8 @@ async def read_field(t: Target, timeout_ms: int,
     if not isinstance(got, list) or len(got) != 6:
         return None
     editable, kind, value, focused, maxlength, away = got
+    if guard is not None and focused and away is None:
+        guard.armed = True
     return Field(bool(editable), kind.strip().lower() if isinstance(kind, str) else None,
                  str(value), bool(focused),
                  maxlength if isinstance(maxlength, int) else -1,

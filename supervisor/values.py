@@ -23,7 +23,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bridge.protocol import errors as E
@@ -75,8 +74,7 @@ def cut(sent: int, total: int) -> E.TrustbridgeError:
         next_step="Take a new snapshot and check the field before typing again.")
 
 
-async def type_keys(target: Any, text: str, nav: NavigationWatch,
-                    check: Callable[[int], Awaitable[None]] | None = None) -> None:
+async def type_keys(target: Any, text: str, nav: NavigationWatch) -> None:
     """Type ``text`` into the focused element one character per call; stop at a
     document change.
 
@@ -84,9 +82,6 @@ async def type_keys(target: Any, text: str, nav: NavigationWatch,
         target: the verb's :class:`supervisor.actions.Target` (frame and page).
         text: the characters (Playwright's US layout; others are inserted as text).
         nav: a watch on the target's frame, entered before the first key.
-        check: awaited before each key with the number of characters sent so far; what
-            it raises stops the typing there (the focus checks of
-            supervisor/focus_guard.py).
 
     Raises:
         BrowserOperationUncertain: the frame or an ancestor started a navigation, or the
@@ -98,10 +93,6 @@ async def type_keys(target: Any, text: str, nav: NavigationWatch,
     for sent, ch in enumerate(text):
         if changed(nav, frame):
             raise cut(sent, len(text))
-        if check is not None:
-            await check(sent)
-            if changed(nav, frame):  # while the check ran
-                raise cut(sent, len(text))
         # TypeAction's contract: "\t" presses Tab (the focus moves); keyboard.type would
         # insert a tab character instead.
         await (keyboard.press("Tab") if ch == "\t" else keyboard.type(ch))
