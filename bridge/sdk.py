@@ -292,8 +292,14 @@ class Tab:
         Raises:
             BrowserOperationUncertain: the document changed before the last key
                 (``details.sent`` of ``details.total`` characters were sent).
-            ElementValueNotSet: the field kept its value (``cause: "unchanged"``).
+            ElementValueNotSet: the field kept its value (``cause: "unchanged"``), or
+                the page moved the focus to another element and typing stopped
+                (``cause: "focusMoved"``, ``details.focusedName``).
             Same as :meth:`act` otherwise.
+
+        The result has ``keysOnly: True`` when the target is a focusable element that is
+        not a text field (the keys went there; no value to read back), and
+        ``focusFollowed`` when the page moved the focus box to box (a one-time code).
         """
         return await self.act(build_action(TypeAction, text=text, submit=submit), ref,
                               timeout_ms, allow_script=allow_script)
@@ -428,9 +434,11 @@ class Tab:
     async def fill(self, ref: str, value: str, timeout_ms: int = 10_000, *,
                    allow_script: bool = False) -> ActResult:
         """Replace the field's value with ``value``: select all, then the value over it as
-        one edit (Firefox types it key by key; :class:`bridge.protocol.models.FillAction`
-        lists the events each browser sends). Use :meth:`type` for a key event per character.
-        A range input is set with keys; the value is read back and checked.
+        one edit, its last character as a key (Firefox types it key by key;
+        :class:`bridge.protocol.models.FillAction` lists the events each browser sends).
+        Use :meth:`type` for a key event per character. A range input is set with keys;
+        the value is read back and checked (over the boxes of a multi-box input the page
+        moved the focus through: ``focusFollowed``).
 
         Args:
             allow_script: a control no trusted input can set (``<input type=color>``) is

@@ -30,7 +30,7 @@ import random
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from playwright.async_api import ElementHandle, Frame, Locator, Page
 from playwright.async_api import Error as PlaywrightError
@@ -53,6 +53,7 @@ from . import fastpoint, keys, labels, mouse
 from . import values as V
 from .errors import NOT_A_FIELD, map_playwright_errors
 from .focus import focus_element, read_field
+from .focus_guard import Guard, focus_moved, surface_js
 from .isolated_eval import evaluate_isolated
 from .navwatch import NavigationWatch
 from .select import (  # noqa: F401  (re-exported: verbs and their planners)
@@ -266,27 +267,57 @@ date-like or number field, which take another route or a check first): the read 
 them in the same round trip (supervisor/focus.py)."""
 
 
-async def _field(t: Target, timeout_ms: int) -> tuple[str | None, str | None, bool]:
-    """``(input type lower-cased or None, value or None, focused)`` of an editable target;
-    ``focused``: the target is one of FOCUS_KINDS and was focused by the read.
+class _Read(NamedTuple):
+    """What :func:`_field` read of an editable target."""
+
+    kind: str | None
+    """``type`` attribute lower-cased, or None."""
+    before: str | None
+    """Its value, or None when it has none to read (contenteditable)."""
+    focused: bool
+    """The target is one of FOCUS_KINDS and was focused by the read."""
+    maxlength: int = -1
+    """A native field's ``maxLength`` (-1: none, or not a native field)."""
+
+
+async def _field(t: Target, timeout_ms: int, total: int = 0,
+                 guard: Guard | None = None) -> _Read:
+    """What a verb about to type reads of its target (:class:`_Read`).
 
     One isolated read for a native input or textarea (supervisor/focus.py); Playwright's
     three built-in reads for anything else.
 
+    Args:
+        total: characters the verb will type (for the error below).
+        guard: armed in the same read when the read focuses the target
+            (supervisor/focus_guard.py).
+
     Raises:
         ElementNotEditable: readonly, disabled or not a text field (nothing was focused).
+        ElementValueNotSet: ``cause: "focusMoved"``: the page's focus handler moved the
+            focus elsewhere as the read focused the target; nothing was typed
+            (supervisor/focus_guard.py).
     """
-    field = await read_field(t, timeout_ms, FOCUS_KINDS)
+    field = await read_field(t, timeout_ms, FOCUS_KINDS, guard)
     if field is not None:
         if not field.editable:
             raise _not_editable()
-        return field.kind, field.value, field.focused
+        if field.away is not None:
+            raise focus_moved(field.away, 0, total)
+        return _Read(field.kind, field.value, field.focused, field.maxlength)
     editable, kind, before = await asyncio.gather(
         _is_editable(t, timeout_ms), t.locator.get_attribute("type", timeout=timeout_ms),
         _readable_value(t, timeout_ms))
     if not editable:
         raise _not_editable()
-    return (kind.strip().lower() if kind is not None else None), before, False
+    return _Read((kind.strip().lower() if kind is not None else None), before, False)
+
+
+DATE_KINDS = frozenset({"date", "time", "datetime-local", "month", "week"})
+"""Input types whose value is not the text typed into them: the browser's field takes
+keys per segment, in the locale's order (typing the ISO text ``2024-03-15`` into a date
+field gave ``40315-02-02``). ``type`` sets them as ``fill`` does (:func:`_fill_datelike`)
+and reads the value back."""
 
 
 async def type_text(t: Target, a: TypeAction, timeout_ms: int) -> dict[str, Any]:
@@ -296,62 +327,169 @@ async def type_text(t: Target, a: TypeAction, timeout_ms: int) -> dict[str, Any]
     deadline once started, so a long text is never cut in the middle and reported as a
     timeout (the bridge allows time per character: bridge/executor.py driver_timeout_s).
     Keys stop at a document change (supervisor/values.py ``type_keys``). A range or
-    colour input takes the text as its value, as :func:`fill` sets it.
+    colour input takes the text as its value, as :func:`fill` sets it; a date-like input
+    (:data:`DATE_KINDS`) too, its value read back.
+
+    Every key is guarded (supervisor/focus_guard.py): it goes into the target, or into
+    the empty field the page moved the focus to after a character (multi-box codes: the
+    text is then read back from the boxes together); a key aimed anywhere else is
+    cancelled before it changes anything, and so is every later one. After a Tab in the
+    text the keys go where the Tab took the focus, as asked.
+
+    A focusable element that is not a text field (a canvas, a terminal surface, a grid
+    that handles keys) gets the keys, as Playwright's ``pressSequentially`` gives them
+    (:func:`_type_keys_only`).
 
     Raises:
-        ElementNotEditable: readonly, disabled or not a text field; nothing was typed.
+        ElementNotEditable: readonly or disabled field, or an element that cannot take
+            the focus; nothing was typed.
         BrowserOperationUncertain: the document changed before the last key
             (``details.sent``, ``details.total``).
         ElementValueNotSet: a readable field kept its value although the text had
             characters to insert (``cause: "unchanged"``), or lost or changed them
-            (``truncated``, ``rewritten``; :func:`_check_typed`); lengths only.
+            (``truncated``, ``rewritten``; :func:`_check_typed`); lengths only. ``cause:
+            "focusMoved"``: the page moved the focus to another element (not an empty
+            field after a character), named in ``details``; no key changed it.
 
     Returns:
-        ``{}``, or ``{"valueCheck": str}`` when a Tab moved the focus out of the target
-        part way: only the text typed before it was checked.
+        ``{}``; ``{"valueCheck": str}`` when a Tab moved the focus out of the target
+        part way (only the text typed before it was checked), or the page moved it on
+        through other fields (``focusFollowed``: ``{"fields": n, "names": [...]}``);
+        ``{"keysOnly": True, "valueCheck": str}`` for an element with no value.
     """
-    kind, before, focused = await _field(t, timeout_ms)
+    guard = Guard(t, timeout_ms)
+    try:
+        kind, before, focused, _ = await _field(t, timeout_ms, len(a.text), guard)
+    except E.ElementNotEditable:
+        extra = await _type_keys_only(t, a.text, timeout_ms)
+        if a.submit:
+            await t.page.keyboard.press("Enter")
+        return extra
     if kind == "range" or V.script_only(kind, _browser_name(t.page)):
         extra = await _set_value(t, kind, a.text, timeout_ms)
+    elif kind in DATE_KINDS:
+        extra = await _fill_datelike(t, a.text, timeout_ms)
     else:
         was = await _editable_text(t, timeout_ms) if before is None else None
         if not focused:
             await focus_element(t, timeout_ms)
-        extra = {}
-        with NavigationWatch(t.frame) as nav:
-            await V.type_keys(t, a.text, nav)
-            landed = V.check_after_keys(nav, t.frame, a.text)
-            if landed and before is None and _inserts(a.text) and "\t" not in a.text:
-                await _check_editable(t, a.text, timeout_ms, was)
-                V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
-            elif landed and before is not None and _inserts(a.text):
-                after = await _readable_value(t, timeout_ms)
-                # read from a document going away?
-                V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
-                typed = await _typed_into_target(t, a.text, timeout_ms)
-                if typed != a.text:  # said, never a false "rewritten" (issue: Tab)
-                    extra["valueCheck"] = (
-                        f"partial: the focus left the target at a Tab; only the first "
-                        f"{len(typed)} of {len(a.text)} characters went into it and were "
-                        "checked, the rest was typed wherever the focus went")
-                if _inserts(typed) and after == before:
-                    # Read from the next document before its navigation showed (a loaded
-                    # machine): the keys went to the old one. Same grace as below.
-                    await asyncio.sleep(NAV_GRACE_S)
-                    V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
-                    raise V.not_set(a.text, after, "unchanged", secret=True)
-                if _inserts(typed) and kind in TEXT_KINDS and after is not None:
-                    try:
-                        _check_typed(before, after, typed, kind)
-                    except E.ElementValueNotSet:
-                        # Keys a document on its way out dropped look like a short field:
-                        # give the navigation a moment to show before blaming the field.
-                        await asyncio.sleep(NAV_GRACE_S)
-                        V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
-                        raise
+        if not guard.armed:
+            await guard.arm(len(a.text))
+        try:
+            extra = await _typed_and_checked(t, a, kind, before, was, guard, timeout_ms)
+        finally:
+            await guard.release()
     if a.submit:
         await t.page.keyboard.press("Enter")
     return extra
+
+
+async def _typed_and_checked(t: Target, a: TypeAction, kind: str | None, before: str | None,
+                             was: str | None, guard: Guard, timeout_ms: int
+                             ) -> dict[str, Any]:
+    """:func:`type_text`'s keys into a text field and the read-back: the guard's outcome
+    first (a key cancelled because the page moved the focus: ``focusMoved``), then the
+    boxes the page moved the focus through, or the target's value."""
+    extra: dict[str, Any] = {}
+    with NavigationWatch(t.frame) as nav:
+        await V.type_keys(t, a.text, nav)
+        landed = V.check_after_keys(nav, t.frame, a.text)
+        if landed:
+            await guard.finish(len(a.text))
+        if landed and guard.fields is not None:
+            _check_typed(before or "", "".join(b["value"] for b in guard.fields),
+                         a.text, kind)
+            extra.update(_followed(guard.fields))
+        elif landed and before is None and _inserts(a.text) and "\t" not in a.text:
+            await _check_editable(t, a.text, timeout_ms, was)
+            V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
+        elif landed and before is not None and _inserts(a.text):
+            after = await _readable_value(t, timeout_ms)
+            # read from a document going away?
+            V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
+            typed = await _typed_into_target(t, a.text, timeout_ms)
+            if typed != a.text:  # said, never a false "rewritten" (issue: Tab)
+                extra["valueCheck"] = (
+                    f"partial: the focus left the target at a Tab; only the first "
+                    f"{len(typed)} of {len(a.text)} characters went into it and were "
+                    "checked, the rest was typed wherever the focus went")
+            if _inserts(typed) and after == before:
+                # Read from the next document before its navigation showed (a loaded
+                # machine): the keys went to the old one. Same grace as below.
+                await asyncio.sleep(NAV_GRACE_S)
+                V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
+                raise V.not_set(a.text, after, "unchanged", secret=True)
+            if _inserts(typed) and kind in TEXT_KINDS and after is not None:
+                try:
+                    _check_typed(before, after, typed, kind)
+                except E.ElementValueNotSet:
+                    # Keys a document on its way out dropped look like a short field:
+                    # give the navigation a moment to show before blaming the field.
+                    await asyncio.sleep(NAV_GRACE_S)
+                    V.check_after_keys(nav, t.frame, a.text, enter_ends=False)
+                    raise
+    return extra
+
+
+async def _fill_datelike(t: Target, text: str, timeout_ms: int) -> dict[str, Any]:
+    """``type`` into a date-like field (:data:`DATE_KINDS`): the field's value becomes
+    ``text`` as :func:`fill` sets it (a date per segment in the locale's order, a time by
+    its keys) and is read back; typing "after the content" has no meaning in a field of
+    segments. An empty text types nothing.
+
+    Raises:
+        As :func:`fill`: BadRequest (a date not ``YYYY-MM-DD``), ElementValueNotSet (the
+        field holds another value).
+    """
+    if not text:
+        return {}
+    return await fill(t, FillAction(value=text), timeout_ms)
+
+
+def _followed(boxes: list[dict[str, str]]) -> dict[str, Any]:
+    """The result fields of a text the page spread over several fields."""
+    names = [b["name"] for b in boxes]
+    return {"focusFollowed": {"fields": len(boxes), "names": names},
+            "valueCheck": f"the page moved the focus on field by field as the keys came; "
+                          f"the text went into {len(boxes)} fields ("
+                          + ", ".join(repr(n) for n in names) + "), read back together"}
+
+
+async def _type_keys_only(t: Target, text: str, timeout_ms: int) -> dict[str, Any]:
+    """Type into a focusable element that is not a text field (a ``<canvas>`` game, a
+    terminal surface, a grid): focus it and send the keys, guarded
+    (supervisor/focus_guard.py), as Playwright's ``pressSequentially`` delivers them to
+    the focused element. There is no value to read back: the result says so.
+
+    Raises:
+        ElementNotEditable: a native ``<input>``, ``<textarea>`` or ``<select>`` that is
+            readonly or disabled, a disabled element, or one that cannot take the focus;
+            nothing was typed.
+        ElementValueNotSet: ``focusMoved`` (see :func:`type_text`).
+    """
+    state = await isolated(t, surface_js(), timeout_ms)
+    if not isinstance(state, dict) or state.get("field") or state.get("disabled"):
+        raise _not_editable()
+    if not state.get("on"):
+        raise E.ElementNotEditable(
+            "The target is not a text field and cannot take the focus, so typed keys "
+            "would go elsewhere; nothing was typed.",
+            {"focusedTag": (state.get("where") or {}).get("tag")},
+            next_step="Type into a focusable element (a textbox, or the element that "
+                      "handles keys), or press keys on the page with the press verb.")
+    guard = Guard(t, timeout_ms, follow=False)
+    await guard.arm(len(text))
+    try:
+        with NavigationWatch(t.frame) as nav:
+            await V.type_keys(t, text, nav)
+            if V.check_after_keys(nav, t.frame, text):
+                await guard.finish(len(text))
+    finally:
+        await guard.release()
+    t.dispatched()
+    return {"keysOnly": True,
+            "valueCheck": f"none: the target is not a text field; {len(text)} keys were "
+                          "delivered to it with trusted input; it has no value to read back"}
 
 
 NAV_GRACE_S = 0.15
@@ -510,8 +648,19 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
       password, number; ``<textarea>``; contenteditable): ``focus``; the keys of
       ``ControlOrMeta+A`` (``keydown``/``keyup`` of Control and ``a``) selecting all; then
       one ``beforeinput``/``input`` with ``inputType: "insertText"`` and ``data`` = the
-      whole value, replacing the selection (CDP ``Input.insertText``, what Playwright's own
-      ``fill`` does after selecting). No key events for the value's characters.
+      value but its last character, replacing the selection (CDP ``Input.insertText``,
+      what Playwright's own ``fill`` does after selecting); then the last character's key
+      (``keydown``/``keypress``/``beforeinput``/``input``/``keyup``) when it is printable
+      ASCII: a page that reacts to key events only (a filter on ``keyup``) sees a person's
+      last keystroke with the whole value in the field (tests/e2e/test_typing_truth.py
+      ::test_fill_reaches_a_page_that_listens_to_keys_only). No key events for the other
+      characters.
+    - A value longer than the field's ``maxlength`` is typed key by key: one box of a
+      multi-box code, whose page moves the focus box to box; the boxes are read back
+      together (``focusFollowed``).
+    - Every key and edit is guarded (supervisor/focus_guard.py): one the page aimed at
+      another element by moving the focus (a focus thief) is cancelled before it changes
+      anything there, and the fill fails ``focusMoved``.
     - Firefox (WebDriver BiDi), and other input types everywhere: ``focus``,
       ``ControlOrMeta+A``, then ``keydown``/``keypress``/``beforeinput``/``input``/``keyup``
       per character (the first replaces the selection). Playwright's ``insertText`` and
@@ -540,14 +689,21 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
             field given something that is not a number, a range value off its steps
             (nothing typed).
         ElementValueNotSet: the field holds something else afterwards (``cause``
-            unchanged / truncated / rewritten; lengths only, never the text).
+            unchanged / truncated / rewritten; lengths only, never the text), or
+            ``focusMoved``: the page moved the focus to another element, named in
+            ``details`` (``focusedTag``, ``focusedName``), whose content no key changed.
         TrustedInputUnavailable: a colour input without ``allowScript``.
         BrowserOperationUncertain: the document changed before the value was all in.
+
+    Returns:
+        ``{}``, or ``focusFollowed`` and ``valueCheck`` when the page moved the focus on
+        through several fields.
     """
     # Built-in reads run in Playwright's utility world; a script on the element would make
     # Playwright set up its injected script in the page's main world too (~40 ms once per
     # document).
-    kind, before, focused = await _field(t, timeout_ms)
+    guard = Guard(t, timeout_ms)
+    kind, before, focused, maxlength = await _field(t, timeout_ms, len(a.value), guard)
     if kind == "range" or V.script_only(kind, _browser_name(t.page)):
         return await _set_value(t, kind, a.value, timeout_ms)
     if kind == "number" and a.value.strip() and not _is_number(a.value):
@@ -557,25 +713,57 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
                            {"inputType": "number"})
     if kind == "date" and a.value:
         return await _fill_date(t, a.value, timeout_ms)
-    keyboard = t.page.keyboard
     was = await _editable_text(t, timeout_ms) if before is None and a.value else None
     if not focused:
         await focus_element(t, timeout_ms)
+    if not guard.armed:
+        await guard.arm(len(a.value))
+    try:
+        return await _fill_guarded(t, a, kind, before, maxlength, was, guard, timeout_ms)
+    finally:
+        await guard.release()
+
+
+async def _fill_guarded(t: Target, a: FillAction, kind: str | None, before: str | None,
+                        maxlength: int, was: str | None, guard: Guard,
+                        timeout_ms: int) -> dict[str, Any]:
+    """:func:`fill`'s keys and read-back once the target has the focus and ``guard`` is
+    armed: the guard's outcome first (``focusMoved``), then the boxes the page moved the
+    focus through, or the target's value."""
+    keyboard = t.page.keyboard
     # After the focus, as locator.press does it; its four events sent at once
     # (supervisor/keys.py). The text goes only once all four were answered: CDP's
     # Input.insertText is not ordered after key events still on their way.
     await keys.press(t.page, "ControlOrMeta+A", bidi=t.bidi)
+    # One edit, where the browser inserts trusted text, unless the value is longer than
+    # the field's maxlength (one box of a multi-box code: typed key by key, following the
+    # page's focus box to box); the last character as its key, so pages that listen to
+    # key events (a filter on keyup) see a person's last keystroke with the value in.
+    one_edit = t.trusted_insert_text and kind in _INSERT_TEXT_TYPES \
+        and not 0 <= maxlength < len(a.value)
+    head, last = _split_last_key(a.value) if one_edit else (a.value, "")
+    extra: dict[str, Any] = {}
     with NavigationWatch(t.frame) as nav:
         if not a.value:
             await keyboard.press("Delete")
-        elif t.trusted_insert_text and kind in _INSERT_TEXT_TYPES:
-            await keyboard.insert_text(a.value)  # one edit: it landed whole
+        elif one_edit:
+            if head:
+                await keyboard.insert_text(head)  # one edit: it landed whole
+            if last and not V.changed(nav, t.frame):
+                await keyboard.type(last)
         else:
             await V.type_keys(t, a.value, nav)
         t.dispatched()  # the read-back below only reads
-        keyed = not (t.trusted_insert_text and kind in _INSERT_TEXT_TYPES)
-        landed = V.check_after_keys(nav, t.frame, a.value, enter_ends=keyed)
-        if landed and before is None and a.value:
+        landed = V.check_after_keys(nav, t.frame, a.value, enter_ends=not one_edit)
+        if landed:
+            await guard.finish(len(a.value))
+        boxes = guard.fields if landed else None
+        if boxes is not None:
+            joined = "".join(b["value"] for b in boxes)
+            if cause := V.value_cause(a.value, joined, before, kind):
+                raise V.not_set(a.value, joined, cause, secret=True)
+            extra.update(_followed(boxes))
+        elif landed and before is None and a.value:
             await _check_editable(t, a.value, timeout_ms, was)
             V.check_after_keys(nav, t.frame, a.value, enter_ends=False)
         elif landed and before is not None:
@@ -584,7 +772,16 @@ async def fill(t: Target, a: FillAction, timeout_ms: int) -> dict[str, Any]:
             V.check_after_keys(nav, t.frame, a.value, enter_ends=False)
             if after is not None and (cause := V.value_cause(a.value, after, before, kind)):
                 raise V.not_set(a.value, after, cause, secret=True)
-    return {}
+    return extra
+
+
+def _split_last_key(value: str) -> tuple[str, str]:
+    """``(inserted as one edit, typed as a key)`` for a fill: the last character as its
+    key when it is printable ASCII (a key of Playwright's US layout that inserts itself,
+    never Enter or Tab); otherwise the whole value as one edit."""
+    if value and " " <= value[-1] <= "~":
+        return value[:-1], value[-1]
+    return value, ""
 
 
 def _is_number(text: str) -> bool:

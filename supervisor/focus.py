@@ -13,7 +13,9 @@ can neither see nor forge them, and do what Playwright's own injected script doe
   the ``type`` attribute and the value, for a native ``<input>`` or ``<textarea>`` without
   a ``role`` attribute, where those rules need no ARIA role computation (every input type
   but ``hidden`` has an implicit role whose ``aria-disabled`` counts, as does textarea's
-  ``textbox``); and the focus, when the caller is about to focus it anyway. Any other
+  ``textbox``); its ``maxLength``; and the focus, when the caller is about to focus it
+  anyway, with where the focus is then (a page whose focus handler moves it away at once:
+  supervisor/focus_guard.py). Any other
   element (contenteditable, an ARIA textbox, an explicit role) answers None and the caller
   uses Playwright's built-in reads.
 
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from bridge.protocol import errors as E
 
+from .focus_guard import _HELPERS, Guard, arm_snippet
 from .isolated_eval import evaluate_isolated
 
 if TYPE_CHECKING:
@@ -48,7 +51,7 @@ _FOCUS_BODY = """
 """
 _FOCUS_JS = "el => {" + _FOCUS_BODY + "  return true;\n}"
 
-_FIELD_JS = """el => {
+_FIELD_JS = """el => {""" + _HELPERS.replace("%", "%%") + """
   const focusKinds = %s;
   const tag = el.nodeName;
   if ((tag !== 'INPUT' && tag !== 'TEXTAREA') || el.hasAttribute('role')
@@ -69,8 +72,13 @@ _FIELD_JS = """el => {
   const type = el.getAttribute('type');
   const kind = type === null ? null : type.trim().toLowerCase();
   const focus = editable && focusKinds.includes(kind);
-  if (focus) {%s}
-  return [editable, type, el.value, focus];
+  let away = null;
+  if (focus) {%s
+    const a = deep();
+    if (!within(el, a)) away = describe(a);
+    else {%s}
+  }
+  return [editable, type, el.value, focus, el.maxLength, away];
 }"""
 
 
@@ -83,12 +91,17 @@ class Field(NamedTuple):
             textarea).
         value: the element's value.
         focused: the target was focused in the same round trip.
+        maxlength: its ``maxLength`` (-1: none).
+        away: when focusing it left the focus elsewhere (the page's focus handler moved
+            it at once), where (supervisor/focus_guard.py ``describe``); else None.
     """
 
     editable: bool
     kind: str | None
     value: str
     focused: bool
+    maxlength: int = -1
+    away: dict | None = None
 
 
 async def focus_element(t: Target, timeout_ms: int) -> None:
@@ -110,10 +123,12 @@ async def focus_element(t: Target, timeout_ms: int) -> None:
 
 
 async def read_field(t: Target, timeout_ms: int,
-                     focus_kinds: Collection[str | None] = ()) -> Field | None:
+                     focus_kinds: Collection[str | None] = (),
+                     guard: Guard | None = None) -> Field | None:
     """The editable state, type and value of a native input or textarea, in one
     isolated-world round trip; it is focused there too when editable and its kind is in
-    ``focus_kinds`` (the caller's next step would focus it).
+    ``focus_kinds`` (the caller's next step would focus it), and ``guard`` is armed on it
+    once it has the focus (``guard.armed``; supervisor/focus_guard.py).
 
     Returns:
         The :class:`Field`, or None: another kind of element, or the document was being
@@ -125,13 +140,18 @@ async def read_field(t: Target, timeout_ms: int,
             went away (the caller's map_playwright_errors maps it).
     """
     expression = _FIELD_JS % (json.dumps(sorted(focus_kinds, key=lambda k: k or "")),
-                              _FOCUS_BODY)
+                              _FOCUS_BODY,
+                              arm_snippet(guard.id, guard.follow) if guard else "")
     try:
         got = await evaluate_isolated(t.frame, t.selector, expression, timeout_ms / 1000)
     except (E.InternalError, E.BadRequest):
         return None
-    if not isinstance(got, list) or len(got) != 4:
+    if not isinstance(got, list) or len(got) != 6:
         return None
-    editable, kind, value, focused = got
+    editable, kind, value, focused, maxlength, away = got
+    if guard is not None and focused and away is None:
+        guard.armed = True
     return Field(bool(editable), kind.strip().lower() if isinstance(kind, str) else None,
-                 str(value), bool(focused))
+                 str(value), bool(focused),
+                 maxlength if isinstance(maxlength, int) else -1,
+                 away if isinstance(away, dict) else None)

@@ -136,8 +136,12 @@ async def _type(conn: Connection, args: Any, response: Response) -> None:
     if any(r.get("inputPath") == "script" for r in results):
         # report.input_path names the script route; the line must not claim typing.
         line = f"Set the value of {where}"
+    elif any(r.get("keysOnly") for r in results):
+        # A canvas, a terminal surface: the keys went there; there is no value to check.
+        line = (f"Sent the keys of {len(args.text)} characters to {where} (not a text "
+                "field: it has no value to read back; check the page for their effect)")
     line += " and pressed Enter" if args.submit else ""
-    response.add_action(line, results)
+    response.add_action(line, results, [f"the typing into {where}"] * len(results))
     response.include_page_state(tab)
 
 

@@ -80,6 +80,13 @@ def warnings(results: Sequence[Result], labels: Sequence[str]) -> list[str]:
                 f"Note: {label} reached its target through {what} inside it, which the "
                 "press hit first and which may have acted on it (a link, a menu item): "
                 "check with browser_snapshot.")
+        if isinstance(moved := result.get("focusFollowed"), dict):
+            names = ", ".join(json.dumps(n, ensure_ascii=False)
+                              for n in moved.get("names") or [])
+            lines.append(
+                f"Note: during {label} the page moved the focus on field by field (a "
+                f"multi-box input): the text went into {moved.get('fields')} fields "
+                f"({names}), and their values together are the text.")
     # A navigation that became a download left the document as it was (supervisor/watch.py).
     if any(r.get("postActionDocumentChanged") and not r.get("navigationWasDownload")
            for r in results):

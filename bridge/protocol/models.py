@@ -181,7 +181,13 @@ class TypeAction(_Model):
     """Focus the target and type text key by key through the keyboard (keydown, keypress,
     beforeinput, input, keyup per character, all trusted). Characters are keys of a US
     layout: ``\n`` and ``\r`` press Enter (which may submit a form) and ``\t`` presses Tab
-    (which moves the focus); other characters are inserted as text input."""
+    (which moves the focus); other characters are inserted as text input. The focus is
+    checked before every key: a page that moves it on to the next empty box (one-time
+    codes) is followed and the boxes are read back together (``focusFollowed``); one that
+    moves it anywhere else stops the typing (ELEMENT_VALUE_NOT_SET ``focusMoved``). A
+    date-like input takes the text as its value, as ``fill`` sets it; a focusable element
+    that is not a text field (a canvas, a terminal surface) gets the keys and the result
+    says ``keysOnly`` (no value to read back)."""
 
     kind: Literal["type"] = "type"
     text: str = Field(max_length=100_000)
@@ -199,10 +205,14 @@ class FillAction(_Model):
     """Replace the field's content in one edit (select all, then the value over the
     selection), never setting ``.value`` from script; every event is trusted. Chromium and
     Camoufox: the keys of Control/Meta+A, then one ``beforeinput``/``input`` (inputType
-    insertText) with the whole value, as Playwright's own fill; no key events for the
-    value's characters (use ``type`` when the page needs them). Firefox: the value is typed
-    key by key. Empty value: Delete. ``<input type=date>``: ``YYYY-MM-DD``, typed per
-    segment in the page locale's order (supervisor/actions.py ``fill``)."""
+    insertText) with the value but its last character, then that character's key
+    (keydown, keypress, input, keyup) when it is printable ASCII, so pages that listen to
+    keys see the last keystroke with the value in (use ``type`` when the page needs a key
+    per character). A value longer than the field's ``maxlength`` (one box of a multi-box
+    code) and Firefox: typed key by key. The focus is checked before the text and before
+    the last key (see ``TypeAction``). Empty value: Delete. ``<input type=date>``:
+    ``YYYY-MM-DD``, typed per segment in the page locale's order (supervisor/actions.py
+    ``fill``)."""
 
     kind: Literal["fill"] = "fill"
     value: str = Field(max_length=100_000)

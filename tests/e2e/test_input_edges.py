@@ -106,16 +106,17 @@ async def test_an_upload_of_a_missing_file_is_bad_request_and_nothing_changes(
 async def test_keys_into_editable_content_that_lost_the_focus_are_not_done(
         stack: Stack, origins: Origins, verb: str) -> None:
     """A contenteditable that hands the focus to an off-screen field when it gets it: the
-    keys went to that field, so the answer is ELEMENT_VALUE_NOT_SET naming where the focus
-    went, not done (a review's probe: "Typed 5 characters into Message" while the search
-    field held them). An editor that keeps the focus and rewrites the text is done."""
+    answer is ELEMENT_VALUE_NOT_SET naming where the focus went, not done (a review's
+    probe: "Typed 5 characters into Message" while the search field held them), and the
+    keys stop before the other field gets any (supervisor/focus_guard.py). An editor that
+    keeps the focus and rewrites the text is done."""
     tab, snap = await _page(stack, origins)
-    with pytest.raises(E.ElementValueNotSet, match="focus left it") as info:
+    with pytest.raises(E.ElementValueNotSet, match="moved the focus away") as info:
         await getattr(tab, verb)(ref_of(snap, "textbox", "Message"), "hello")
     assert info.value.details["focusedTag"] == "input"
-    assert info.value.cause == "unchanged"
+    assert info.value.cause == "focusMoved"
     assert await stack.page.text_content("#thief") == ""
-    assert await stack.page.input_value("#search") == "hello"  # where the keys went
+    assert await stack.page.input_value("#search") == ""  # no key went there
     res = await getattr(tab, verb)(ref_of(snap, "textbox", "Editor"), "hello")
     assert res["done"] is True, res
     assert await stack.page.text_content("#editor") == "HELLO"
@@ -124,11 +125,11 @@ async def test_keys_into_editable_content_that_lost_the_focus_are_not_done(
 @pytest.mark.parametrize("verb", ["type", "fill"])
 async def test_keys_into_editable_content_that_already_holds_them_are_checked_by_change(
         stack: Stack, origins: Origins, verb: str) -> None:
-    """The thief already holds "hello world": typing "world" into it leaves its text as it
-    was while the hidden field gets the keys. Its text holding the word is no proof: it
-    did not change, so the answer is ELEMENT_VALUE_NOT_SET, not done."""
+    """The thief already holds "hello world" and hands the focus to a hidden field:
+    typing "world" into it is ELEMENT_VALUE_NOT_SET, not done (its text holding the word
+    is no proof), and the hidden field gets no key."""
     tab, snap = await _page(stack, origins)
-    with pytest.raises(E.ElementValueNotSet, match="focus left it"):
+    with pytest.raises(E.ElementValueNotSet, match="moved the focus away"):
         await getattr(tab, verb)(ref_of(snap, "textbox", "Prefilled"), "world")
     assert await stack.page.text_content("#prefilled") == "hello world"
-    assert await stack.page.input_value("#search") == "world"
+    assert await stack.page.input_value("#search") == ""

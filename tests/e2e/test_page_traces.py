@@ -158,8 +158,8 @@ async def test_a_configured_pointer_path_moves_in_steps_and_holds_the_button(
 
 async def test_typing_is_one_trusted_key_sequence_per_character(stack: Stack, origins: Origins) -> None:
     """`type` focuses the field by script (a focus with no pointer event before it), then
-    sends a trusted keydown/keyup per character; Chromium's `fill` inserts the value as
-    one insertText input event, with no key events for its characters."""
+    sends a trusted keydown/keyup per character; Chromium's `fill` inserts the value but
+    its last character as one insertText input event, then that character's key."""
     snap = await _open(stack, origins)
     field = ref_of(snap, "textbox", "Field")
     await _reset(stack, "keys", "inputs", "focus", "pointer")
@@ -172,11 +172,12 @@ async def test_typing_is_one_trusted_key_sequence_per_character(stack: Stack, or
     await stack.act(field, kind="fill", value="hello world")
     t = await _traces(stack)
     if stack.browser == "chromium":
-        # The select-all chord only (ControlOrMeta+A), none for the value's characters.
+        # The select-all chord (ControlOrMeta+A), then the last character's key only.
         keydowns = [k["key"].lower() for k in t["keys"] if k["type"] == "keydown"]
-        assert keydowns in (["control", "a"], ["meta", "a"]), keydowns
+        assert keydowns in (["control", "a", "d"], ["meta", "a", "d"]), keydowns
         assert [i for i in t["inputs"] if i["data"]] == [
-            {"inputType": "insertText", "data": "hello world", "trusted": True}]
+            {"inputType": "insertText", "data": "hello worl", "trusted": True},
+            {"inputType": "insertText", "data": "d", "trusted": True}]
     assert await stack.page.locator("#field").input_value() == "hello world"
 
 
@@ -229,8 +230,9 @@ async def test_fill_select_all_chord_is_the_pressed_chord(
     """A fill's ControlOrMeta+A, its four events sent at once (supervisor/keys.py), reaches
     the page exactly as one keyboard.press of it: Control down, A down with ctrlKey, A up
     with ctrlKey, Control up, all trusted, then (Chromium, Camoufox) one insertText edit
-    with the whole value, or (Firefox over BiDi) the value's keys. The same fill with every
-    press sent the former way gives the same log, event for event."""
+    with the value but its last character and that character's key, or (Firefox over
+    BiDi) the value's keys. The same fill with every press sent the former way gives the
+    same log, event for event."""
     await stack.client.call("page.navigate", {"url": f"{origins.main}/keys/keys.html"})
     field = ref_of(await stack.snapshot(), "textbox", "Chord field")
     pipelined = await _fill_log(stack, field, "hello world")
@@ -252,8 +254,11 @@ async def test_fill_select_all_chord_is_the_pressed_chord(
         typed = [e["key"] for e in rest if e["type"] == "keydown"]
         assert typed == list("hello world") and all(e["trusted"] for e in rest), rest
     else:
-        assert [e for e in rest if e["type"] in ("keydown", "keyup")] == []
+        assert [(e["type"], e["key"]) for e in rest if e["type"] in ("keydown", "keyup")] \
+            == [("keydown", "d"), ("keyup", "d")], rest
         assert [e for e in rest if e["type"] == "input"] == [
-            {"type": "input", "inputType": "insertText", "data": "hello world",
+            {"type": "input", "inputType": "insertText", "data": "hello worl",
+             "trusted": True, "target": "field", "value": "hello worl"},
+            {"type": "input", "inputType": "insertText", "data": "d",
              "trusted": True, "target": "field", "value": "hello world"}], rest
     assert await stack.page.locator("#field").input_value() == "hello world"

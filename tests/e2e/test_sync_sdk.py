@@ -45,8 +45,8 @@ def test_sync_sdk_types_and_clicks_with_trusted_input_in_chromium(
 def test_sync_sdk_type_keeps_the_content_and_fill_replaces_it_in_one_edit(
         origins: Origins, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """What the page counted: two type calls add up key by key (nothing cleared, one
-    trusted keydown per character); fill then replaces the value with only the two
-    keydowns of select-all (Chromium inserts the value as one edit)."""
+    trusted keydown per character); fill then replaces the value with the two keydowns
+    of select-all and the last character's (Chromium inserts the rest as one edit)."""
     monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
     with SyncBrowser.launch() as browser:
         tab = browser.tab()
@@ -62,4 +62,4 @@ def test_sync_sdk_type_keeps_the_content_and_fill_replaces_it_in_one_edit(
         filled = tab.evaluate("document.getElementById('status').textContent")
 
     assert typed == "click isTrusted=true; note=hello; trusted keys 5/5"
-    assert filled == "click isTrusted=true; note=bye; trusted keys 7/7"
+    assert filled == "click isTrusted=true; note=bye; trusted keys 8/8"

@@ -61,9 +61,10 @@ _EDIT_LOG_JS = """() => {
 
 
 async def test_fill_events_per_browser(stack: Stack, origins: Origins) -> None:
-    """Chromium: Control+A, then one trusted insertText edit carrying the whole value (no
-    key events for its characters). Firefox: Control+A, then trusted keys per character
-    (its insertText would be script)."""
+    """Chromium: Control+A, then one trusted insertText edit carrying the value but its
+    last character, then that character's key (pages that react to key events see the
+    last keystroke: tests/e2e/test_typing_truth.py). Firefox: Control+A, then trusted
+    keys per character (its insertText would be script)."""
     snap = await _open(stack, origins)
     await stack.page.evaluate(_EDIT_LOG_JS)
     await stack.tab.fill(ref_of(snap, "textbox", "Filled"), "a b")
@@ -73,8 +74,8 @@ async def test_fill_events_per_browser(stack: Stack, origins: Origins) -> None:
     keys = [key for type_, key, _, _ in edits if type_ == "keydown"]
     inputs = [(key, data) for type_, key, data, _ in edits if type_ == "input"]
     if driver_capabilities(stack.browser)["unicodeText"]:
-        assert keys == ["Control", "A"]
-        assert inputs == [("insertText", "a b")]
+        assert keys == ["Control", "A", "b"]
+        assert inputs == [("insertText", "a "), ("insertText", "b")]
     else:
         assert keys == ["Control", "A", "a", " ", "b"]
         assert [data for _, data in inputs] == ["a", " ", "b"]
