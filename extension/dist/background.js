@@ -339,7 +339,7 @@
     return pairing ? { bridgeUrl: pairing.bridgeUrl, token: pairing.credential, device: pairing.device } : null;
   }
 
-  // ../../main/extension/node_modules/diff/libesm/diff/base.js
+  // node_modules/diff/libesm/diff/base.js
   var Diff = class {
     diff(oldStr, newStr, options = {}) {
       let callback;
@@ -541,7 +541,7 @@
     }
   };
 
-  // ../../main/extension/node_modules/diff/libesm/diff/array.js
+  // node_modules/diff/libesm/diff/array.js
   var ArrayDiff = class extends Diff {
     tokenize(value) {
       return value.slice();
