@@ -236,7 +236,8 @@ class SharedBrowser:
             await wait_until(lambda: not self._clients(), 10)
         kept = [row["label"] for row in book.listing(None)]
         if kept:
-            async with await BridgeClient.connect(server.url, server.token) as harness:
+            async with await BridgeClient.connect(server.url, server.token,
+                                                   operator=server.operator_token) as harness:
                 for label in kept:
                     await harness.call("session.stop", {"label": label})
         context = sup.context
