@@ -309,7 +309,7 @@ class SyncBrowser(_Sync):
     def connect(cls, url: str | None = None, token: str | None = None,
                 device: str | None = None, *, session: str | None = None,
                 lease_ms: int = 120_000, on_disconnect: Literal["stop", "keep"] = "stop",
-                secret: str | None = None) -> SyncBrowser:
+                secret: str | None = None, operator: str | None = None) -> SyncBrowser:
         """Sync form of :meth:`bridge.sdk.Browser.connect`: ``session`` names this
         browser's session, whose lease the loop thread's heartbeat keeps alive.
 
@@ -320,7 +320,7 @@ class SyncBrowser(_Sync):
         """
         return cls._start(lambda: Browser.connect(
             url, token, device, session=session, lease_ms=lease_ms,
-            on_disconnect=on_disconnect, secret=secret))
+            on_disconnect=on_disconnect, secret=secret, operator=operator))
 
     @classmethod
     def launch(cls, *, headless: bool = True, device: str = "chromium",
