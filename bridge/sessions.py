@@ -29,7 +29,10 @@ The model:
   session, refused with TAB_BUSY while the giver has requests on it; ``session.stop``
   (also a person's Stop button, lease expiry and disconnect) cancels the session's
   queued requests (the server withdraws them), lets a running one finish, releases its
-  tabs (never closing them) and ends it: its later requests are SESSION_STOPPED.
+  tabs (never closing them) and ends it: its later requests are SESSION_STOPPED. Who may
+  stop another session (an operator, a person, the holder of its secret) is the gate's
+  rule (bridge/session_gate.py); the book bars the stopper from the tabs its stop
+  released (:meth:`SessionBook.stop`).
 - Per session: the current tab per device (a request without ``tabId`` goes there, not
   to whatever tab the browser has active) and the diff baseline key of snapshots.
 """

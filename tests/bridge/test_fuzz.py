@@ -628,6 +628,8 @@ def _hello_verdict(frame: str | bytes) -> E.ErrorCode | None:
         return E.ErrorCode.BAD_REQUEST
     if hello.token != TOKEN:
         return E.ErrorCode.UNAUTHORIZED
+    if hello.operator is not None:  # never the bridge's random operator credential
+        return E.ErrorCode.UNAUTHORIZED
     if hello.protocolVersion != PROTOCOL_VERSION:
         return E.ErrorCode.PROTOCOL_MISMATCH
     if hello.role != "client" and not hello.device:
