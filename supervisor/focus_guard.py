@@ -91,8 +91,13 @@ _HELPERS = r"""
     ? {tag: n ? n.localName : null, name: '', length: null}
     : {tag: n.localName, name: name(n),
        length: isText(n) ? String(n.value).length : null};
-  const within = (outer, n) => !!n && (outer === n || outer.contains(n)
-    || (outer.shadowRoot && outer.shadowRoot.contains(n)));
+  const within = (outer, n) => {  // n is outer or inside it, through shadow roots
+    for (let x = n, i = 0; x && i < 4096; i++) {
+      if (x === outer) return true;
+      x = x.nodeType === 11 ? x.host : x.parentNode;
+    }
+    return false;
+  };
 """
 
 IDLE_MS = 10_000

@@ -15,6 +15,7 @@ import pytest
 from bridge.protocol import errors as E
 
 from .conftest import Origins, Stack, ref_of
+from .test_mcp_tabs import call, mcp_on, page_state
 
 pytestmark = pytest.mark.browser
 
@@ -66,16 +67,17 @@ async def test_filling_a_code_types_it_box_to_box(stack: Stack, origins: Origins
 # -- focus thief -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("field", ["Email", "City", "Notes"])
+@pytest.mark.parametrize("field", ["Email", "City", "Notes", "Zip"])
 async def test_a_focus_thief_gets_no_key_and_the_error_names_it(
         stack: Stack, origins: Origins, field: str) -> None:
     """The page moves the focus to a draft textarea after the first character (Email), a
-    task after the focus (City), or in its focus handler (Notes): fill and type stop
-    before the draft gets a key; the draft keeps a person's text; the error says where
-    the focus went."""
+    task after the focus (City), in its focus handler (Notes), or in the handler of the
+    first keydown (Zip, once): fill and type stop before the draft gets a key; the draft
+    keeps a person's text; the error says where the focus went."""
     snap = await _open(stack, origins, "thief.html")
     ref = ref_of(snap, "textbox", field)
-    for verb in (stack.tab.fill, stack.tab.type):
+    verbs = (stack.tab.type,) if field == "Zip" else (stack.tab.fill, stack.tab.type)
+    for verb in verbs:
         with pytest.raises(E.ElementValueNotSet) as info:
             await verb(ref, "ada@example.com")
         assert await stack.page.input_value("#draft") == DRAFT
@@ -154,3 +156,25 @@ async def test_typing_a_date_sets_that_date_or_fails(stack: Stack, origins: Orig
             assert await stack.page.input_value(css) == ""
         else:
             assert await stack.page.input_value(css) == value
+
+
+# -- what browser_type says ------------------------------------------------------------------
+
+
+async def test_browser_type_says_where_the_keys_went(stack: Stack, origins: Origins) -> None:
+    """Through the MCP tool: slowly into a six-box code is done with a note naming the
+    boxes; slowly into a canvas says the keys were sent and there is no value to read."""
+    async with mcp_on(stack) as mcp:
+        state = page_state(await call(mcp, "browser_navigate",
+                                      url=f"{origins.main}/typing/otp.html"))
+        typed = await call(mcp, "browser_type", element="Digit 1", text="482913",
+                           slowly=True, ref=ref_of(state, "textbox", "Digit 1"))
+        assert "with trusted input" in typed and "went into 6 fields" in typed, typed
+        state = page_state(await call(mcp, "browser_navigate",
+                                      url=f"{origins.main}/typing/canvas.html"))
+        sent = await call(mcp, "browser_type", element="Game", text="wasd", slowly=True,
+                          ref=ref_of(state, "application", "Game"))
+        assert "Sent the keys of 4 characters" in sent and "no value to read back" in sent
+    page = next(p for p in stack.supervisor.context.pages if p.url.endswith("canvas.html"))
+    keys = await page.evaluate("window.__keys.game")
+    assert [k["key"] for k in keys] == list("wasd") and all(k["trusted"] for k in keys)
