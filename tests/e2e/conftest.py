@@ -32,6 +32,9 @@ from supervisor.runner import Supervisor
 
 PAGES = Path(__file__).parent / "pages"
 READY_TIMEOUT_S = 30
+RESET_STEP_S = 20
+"""Bound of each step of a shared browser's reset between tests, s (it takes well under
+one; past it the browser is replaced: :func:`stack`)."""
 E2E_BROWSERS = (
     pytest.param("chromium", id="chromium"),
     pytest.param("firefox", id="firefox", marks=pytest.mark.firefox),
@@ -241,10 +244,10 @@ class SharedBrowser:
                 for label in kept:
                     await harness.call("session.stop", {"label": label})
         context = sup.context
-        fresh = await context.new_page()
+        fresh = await asyncio.wait_for(context.new_page(), RESET_STEP_S)
         for page in list(context.pages):
             if page is not fresh:
-                await page.close(run_before_unload=False)
+                await asyncio.wait_for(page.close(run_before_unload=False), RESET_STEP_S)
 
     async def check_fresh(self) -> None:
         """Assert the state every test starts from (see the class docstring)."""
@@ -301,7 +304,11 @@ async def stack(request: pytest.FixtureRequest, browser: str,
         return
     shared = shared_browser
     await shared.ensure()
-    await shared.check_fresh()
+    try:
+        await shared.check_fresh()
+    except AssertionError:
+        await shared.stop()  # this test fails, naming the leak; the next gets a new browser
+        raise
     assert shared.server is not None and shared.supervisor is not None
     client = await BridgeClient.connect(shared.server.url, shared.server.token)
     try:
@@ -311,7 +318,12 @@ async def stack(request: pytest.FixtureRequest, browser: str,
         if (broken := shared.healthy()) is not None:
             await shared.stop()
             pytest.fail(f"this test broke the shared browser ({broken}); mark it own_browser")
-        await shared.reset()
+        try:
+            await shared.reset()
+        except TimeoutError:
+            # Seen in Firefox: closing the tab of a refused file: URL never answers. The
+            # next test gets a new browser instead.
+            await shared.stop()
 
 
 def ref_of(snapshot: str, role: str, name: str) -> str:

@@ -14,6 +14,10 @@ from supervisor.downloads import DOWNLOADS_ENV
 from .conftest import PAGES, Origins, Stack, ref_of
 from .test_mcp_tabs import call, mcp_on, open_main, page_state, pw_page
 
+# Firefox names a download after the ones it made before in its session ("report(1).txt"
+# after a "report.txt" of an earlier test): each test gets a browser of its own.
+pytestmark = pytest.mark.own_browser
+
 
 @pytest.fixture
 def downloads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
