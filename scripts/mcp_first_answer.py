@@ -33,9 +33,14 @@ PAGES = REPO / "tests" / "e2e" / "pages"
 
 def serve_pages() -> int:
     """A page server on tests/e2e/pages in a thread; returns its port."""
-    handler = lambda *a: http.server.SimpleHTTPRequestHandler(*a, directory=str(PAGES))  # noqa: E731
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.RequestHandlerClass.log_message = lambda *a: None  # type: ignore[method-assign]
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, directory=str(PAGES), **kwargs)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server.server_address[1]
 
