@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import logging
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -203,11 +203,13 @@ class _Answering(ObjectReceiveStream[SessionMessage | Exception]):
     (a hop from task to task costs about 15 µs a message)."""
 
     def __init__(self, read_stream: ObjectReceiveStream[SessionMessage | Exception],
-                 write_stream: ObjectSendStream[SessionMessage]) -> None:
+                 write_stream: ObjectSendStream[SessionMessage],
+                 on_initialize: Callable[[], None] | None = None) -> None:
         self._read = read_stream
         self._write = write_stream
         self._ended = False
         self._closed = False
+        self._on_initialize = on_initialize
 
     async def receive(self) -> SessionMessage | Exception:
         while True:
@@ -219,6 +221,9 @@ class _Answering(ObjectReceiveStream[SessionMessage | Exception]):
                 item = await self._read.receive()
                 reply = malformed_reply(item) if isinstance(item, Exception) else None
                 if reply is None:
+                    if self._on_initialize is not None and _is_request(item):
+                        on_initialize, self._on_initialize = self._on_initialize, None
+                        on_initialize()
                     return item
                 log.warning("answered an unreadable stdin line with JSON-RPC error %d",
                             reply.error.code)
@@ -230,18 +235,29 @@ class _Answering(ObjectReceiveStream[SessionMessage | Exception]):
         self._closed = True
 
 
+def _is_request(item: SessionMessage | Exception) -> bool:
+    """``item`` is a well-formed request or notification: a client speaking MCP (its
+    first one is ``initialize``, or ``server/discover`` from clients of the mcp 2.x
+    package)."""
+    message = getattr(item, "message", None)
+    return isinstance(getattr(message, "method", None), str)
+
+
 @asynccontextmanager
 async def answer_malformed(
     read_stream: ObjectReceiveStream[SessionMessage | Exception],
     write_stream: ObjectSendStream[SessionMessage],
+    on_initialize: Callable[[], None] | None = None,
 ) -> AsyncIterator[ObjectReceiveStream[SessionMessage | Exception]]:
     """``read_stream`` with every exception it yields answered on ``write_stream``
     (:func:`malformed_reply`) instead of passed on; messages pass through in order.
+    ``on_initialize`` is called once, when the client's first well-formed message passes
+    (``initialize``, or ``server/discover``): the client has connected.
 
     Yields:
         The stream to give ``Server.run``; it ends when ``read_stream`` does.
     """
-    answering = _Answering(read_stream, write_stream)
+    answering = _Answering(read_stream, write_stream, on_initialize)
     try:
         yield answering
     finally:
@@ -274,7 +290,8 @@ async def run_stdio(conn: Connection) -> None:
     server = build_server(conn)
     _drop_idle_tracing(server)
     async with stdio_transport() as (read_stream, write_stream), \
-            answer_malformed(read_stream, write_stream) as messages:
+            answer_malformed(read_stream, write_stream,
+                             getattr(conn, "client_connected", None)) as messages:
         try:
             await server.run(messages, write_stream, server.create_initialization_options())
         finally:

@@ -180,6 +180,7 @@ class Connection:
         self._emb: Embedded | None = None
         self._restarts_seen = 0
         self._lock = asyncio.Lock()
+        self._warm: asyncio.Task[None] | None = None
 
     async def client(self) -> BridgeClient:
         """The bridge connection: reused while open, else (re)connected, else the embedded
@@ -494,6 +495,30 @@ class Connection:
         except E.TrustbridgeError:
             return None
 
+    def client_connected(self) -> None:
+        """The client connected (its first message, ``initialize`` or ``server/discover``,
+        came): when no bridge is running (and this server may
+        start one), start the browser now (:meth:`start_in_background`), so its start
+        overlaps the client's initialize and tools/list instead of delaying the first
+        tool call (tests/e2e/test_mcp_cli.py
+        ``test_the_browser_starts_while_the_client_initializes``)."""
+        if self.embedded and self.url is None and config.live_endpoint() is None:
+            self.start_in_background()
+
+    def start_in_background(self) -> None:
+        """Connect now, starting the embedded default when no bridge is running, while
+        the client is still initializing: the first tool call then waits only for what is
+        left of the start (it takes :meth:`client`'s lock after this). A failure here is
+        logged only; the first tool call tries again and reports it as its error."""
+        if self._warm is None:
+            self._warm = asyncio.create_task(self._warm_up())
+
+    async def _warm_up(self) -> None:
+        try:
+            await self.client()
+        except Exception as err:  # noqa: BLE001 - the first tool call retries and reports
+            log.info("starting in the background failed (%s); the first call retries", err)
+
     async def _close_client(self) -> None:
         self.lease.stop_heartbeat()
         client, self._client = self._client, None
@@ -503,7 +528,12 @@ class Connection:
 
     async def close(self) -> None:
         """Close the connection (the bridge stops its session: ``onDisconnect: "stop"``;
-        its tabs stay open, free) and stop the embedded default if this one started it."""
+        its tabs stay open, free) and stop the embedded default if this one started it
+        (a start still under way in the background is cancelled: it stops what it began)."""
+        if self._warm is not None and not self._warm.done():
+            self._warm.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._warm
         await self._close_client()
         await self._stop_embedded()
 

@@ -170,6 +170,22 @@ async def test_browser_firefox_navigates_and_clicks_trusted(tmp_path: Path, orig
         assert "Firefox/" in str(agent), agent
 
 
+async def test_the_browser_starts_while_the_client_initializes(tmp_path: Path, origins) -> None:
+    """With no bridge running, `trustbridge mcp` starts its browser as soon as the client
+    connects, before any tool call (the start overlaps the client's initialize and
+    tools/list): the state directory gets the embedded bridge's endpoint with no call
+    made, and the first browser_navigate then loads the page."""
+    async with mcp_server(tmp_path, "--browser", "chromium") as client:
+        endpoint = tmp_path / "endpoint.json"
+        for _ in range(1200):  # up to 120 s: a loaded machine starts Chromium slowly
+            if endpoint.exists():
+                break
+            await asyncio.sleep(0.1)
+        assert endpoint.exists(), (tmp_path / "stderr.log").read_text()
+        snap = await _call(client, "browser_navigate", {"url": f"{origins.main}/mcp.html"})
+        assert 'button "Record"' in snap
+
+
 def hide_camoufox_package(folder: Path) -> str:
     """A PYTHONPATH under which ``import camoufox`` fails as in an install without the
     ``camoufox`` extra (a sitecustomize sets ``sys.modules["camoufox"] = None``); the
