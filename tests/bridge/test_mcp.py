@@ -205,9 +205,9 @@ async def test_stdio_server_starts_a_browser_and_acts_with_trusted_input(
         assert not seen.is_error, _text(seen)
         after = _text(await client.call_tool("browser_snapshot", {}))
         # slowly typed after the content (3 keys); the default (fill) replaced it: Control+A
-        # (2 keydowns), then the value as one trusted insertText edit (no keys). Every key
-        # trusted.
-        assert "click isTrusted=true; note=hello; trusted keys 5/5" in after
+        # (2 keydowns), the value but its last character as one trusted insertText edit,
+        # then that character's key (1 keydown). Every key trusted.
+        assert "click isTrusted=true; note=hello; trusted keys 6/6" in after
 
         stale = await client.call_tool("browser_click", {"ref": "e999"})
         assert stale.is_error
@@ -250,8 +250,9 @@ async def test_stdio_fill_form_dialog_and_screenshot_in_a_real_browser(
         assert not saved.is_error, _text(saved)
         await client.call_tool("browser_wait_for", {"text": "saved name="})
         page = _text(await client.call_tool("browser_snapshot", {}))
-        # fill: one trusted insertText input event carrying the whole value
-        assert ("saved name=Ada Lovelace (input 1/1 trusted); subscribe=true (change "
+        # fill: one trusted insertText input event with the value but its last character,
+        # then that character typed as a key (its own input event)
+        assert ("saved name=Ada Lovelace (input 2/2 trusted); subscribe=true (change "
                 "trusted=true); country=fr (change trusted=true); click isTrusted=true") in page
 
         clicked = await client.call_tool("browser_click", {"element": "Delete", "ref": delete})

@@ -256,7 +256,7 @@ async def test_a_firefox_device_says_it_has_no_cdp_door(
     assert "next step" not in payload["message"]
 
 
-@pytest.mark.parametrize("browser", ["chromium"])
+@pytest.mark.parametrize("browser", ["chromium"], scope="module")
 async def test_the_door_refuses_the_extension_local_files_and_browser_pages(
         stack: Stack, origins: Origins, monkeypatch: pytest.MonkeyPatch) -> None:
     """The break run, as the holder of the door's URL: it attached to the extension's

@@ -272,7 +272,7 @@ def test_cli_quickstart_runs_as_written(runtime: Runtime) -> None:
     blocks = _blocks(_section("docs/cli.md", "## Quickstart"))
     assert [b.lang for b in blocks] == ["sh", "sh", "sh"]
     printed = "".join(run_sh(runtime, b) for b in blocks)
-    assert "note=bye; trusted keys 7/7" in printed
+    assert "note=bye; trusted keys 8/8" in printed
 
 
 def test_readme_commands_run_as_written(runtime: Runtime) -> None:
