@@ -288,6 +288,42 @@ async def serve_with_fakes(stack: contextlib.AsyncExitStack, token: str, device:
     return server, ext, drv
 
 
+@dataclass
+class ClientBridge:
+    """A real bridge with a fake extension and driver for one device (:func:`client_bridge`);
+    ``client(operator=None)`` connects a BridgeClient (with the operator credential when
+    given) that is closed with the bridge."""
+
+    server: Any
+    ext: FakeExtension
+    drv: FakeDriver
+    client: Callable[..., Any]
+
+    def sent(self) -> int:
+        """Requests both fake peers have received so far."""
+        return len(self.ext.requests) + len(self.drv.requests)
+
+
+@contextlib.asynccontextmanager
+async def client_bridge(token: str, device: str,
+                        timeout_s: float = STEP_TIMEOUT_S) -> AsyncIterator[ClientBridge]:
+    """:func:`serve_with_fakes` plus a ``client()`` factory; on exit, asserts neither fake
+    peer received a malformed message."""
+    from bridge.client import BridgeClient
+
+    async with contextlib.AsyncExitStack() as stack:
+        server, ext, drv = await serve_with_fakes(stack, token, device, timeout_s)
+
+        async def client(operator: str | None = None) -> BridgeClient:
+            c = await asyncio.wait_for(
+                BridgeClient.connect(server.url, token, operator=operator), timeout_s)
+            stack.push_async_callback(c.close)
+            return c
+
+        yield ClientBridge(server, ext, drv, client)
+        assert ext.malformed == [] and drv.malformed == []
+
+
 @contextlib.asynccontextmanager
 async def cli_bridge(tmp_path: Any, monkeypatch: Any, device: str,
                      timeout_s: float = STEP_TIMEOUT_S

@@ -13,54 +13,17 @@ evaluate in either world) are the owner's only. Nothing refused reaches the peer
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 
 import pytest
 
 from bridge.client import BridgeClient
 from bridge.protocol import errors as E
-from bridge.server import BridgeServer
 
-from .fakes import FakeExtension, FakeDriver, serve_with_fakes, wait_until
+from .fakes import FakeExtension, wait_until
+# The bridge with fake peers and its helpers are test_client_sessions' own (one copy).
+from .test_client_sessions import D, STEP_S, TOKEN, URL, Bridge, bridge, call  # noqa: F401
 
 pytestmark = pytest.mark.timeout(30)
-
-TOKEN = "test-token-0123456789abcdef"
-D = "dev1"
-STEP_S = 5.0
-URL = "http://127.0.0.1/"
-
-
-@dataclass
-class Bridge:
-    server: BridgeServer
-    ext: FakeExtension
-    drv: FakeDriver
-    client: Callable[..., Awaitable[BridgeClient]]
-
-    def sent(self) -> int:
-        return len(self.ext.requests) + len(self.drv.requests)
-
-
-@pytest.fixture
-async def bridge() -> AsyncIterator[Bridge]:
-    async with contextlib.AsyncExitStack() as stack:
-        server, ext, drv = await serve_with_fakes(stack, TOKEN, D, STEP_S)
-
-        async def client(operator: str | None = None) -> BridgeClient:
-            c = await asyncio.wait_for(
-                BridgeClient.connect(server.url, TOKEN, operator=operator), STEP_S)
-            stack.push_async_callback(c.close)
-            return c
-
-        yield Bridge(server, ext, drv, client)
-        assert ext.malformed == [] and drv.malformed == []
-
-
-async def call(client: BridgeClient, method: str, params: dict | None = None) -> dict:
-    return await asyncio.wait_for(client.call(method, params), STEP_S)
 
 
 async def _alice_owns_tab_1(bridge: Bridge) -> BridgeClient:

@@ -7,18 +7,16 @@ connection, and a kept session is resumed with its secret. No browser."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
 
 import pytest
 
 from bridge.client import BridgeClient
 from bridge.protocol import errors as E
-from bridge.server import SWEEP_S, BridgeServer
+from bridge.server import SWEEP_S
 
-from .fakes import FakeDriver, FakeExtension, serve_with_fakes, wait_until
+from .fakes import ClientBridge, client_bridge, wait_until
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -29,28 +27,14 @@ STEP_S = 5.0
 URL = "http://127.0.0.1/"
 
 
-@dataclass
-class Bridge:
-    server: BridgeServer
-    ext: FakeExtension
-    drv: FakeDriver
-    client: Callable[[], Awaitable[BridgeClient]]
+Bridge = ClientBridge
 
 
 @pytest.fixture
 async def bridge() -> AsyncIterator[Bridge]:
-    """A real bridge with a fake extension and driver for ``dev1``; ``client()`` connects
-    a BridgeClient that is closed at the end."""
-    async with contextlib.AsyncExitStack() as stack:
-        server, ext, drv = await serve_with_fakes(stack, TOKEN, D, STEP_S)
-
-        async def client() -> BridgeClient:
-            c = await asyncio.wait_for(BridgeClient.connect(server.url, TOKEN), STEP_S)
-            stack.push_async_callback(c.close)
-            return c
-
-        yield Bridge(server, ext, drv, client)
-        assert ext.malformed == [] and drv.malformed == []
+    """A real bridge with a fake extension and driver for ``dev1`` (fakes.client_bridge)."""
+    async with client_bridge(TOKEN, D, STEP_S) as b:
+        yield b
 
 
 async def call(client: BridgeClient, method: str, params: dict | None = None) -> dict:

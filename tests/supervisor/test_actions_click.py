@@ -9,17 +9,10 @@ import pytest
 
 from bridge.protocol import errors as E
 from bridge.protocol.models import ClickAction
-from supervisor import labels
 from supervisor.actions import Target, click
 
 
-@pytest.fixture(autouse=True)
-def _no_label_route(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These fakes are not checkbox inputs: the label route's isolated read
-    (supervisor/labels.py ``plan``) answers None, as the page's engine would."""
-    async def plan(t, timeout_ms):
-        return None
-    monkeypatch.setattr(labels, "plan", plan)
+pytestmark = pytest.mark.usefixtures("no_label_route")
 
 
 class _Locator:

@@ -6,17 +6,10 @@ from __future__ import annotations
 import pytest
 
 from bridge.protocol.models import ClickAction, HoverAction, Point
-from supervisor import labels
 from supervisor.actions import PointerPath, Target, fast_pointer
 
 
-@pytest.fixture(autouse=True)
-def _no_label_route(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These fakes are not checkbox inputs: the label route's isolated read
-    (supervisor/labels.py ``plan``) answers None, as the page's engine would."""
-    async def plan(t, timeout_ms):
-        return None
-    monkeypatch.setattr(labels, "plan", plan)
+pytestmark = pytest.mark.usefixtures("no_label_route")
 
 
 def test_default_is_a_bare_click() -> None:
