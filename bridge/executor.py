@@ -121,9 +121,10 @@ class Executor(TrustedInputRoute):
     # -- events from peers ------------------------------------------------------------
 
     def tab_opened(self, extension: str, params: dict[str, Any]) -> None:
-        """The extension's ``tab.opened`` event (a malformed one is dropped)."""
+        """The extension's ``tab.opened`` event (a malformed one is dropped): remembered
+        for the ``newTabs`` of the action that opened it. It makes no session the tab's
+        owner: an opener alone is no session's action (docs/sessions.md)."""
         self.after.tab_opened(extension, params)
-        self.gate.tab_opened(extension, params)
 
     def receipt_pushed(self, extension: str, params: dict[str, Any]) -> None:
         """The extension's ``page.receipt`` event: a click in progress reached its target.
