@@ -398,6 +398,14 @@ class BridgeServer:
         if msg.event == "tab.opened" and peer.role == "extension":
             self.executor.tab_opened(peer.id, msg.params)
             return
+        if msg.event == "consent.cdp" and peer.role == "extension":
+            # The person turned the CDP door on or off in the extension's options page
+            # (docs/cdp.md "A person's own browser").
+            allowed = msg.params.get("allowed") if isinstance(msg.params, dict) else None
+            if self.executor.policy.consent_cdp(peer.id, allowed):
+                log.info("device %r: the person %s the CDP door", peer.device,
+                         "allowed" if allowed else "refused")
+            return
         if msg.event == "session.stop" and peer.role == "extension":
             # A person pressed Stop in the browser for the session owning a tab. Only the
             # extension of a device the session holds a tab on speaks for that person: a

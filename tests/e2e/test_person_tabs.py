@@ -21,7 +21,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from playwright.async_api import expect
 
+from bridge.client import BridgeClient
 from bridge.protocol import errors as E
 
 from .conftest import Origins, Stack, ref_of, wait_until
@@ -100,6 +102,62 @@ async def test_a_tab_the_agents_click_opens_is_the_agents(
     assert len(opened) == 1, result
     listed = await row(stack, opened[0])
     assert listed.get("owner") == "agent" and listed.get("mine") is True, listed
+    invoice = await page_of(stack, "invoice.html")  # loaded before it is looked at
     await click(stack, opened[0], "button", "Count")
-    invoice = await page_of(stack, "invoice.html")
     assert await invoice.evaluate("window.__seen.count") == 1
+
+
+async def options_page(stack: Stack) -> Any:
+    """The extension's options page, opened in a tab of the browser as a person would."""
+    workers = stack.supervisor.context.service_workers
+    assert workers, "the extension's service worker is not running"
+    base = workers[0].url.rsplit("/", 1)[0]
+    page = await stack.supervisor.context.new_page()
+    await page.goto(f"{base}/options.html")
+    return page
+
+
+async def door(stack: Stack) -> dict[str, Any]:
+    """``cdp.endpoint`` on an operator connection (the door is an operator's)."""
+    async with await BridgeClient.connect(stack.server.url, stack.server.token,
+                                          operator=stack.server.operator_token) as ops:
+        return await ops.call("cdp.endpoint", {})
+
+
+async def test_the_cdp_door_on_a_persons_browser_needs_their_consent(
+        browser: str, stack: Stack) -> None:
+    """A person's own browser (its extension says ``attended: true``): even an operator
+    gets no CDP URL until the person turns the door on in the extension's options page;
+    turning it off refuses new URLs again. The consent travels as the extension's
+    ``consent.cdp`` event (and ``cdpAllowed`` in later hellos)."""
+    if browser != "chromium":
+        pytest.skip("The CDP door exists for Chromium devices only (docs/cdp.md).")
+    policy = stack.server.policy
+    (device,) = policy.extensions
+    # The supervisor's launch says attended: false; its extension peer stands in for a
+    # paired one here (tests/e2e/test_attach.py starts a real paired browser).
+    policy._peers[policy.extensions[device]].capabilities["attended"] = True
+    with pytest.raises(E.Unauthorized) as refused:
+        await door(stack)
+    assert refused.value.details.get("reason") == "personNotAllowed", refused.value.details
+    assert "options page" in (refused.value.next_step or ""), refused.value.next_step
+
+    options = await options_page(stack)
+    await expect(options.locator("#cdp-status")).to_have_text(
+        "The CDP door is refused on this browser.", timeout=10_000)
+    assert not await options.locator("#cdp").is_checked()  # off by default
+    await options.locator("#cdp").check()  # the person allows it
+    await expect(options.locator("#cdp-status")).to_have_text(
+        "The CDP door is allowed on this browser.", timeout=10_000)
+    await wait_until(lambda: policy.extension_capabilities(device).get("cdpAllowed") is True,
+                     10)
+    issued = await door(stack)
+    assert issued["url"].startswith("ws://127.0.0.1:"), issued
+
+    await options.locator("#cdp").uncheck()  # and takes it back
+    await wait_until(lambda: policy.extension_capabilities(device).get("cdpAllowed") is False,
+                     10)
+    with pytest.raises(E.Unauthorized) as again:
+        await door(stack)
+    assert again.value.details.get("reason") == "personNotAllowed"
+    await options.close()
