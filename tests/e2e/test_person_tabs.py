@@ -18,9 +18,12 @@ Chromium names the agent's tab as its opener, as it does for a person's Ctrl+T).
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Any
 
 import pytest
+import websockets
 from playwright.async_api import expect
 
 from bridge.client import BridgeClient
@@ -153,6 +156,9 @@ async def test_the_cdp_door_on_a_persons_browser_needs_their_consent(
                      10)
     issued = await door(stack)
     assert issued["url"].startswith("ws://127.0.0.1:"), issued
+    holder = await websockets.connect(issued["url"])
+    await holder.send(json.dumps({"id": 1, "method": "Browser.getVersion"}))
+    assert "result" in json.loads(await asyncio.wait_for(holder.recv(), 10))
 
     await options.locator("#cdp").uncheck()  # and takes it back
     await wait_until(lambda: policy.extension_capabilities(device).get("cdpAllowed") is False,
@@ -160,4 +166,11 @@ async def test_the_cdp_door_on_a_persons_browser_needs_their_consent(
     with pytest.raises(E.Unauthorized) as again:
         await door(stack)
     assert again.value.details.get("reason") == "personNotAllowed"
+    # The URL already issued stops working: its connection ends, a new one is refused.
+    with pytest.raises(websockets.ConnectionClosed):
+        async with asyncio.timeout(10):
+            while True:
+                await holder.recv()
+    with pytest.raises(OSError):  # nothing listens there any more
+        await websockets.connect(issued["url"], open_timeout=5)
     await options.close()
