@@ -118,12 +118,37 @@ class Executor(TrustedInputRoute):
         self.gate = SessionGate(self.sessions, policy, self.queue,
                                 lambda peer_id: self.peer(peer_id))
 
+    def _check_person_consent(self, parsed: Any) -> None:
+        """``cdp.endpoint`` on a person's own browser (its extension says ``attended``:
+        paired, not under automation, docs/attach.md) needs the person's consent: the
+        toggle in the extension's options page, which the extension reports as
+        ``cdpAllowed`` (hello) and ``consent.cdp`` (when it changes). Off by default.
+
+        Raises:
+            Unauthorized: the person has not allowed it (``details.reason``:
+                ``personNotAllowed``); nothing was issued.
+        """
+        try:
+            device = self.policy.pick_device(getattr(parsed, "device", None))
+        except E.TrustbridgeError:
+            return  # routing says what is wrong
+        caps = self.policy.extension_capabilities(device)
+        if caps.get("attended") and not caps.get("cdpAllowed"):
+            raise E.Unauthorized(
+                f"Device {device!r} is a person's own browser, and its CDP door would act "
+                "on every tab there, the person's included; the person has not allowed it. "
+                "Nothing was issued.", {"device": device, "reason": "personNotAllowed"},
+                next_step=("Ask the person to open the trustbridge extension's options page "
+                           "in that browser and turn on \"Allow the CDP door\", then ask "
+                           "again (docs/cdp.md)."))
+
     # -- events from peers ------------------------------------------------------------
 
     def tab_opened(self, extension: str, params: dict[str, Any]) -> None:
-        """The extension's ``tab.opened`` event (a malformed one is dropped)."""
+        """The extension's ``tab.opened`` event (a malformed one is dropped): remembered
+        for the ``newTabs`` of the action that opened it. It makes no session the tab's
+        owner: an opener alone is no session's action (docs/sessions.md)."""
         self.after.tab_opened(extension, params)
-        self.gate.tab_opened(extension, params)
 
     def receipt_pushed(self, extension: str, params: dict[str, Any]) -> None:
         """The extension's ``page.receipt`` event: a click in progress reached its target.
@@ -175,6 +200,8 @@ class Executor(TrustedInputRoute):
                 "issued.", {"reason": "notOperator"}, next_step=(
                     "Ask the person running trustbridge (`trustbridge cdp` uses the "
                     "operator credential), or connect with it (docs/security.md)."))
+        if method == "cdp.endpoint":
+            self._check_person_consent(parsed)
         if peer is None:
             return await self._dispatch(method, parsed, on_start, None)
         session = self.sessions.for_peer(peer)

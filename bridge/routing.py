@@ -319,6 +319,22 @@ class RoutingPolicy:
         peer = self._peers.get(self.drivers.get(device, ""))
         return dict(peer.capabilities) if peer is not None else {}
 
+    def extension_capabilities(self, device: str) -> dict[str, bool]:
+        """What the device's connected extension said in its hello, updated by its
+        ``consent.cdp`` events ({}: none online)."""
+        peer = self._peers.get(self.extensions.get(device, ""))
+        return dict(peer.capabilities) if peer is not None else {}
+
+    def consent_cdp(self, peer: str, allowed: object) -> bool:
+        """The extension ``peer``'s ``consent.cdp {allowed}``: the person turned the CDP
+        door on or off in its options page. Returns whether it was recorded (an extension
+        peer and a boolean ``allowed``)."""
+        info = self._peers.get(peer)
+        if info is None or info.role != "extension" or not isinstance(allowed, bool):
+            return False
+        info.capabilities["cdpAllowed"] = allowed
+        return True
+
     def driver_browser(self, device: str) -> str | None:
         """The browser the device's online driver named in its hello (None: none online)."""
         peer = self._peers.get(self.drivers.get(device, ""))

@@ -391,12 +391,39 @@ class BridgeServer:
         peer.requests[key] = _Running(task)
         task.add_done_callback(lambda _t: peer.requests.pop(key, None))
 
+    def _spawn_close_door(self, peer: Peer, device: str) -> None:
+        """The person withdrew their consent: the device's driver closes its CDP door,
+        so the URLs already issued stop working too (docs/cdp.md)."""
+        driver = self.executor.policy.drivers.get(device)
+        if driver is None:
+            return  # no driver, no door (it closes with its driver)
+
+        async def close() -> None:
+            try:
+                await self.executor.peer(driver).call("driver.cdpClose", {}, 10.0)
+            except Exception as err:  # noqa: BLE001 - logged; the door stays refused
+                log.warning("device %r: closing its CDP door failed: %s", device, err)
+
+        task = asyncio.ensure_future(close())
+        peer.tasks.add(task)
+        task.add_done_callback(peer.tasks.discard)
+
     async def _on_event(self, peer: Peer, msg: Event) -> None:
         if msg.event == "page.receipt" and peer.role == "extension":
             self.executor.receipt_pushed(peer.id, msg.params)
             return
         if msg.event == "tab.opened" and peer.role == "extension":
             self.executor.tab_opened(peer.id, msg.params)
+            return
+        if msg.event == "consent.cdp" and peer.role == "extension":
+            # The person turned the CDP door on or off in the extension's options page
+            # (docs/cdp.md "A person's own browser").
+            allowed = msg.params.get("allowed") if isinstance(msg.params, dict) else None
+            if self.executor.policy.consent_cdp(peer.id, allowed):
+                log.info("device %r: the person %s the CDP door", peer.device,
+                         "allowed" if allowed else "refused")
+                if allowed is False and peer.device is not None:
+                    self._spawn_close_door(peer, peer.device)
             return
         if msg.event == "session.stop" and peer.role == "extension":
             # A person pressed Stop in the browser for the session owning a tab. Only the

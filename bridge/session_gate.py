@@ -256,18 +256,19 @@ class SessionGate:
         elif method == "tabs.list":
             self.book.annotate(session, device, result.get("tabs") or [], self.attended(device),
                                self.queue.active_tab(device))
+        if method not in CLIENT_INPUT_METHODS:
+            # A read's newTabs are tabs the addressed tab opened *after* an earlier
+            # action's answer (late tabs): their opener is the session's tab, but nothing
+            # ties them to its action, and a tab a person opens (Ctrl+T, a link) has the
+            # active tab as opener too (tests/e2e/test_person_tabs.py).
+            return
         for item in (result, *(result.get("completedActions") or [])):
             for opened in item.get("newTabs") or []:
                 if isinstance(opened.get("tabId"), int):
-                    self.book.opened(None, device, opened["tabId"],
-                                     opened.get("openerTabId") or item.get("tabId") or tab)
-
-    def tab_opened(self, extension: str, params: dict[str, Any]) -> None:
-        """The extension's ``tab.opened``: a tab a session's tab opened is that session's."""
-        device = next((d for d, e in self.policy.extensions.items() if e == extension), None)
-        tab, opener = params.get("tabId"), params.get("openerTabId")
-        if device is not None and isinstance(tab, int):
-            self.book.opened(None, device, tab, opener if isinstance(opener, int) else None)
+                    # The action's own window named it (the extension's announcement or
+                    # the driver's popup, bridge/after_input.py new_tabs): the acting
+                    # session's, whoever owns its opener.
+                    self.book.opened(session, device, opened["tabId"])
 
     # -- the session methods ------------------------------------------------------------
 

@@ -15,8 +15,9 @@ The model:
   (``onDisconnect: "stop"``, the default: MCP server, SDK) or waits for its lease to run
   out, resumable by label and secret (``"keep"``: the CLI's ``--session NAME``). An
   implicit session has no lease while its connection is open: it ends with it.
-- **Ownership**: a session claims the tabs it creates (``tabs.new``), the tabs its tabs
-  open (popups), and a free tab it first acts on (input, navigation, select, evaluate…).
+- **Ownership**: a session claims the tabs it creates (``tabs.new``), the tabs its input
+  opened (the action's answer names them in ``newTabs``: never a tab by its opener
+  alone), and a free tab it first acts on (input, navigation, select, evaluate…).
   Another session's action on a claimed tab is TAB_CLAIMED, naming the owner's label;
   nothing reaches the page. A read (snapshot, find, wait, screenshot…) is allowed on any
   tab and claims nothing: it dispatches nothing, and refs and diff baselines stay the
@@ -106,7 +107,8 @@ class SessionBook:
         self._stopped_peers: dict[str, Session] = {}
         self._owner: dict[TabKey, Session] = {}
         self._made: set[TabKey] = set()
-        """Tabs a session opened (or a session's tab opened): never a person's."""
+        """Tabs a session's own action opened (``tabs.new``, a click's ``newTabs``): never
+        a person's."""
         self._barred: dict[TabKey, Session] = {}
         """Tab → the session that stopped its owner: it never takes (or reads what may
         show typed content of) the tabs its stop released (docs/security.md)."""
@@ -376,20 +378,15 @@ class SessionBook:
                     "Work in a tab of your own (tabs.new); another session, or a person, "
                     "may take this one."))
 
-    def opened(self, session: Session | None, device: str, tab: int,
-               opener: int | None = None) -> None:
-        """A tab opened: by ``session`` (``tabs.new``), or by tab ``opener`` (a popup: it
-        goes to the opener's owner). Either way it is no person's tab."""
+    def opened(self, session: Session, device: str, tab: int) -> None:
+        """``session``'s own action opened the tab: its ``tabs.new``, or its input whose
+        answer named the tab in ``newTabs``. The tab is no person's, and the session's
+        unless it stopped. An opener alone gives no tab an owner: Chromium gives a tab a
+        person opens (Ctrl+T, a link) the active tab as opener, often a session's."""
         key = (device, tab)
-        owner = session if session is not None else (
-            self._owner.get((device, opener)) if opener is not None else None)
-        if owner is None:
-            # Chromium gives a tab a person opens (Ctrl+T) the active tab as opener too:
-            # only a session's own tab's popup is no person's.
-            return
         self._made.add(key)
-        if owner is not None and not owner.stopped and key not in self._owner:
-            self._own(owner, key)
+        if not session.stopped and key not in self._owner:
+            self._own(session, key)
 
     def closed(self, device: str, tab: int) -> None:
         """The tab closed: nobody owns it any more."""

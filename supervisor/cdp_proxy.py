@@ -222,11 +222,14 @@ class CdpProxy:
 
         browser.on("disconnected", gone)
 
-    async def close(self) -> None:
-        """Stop listening and end every client connection."""
+    async def close(self) -> bool:
+        """Stop listening and end every client connection; every URL issued stops
+        working (a later :meth:`endpoint` issues new ones). Returns whether it was
+        listening."""
         server, self._server = self._server, None
         if server is not None:
             server.close()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(server.wait_closed(), 5)
         self._tokens.clear()
+        return server is not None

@@ -226,6 +226,7 @@ class InputDriver:
             "driver.navigation": lambda p: navwatch.await_navigation(
                 p.watch, p.timeoutMs / 1000),
             "driver.cdpEndpoint": self.cdp_endpoint,
+            "driver.cdpClose": self.cdp_close,
             "driver.pointer": self.pointer_at,
         }.get(method)
         if handler is None:
@@ -486,6 +487,11 @@ class InputDriver:
                 next_step="Use a Chromium device (trustbridge up --browser chromium), or "
                 "drive this one through the bridge's own tools.")
         return await self.cdp.endpoint(params.session)
+
+    async def cdp_close(self, _params: Any) -> dict[str, Any]:
+        """Close this browser's CDP door (the person withdrew their consent, docs/cdp.md):
+        ``{closed}``, whether one was open."""
+        return {"closed": self.cdp is not None and await self.cdp.close()}
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)

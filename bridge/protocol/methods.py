@@ -163,6 +163,8 @@ METHODS: dict[str, MethodFacts] = {
     "driver.tracing": MethodFacts(M.DriverTracingParams, R.TracingResult, served_by="driver"),
     "driver.cdpEndpoint": MethodFacts(M.DriverCdpEndpointParams, R.CdpEndpointResult,
                                       served_by="driver"),
+    "driver.cdpClose": MethodFacts(M.DriverCdpCloseParams, M.DriverCdpCloseResult,
+                                   served_by="driver"),
     "driver.fileChooser": MethodFacts(M.DriverFileChooserParams, M.DriverFileChooserResult,
                                       served_by="driver"),
     "driver.download": MethodFacts(M.DriverDownloadParams, M.DriverDownloadResult,

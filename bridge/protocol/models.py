@@ -964,6 +964,18 @@ class DriverCdpEndpointParams(_Model):
     session: SessionLabel | None = None
 
 
+class DriverCdpCloseParams(_Model):
+    """Bridge → driver: close this device's CDP door (supervisor/cdp_proxy.py): every URL
+    issued stops working and every client connection ends. Sent when the person
+    withdraws their consent in the extension's options page (docs/cdp.md)."""
+
+
+class DriverCdpCloseResult(_Model):
+    """Driver → bridge: ``closed``: a door was open and is closed now."""
+
+    closed: bool
+
+
 class DriverActResult(_Model):
     """Driver → bridge: the action was performed (supervisor/driver.py ``act``); the
     verb's own fields (bridge/protocol/results.py ActResult) pass through."""

@@ -92,7 +92,10 @@
           capabilities: {
             ...extensionCapabilities(),
             requiresTrustedInput: !!this.config.requiresTrustedInput,
-            attended: !!this.config.attended
+            attended: !!this.config.attended,
+            // cdpAllowed: the person allowed the CDP door in the options page (default
+            // off); the bridge refuses it on an attended browser without (docs/cdp.md).
+            cdpAllowed: !!this.config.cdpAllowed
           }
         }));
       };
@@ -337,6 +340,15 @@
   }
   function configOf(pairing) {
     return pairing ? { bridgeUrl: pairing.bridgeUrl, token: pairing.credential, device: pairing.device } : null;
+  }
+  var CDP_KEY = "cdpAllowed";
+  async function loadCdpConsent() {
+    if (typeof indexedDB === "undefined") return false;
+    try {
+      return await run("readonly", (store) => store.get(CDP_KEY)) === true;
+    } catch {
+      return false;
+    }
   }
 
   // node_modules/diff/libesm/diff/base.js
@@ -2086,9 +2098,20 @@
     });
     return false;
   });
+  api.runtime.onMessage.addListener((msg) => {
+    if (!msg || msg.cdpConsentChanged !== true) return false;
+    started.then(async () => {
+      const allowed = await loadCdpConsent();
+      if (!connection) return;
+      connection.config.cdpAllowed = allowed;
+      connection.sendEvent("consent.cdp", { allowed });
+    });
+    return false;
+  });
   async function main() {
     const { config, fromSupervisor } = await loadConfig();
     if (!config || connection) return;
+    config.cdpAllowed = await loadCdpConsent();
     if (config.startupMarker) {
       await closeStartupTabs(api, config.startupMarker, 1e4).catch(() => 0);
     }

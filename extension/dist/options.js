@@ -54,6 +54,18 @@
   async function clearPairing() {
     await run("readwrite", (store) => store.delete(KEY));
   }
+  var CDP_KEY = "cdpAllowed";
+  async function loadCdpConsent() {
+    if (typeof indexedDB === "undefined") return false;
+    try {
+      return await run("readonly", (store) => store.get(CDP_KEY)) === true;
+    } catch {
+      return false;
+    }
+  }
+  async function saveCdpConsent(allowed) {
+    await run("readwrite", (store) => store.put(allowed === true, CDP_KEY));
+  }
 
   // src/options/options.js
   var DEFAULT_URL = "ws://127.0.0.1:17831";
@@ -164,9 +176,27 @@
     await showCurrent();
     setTimeout(() => api.runtime.reload(), 300);
   }
+  async function showCdpConsent() {
+    const allowed = await loadCdpConsent();
+    $("cdp").checked = allowed;
+    $("cdp-status").dataset.state = allowed ? "on" : "off";
+    $("cdp-status").textContent = allowed ? "The CDP door is allowed on this browser." : "The CDP door is refused on this browser.";
+  }
+  async function setCdpConsent() {
+    $("cdp").disabled = true;
+    try {
+      await saveCdpConsent($("cdp").checked);
+      await api.runtime.sendMessage({ cdpConsentChanged: true }).catch(() => null);
+    } finally {
+      $("cdp").disabled = false;
+      await showCdpConsent();
+    }
+  }
   if (typeof document !== "undefined" && document.getElementById("pair")) {
     $("pair").addEventListener("submit", pair);
     $("forget").addEventListener("click", forget);
+    $("cdp").addEventListener("change", setCdpConsent);
     showCurrent();
+    showCdpConsent();
   }
 })();

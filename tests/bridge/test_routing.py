@@ -351,3 +351,20 @@ def test_page_dialog_answers_the_named_tabs_dialog() -> None:
     assert [book.to_answer(D, 9, None).id, book.to_answer(D, 5, 9).id] == [2, 1]
     assert [book.to_answer(D, None, 9).id, book.to_answer(D, None, None).id] == [2, 1]
     assert book.to_answer(D, 7, None) is None
+
+
+def test_cdp_consent_is_the_extensions_word_and_only_a_boolean() -> None:
+    """``consent.cdp {allowed}`` (the person's toggle, docs/cdp.md) updates the
+    extension's ``cdpAllowed``; a driver's, or a non-boolean, changes nothing."""
+    policy = RoutingPolicy()
+    policy.join("ext", "extension", "dev1", capabilities={"attended": True})
+    policy.join("drv", "driver", "dev1")
+    assert policy.extension_capabilities("dev1") == {"attended": True}
+    assert policy.consent_cdp("drv", True) is False
+    assert policy.consent_cdp("ext", "yes") is False
+    assert "cdpAllowed" not in policy.extension_capabilities("dev1")
+    assert policy.consent_cdp("ext", True) is True
+    assert policy.extension_capabilities("dev1")["cdpAllowed"] is True
+    assert policy.consent_cdp("ext", False) is True
+    assert policy.extension_capabilities("dev1")["cdpAllowed"] is False
+    assert policy.extension_capabilities("nowhere") == {}

@@ -90,6 +90,9 @@ export class BridgeConnection {
         capabilities: {
           ...extensionCapabilities(), requiresTrustedInput: !!this.config.requiresTrustedInput,
           attended: !!this.config.attended,
+          // cdpAllowed: the person allowed the CDP door in the options page (default
+          // off); the bridge refuses it on an attended browser without (docs/cdp.md).
+          cdpAllowed: !!this.config.cdpAllowed,
         },
       }));
     };

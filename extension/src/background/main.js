@@ -7,7 +7,7 @@ import { BridgeConnection, attendedOf } from './connection.js';
 import { Owners } from './owners.js';
 import { servePopup } from './popup_api.js';
 import { closeStartupTabs } from './startup.js';
-import { configOf, loadPairing } from '../options/store.js';
+import { configOf, loadCdpConsent, loadPairing } from '../options/store.js';
 import { keepProvisional, snapshotTab } from './snapshot.js';
 import { hitTestTab } from './hittest.js';
 import { findInTab } from './find.js';
@@ -416,9 +416,23 @@ api.runtime.onMessage.addListener((msg) => {
   return false;
 });
 
+// The person turned the CDP door on or off in the options page: the bridge is told now,
+// and later hellos carry it (capability cdpAllowed).
+api.runtime.onMessage.addListener((msg) => {
+  if (!msg || msg.cdpConsentChanged !== true) return false;
+  started.then(async () => {
+    const allowed = await loadCdpConsent();
+    if (!connection) return;
+    connection.config.cdpAllowed = allowed;
+    connection.sendEvent('consent.cdp', { allowed });
+  });
+  return false;
+});
+
 async function main() {
   const { config, fromSupervisor } = await loadConfig();
   if (!config || connection) return;
+  config.cdpAllowed = await loadCdpConsent();
   if (config.startupMarker) { // issue 6: Firefox's undriven start-up window
     await closeStartupTabs(api, config.startupMarker, 10000).catch(() => 0);
   }

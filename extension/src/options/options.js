@@ -5,7 +5,9 @@
 
 import { api } from '../shim/browser.js';
 import { PROTOCOL_VERSION } from '../generated/protocol.js';
-import { clearPairing, loadPairing, savePairing } from './store.js';
+import {
+  clearPairing, loadCdpConsent, loadPairing, saveCdpConsent, savePairing,
+} from './store.js';
 
 /** bridge/config.py DEFAULT_PORT: where `trustbridge up` / `mcp` listen by default. */
 const DEFAULT_URL = 'ws://127.0.0.1:17831';
@@ -113,8 +115,31 @@ async function forget() {
   setTimeout(() => api.runtime.reload(), 300);
 }
 
+async function showCdpConsent() {
+  const allowed = await loadCdpConsent();
+  $('cdp').checked = allowed;
+  $('cdp-status').dataset.state = allowed ? 'on' : 'off';
+  $('cdp-status').textContent = allowed
+    ? 'The CDP door is allowed on this browser.'
+    : 'The CDP door is refused on this browser.';
+}
+
+async function setCdpConsent() {
+  $('cdp').disabled = true;
+  try {
+    await saveCdpConsent($('cdp').checked);
+    // The background tells the bridge now (background/main.js, event consent.cdp).
+    await api.runtime.sendMessage({ cdpConsentChanged: true }).catch(() => null);
+  } finally {
+    $('cdp').disabled = false;
+    await showCdpConsent();
+  }
+}
+
 if (typeof document !== 'undefined' && document.getElementById('pair')) {
   $('pair').addEventListener('submit', pair);
   $('forget').addEventListener('click', forget);
+  $('cdp').addEventListener('change', setCdpConsent);
   showCurrent();
+  showCdpConsent();
 }

@@ -67,3 +67,26 @@ export async function clearPairing() {
 export function configOf(pairing) {
   return pairing ? { bridgeUrl: pairing.bridgeUrl, token: pairing.credential, device: pairing.device } : null;
 }
+
+/**
+ * Whether the person allows the CDP door (`trustbridge cdp`) on this browser: false until
+ * they turn it on in the options page (docs/cdp.md "A person's own browser"). Kept in the
+ * same IndexedDB as the pairing (no `storage` permission is needed; only this extension's
+ * pages can read or change it, web pages cannot).
+ */
+const CDP_KEY = 'cdpAllowed';
+
+/** The person's CDP-door consent (false: never given, or the store is unavailable). */
+export async function loadCdpConsent() {
+  if (typeof indexedDB === 'undefined') return false;
+  try {
+    return (await run('readonly', (store) => store.get(CDP_KEY))) === true;
+  } catch {
+    return false;
+  }
+}
+
+/** Store the person's CDP-door consent (a boolean). */
+export async function saveCdpConsent(allowed) {
+  await run('readwrite', (store) => store.put(allowed === true, CDP_KEY));
+}
