@@ -141,10 +141,13 @@ class TrustedInputRoute:
                                                      pushed=not multi))
                 if (took := out.pop("intercepted", None)) is not None:
                     raise _intercepted(took, out)
-                if out.get("viaLabel") and "click" in (out.get("deliveredEvents") or []):
+                if out.get("viaLabel") and (out.get("changed") or "click" in (
+                        out.get("deliveredEvents") or [])):
                     # The driver clicked the input's label (supervisor/labels.py): the
                     # input gets the label's activation click, never a press of its own,
-                    # and the driver read its new state back.
+                    # and the driver read its new state back. A kit whose label handler
+                    # cancels that click and sets the box itself sends the input no click
+                    # at all; the state read back is the proof then (``changed``).
                     out["delivered"] = True
                 if multi and out.get("delivered") and "dblclick" not in out.get(
                         "deliveredEvents", []):

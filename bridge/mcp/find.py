@@ -112,8 +112,9 @@ async def _find(conn: Connection, args: Any, response: Response) -> None:
             f"{', '.join(refs)}. Each is shown under its ancestors; act with its ref.")
     lines = [head, "```yaml", result.get("text", ""), "```"]
     if result.get("truncated"):
+        more = "maxResults" if args.maxResults is not None else "limit"
         lines.append("Not every match is listed (see the # line): narrow the search with "
-                     "role, name or target, or raise limit.")
+                     f"role, name or target, or raise {more}.")
     response.add_result("\n".join(lines))
 
 

@@ -57,8 +57,9 @@ TypeArgs = derive(
     describe={"text": "Text to type.",
               "allowScript": "Only when TRUSTED_INPUT_UNAVAILABLE names it (e.g. a colour "
               "input): set the value by script; the page sees untrusted events."},
-    slowly=(bool, Field(default=False, description="Type after the current content instead "
-                        "of replacing it.")),
+    slowly=(bool, Field(default=False, description="Type key by key at the caret instead of "
+                        "replacing the content (a field without focus gets its caret at the "
+                        "start, as Playwright's pressSequentially types); for key handlers.")),
 )
 HoverArgs = derive("HoverArgs", "Which element to hover.", base=TargetArgs)
 PressArgs = derive("PressArgs", "Which key.", take={PressAction: ["key"]},
@@ -116,10 +117,10 @@ async def _type(conn: Connection, args: Any, response: Response) -> None:
     where = target(args.element, args.target)
     # The text itself is never echoed: it may be a secret the page masks.
     script = args.allowScript
-    if args.slowly:  # key by key, after the current content
+    if args.slowly:  # key by key at the caret (the start of a field that had no focus)
         results = [await tab.type(args.target, args.text, submit=args.submit,
                                   allow_script=script)]
-        line = f"Typed {len(args.text)} characters into {where} after its content"
+        line = f"Typed {len(args.text)} characters key by key into {where} at its caret"
     elif args.submit and script:  # a batch item carries no allowScript
         results = [await tab.fill(args.target, args.text, allow_script=True),
                    await tab.press("Enter", args.target)]

@@ -30,7 +30,8 @@ async def _stop(conn: Connection, args: Any, response: Response) -> None:
     tab = await conn.tab()
     got = await tab.stop_tracing()
     response.add_result(f"Trace saved: {got['path']} ({got['bytes']} bytes). Open it with "
-                        f"`npx playwright show-trace {got['path']}`.")
+                        f"`python -m playwright show-trace {got['path']}` (trustbridge's "
+                        "venv has Playwright; `npx playwright show-trace` works too).")
 
 
 TOOLS = [

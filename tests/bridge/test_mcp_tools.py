@@ -115,7 +115,7 @@ async def test_type_press_and_wait_map_to_protocol_actions_without_echoing_text(
         assert ("Typed 7 characters into ref e2 (replacing its content) and pressed Enter "
                 "with SYNTHETIC input") in text(typed)
         slow = await mcp.call_tool("browser_type", {"ref": "e2", "text": "abc", "slowly": True})
-        assert "Typed 3 characters into ref e2 after its content" in text(slow)
+        assert "Typed 3 characters key by key into ref e2 at its caret" in text(slow)
         assert (await mcp.call_tool("browser_press_key", {"key": "Control+A"})).is_error is False
         assert (await mcp.call_tool("browser_wait_for", {"time": 0.25})).is_error is False
         acts = [(r.params.get("ref"), r.params["action"])

@@ -105,6 +105,21 @@ async def test_uncheck_and_click_go_through_the_label_too(
     assert len(await stack.page.evaluate("window.clicks")) == clicks
 
 
+async def test_a_kit_label_that_sets_the_box_itself_is_a_delivered_click(
+        stack: Stack, origins: Origins) -> None:
+    """A kit's label handler cancels the label's click and sets the box by script: the
+    input never gets a click, but the state read back changed, so the click is delivered
+    (no "did not reach its target" warning beside "now checked")."""
+    snap = await _open(stack, origins)
+    result = await stack.tab.click(ref_of(snap, "checkbox", "Kit toggle"))
+    assert result["viaLabel"] == {"label": "Kit toggle", "why": "covered"}, result
+    assert result["changed"] is True and result["checked"] is True, result
+    assert result["delivered"] is True, result
+    assert await _checked(stack, "#kit")
+    kit_clicks = [c for c in await stack.page.evaluate("window.clicks") if c["id"] == "kit"]
+    assert kit_clicks == [], kit_clicks  # the proof is the state, not a click on the input
+
+
 async def test_a_refused_change_is_an_error_never_a_success(
         stack: Stack, origins: Origins) -> None:
     """The page prevents the label's click from changing its hidden checkbox: the label was
