@@ -395,7 +395,7 @@ async def _typed_and_checked(t: Target, a: TypeAction, kind: str | None, before:
         await V.type_keys(t, a.text, nav)
         landed = V.check_after_keys(nav, t.frame, a.text)
         if landed:
-            await guard.finish(len(a.text))
+            await _finish_guard(guard, nav, t, a.text)
         if landed and guard.fields is not None:
             _check_typed(before or "", "".join(b["value"] for b in guard.fields),
                          a.text, kind)
@@ -483,7 +483,7 @@ async def _type_keys_only(t: Target, text: str, timeout_ms: int) -> dict[str, An
         with NavigationWatch(t.frame) as nav:
             await V.type_keys(t, text, nav)
             if V.check_after_keys(nav, t.frame, text):
-                await guard.finish(len(text))
+                await _finish_guard(guard, nav, t, text)
     finally:
         await guard.release()
     t.dispatched()
@@ -498,6 +498,34 @@ explain it (keys sent to a document being unloaded are dropped), s; only on that
 TEXT_KINDS = frozenset({None, "text", "search", "password", "tel", "url", "email"})
 """Field types whose value after typing must hold every typed character, in order
 (``None``: a textarea or an input without a type)."""
+
+
+async def _finish_guard(guard: Guard, nav: NavigationWatch, t: Target, text: str) -> None:
+    """``guard.finish`` after every key landed. A read that fails because the document went
+    away meanwhile (the page navigated right after the last key) is
+    BROWSER_OPERATION_UNCERTAIN with every character sent, as the value read-backs say it,
+    not the read's own error: a refusal there would tell the agent no key landed, and it
+    would type them all again (tests/e2e/test_truthful_input.py, typing cut by navigation).
+
+    Raises:
+        ElementValueNotSet: the guard stopped keys aimed elsewhere (``focusMoved``).
+        BrowserOperationUncertain: the read met a document change.
+    """
+    try:
+        await guard.finish(len(text))
+    except E.ElementValueNotSet:
+        raise
+    except Exception as exc:
+        await asyncio.sleep(NAV_GRACE_S)  # the navigation's commit may be reported late
+        V.check_after_keys(nav, t.frame, text, enter_ends=False)
+        if isinstance(exc, E.BrowserDocumentChanged) or "context was destroyed" in str(exc):
+            raise E.BrowserOperationUncertain(
+                f"The document changed just after all {len(text)} characters were sent; "
+                "the field cannot be read back. Not repeated.",
+                {"sent": len(text), "total": len(text)},
+                next_step="Take a new snapshot and check the field before typing "
+                "again.") from exc
+        raise
 
 
 KEY_CHARS = "\n\r\t"
@@ -756,7 +784,7 @@ async def _fill_guarded(t: Target, a: FillAction, kind: str | None, before: str 
         t.dispatched()  # the read-back below only reads
         landed = V.check_after_keys(nav, t.frame, a.value, enter_ends=not one_edit)
         if landed:
-            await guard.finish(len(a.value))
+            await _finish_guard(guard, nav, t, a.value)
         boxes = guard.fields if landed else None
         if boxes is not None:
             joined = "".join(b["value"] for b in boxes)

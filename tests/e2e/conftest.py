@@ -271,6 +271,10 @@ class SharedBrowser:
         assert not sessions, f"sessions left on the shared bridge: {sessions}"
         assert sup.driver is not None and sup.driver.pointer == self._pointer, (
             "a test changed the input driver's pointer (use monkeypatch)")
+        # The fresh tab's own stamps end before the test starts: one still in flight could
+        # land on the test's first document, past a test's hold on FrameRegistry.stamp
+        # (a full Firefox run saw test_an_action_before_the_stamp... stamped while held).
+        await asyncio.wait_for(sup.frames.settle(), 20)
 
 
 @pytest.fixture(scope="module")
