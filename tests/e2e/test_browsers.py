@@ -41,7 +41,10 @@ async def test_doctor_shows_each_browsers_capabilities(stack: Stack, origins: Or
                                     "requiresTrustedInput": True,
                                     # Sessions (docs/sessions.md): our headless launch is
                                     # no person's browser.
-                                    "headed": False, "attended": False}
+                                    "headed": False, "attended": False,
+                                    # The CDP door on a person's browser: off until the
+                                    # person allows it (docs/cdp.md).
+                                    "cdpAllowed": False}
     assert info["browser"].startswith(BROWSER_LABEL[stack.browser])
     line = _human("doctor", {"devices": [info]})
     assert "input trusted" in line
