@@ -351,7 +351,7 @@
     }
   }
 
-  // ../../main/extension/node_modules/diff/libesm/diff/base.js
+  // node_modules/diff/libesm/diff/base.js
   var Diff = class {
     diff(oldStr, newStr, options = {}) {
       let callback;
@@ -553,7 +553,7 @@
     }
   };
 
-  // ../../main/extension/node_modules/diff/libesm/diff/array.js
+  // node_modules/diff/libesm/diff/array.js
   var ArrayDiff = class extends Diff {
     tokenize(value) {
       return value.slice();

@@ -20,7 +20,7 @@
     return { code: "INTERNAL_ERROR", message: `Page agent failure: ${err && err.message ? err.message : String(err)}`, details: {} };
   }
 
-  // ../../main/extension/node_modules/dom-accessibility-api/dist/polyfills/array.from.mjs
+  // node_modules/dom-accessibility-api/dist/polyfills/array.from.mjs
   var toStr = Object.prototype.toString;
   function isCallable(fn) {
     return typeof fn === "function" || toStr.call(fn) === "[object Function]";
@@ -68,7 +68,7 @@
     return A;
   }
 
-  // ../../main/extension/node_modules/dom-accessibility-api/dist/polyfills/SetLike.mjs
+  // node_modules/dom-accessibility-api/dist/polyfills/SetLike.mjs
   function _typeof(o) {
     "@babel/helpers - typeof";
     return _typeof = "function" == typeof Symbol && "symbol" == typeof Symbol.iterator ? function(o2) {
@@ -171,7 +171,7 @@
   })();
   var SetLike_default = typeof Set === "undefined" ? Set : SetLike;
 
-  // ../../main/extension/node_modules/dom-accessibility-api/dist/getRole.mjs
+  // node_modules/dom-accessibility-api/dist/getRole.mjs
   function getLocalName(element) {
     var _element$localName;
     return (
@@ -356,7 +356,7 @@
     return null;
   }
 
-  // ../../main/extension/node_modules/dom-accessibility-api/dist/util.mjs
+  // node_modules/dom-accessibility-api/dist/util.mjs
   var presentationRoles = ["presentation", "none"];
   function isElement(node) {
     return node !== null && node.nodeType === node.ELEMENT_NODE;
@@ -426,7 +426,7 @@
     return false;
   }
 
-  // ../../main/extension/node_modules/dom-accessibility-api/dist/accessible-name-and-description.mjs
+  // node_modules/dom-accessibility-api/dist/accessible-name-and-description.mjs
   function asFlatString(s) {
     return s.trim().replace(/\s\s+/g, " ");
   }
@@ -811,7 +811,7 @@
     }));
   }
 
-  // ../../main/extension/node_modules/dom-accessibility-api/dist/accessible-name.mjs
+  // node_modules/dom-accessibility-api/dist/accessible-name.mjs
   function prohibitsNaming(node) {
     return hasAnyConcreteRoles(node, ["caption", "code", "deletion", "emphasis", "generic", "insertion", "none", "paragraph", "presentation", "strong", "subscript", "superscript"]);
   }
