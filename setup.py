@@ -3,7 +3,7 @@
 Everything else is declared in pyproject.toml. The built extension is committed once, in
 ``extension/dist`` (what ``node extension/build.mjs`` writes; tests/extension/test_build.py
 fails when it is stale); ``build_py`` copies the files ``extension/dist/FILES`` lists into
-the built ``supervisor/extension_dist/`` package-data folder, so the tree holds no second
+the built ``trustbridge/supervisor/extension_dist/`` package-data folder, so the tree holds no second
 copy and an installed wheel finds it through ``importlib.resources``
 (supervisor/extension_copy.py ``extension_source``). The sdist carries ``extension/dist``
 (MANIFEST.in), so a wheel built from it gets the same files.
@@ -17,12 +17,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
 DIST = HERE / "extension" / "dist"
-PACKAGED = ("supervisor", "extension_dist")
+PACKAGED = ("trustbridge", "supervisor", "extension_dist")
 
 
 class BuildPyWithExtension(build_py):
@@ -44,4 +44,14 @@ class BuildPyWithExtension(build_py):
             self.copy_file(str(DIST / name), str(dest / name))
 
 
-setup(cmdclass={"build_py": BuildPyWithExtension})
+def packages() -> list[str]:
+    """``trustbridge`` and the clone's bridge/ and supervisor/ trees under it (pyproject.toml
+    ``[tool.setuptools.package-dir]`` maps them)."""
+    found = ["trustbridge"]
+    for top in ("bridge", "supervisor"):
+        found += [f"trustbridge.{top}"] + [f"trustbridge.{top}.{sub}"
+                                           for sub in find_packages(str(HERE / top))]
+    return found
+
+
+setup(packages=packages(), cmdclass={"build_py": BuildPyWithExtension})

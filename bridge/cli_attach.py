@@ -61,7 +61,7 @@ with --remote-debugging-port and `trustbridge attach --cdp` (docs/attach.md)."""
 
 
 def _cmd_extension(args: argparse.Namespace) -> int:
-    from supervisor.extension_copy import extension_source
+    from trustbridge.supervisor.extension_copy import extension_source
 
     try:
         folder = extension_source()
@@ -105,7 +105,7 @@ def cdp_warning(cdp: str) -> str | None:
 
 
 async def _attach(args: argparse.Namespace) -> int:
-    from supervisor.attach import Attached
+    from trustbridge.supervisor.attach import Attached
 
     from .cli import _bridge_token, _Refused, error_text
 

@@ -52,7 +52,7 @@ def _bootstrap() -> None:
     """Re-run under the project's .venv (creating it if needed) when trustbridge is not
     importable here; install pyinstrument if missing."""
     try:
-        import bridge  # noqa: F401
+        import trustbridge.bridge  # noqa: F401
     except ImportError:
         venv_python = REPO / ".venv" / "bin" / "python"
         if not venv_python.exists():

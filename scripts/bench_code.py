@@ -29,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bridge.code import CodeRuntime
+from trustbridge.bridge.code import CodeRuntime
 
 
 async def _fake(method: str, params: dict[str, Any]) -> dict[str, Any]:

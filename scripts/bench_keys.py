@@ -56,7 +56,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 from benchlib.stack import Stack, find_ref
 from benchlib.stats import percentile, rotated
 
-from supervisor import keys
+from trustbridge.supervisor import keys
 
 ARMS = ("pipelined", "press", "pipelined-all")
 CHORDS_ONLY = keys.pipelinable

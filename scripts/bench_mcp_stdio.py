@@ -3,7 +3,7 @@ transport against its own (bridge/mcp/stdio.py), in the same run, and Playwright
 (Node) as the bar (issue 18).
 
 Starts a bridge in this process (``BridgeServer``, a token file in a state directory of
-its own, no browser), then per arm one ``python -m bridge.cli mcp --bridge URL`` as
+its own, no browser), then per arm one ``python -m trustbridge mcp --bridge URL`` as
 users run it (scripts/benchlib/stack.py ``_params``), driven by the ``mcp`` Python
 client over stdio; arms: ``package`` (``TRUSTBRIDGE_MCP_STDIO=package``, the package's
 ``stdio_server``), ``native`` (the default), and ``playwright`` (``@playwright/mcp``,
@@ -55,8 +55,8 @@ from benchlib.stats import rotated
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from bridge import config
-from bridge.server import BridgeServer
+from trustbridge.bridge import config
+from trustbridge.bridge.server import BridgeServer
 
 WARMUP = 20
 KINDS = ("tools/list", "tools/call")
@@ -96,7 +96,7 @@ def _params(arm: str, url: str, home: Path, baseline: Path | None) -> StdioServe
                                 "PATH": os.environ.get("PATH", "")})
     tree = baseline if arm == "baseline" and baseline is not None else REPO
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "bridge.cli", "mcp", "--bridge", url],
+        command=sys.executable, args=["-m", "trustbridge", "mcp", "--bridge", url],
         env={"TRUSTBRIDGE_HOME": str(home), "PYTHONPATH": str(tree),
              "TRUSTBRIDGE_MCP_STDIO": arm},
         cwd=str(tree))

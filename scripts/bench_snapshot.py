@@ -50,9 +50,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlparse
 
-from bridge.client import BridgeClient
-from bridge.server import BridgeServer
-from supervisor.runner import Supervisor
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.server import BridgeServer
+from trustbridge.supervisor.runner import Supervisor
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "docs" / "benchmarks" / "snapshot.md"

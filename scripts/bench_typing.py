@@ -40,7 +40,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 from benchlib.stack import Stack, find_ref
 from benchlib.stats import percentile, rotated
 
-from supervisor import actions, focus_guard
+from trustbridge.supervisor import actions, focus_guard
 
 ARMS = ("guarded", "unguarded")
 TEXT20 = "abcdefghijklmnopqrst"

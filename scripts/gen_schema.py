@@ -18,9 +18,9 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
-from bridge.protocol.errors import ErrorCode
-from bridge.protocol.methods import CLIENT_METHODS, METHOD_PARAMS, METHOD_RESULTS
-from bridge.protocol.models import FRAME_TOKEN_ATTRIBUTE, PROTOCOL_VERSION, Message
+from trustbridge.bridge.protocol.errors import ErrorCode
+from trustbridge.bridge.protocol.methods import CLIENT_METHODS, METHOD_PARAMS, METHOD_RESULTS
+from trustbridge.bridge.protocol.models import FRAME_TOKEN_ATTRIBUTE, PROTOCOL_VERSION, Message
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "docs" / "protocol.schema.json"

@@ -28,12 +28,12 @@ from collections import defaultdict
 
 from websockets.asyncio.client import connect
 
-from bridge.client import BridgeClient
-from bridge.protocol.models import PROTOCOL_VERSION, Hello, Response
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.protocol.models import PROTOCOL_VERSION, Hello, Response
 
 
 def _serve(token: str, q: mp.Queue) -> None:  # child process
-    from bridge.server import BridgeServer
+    from trustbridge.bridge.server import BridgeServer
 
     async def main() -> None:
         server = BridgeServer(token, port=0)

@@ -244,8 +244,8 @@ class ServerSpec:
 def trustbridge_spec(home: Path, caps: str = CAPS) -> ServerSpec:
     """``trustbridge mcp`` from this repo's interpreter, with its own state directory (so
     it starts its own embedded bridge and headless Chromium); ``--caps`` when the CLI has it."""
-    args = ["-m", "bridge.cli", "mcp"]
-    helptext = subprocess.run([sys.executable, "-m", "bridge.cli", "mcp", "--help"], cwd=REPO,
+    args = ["-m", "trustbridge", "mcp"]
+    helptext = subprocess.run([sys.executable, "-m", "trustbridge", "mcp", "--help"], cwd=REPO,
                               capture_output=True, text=True, timeout=60, check=False).stdout
     for flag, value in (("--caps", caps), ("--isolated", None), ("--headless", None),
                         ("--executable-path", CHROMIUM), ("--output-dir", str(home / "out"))):

@@ -50,7 +50,7 @@ async def one_start(source: Path, url: str) -> tuple[float, float]:
     with tempfile.TemporaryDirectory(prefix="tb-first-") as home:
         env = dict(os.environ, TRUSTBRIDGE_HOME=home, PYTHONPATH=str(source))
         params = StdioServerParameters(command=sys.executable,
-                                       args=["-m", "bridge.cli", "mcp", "--bridge-port", "0"],
+                                       args=["-m", "trustbridge", "mcp", "--bridge-port", "0"],
                                        env=env, cwd=str(source))
         with open(os.devnull, "w") as errlog:
             start = time.perf_counter()

@@ -76,7 +76,7 @@ def dump(tool) -> dict:  # mcp_types.Tool -> the JSON the server sends
 
 def our_tools(caps: str) -> list[dict]:
     """trustbridge's ``tools`` array of tools/list with ``--caps caps``."""
-    from bridge.mcp.server import TOOLS, tools_for
+    from trustbridge.bridge.mcp.server import TOOLS, tools_for
 
     return [dump(t.describe()) for t in tools_for([c for c in caps.split(",") if c], TOOLS)]
 

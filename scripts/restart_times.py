@@ -20,8 +20,8 @@ import sys
 import time
 from collections.abc import Callable
 
-from bridge.server import BridgeServer
-from supervisor.runner import Supervisor
+from trustbridge.bridge.server import BridgeServer
+from trustbridge.supervisor.runner import Supervisor
 
 BOUND_S = 30.0
 

@@ -31,8 +31,8 @@ from typing import Any
 
 from playwright.async_api import ElementHandle, Locator, Page
 
-from bridge.protocol import errors as E
-from bridge.protocol.models import (
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import (
     ClickAction,
     DragAction,
     FillAction,

@@ -44,9 +44,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from bridge.files import upload_refusal
-from bridge.protocol import errors as E
-from bridge.urls import check_navigation_url
+from trustbridge.bridge.files import upload_refusal
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.urls import check_navigation_url
 
 STAYS_UP = "; this connection stays open."
 

@@ -31,7 +31,7 @@ from typing import Any
 from playwright.async_api import BrowserContext, Dialog, Page
 from playwright.async_api import Error as PlaywrightError
 
-from bridge.protocol import errors as E
+from trustbridge.bridge.protocol import errors as E
 
 MAX_MESSAGE_CHARS = 2000
 

@@ -41,7 +41,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from bridge.protocol import errors as E
+from trustbridge.bridge.protocol import errors as E
 
 CHROME_MIN_REFUSED = 137
 """First Google Chrome major that ignores ``--load-extension``."""

@@ -25,7 +25,7 @@ from typing import Any, Literal
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from bridge.protocol import errors as E
+from trustbridge.bridge.protocol import errors as E
 
 from .locator_engine import NOT_UNIQUE_COUNT
 

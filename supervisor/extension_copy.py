@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bridge.protocol import errors as E
+from trustbridge.bridge.protocol import errors as E
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXTENSION_BUILD = REPO_ROOT / "extension" / "dist"
@@ -113,10 +113,10 @@ class ExtensionCopy:
 
 
 def packaged_extension() -> Path | None:
-    """The built extension an installed wheel carries (``supervisor/extension_dist/``,
+    """The built extension an installed wheel carries (``trustbridge/supervisor/extension_dist/``,
     copied there by setup.py's ``build_py``), found through ``importlib.resources``;
     None when this is a clone (or the folder is not on the file system)."""
-    folder = importlib.resources.files("supervisor") / "extension_dist"
+    folder = importlib.resources.files(__package__) / "extension_dist"
     if isinstance(folder, Path) and (folder / "manifest.json").is_file():
         return folder
     return None

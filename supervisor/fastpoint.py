@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page
 
-from bridge.protocol.models import ClickAction, HoverAction, Point
+from trustbridge.bridge.protocol.models import ClickAction, HoverAction, Point
 
 from .isolated_eval import evaluate_isolated
 from .mouse import moved

@@ -29,7 +29,7 @@ import json
 from collections.abc import Collection
 from typing import TYPE_CHECKING, NamedTuple
 
-from bridge.protocol import errors as E
+from trustbridge.bridge.protocol import errors as E
 
 from .focus_guard import _HELPERS, Guard, arm_snippet
 from .isolated_eval import evaluate_isolated

@@ -48,7 +48,7 @@ import json
 import secrets
 from typing import TYPE_CHECKING, Any
 
-from bridge.protocol import errors as E
+from trustbridge.bridge.protocol import errors as E
 
 from .isolated_eval import evaluate_isolated
 

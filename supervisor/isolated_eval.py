@@ -33,7 +33,7 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Locator
 
-from bridge.protocol import errors as E
+from trustbridge.bridge.protocol import errors as E
 
 ENGINE = "tbeval"
 """Selector engine name: ``tbeval=run:<id>:<base64 UTF-8 source>`` or ``tbeval=poll:<id>``

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Locator
 
-from bridge.protocol import errors as E
+from trustbridge.bridge.protocol import errors as E
 
 from . import mouse
 from .isolated_eval import evaluate_isolated

@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator, Page
 
-from bridge.protocol import errors as E
-from bridge.protocol.models import MouseAction
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import MouseAction
 
 if TYPE_CHECKING:
     from .actions import PointerPath

@@ -16,7 +16,7 @@ import sys
 
 from playwright.async_api import BrowserContext, Route
 
-from bridge.protocol.origins import (
+from trustbridge.bridge.protocol.origins import (
     CHECKED_SCHEMES,
     DEFAULT_PORTS,
     OriginPattern,
@@ -24,7 +24,7 @@ from bridge.protocol.origins import (
     parse_origin_list,
     parse_origin_pattern,
 )
-from bridge.urls import redact_credentials
+from trustbridge.bridge.urls import redact_credentials
 
 __all__ = ["CHECKED_SCHEMES", "DEFAULT_PORTS", "OriginPattern", "OriginPolicy", "install",
            "parse_origin_list", "parse_origin_pattern"]

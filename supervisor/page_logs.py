@@ -33,8 +33,8 @@ from playwright.async_api import BrowserContext, ConsoleMessage, Frame, Page, Re
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Response as PwResponse
 
-from bridge.protocol import errors as E
-from bridge.protocol.models import (
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import (
     DriverConsoleParams,
     DriverNetworkParams,
     DriverPdfParams,

@@ -19,8 +19,8 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame
 
-from bridge.protocol import errors as E
-from bridge.protocol.models import DriverTracingParams
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import DriverTracingParams
 
 from .downloads import free_path, downloads_dir
 

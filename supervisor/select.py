@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator, Page
 
-from bridge.protocol import errors as E
-from bridge.protocol.models import SelectAction
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import SelectAction
 
 from .errors import NOT_A_FIELD
 from .focus import _FOCUS_BODY, focus_element

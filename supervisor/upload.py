@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Error as PlaywrightError
 
-from bridge.protocol import errors as E
-from bridge.protocol.models import UploadAction
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import UploadAction
 
 from .isolated_eval import evaluate_isolated
 

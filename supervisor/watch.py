@@ -65,7 +65,7 @@ from typing import Any
 from playwright.async_api import Download, FileChooser, Frame, Page, Request
 from playwright.async_api import Error as PlaywrightError
 
-from bridge.protocol import errors as E
+from trustbridge.bridge.protocol import errors as E
 
 from .dialogs import DialogTracker
 from .downloads import configure_downloads, downloads_dir, reports, save

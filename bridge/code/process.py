@@ -19,9 +19,10 @@ LINE_LIMIT = 1 << 26
 
 
 def _worker_env() -> dict[str, str]:
-    """The environment of the worker: this one, with this ``bridge`` package importable."""
+    """The environment of the worker: this one, with this ``trustbridge`` package importable
+    (the folder holding it: a clone's root, or site-packages)."""
     env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(Path(sys.modules["trustbridge"].__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     env.pop("PYTHONSTARTUP", None)
     return env
@@ -40,7 +41,7 @@ def keep_child_status() -> None:
 
 
 async def spawn() -> Worker:
-    """Start ``python -m bridge.code.worker`` in a process group of its own (killed with
+    """Start ``python -m trustbridge.bridge.code.worker`` in a process group of its own (killed with
     the children of user code).
 
     Raises:
@@ -49,7 +50,7 @@ async def spawn() -> Worker:
     keep_child_status()
     try:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-X", "utf8", "-m", "bridge.code.worker",
+            sys.executable, "-X", "utf8", "-m", "trustbridge.bridge.code.worker",
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=_worker_env(), limit=LINE_LIMIT,
             start_new_session=True)

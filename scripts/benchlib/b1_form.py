@@ -13,7 +13,7 @@ Arms (one run of each per round, the order rotated every round):
   ``check``, ``click``, ``wait_for_text``: every action is trusted input.
 - ``c`` trustbridge batch: ``tab.snapshot()``, one ``tab.batch`` of the four actions,
   ``wait_for_text``.
-- ``d`` trustbridge MCP tools through an MCP client over stdio (``python -m bridge.cli
+- ``d`` trustbridge MCP tools through an MCP client over stdio (``python -m trustbridge
   mcp``): ``browser_snapshot``, ``browser_type``, ``browser_select_option``,
   ``browser_click`` (checkbox), ``browser_click`` (submit), ``browser_wait_for``.
 - ``e`` Playwright MCP (``@playwright/mcp``, default settings, headless, same Chromium

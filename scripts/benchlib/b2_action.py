@@ -35,8 +35,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from bridge.protocol.models import DriverActParams
-from supervisor import locator_engine
+from trustbridge.bridge.protocol.models import DriverActParams
+from trustbridge.supervisor import locator_engine
 
 from .stack import Stack
 from .stats import ratio, rotated, summary

@@ -25,11 +25,11 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from bridge.client import BridgeClient
-from bridge.routing import RoutingPolicy
-from bridge.sdk import Tab
-from bridge.server import BridgeServer
-from supervisor.runner import Supervisor
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.routing import RoutingPolicy
+from trustbridge.bridge.sdk import Tab
+from trustbridge.bridge.server import BridgeServer
+from trustbridge.supervisor.runner import Supervisor
 
 from .stack import Stack
 from .stats import ratio, rotated, summary

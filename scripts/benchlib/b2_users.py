@@ -45,9 +45,9 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from playwright.async_api import async_playwright
 
-from bridge.client import BridgeClient
-from bridge.sdk import Browser
-from supervisor.launcher import VIEWPORT, find_chromium
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.sdk import Browser
+from trustbridge.supervisor.launcher import VIEWPORT, find_chromium
 
 from . import env
 from .pages import PageServer
@@ -94,7 +94,7 @@ async def running_up(log_path: Path) -> AsyncIterator[tuple[subprocess.Popen[byt
 def _start_up(child_env: dict[str, str], log_path: Path) -> tuple[subprocess.Popen[bytes], Any]:
     """``trustbridge up --port 0`` as a subprocess (its output into ``log_path``)."""
     errlog = log_path.open("w")
-    up = subprocess.Popen([sys.executable, "-m", "bridge.cli", "up", "--port", "0"],
+    up = subprocess.Popen([sys.executable, "-m", "trustbridge", "up", "--port", "0"],
                           env=child_env, stdin=subprocess.DEVNULL, stdout=errlog,
                           stderr=subprocess.STDOUT, cwd=str(env.REPO), start_new_session=True)
     return up, errlog
@@ -238,7 +238,7 @@ def _ref(snapshot: str, name: str) -> str:
 async def _mcp_client(stack: contextlib.AsyncExitStack, log_dir: Path,
                       child_env: dict[str, str]) -> Client:
     """``trustbridge mcp`` over stdio, finding the running ``up`` through its state dir."""
-    params = StdioServerParameters(command=sys.executable, args=["-m", "bridge.cli", "mcp"],
+    params = StdioServerParameters(command=sys.executable, args=["-m", "trustbridge", "mcp"],
                                    env=child_env, cwd=str(env.REPO))
     errlog = stack.enter_context(_log_file(log_dir / "b2u-mcp.stderr.log"))
     return await stack.enter_async_context(

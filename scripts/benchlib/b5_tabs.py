@@ -44,9 +44,9 @@ from typing import Any
 
 from playwright.async_api import async_playwright
 
-from bridge.client import BridgeClient
-from bridge.protocol import errors as E
-from supervisor.launcher import VIEWPORT, find_chromium
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.supervisor.launcher import VIEWPORT, find_chromium
 
 from . import cpu
 from .b2_users import running_up

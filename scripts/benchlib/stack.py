@@ -4,9 +4,9 @@
   the input driver (``supervisor.runner.Supervisor``), both in this process, as in
   ``scripts/bench_latency.py`` (so raw Playwright can act on the very same page);
 - a state directory of its own (``TRUSTBRIDGE_HOME`` for child processes) holding the
-  bridge token, so ``python -m bridge.cli mcp --bridge URL`` finds it;
+  bridge token, so ``python -m trustbridge mcp --bridge URL`` finds it;
 - the local page server;
-- MCP clients over stdio, started on first use: trustbridge's (``python -m bridge.cli
+- MCP clients over stdio, started on first use: trustbridge's (``python -m trustbridge
   mcp``) and Playwright MCP's (``@playwright/mcp`` on the same Chromium binary).
 
 Bridge-side timing: :class:`PeerTimer` wraps the executor's peer lookup so every call the
@@ -30,12 +30,12 @@ from typing import Any
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from bridge import config
-from bridge.client import BridgeClient
-from bridge.sdk import Tab
-from bridge.server import BridgeServer
-from supervisor.launcher import VIEWPORT, find_chromium
-from supervisor.runner import Supervisor
+from trustbridge.bridge import config
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.sdk import Tab
+from trustbridge.bridge.server import BridgeServer
+from trustbridge.supervisor.launcher import VIEWPORT, find_chromium
+from trustbridge.supervisor.runner import Supervisor
 
 from . import env
 from .pages import PageServer
@@ -188,7 +188,7 @@ class Stack:
         _up, url, _token, child_env = await self._mcp_stack.enter_async_context(
             running_up(self.log_dir / "b1-up.stderr.log"))
         return StdioServerParameters(
-            command=sys.executable, args=["-m", "bridge.cli", "mcp", "--bridge", url],
+            command=sys.executable, args=["-m", "trustbridge", "mcp", "--bridge", url],
             env={"TRUSTBRIDGE_HOME": child_env["TRUSTBRIDGE_HOME"],
                  "PYTHONPATH": str(env.REPO)},
             cwd=str(env.REPO))
@@ -197,7 +197,7 @@ class Stack:
         if name == "trustbridge":
             return StdioServerParameters(
                 command=sys.executable,
-                args=["-m", "bridge.cli", "mcp", "--bridge", self.server.url],
+                args=["-m", "trustbridge", "mcp", "--bridge", self.server.url],
                 env={"TRUSTBRIDGE_HOME": str(self.home), "PYTHONPATH": str(env.REPO)},
                 cwd=str(env.REPO))
         cli = env.ensure_playwright_mcp()

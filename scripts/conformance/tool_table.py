@@ -58,7 +58,7 @@ def arg_differences(ours: dict[str, Any], theirs: dict[str, Any]) -> str:
 
 def table() -> tuple[str, list[str]]:
     """The markdown table, and the tools that have no note yet."""
-    from bridge.mcp.server import TOOLS
+    from trustbridge.bridge.mcp.server import TOOLS
 
     peer = {t["name"]: t for t in json.loads(PEER.read_text())}
     notes = json.loads(NOTES.read_text())

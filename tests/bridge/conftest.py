@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
-from bridge.routing import RoutingPolicy
-from bridge.server import BridgeServer
+from trustbridge.bridge.routing import RoutingPolicy
+from trustbridge.bridge.server import BridgeServer
 
 from .fakes import FakeExtension, FakePeer, wait_until
 

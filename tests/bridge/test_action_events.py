@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from bridge import events
-from bridge.events import ActionEvents, may_open_tab
-from bridge.protocol.models import (
+from trustbridge.bridge import events
+from trustbridge.bridge.events import ActionEvents, may_open_tab
+from trustbridge.bridge.protocol.models import (
     ClickAction,
     FillAction,
     HoverAction,

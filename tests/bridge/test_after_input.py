@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from bridge import after_input
-from bridge.after_input import AfterInput
-from bridge.protocol import errors as E
+from trustbridge.bridge import after_input
+from trustbridge.bridge.after_input import AfterInput
+from trustbridge.bridge.protocol import errors as E
 
 pytestmark = pytest.mark.timeout(10)
 

@@ -16,8 +16,8 @@ import asyncio
 
 import pytest
 
-from bridge.client import BridgeClient
-from bridge.protocol import errors as E
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.protocol import errors as E
 
 from .fakes import FakeExtension, wait_until
 # The bridge with fake peers and its helpers are test_client_sessions' own (one copy).

@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from bridge import cli, cli_attach, config
-from bridge.pairing import CODE_ALPHABET, normalise_code
-from bridge.server import BridgeServer
+from trustbridge.bridge import cli, cli_attach, config
+from trustbridge.bridge.pairing import CODE_ALPHABET, normalise_code
+from trustbridge.bridge.server import BridgeServer
 
 pytestmark = pytest.mark.timeout(30)
 
 
 def test_extension_prints_the_built_folder_and_both_browsers_steps(
         capsys: pytest.CaptureFixture[str]) -> None:
-    from supervisor.extension_copy import extension_source
+    from trustbridge.supervisor.extension_copy import extension_source
 
     assert cli.main(["extension"]) == 0
     out = capsys.readouterr().out

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from bridge import cli, cli_code, cli_repl
-from bridge.server import BridgeServer
+from trustbridge.bridge import cli, cli_code, cli_repl
+from trustbridge.bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension, cli_bridge, wait_until
 
@@ -48,7 +48,7 @@ class Bridge:
         """``trustbridge repl ARGV --bridge URL`` as a process with piped stdio, in its
         own process group (as a terminal's foreground job: Ctrl-C reaches the group)."""
         return await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bridge.cli", "repl", *argv, "--bridge", self.server.url,
+            sys.executable, "-m", "trustbridge", "repl", *argv, "--bridge", self.server.url,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, cwd=ROOT, start_new_session=True)
 
@@ -249,7 +249,7 @@ async def test_exec_ctrl_c_stops_the_code_and_its_worker(bridge: Bridge, tmp_pat
     code = (f"import os, time\nopen({str(mark)!r}, 'w').write(str(os.getpid()))\n"
             "time.sleep(120)\n")
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bridge.cli", "exec", "-", "--bridge", bridge.server.url,
+        sys.executable, "-m", "trustbridge", "exec", "-", "--bridge", bridge.server.url,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE, cwd=ROOT, start_new_session=True)
     assert proc.stdin is not None
@@ -301,7 +301,7 @@ async def test_repl_on_a_terminal_prompts_and_survives_ctrl_c(
 
     master, slave = pty.openpty()
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bridge.cli", "repl", "--bridge", bridge.server.url,
+        sys.executable, "-m", "trustbridge", "repl", "--bridge", bridge.server.url,
         stdin=slave, stdout=slave, stderr=slave, cwd=ROOT, start_new_session=True)
     os.close(slave)
     seen = bytearray()
@@ -388,7 +388,7 @@ async def test_exec_system_exit_is_the_programs_exit_status(
 async def _exec_process(bridge: Bridge, code: str) -> asyncio.subprocess.Process:
     """``trustbridge exec - --bridge URL`` as a process with ``code`` on its stdin."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bridge.cli", "exec", "-", "--bridge", bridge.server.url,
+        sys.executable, "-m", "trustbridge", "exec", "-", "--bridge", bridge.server.url,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE, cwd=ROOT)
     assert proc.stdin is not None
@@ -424,7 +424,7 @@ async def test_exec_into_a_closed_pipe_ends_quietly(bridge: Bridge) -> None:
 def test_print_result_says_fresh_worker_even_when_the_entry_raised() -> None:
     """The repl's "fresh worker" note is printed whenever the worker had been reset
     before the entry, also when the entry raised (its variables are gone: NameError)."""
-    from bridge.code import ExecResult
+    from trustbridge.bridge.code import ExecResult
 
     out, err = io.StringIO(), io.StringIO()
     cli_code.print_result(ExecResult(error="NameError: name 'a' is not defined\n",

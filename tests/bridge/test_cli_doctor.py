@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bridge import cli
-from supervisor import discovery
+from trustbridge.bridge import cli
+from trustbridge.supervisor import discovery
 
 REPO = Path(__file__).resolve().parents[2]
 

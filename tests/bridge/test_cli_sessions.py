@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from bridge import cli, config, sdk
-from bridge.protocol import errors as E
-from bridge.server import BridgeServer
+from trustbridge.bridge import cli, config, sdk
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension, cli_bridge, wait_until
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
-from bridge.client import BridgeClient
-from bridge.protocol import errors as E
-from bridge.protocol.models import (
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import (
     MESSAGE_ADAPTER,
     PROTOCOL_VERSION,
     Hello,
@@ -19,7 +19,7 @@ from bridge.protocol.models import (
     Response,
     Welcome,
 )
-from bridge.server import BridgeServer
+from trustbridge.bridge.server import BridgeServer
 
 pytestmark = pytest.mark.timeout(20)
 

@@ -12,9 +12,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bridge.client import BridgeClient
-from bridge.protocol import errors as E
-from bridge.server import SWEEP_S
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.server import SWEEP_S
 
 from .fakes import ClientBridge, client_bridge, wait_until
 
@@ -103,7 +103,7 @@ async def test_heartbeat_stops_when_the_session_is_stopped(
     assert stopped["stopped"] is True
     heartbeat = a._heartbeat
     assert heartbeat is not None
-    with caplog.at_level(logging.WARNING, logger="bridge.client"):
+    with caplog.at_level(logging.WARNING, logger="trustbridge.bridge.client"):
         await wait_until(heartbeat.done, STEP_S)  # its next renew was SESSION_STOPPED
     assert heartbeat.exception() is None  # logged, never raised
     assert any("stopped" in r.getMessage() for r in caplog.records)

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from bridge.code import CodeRuntime
-from bridge.code import runtime as runtime_module
-from bridge.protocol import errors as E
+from trustbridge.bridge.code import CodeRuntime
+from trustbridge.bridge.code import runtime as runtime_module
+from trustbridge.bridge.protocol import errors as E
 
 from .fakes import wait_until
 
@@ -210,7 +210,7 @@ async def test_typed_bridge_error_is_the_same_class(rt: CodeRuntime, fake: FakeB
     """A TrustbridgeError of the parent's call is raised in the code as the same class
     with its facts; one the code lets escape names its wire code."""
     fake.errors["page.act"] = E.RefNotFound("No element has ref e9.", {"ref": "e9"})
-    caught = await rt.run("from bridge.protocol import errors as E\n"
+    caught = await rt.run("from trustbridge.bridge.protocol import errors as E\n"
                           "try:\n    await tab.click('e9')\n"
                           "except E.RefNotFound as err:\n    print(type(err).__name__, err.details)")
     assert caught.ok and caught.output == "RefNotFound {'ref': 'e9'}\n"
@@ -386,7 +386,7 @@ async def test_children_of_code_die_with_a_sigkilled_parent(tmp_path: Path) -> N
     the worker sees its channel end and kills its process group, the child included."""
     script = tmp_path / "parent.py"
     script.write_text(
-        "import asyncio, sys\nfrom bridge.code import CodeRuntime\n"
+        "import asyncio, sys\nfrom trustbridge.bridge.code import CodeRuntime\n"
         "async def call(m, p): return {}\n"
         "async def main():\n"
         "    rt = CodeRuntime(call, protocol_version=1)\n"
@@ -464,7 +464,7 @@ def test_an_inherited_ignored_sigchld_loses_no_status(tmp_path: Path) -> None:
     script = tmp_path / "ignored.py"
     script.write_text(
         "import asyncio, signal\nsignal.signal(signal.SIGCHLD, signal.SIG_IGN)\n"
-        "from bridge.code import CodeRuntime\n"
+        "from trustbridge.bridge.code import CodeRuntime\n"
         "async def call(m, p): return {}\n"
         "async def main():\n"
         "    rt = CodeRuntime(call, protocol_version=1)\n"

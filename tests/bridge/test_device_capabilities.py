@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from bridge.cli import _human
-from bridge.protocol import errors as E
-from bridge.routing import RoutingPolicy
+from trustbridge.bridge.cli import _human
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.routing import RoutingPolicy
 
 EXT_CAPS = {"closedShadowVisible": True, "syntheticInput": True}
 DRV_CAPS = {"trustedInput": True, "coordinateRoute": False}

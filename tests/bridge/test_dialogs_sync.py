@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from playwright.async_api import Error as PlaywrightError
 
-from bridge.protocol import errors as E
-from supervisor.dialogs import DialogTracker
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.supervisor.dialogs import DialogTracker
 
 
 class FakePage:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import asyncio
 
-from bridge import embedded
-from bridge.embedded import Embedded
-from supervisor import __main__ as supervisor_main
+from trustbridge.bridge import embedded
+from trustbridge.bridge.embedded import Embedded
+from trustbridge.supervisor import __main__ as supervisor_main
 
 
 def test_the_counted_line_is_the_one_the_supervisor_says() -> None:

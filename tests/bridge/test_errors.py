@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bridge.protocol import errors as E
+from trustbridge.bridge.protocol import errors as E
 
 
 def test_both_constructor_forms_give_the_same_facts() -> None:

@@ -13,12 +13,12 @@ from typing import Any, TypeVar
 import pytest
 from websockets.asyncio.client import ClientConnection
 
-from bridge import after_input
-from bridge.client import BridgeClient
-from bridge.protocol import errors as E
-from bridge.protocol.models import Request
-from bridge.protocol.origins import OriginPolicy, parse_origin_list
-from bridge.server import BridgeServer
+from trustbridge.bridge import after_input
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import Request
+from trustbridge.bridge.protocol.origins import OriginPolicy, parse_origin_list
+from trustbridge.bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension, wait_until
 

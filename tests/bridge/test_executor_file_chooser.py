@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from bridge import after_input
-from bridge.client import BridgeClient
-from bridge.protocol import errors as E
+from trustbridge.bridge import after_input
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.protocol import errors as E
 
 from .fakes import wait_until
 from .test_executor import (  # noqa: F401 (fixtures)

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from bridge.client import BridgeClient
-from bridge.executor import driver_timeout_s
-from bridge.protocol import errors as E
-from bridge.protocol.models import ActParams
-from bridge.server import BridgeServer
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.executor import driver_timeout_s
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import ActParams
+from trustbridge.bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension
 

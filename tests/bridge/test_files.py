@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from bridge import config, files
-from bridge.client import BridgeClient
-from bridge.mcp import Connection, build_server, devtools
-from bridge.mcp.options import McpOptions, build_options
-from bridge.protocol import errors as E
-from bridge.server import BridgeServer
+from trustbridge.bridge import config, files
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.mcp import Connection, build_server, devtools
+from trustbridge.bridge.mcp.options import McpOptions, build_options
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension, FakePeer
 

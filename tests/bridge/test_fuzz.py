@@ -36,10 +36,10 @@ from hypothesis import strategies as st
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
-from bridge.client import BridgeClient
-from bridge.protocol import errors as E
-from bridge.protocol.methods import CLIENT_METHODS, METHOD_PARAMS
-from bridge.protocol.models import (
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.methods import CLIENT_METHODS, METHOD_PARAMS
+from trustbridge.bridge.protocol.models import (
     MESSAGE_ADAPTER,
     PROTOCOL_VERSION,
     Event,
@@ -342,7 +342,7 @@ def _mutate(draw: st.DrawFn, msg: dict[str, Any], op: str) -> str | bytes:
 
 _CHILD = """
 import asyncio, os, sys
-from bridge.server import BridgeServer
+from trustbridge.bridge.server import BridgeServer
 
 async def main() -> None:
     server = BridgeServer(os.environ["FUZZ_TOKEN"], port=0, max_message_bytes=int(sys.argv[1]))

@@ -16,12 +16,12 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
-from bridge.code import ExecResult
-from bridge.mcp import code as code_tool
-from bridge.mcp.options import McpOptions, OptionsError, build_options
-from bridge.mcp.server import build_server, tools_for
-from bridge.mcp.session import Connection
-from bridge.server import BridgeServer
+from trustbridge.bridge.code import ExecResult
+from trustbridge.bridge.mcp import code as code_tool
+from trustbridge.bridge.mcp.options import McpOptions, OptionsError, build_options
+from trustbridge.bridge.mcp.server import build_server, tools_for
+from trustbridge.bridge.mcp.session import Connection
+from trustbridge.bridge.server import BridgeServer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -170,7 +170,7 @@ async def test_stdio_server_survives_lone_surrogates(bridge: BridgeServer,
     token.write_text(bridge.token)
     token.chmod(0o600)
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "bridge.cli", "mcp", "--caps", "code", "--bridge",
+        command=sys.executable, args=["-m", "trustbridge", "mcp", "--caps", "code", "--bridge",
                                       bridge.url, "--token-file", str(token)],
         env=dict(os.environ, TRUSTBRIDGE_HOME=str(tmp_path)), cwd=str(ROOT))
     with (tmp_path / "stderr.log").open("w") as errlog:

@@ -17,11 +17,11 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from PIL import Image
 
-from bridge.mcp import Connection, build_server, devtools
-from bridge.mcp.options import McpOptions
-from bridge.mcp.screenshot import image_type
-from bridge.protocol import errors as E
-from bridge.server import BridgeServer
+from trustbridge.bridge.mcp import Connection, build_server, devtools
+from trustbridge.bridge.mcp.options import McpOptions
+from trustbridge.bridge.mcp.screenshot import image_type
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension, FakePeer
 

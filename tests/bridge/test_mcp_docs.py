@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge.mcp.server import TOOLS
+from trustbridge.bridge.mcp.server import TOOLS
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "mcp.md"

@@ -9,8 +9,8 @@ from typing import Any
 
 from mcp import Client
 
-from bridge.mcp import Session, build_server
-from bridge.server import BridgeServer
+from trustbridge.bridge.mcp import Session, build_server
+from trustbridge.bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension, wait_until
 

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from bridge.mcp import Session, build_server
-from bridge.mcp.find import js_literal
-from bridge.protocol import errors as E
-from bridge.protocol import results as R
-from bridge.server import BridgeServer
+from trustbridge.bridge.mcp import Session, build_server
+from trustbridge.bridge.mcp.find import js_literal
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol import results as R
+from trustbridge.bridge.server import BridgeServer
 
 from .fakes import FakeExtension, FakePeer, answer_of
 

@@ -46,7 +46,7 @@ async def http_server(home: Path, *args: str) -> AsyncIterator[tuple[str, Path]]
     errlog = home / "stderr.log"
     with errlog.open("w") as err:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bridge.cli", "mcp", "--http", str(port), "--no-embedded",
+            sys.executable, "-m", "trustbridge", "mcp", "--http", str(port), "--no-embedded",
             *args, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
             stderr=err, cwd=str(REPO), env=dict(os.environ, TRUSTBRIDGE_HOME=str(home)))
     try:
@@ -144,7 +144,7 @@ async def test_token_file_that_is_missing_or_empty_is_refused(tmp_path: Path) ->
     empty.write_text("\n")
     for path in (tmp_path / "absent", empty):
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bridge.cli", "mcp", "--http", str(_free_port()),
+            sys.executable, "-m", "trustbridge", "mcp", "--http", str(_free_port()),
             "--no-embedded", "--http-token-file", str(path),
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE, cwd=str(REPO),

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from bridge import cli
-from bridge.embedded import Embedded
-from bridge.mcp.options import McpOptions, OptionsError, build_options, parse_viewport
-from supervisor.origins import OriginPolicy, parse_origin_list, parse_origin_pattern
+from trustbridge.bridge import cli
+from trustbridge.bridge.embedded import Embedded
+from trustbridge.bridge.mcp.options import McpOptions, OptionsError, build_options, parse_viewport
+from trustbridge.supervisor.origins import OriginPolicy, parse_origin_list, parse_origin_pattern
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -195,7 +195,7 @@ def test_embedded_passes_the_options_to_the_supervisor(tmp_path: Path) -> None:
     assert tail[tail.index("--allowed-origins") + 1] == "http://127.0.0.1:*"
     assert tail[tail.index("--blocked-origins") + 1] == "evil.test"
     assert tail[tail.index("--executable-path") + 1] == str(Path(sys.executable).resolve())
-    from supervisor.__main__ import main as supervisor_main
+    from trustbridge.supervisor.__main__ import main as supervisor_main
     with pytest.raises(SystemExit) as exc:  # parses, then --help stops before any launch
         supervisor_main([*tail, "--help"])
     assert exc.value.code == 0
@@ -205,7 +205,7 @@ def test_cli_exits_2_before_anything_starts(tmp_path: Path) -> None:
     """``trustbridge mcp`` with a bad option prints the reason and exits 2 at once: no
     bridge listening, nothing on stdout."""
     proc = subprocess.run(
-        [sys.executable, "-m", "bridge.cli", "mcp", "--viewport-size", "big"],
+        [sys.executable, "-m", "trustbridge", "mcp", "--viewport-size", "big"],
         capture_output=True, text=True, timeout=60, cwd=str(REPO),
         env={"PATH": "/usr/bin:/bin", "TRUSTBRIDGE_HOME": str(tmp_path)})
     assert proc.returncode == 2
@@ -250,7 +250,7 @@ def test_flags_that_would_change_results_or_security_are_refused_with_why(
 def test_port_is_http_and_host_is_loopback_only() -> None:
     """--port N serves --http N; --host localhost/127.0.0.1/::1 is taken, another host,
     a host with no port and two different ports are refused."""
-    from bridge.mcp.foreign_flags import http_port
+    from trustbridge.bridge.mcp.foreign_flags import http_port
 
     assert http_port(None, 8931, None) == 8931
     assert http_port(8931, 8931, "localhost") == 8931
@@ -265,7 +265,7 @@ def test_port_is_http_and_host_is_loopback_only() -> None:
 def test_cli_refuses_a_non_loopback_host_with_exit_2(tmp_path: Path) -> None:
     """``trustbridge mcp --port 9000 --host 0.0.0.0`` exits 2 saying why, nothing started."""
     proc = subprocess.run(
-        [sys.executable, "-m", "bridge.cli", "mcp", "--port", "9000", "--host", "0.0.0.0"],
+        [sys.executable, "-m", "trustbridge", "mcp", "--port", "9000", "--host", "0.0.0.0"],
         capture_output=True, text=True, timeout=60, cwd=str(REPO), check=False,
         env={"PATH": "/usr/bin:/bin", "TRUSTBRIDGE_HOME": str(tmp_path)})
     assert proc.returncode == 2 and proc.stdout == ""
@@ -278,7 +278,7 @@ def test_every_playwright_mcp_flag_is_ours_or_known() -> None:
     import re
     import shutil
 
-    from bridge.mcp.foreign_flags import FOREIGN_FLAGS
+    from trustbridge.bridge.mcp.foreign_flags import FOREIGN_FLAGS
 
     cli_js = REPO / "scripts/conformance/node_modules/@playwright/mcp/cli.js"
     if shutil.which("node") is None or not cli_js.exists():
@@ -297,8 +297,8 @@ def test_every_playwright_mcp_flag_is_ours_or_known() -> None:
 def test_the_default_viewport_is_playwrights_1280x720() -> None:
     """With no --viewport-size the browser's viewport is Playwright's default, 1280x720
     CSS px, in the launcher and in what the options say."""
-    from bridge.mcp.options import DEFAULT_VIEWPORT
-    from supervisor.launcher import VIEWPORT
+    from trustbridge.bridge.mcp.options import DEFAULT_VIEWPORT
+    from trustbridge.supervisor.launcher import VIEWPORT
 
     assert VIEWPORT == {"width": 1280, "height": 720}
     assert DEFAULT_VIEWPORT == (VIEWPORT["width"], VIEWPORT["height"])

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from bridge.mcp import TOOLS, Connection, build_server, report
-from bridge.mcp.options import McpOptions
-from bridge.protocol import errors as E
-from bridge.server import BridgeServer
+from trustbridge.bridge.mcp import TOOLS, Connection, build_server, report
+from trustbridge.bridge.mcp.options import McpOptions
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension, FakePeer
 
@@ -330,7 +330,7 @@ async def test_each_tool_call_s_tab_keeps_its_own_snapshot_after() -> None:
     """Two tool calls at once, each with its own ConnectionTab: a result through one tab
     sets that tab's snapshot_after only, and a later result without one clears it (the
     page state shown is always the latest of that call's own requests)."""
-    from bridge.mcp.session import ConnectionTab
+    from trustbridge.bridge.mcp.session import ConnectionTab
 
     class Client:
         def __init__(self) -> None:

@@ -7,8 +7,8 @@ import contextlib
 
 from mcp import Client
 
-from bridge.mcp import Connection, build_server
-from bridge.server import BridgeServer
+from trustbridge.bridge.mcp import Connection, build_server
+from trustbridge.bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension, wait_until
 
@@ -76,7 +76,7 @@ async def test_navigating_a_crashed_tab_follows_the_tab_that_replaced_it(
 def test_the_modal_state_is_the_current_tab_s_dialog_not_another_tab_s() -> None:
     """Dialogs on tabs 1 and 2: the Connection shows the one on its current tab (chosen,
     or the active one), none for a third tab, and an unplaced dialog for any tab."""
-    from bridge.protocol.models import DeviceInfo
+    from trustbridge.bridge.protocol.models import DeviceInfo
 
     def device(*dialogs: dict) -> DeviceInfo:
         return DeviceInfo(device=DEVICE, extension=True, driver=True, requiresTrustedInput=True,

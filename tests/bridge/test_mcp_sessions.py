@@ -18,10 +18,10 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from bridge.mcp import Connection, build_server
-from bridge.mcp.lease import session_label
-from bridge.mcp.options import McpOptions, OptionsError, build_options
-from bridge.server import BridgeServer
+from trustbridge.bridge.mcp import Connection, build_server
+from trustbridge.bridge.mcp.lease import session_label
+from trustbridge.bridge.mcp.options import McpOptions, OptionsError, build_options
+from trustbridge.bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension, wait_until
 

@@ -17,7 +17,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.message import SessionMessage
 
-from bridge.mcp.server import answer_malformed, malformed_reply
+from trustbridge.bridge.mcp.server import answer_malformed, malformed_reply
 
 REPO = Path(__file__).resolve().parents[2]
 STEP_S = 10.0
@@ -31,14 +31,14 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {
 @pytest.fixture(params=[["--no-embedded"], []], ids=["no-embedded", "default"])
 async def server(tmp_path: Path,
                  request: pytest.FixtureRequest) -> AsyncIterator[asyncio.subprocess.Process]:
-    """``python -m bridge.cli mcp`` with its own state directory (no bridge running), with
+    """``python -m trustbridge mcp`` with its own state directory (no bridge running), with
     ``--no-embedded`` or as configured by default (it starts a browser once a client
     speaks MCP, never for unreadable lines: the test checks its stderr before it sends
     initialize)."""
     errlog = tmp_path / "stderr.log"
     with errlog.open("w") as err:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bridge.cli", "mcp", *request.param,
+            sys.executable, "-m", "trustbridge", "mcp", *request.param,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=err, cwd=str(REPO), env=dict(os.environ, TRUSTBRIDGE_HOME=str(tmp_path)))
     try:

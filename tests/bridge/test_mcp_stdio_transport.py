@@ -1,7 +1,7 @@
 """bridge/mcp/stdio.py: MCP over stdin/stdout on the event loop, with the contract of the
 ``mcp`` package's ``stdio_server``.
 
-Two subjects, both real child processes on real pipes: ``python -m bridge.cli mcp
+Two subjects, both real child processes on real pipes: ``python -m trustbridge mcp
 --no-embedded`` (no bridge, no browser: none is needed for what these send), and a
 harness that serves :func:`stdio_transport` with :func:`answer_malformed` and answers
 every request with what it saw (its position, method and params), so the transport's
@@ -26,9 +26,9 @@ from typing import Any
 import mcp_types as types
 import pytest
 
-from bridge.mcp.stdio import ENV
-from bridge.mcp.stdio_lines import MAX_LINE_BYTES, LineSplitter, LineTooLong
-from bridge.server import DEFAULT_MAX_MESSAGE_BYTES
+from trustbridge.bridge.mcp.stdio import ENV
+from trustbridge.bridge.mcp.stdio_lines import MAX_LINE_BYTES, LineSplitter, LineTooLong
+from trustbridge.bridge.server import DEFAULT_MAX_MESSAGE_BYTES
 
 REPO = Path(__file__).resolve().parents[2]
 STEP_S = 20.0
@@ -42,8 +42,8 @@ HARNESS = r"""
 import asyncio, os, sys
 import mcp_types as types
 from mcp.shared.message import SessionMessage
-from bridge.mcp.server import answer_malformed
-from bridge.mcp.stdio import stdio_transport
+from trustbridge.bridge.mcp.server import answer_malformed
+from trustbridge.bridge.mcp.stdio import stdio_transport
 
 async def main() -> None:
     limit = int(sys.argv[1])
@@ -144,7 +144,7 @@ async def _harness(tmp_path: Path, children: list[Child], transport: str = "nati
 
 async def _server(tmp_path: Path, children: list[Child], transport: str = "native",
                   *args: str, **streams: Any) -> Child:
-    child = await _spawn(tmp_path, ["-m", "bridge.cli", *args, "mcp", "--no-embedded"],
+    child = await _spawn(tmp_path, ["-m", "trustbridge", *args, "mcp", "--no-embedded"],
                          {ENV: transport}, **streams)
     children.append(child)
     return child

@@ -20,12 +20,12 @@ import pytest
 from mcp import Client
 from PIL import Image
 
-from bridge.mcp import Session, build_server
-from bridge.mcp.tool import clean_schema
-from bridge.protocol import errors as E
-from bridge.protocol.models import PROTOCOL_VERSION, DeviceInfo
-from bridge.sdk import Browser
-from bridge.server import BridgeServer
+from trustbridge.bridge.mcp import Session, build_server
+from trustbridge.bridge.mcp.tool import clean_schema
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import PROTOCOL_VERSION, DeviceInfo
+from trustbridge.bridge.sdk import Browser
+from trustbridge.bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension, FakePeer, wait_until
 
@@ -325,7 +325,7 @@ async def test_select_drag_and_upload_map_onto_their_protocol_actions(
     """select_option → select values; drag (Playwright's startRef/endRef) → drag with the
     drop target resolved too; file_upload paths (in the output directory: an allowed
     root, tests/bridge/test_files.py) → upload files; all trusted."""
-    from bridge.mcp import devtools
+    from trustbridge.bridge.mcp import devtools
 
     monkeypatch.setattr(devtools, "DEFAULT_OUTPUT_DIR", tmp_path)
     upload = str(tmp_path / "a.txt")

@@ -14,10 +14,10 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from bridge.mcp import Session, build_server
-from bridge.mcp.options import McpOptions
-from bridge.mcp.server import tools_for
-from bridge.server import BridgeServer
+from trustbridge.bridge.mcp import Session, build_server
+from trustbridge.bridge.mcp.options import McpOptions
+from trustbridge.bridge.mcp.server import tools_for
+from trustbridge.bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension, FakePeer
 
@@ -65,7 +65,7 @@ async def test_trustbridge_mcp_lists_them_with_caps_vision_only(tmp_path: Path) 
     listed = []
     for extra in ([], ["--caps", "vision"]):
         params = StdioServerParameters(
-            command=sys.executable, args=["-m", "bridge.cli", "mcp", "--no-embedded", *extra],
+            command=sys.executable, args=["-m", "trustbridge", "mcp", "--no-embedded", *extra],
             env=dict(os.environ, TRUSTBRIDGE_HOME=str(tmp_path)), cwd=str(repo))
         with (tmp_path / "stderr.log").open("w") as errlog:
             async with Client(stdio_client(params, errlog=errlog),

@@ -19,11 +19,11 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from bridge import executor as executor_module
-from bridge import server as server_module
-from bridge.client import BridgeClient
-from bridge.protocol import errors as E
-from bridge.protocol.models import (
+from trustbridge.bridge import executor as executor_module
+from trustbridge.bridge import server as server_module
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import (
     MESSAGE_ADAPTER,
     PROTOCOL_VERSION,
     Hello,
@@ -32,7 +32,7 @@ from bridge.protocol.models import (
     Response,
     Welcome,
 )
-from bridge.server import BridgeServer
+from trustbridge.bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension, wait_until
 

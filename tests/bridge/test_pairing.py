@@ -13,12 +13,12 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from bridge import pairing as P
-from bridge.client import BridgeClient
-from bridge.protocol import errors as E
-from bridge.protocol.models import PROTOCOL_VERSION, Hello
-from bridge.routing import RoutingPolicy
-from bridge.server import BridgeServer
+from trustbridge.bridge import pairing as P
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import PROTOCOL_VERSION, Hello
+from trustbridge.bridge.routing import RoutingPolicy
+from trustbridge.bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension, wait_until
 

@@ -11,8 +11,8 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import ServerConnection, serve
 
-from bridge.protocol import errors as E
-from bridge.protocol.models import (
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import (
     PROTOCOL_VERSION,
     Event,
     Hello,
@@ -20,7 +20,7 @@ from bridge.protocol.models import (
     Response,
     Welcome,
 )
-from bridge.protocol.peer import Connection, answer, encode, handshake
+from trustbridge.bridge.protocol.peer import Connection, answer, encode, handshake
 
 pytestmark = pytest.mark.timeout(20)
 

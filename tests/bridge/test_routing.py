@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bridge import routing
-from bridge.protocol import errors as E
-from bridge.protocol.models import DeviceInfo
-from bridge.routing import (
+from trustbridge.bridge import routing
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import DeviceInfo
+from trustbridge.bridge.routing import (
     Local,
     RoutingPolicy,
     ToExtension,

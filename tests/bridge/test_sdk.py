@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from bridge import sdk
-from bridge.protocol import errors as E
-from bridge.protocol.models import BatchItem, ClickAction, FillAction, PressAction
-from bridge.server import BridgeServer
+from trustbridge.bridge import sdk
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import BatchItem, ClickAction, FillAction, PressAction
+from trustbridge.bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension
 

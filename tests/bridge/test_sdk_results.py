@@ -6,8 +6,8 @@ from __future__ import annotations
 import typing
 from typing import Any, NotRequired
 
-from bridge import sdk_results as S
-from bridge.protocol import results as R
+from trustbridge.bridge import sdk_results as S
+from trustbridge.bridge.protocol import results as R
 
 
 def test_act_result_names_the_optional_fields_of_issues_14_15_and_18() -> None:

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from bridge import sdk
-from bridge.protocol import errors as E
-from bridge.protocol import results as R
-from bridge.server import BridgeServer
-from bridge.sync_sdk import SyncBrowser
+from trustbridge.bridge import sdk
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol import results as R
+from trustbridge.bridge.server import BridgeServer
+from trustbridge.bridge.sync_sdk import SyncBrowser
 
 from .fakes import FakeDriver, FakeExtension, answer_of, serve_with_fakes, wait_until
 

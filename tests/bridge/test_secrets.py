@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bridge.secrets import MASK, TypedSecrets
+from trustbridge.bridge.secrets import MASK, TypedSecrets
 
 D = "dev1"
 

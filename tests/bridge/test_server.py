@@ -13,9 +13,9 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from bridge.client import BridgeClient
-from bridge.protocol import errors as E
-from bridge.protocol.models import (
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import (
     MESSAGE_ADAPTER,
     PROTOCOL_VERSION,
     ActParams,
@@ -27,8 +27,8 @@ from bridge.protocol.models import (
     Response,
     Welcome,
 )
-from bridge.routing import RoutingPolicy
-from bridge.server import BridgeServer
+from trustbridge.bridge.routing import RoutingPolicy
+from trustbridge.bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension, FakePeer, Received, wait_until
 

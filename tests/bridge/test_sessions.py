@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from bridge.protocol import errors as E
-from bridge.sessions import DEFAULT_LEASE_MS, STOPPED_KEEP, Session, SessionBook
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.sessions import DEFAULT_LEASE_MS, STOPPED_KEEP, Session, SessionBook
 
 DEV = "dev1"
 

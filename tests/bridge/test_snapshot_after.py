@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import ClientConnection
 
-from bridge.client import BridgeClient
-from bridge.protocol import errors as E
-from bridge.protocol.models import Request
-from bridge.server import BridgeServer
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import Request
+from trustbridge.bridge.server import BridgeServer
 
 from .fakes import FakeExtension
 from .test_executor import (  # noqa: F401  (server: the same fixture)
@@ -222,8 +222,8 @@ async def test_a_cancelled_race_cancels_the_call_it_waited_for() -> None:
     cancelled too, not left pending (bridge/dialog_waits.py)."""
     import asyncio
 
-    from bridge.dialog_waits import DialogWaits
-    from bridge.routing import RoutingPolicy
+    from trustbridge.bridge.dialog_waits import DialogWaits
+    from trustbridge.bridge.routing import RoutingPolicy
 
     waits = DialogWaits(RoutingPolicy(), lambda _peer: None)  # type: ignore[arg-type,return-value]
     started = asyncio.Event()

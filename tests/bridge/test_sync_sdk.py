@@ -17,11 +17,11 @@ from typing import TypeVar
 
 import pytest
 
-from bridge import sdk
-from bridge.protocol import errors as E
-from bridge.protocol.models import FillAction
-from bridge.server import BridgeServer
-from bridge.sync_sdk import THREAD_NAME, SyncBrowser, SyncInAsyncError, SyncTab
+from trustbridge.bridge import sdk
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import FillAction
+from trustbridge.bridge.server import BridgeServer
+from trustbridge.bridge.sync_sdk import THREAD_NAME, SyncBrowser, SyncInAsyncError, SyncTab
 
 from .fakes import FakeDriver, FakeExtension
 

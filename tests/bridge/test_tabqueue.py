@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from bridge.tabqueue import TabQueue
+from trustbridge.bridge.tabqueue import TabQueue
 
 pytestmark = pytest.mark.timeout(10)
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from bridge import cli, config
-from bridge.client import BridgeClient, resolve_endpoint
-from bridge.protocol import errors as E
-from bridge.server import BridgeServer
+from trustbridge.bridge import cli, config
+from trustbridge.bridge.client import BridgeClient, resolve_endpoint
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.server import BridgeServer
 
 REPO = Path(__file__).resolve().parents[2]
 STEP_S = 10.0
@@ -134,7 +134,7 @@ def test_mcp_refuses_a_remote_bridge_before_serving(state_dir: Path) -> None:
     """``trustbridge mcp --bridge ws://elsewhere``: exit 2 with the reason, before it
     serves anything on stdout."""
     proc = subprocess.run(
-        [sys.executable, "-m", "bridge.cli", "mcp", "--bridge", "ws://192.0.2.7:17831"],
+        [sys.executable, "-m", "trustbridge", "mcp", "--bridge", "ws://192.0.2.7:17831"],
         check=False, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=STEP_S,
         cwd=str(REPO), env=dict(os.environ, TRUSTBRIDGE_HOME=str(state_dir)))
     assert proc.returncode == cli.EXIT_USAGE, proc.stderr

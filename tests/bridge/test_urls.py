@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from bridge.protocol import errors as E
-from bridge.protocol.origins import OriginPolicy, parse_origin_list
-from bridge.urls import BLOCKED_ORIGIN_NEXT_STEP, check_navigation_url
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.origins import OriginPolicy, parse_origin_list
+from trustbridge.bridge.urls import BLOCKED_ORIGIN_NEXT_STEP, check_navigation_url
 
 
 def policy(allowed: str = "", blocked: str = "") -> OriginPolicy:

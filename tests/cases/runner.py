@@ -19,8 +19,8 @@ from urllib.parse import urljoin
 
 from playwright.async_api import BrowserContext, Page
 
-from bridge.protocol import errors as E
-from bridge.sdk import Tab
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.sdk import Tab
 
 LINE = re.compile(r'^(?P<indent> *)- (?P<role>[a-z]+)(?: (?P<name>"(?:[^"\\]|\\.)*"))?(?P<rest>.*)$')
 REF = re.compile(r"\[ref=((?:f\d+)?e\d+)\]")

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from bridge.client import BridgeClient
-from bridge.sdk import Tab
-from bridge.server import BridgeServer
-from supervisor.runner import Supervisor
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.sdk import Tab
+from trustbridge.bridge.server import BridgeServer
+from trustbridge.supervisor.runner import Supervisor
 
 from .corpus import CORPUS_SIZE, absent_reason, case_dirs, corpus_folder
 from .runner import CaseRun

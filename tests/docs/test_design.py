@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bridge.protocol.errors import ErrorCode
+from trustbridge.bridge.protocol.errors import ErrorCode
 
 ROOT = Path(__file__).resolve().parents[2]
 DESIGN = ROOT / "docs" / "design.md"

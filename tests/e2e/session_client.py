@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository
 
-from bridge.client import BridgeClient
-from bridge.protocol.errors import TrustbridgeError
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.protocol.errors import TrustbridgeError
 
 RENEW_S = 0.5
 """How often the client renews its session while it waits to be killed, s."""

@@ -29,12 +29,12 @@ from pathlib import Path
 import pytest
 from playwright.async_api import BrowserContext, Page, async_playwright
 
-from bridge import pairing as P
-from bridge.client import BridgeClient
-from bridge.protocol import errors as E
-from bridge.routing import RoutingPolicy
-from bridge.server import BridgeServer
-from supervisor.extension_copy import extension_source
+from trustbridge.bridge import pairing as P
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.routing import RoutingPolicy
+from trustbridge.bridge.server import BridgeServer
+from trustbridge.supervisor.extension_copy import extension_source
 
 from .conftest import Origins, ref_of, wait_until
 
@@ -180,7 +180,7 @@ async def _attach(person: Person) -> asyncio.subprocess.Process:
     stored pairing names it), once the bridge has its driver. A subprocess of this loop
     (the bridge runs in it too and must keep serving while the test waits)."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bridge.cli", "attach", "--cdp", person.cdp,
+        sys.executable, "-m", "trustbridge", "attach", "--cdp", person.cdp,
         "--bridge", person.server.url, "--token-file", str(person.token_file),
         cwd=ROOT, env={**os.environ, "TRUSTBRIDGE_HOME": str(person.home)},
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
@@ -245,7 +245,7 @@ async def test_paired_by_code_attached_over_cdp_trusted_then_unavailable(
     # extension's refs would name frames the driver does not hold.
     # (A subprocess of this loop's own: the bridge in this loop keeps serving meanwhile.)
     other = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bridge.cli", "attach", "--cdp", person.cdp, "--device", "other",
+        sys.executable, "-m", "trustbridge", "attach", "--cdp", person.cdp, "--device", "other",
         "--bridge", person.server.url, "--token-file", str(person.token_file),
         cwd=ROOT, env={**os.environ, "TRUSTBRIDGE_HOME": str(person.home)},
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)

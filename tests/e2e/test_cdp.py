@@ -22,9 +22,9 @@ from playwright.async_api import async_playwright
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from bridge import cli
-from bridge.client import BridgeClient
-from bridge.protocol import errors as E
+from trustbridge.bridge import cli
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.protocol import errors as E
 
 from .conftest import Origins, Stack, page_eval, ref_of
 
@@ -220,7 +220,7 @@ async def test_what_a_killed_client_created_is_closed_and_the_runtimes_tab_stays
 async def test_the_same_session_gets_the_same_url(stack: Stack) -> None:
     """An operator session gets the same URL each time; an agent session none (the door
     reaches every session's tabs: docs/security.md "Who may do what")."""
-    from bridge.sdk import Browser
+    from trustbridge.bridge.sdk import Browser
 
     with pytest.raises(E.Unauthorized) as refused:
         await stack.client.call("cdp.endpoint", {})

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge import cli, cli_code
+from trustbridge.bridge import cli, cli_code
 
 from .conftest import CHROMIUM_ONLY, Origins, Stack, page_eval
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge import cli
+from trustbridge.bridge import cli
 
 from .conftest import CHROMIUM_ONLY, Origins, Stack, ref_of
 

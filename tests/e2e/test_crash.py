@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge.protocol import errors as E
+from trustbridge.bridge.protocol import errors as E
 
 from .conftest import Origins, Stack, ref_of, wait_until
 
@@ -166,7 +166,7 @@ async def test_the_mcp_server_says_its_browser_was_restarted(
     done), and the call after it works on the new browser."""
     from mcp import Client
 
-    from bridge.mcp import Connection, build_server
+    from trustbridge.bridge.mcp import Connection, build_server
 
     from .test_orphans import _descendants
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from bridge.protocol import errors as E
+from trustbridge.bridge.protocol import errors as E
 
 from .conftest import Origins, Stack, ref_of, wait_until
 from .test_dialogs import QUICK_S, call, next_dialog

@@ -80,7 +80,7 @@ class Runtime:
 
 def _start_up(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
     """``trustbridge up --port 0``; returns it and its bridge URL once it says ready."""
-    proc = subprocess.Popen([sys.executable, "-m", "bridge.cli", "up", "--port", "0"], env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "trustbridge", "up", "--port", "0"], env=env,
                             cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     lines: queue.Queue[str] = queue.Queue()
@@ -103,7 +103,7 @@ def runtime(tmp_path: Path) -> Iterator[Runtime]:
     bindir = tmp_path / "bin"
     bindir.mkdir()
     tool = bindir / "trustbridge"  # the venv's entry point, importing this tree's code
-    tool.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m bridge.cli "$@"\n')
+    tool.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m trustbridge "$@"\n')
     tool.chmod(0o755)
     env = dict(os.environ, TRUSTBRIDGE_HOME=str(home), HOME=str(tmp_path / "home"),
                PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.downloads import DOWNLOADS_ENV
+from trustbridge.supervisor.downloads import DOWNLOADS_ENV
 
 from .conftest import PAGES, Origins, Stack, ref_of
 from .test_mcp_tabs import call, mcp_on, open_main, page_state, pw_page

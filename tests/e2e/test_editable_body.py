@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from bridge.sdk import Tab
+from trustbridge.bridge.sdk import Tab
 
 from .conftest import Origins, Stack
 from .test_regressions_frames import frame_block

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from bridge.protocol import errors as E
+from trustbridge.bridge.protocol import errors as E
 
 from .conftest import Origins, Stack, ref_of
 

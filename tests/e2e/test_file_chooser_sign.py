@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from supervisor import watch
+from trustbridge.supervisor import watch
 
 from .conftest import Origins, Stack, ref_of, wait_until
 from .test_mcp_tabs import call, mcp_on, page_state, pw_page

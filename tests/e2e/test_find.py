@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from bridge.protocol import errors as E
+from trustbridge.bridge.protocol import errors as E
 
 from .conftest import Origins, Stack
 
@@ -185,7 +185,7 @@ async def _mcp(stack: Stack):
     """An in-process MCP client of a server on this test's bridge (no embedded browser)."""
     from mcp import Client
 
-    from bridge.mcp import Connection, build_server
+    from trustbridge.bridge.mcp import Connection, build_server
 
     await stack.release()  # the stack's client opened the page: its session owns the tab
     conn = Connection(url=stack.server.url, token=stack.server.token, embedded=False)

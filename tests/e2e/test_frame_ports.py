@@ -16,8 +16,8 @@ import asyncio
 import pytest
 from playwright.async_api import Error as PlaywrightError
 
-from bridge.protocol import errors as E
-from bridge.sdk import Tab
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.sdk import Tab
 
 from .conftest import Origins, Stack, ref_of, stamped
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from bridge.protocol import errors as E
+from trustbridge.bridge.protocol import errors as E
 
 from .conftest import Origins, Stack, ref_of
 from .test_mcp_tabs import call, mcp_on, page_state

@@ -1,5 +1,5 @@
 """``trustbridge mcp`` with Playwright MCP's launch options, as an MCP client runs it: the
-``mcp`` client library spawns ``python -m bridge.cli mcp <flags>`` over stdio, with its own
+``mcp`` client library spawns ``python -m trustbridge mcp <flags>`` over stdio, with its own
 state directory, so the server starts its own bridge and headless browser with those
 options. Every check reads what the page itself saw (innerWidth, its requests, its
 localStorage, the click's isTrusted) through the tools.
@@ -21,7 +21,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from bridge.mcp.server import TOOLS
+from trustbridge.bridge.mcp.server import TOOLS
 
 REPO = Path(__file__).resolve().parents[2]
 FIREFOX_MISSING = not (shutil.which("firefox-esr") or os.environ.get("TRUSTBRIDGE_FIREFOX"))
@@ -44,7 +44,7 @@ async def mcp_server(home: Path, *flags: str, **env: str) -> AsyncIterator[Clien
     (and ``env`` on top of ours); its stderr goes to ``home/stderr.log``."""
     home.mkdir(parents=True, exist_ok=True)
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "bridge.cli", "mcp", "--bridge-port", "0", *flags],
+        command=sys.executable, args=["-m", "trustbridge", "mcp", "--bridge-port", "0", *flags],
         env=dict(os.environ, TRUSTBRIDGE_HOME=str(home), **env), cwd=str(REPO))
     errlog = await asyncio.to_thread(open, home / "stderr.log", "w")
     try:

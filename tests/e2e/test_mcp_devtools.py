@@ -24,9 +24,9 @@ import pytest
 from mcp import Client
 from PIL import Image
 
-from bridge.mcp import Connection, build_server, devtools
-from bridge.mcp.options import McpOptions
-from bridge.protocol import errors as E
+from trustbridge.bridge.mcp import Connection, build_server, devtools
+from trustbridge.bridge.mcp.options import McpOptions
+from trustbridge.bridge.protocol import errors as E
 
 from .conftest import Origins, Stack, page_eval, ref_of, wait_until
 from .test_orphans import _alive, _descendants
@@ -221,7 +221,7 @@ async def test_tracing_through_mcp_records_a_trace_playwrights_viewer_opens(
         return  # the viewer is browser-independent: one check of the file format suffices
     from playwright.async_api import async_playwright
 
-    from supervisor.launcher import find_chromium
+    from trustbridge.supervisor.launcher import find_chromium
     viewer = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "playwright", "show-trace", "-h", "127.0.0.1", "-p", "0",
         str(trace), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,

@@ -14,10 +14,10 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from bridge.mcp.code import _runtimes
-from bridge.mcp.options import McpOptions
-from bridge.mcp.server import build_server
-from bridge.mcp.session import Connection
+from trustbridge.bridge.mcp.code import _runtimes
+from trustbridge.bridge.mcp.options import McpOptions
+from trustbridge.bridge.mcp.server import build_server
+from trustbridge.bridge.mcp.session import Connection
 
 from .conftest import CHROMIUM_ONLY, Origins, Stack, page_eval, ref_of
 

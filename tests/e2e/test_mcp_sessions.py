@@ -13,8 +13,8 @@ from typing import Any
 import mcp_types as types
 from mcp import Client
 
-from bridge.mcp.server import build_server
-from bridge.mcp.session import Connection
+from trustbridge.bridge.mcp.server import build_server
+from trustbridge.bridge.mcp.session import Connection
 
 from .conftest import Origins, Stack, ref_of, wait_until
 

@@ -12,9 +12,9 @@ from typing import Any
 
 from mcp import Client
 
-from bridge.mcp.options import McpOptions
-from bridge.mcp.server import build_server
-from bridge.mcp.session import Connection
+from trustbridge.bridge.mcp.options import McpOptions
+from trustbridge.bridge.mcp.server import build_server
+from trustbridge.bridge.mcp.session import Connection
 
 from .conftest import Origins, Stack, ref_of, wait_until
 

@@ -9,8 +9,8 @@ import asyncio
 
 import pytest
 
-from bridge.protocol import errors as E
-from supervisor.browser_limits import driver_capabilities
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.supervisor.browser_limits import driver_capabilities
 
 from .conftest import Origins, Stack
 

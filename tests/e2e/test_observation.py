@@ -19,11 +19,11 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from bridge.client import BridgeClient
-from bridge.protocol import errors as E
-from bridge.routing import RoutingPolicy
-from bridge.server import BridgeServer
-from supervisor.runner import Supervisor
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.routing import RoutingPolicy
+from trustbridge.bridge.server import BridgeServer
+from trustbridge.supervisor.runner import Supervisor
 
 from .conftest import PAGES, Origins, Stack, ref_of, wait_until
 

@@ -49,7 +49,7 @@ def _free_port() -> int:
 
 def test_sigkilled_up_takes_its_supervisor_and_browser_with_it(tmp_path: Path) -> None:
     env = dict(os.environ, TRUSTBRIDGE_HOME=str(tmp_path), PYTHONPATH=str(REPO))
-    up = subprocess.Popen([sys.executable, "-m", "bridge.cli", "up", "--port", str(_free_port())],
+    up = subprocess.Popen([sys.executable, "-m", "trustbridge", "up", "--port", str(_free_port())],
                           env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True)
     supervisor: list[int] = []

@@ -26,8 +26,8 @@ import pytest
 import websockets
 from playwright.async_api import expect
 
-from bridge.client import BridgeClient
-from bridge.protocol import errors as E
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.protocol import errors as E
 
 from .conftest import Origins, Stack, ref_of, wait_until
 

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from bridge.mcp import Session
-from bridge.mcp.options import McpOptions
-from bridge.mcp.server import build_server
+from trustbridge.bridge.mcp import Session
+from trustbridge.bridge.mcp.options import McpOptions
+from trustbridge.bridge.mcp.server import build_server
 
 from .conftest import Origins, Stack, ref_of
 

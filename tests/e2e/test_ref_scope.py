@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from bridge.protocol import errors as E
+from trustbridge.bridge.protocol import errors as E
 
 from .conftest import Origins, Stack, ref_of, wait_until
 

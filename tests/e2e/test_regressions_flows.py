@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from bridge.sdk import ActResult, Tab
-from supervisor.browser_limits import driver_capabilities
+from trustbridge.bridge.sdk import ActResult, Tab
+from trustbridge.supervisor.browser_limits import driver_capabilities
 
 from ..cases.runner import find_target, parse_snapshot
 from .conftest import Origins, Stack, ref_of

@@ -12,8 +12,8 @@ import asyncio
 
 import pytest
 
-from bridge.protocol import errors as E
-from bridge.sdk import Tab
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.sdk import Tab
 
 from .conftest import Origins, Stack, ref_of
 

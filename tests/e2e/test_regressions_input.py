@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from bridge.sdk import Tab
+from trustbridge.bridge.sdk import Tab
 
 from ..cases.runner import find_target, parse_snapshot
 from .conftest import Origins, Stack, ref_of

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from bridge.client import BridgeClient
-from bridge.protocol import errors as E
-from bridge.routing import RoutingPolicy
-from bridge.server import BridgeServer
-from supervisor.runner import Supervisor
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.routing import RoutingPolicy
+from trustbridge.bridge.server import BridgeServer
+from trustbridge.supervisor.runner import Supervisor
 
 from .conftest import Origins, ref_of, wait_until
 

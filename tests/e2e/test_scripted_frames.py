@@ -13,7 +13,7 @@ import asyncio
 
 import pytest
 
-from bridge.sdk import Tab
+from trustbridge.bridge.sdk import Tab
 
 from .conftest import Origins, Stack, ref_of, stamped
 from .test_regressions_frames import frame_block

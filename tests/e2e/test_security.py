@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge import config
+from trustbridge.bridge import config
 
 from .conftest import Origins, Stack, ref_of
 from .test_mcp_tabs import call, mcp_on

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from playwright.async_api import expect
 
-from bridge.client import BridgeClient
-from bridge.protocol.errors import SessionStopped
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.protocol.errors import SessionStopped
 
 from .conftest import Origins, Stack, ref_of
 

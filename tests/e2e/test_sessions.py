@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from bridge.client import BridgeClient
-from bridge.protocol import errors as E
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.protocol import errors as E
 
 from .conftest import CHROMIUM_ONLY, Origins, Stack, ref_of, wait_until
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bridge import config
-from bridge.sync_sdk import THREAD_NAME, SyncBrowser
+from trustbridge.bridge import config
+from trustbridge.bridge.sync_sdk import THREAD_NAME, SyncBrowser
 
 from .conftest import Origins, ref_of
 

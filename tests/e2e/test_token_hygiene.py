@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from bridge.embedded import Embedded
-from supervisor import launcher
+from trustbridge.bridge.embedded import Embedded
+from trustbridge.supervisor import launcher
 
 from .test_orphans import REPO, _alive, _descendants
 
@@ -73,7 +73,7 @@ def test_a_sigkilled_supervisors_config_is_swept_by_the_next_start(
     temp = Path(tempfile.mkdtemp(prefix="tb-"))
     env = dict(os.environ, TMPDIR=str(temp), PYTHONPATH=str(REPO))
     env.pop("TRUSTBRIDGE_TOKEN", None)
-    sup = subprocess.Popen([sys.executable, "-m", "supervisor", "--bridge-url",
+    sup = subprocess.Popen([sys.executable, "-m", "trustbridge.supervisor", "--bridge-url",
                             "ws://127.0.0.1:9", "--token-file", str(token_file)],
                            env=env, cwd=REPO, stdin=subprocess.DEVNULL,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -16,9 +16,9 @@ import string
 
 import pytest
 
-from bridge.protocol import errors as E
-from bridge.sdk import Tab
-from supervisor.actions import PointerPath
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.sdk import Tab
+from trustbridge.supervisor.actions import PointerPath
 
 from .conftest import Origins, Stack, ref_of
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from bridge.protocol import errors as E
+from trustbridge.bridge.protocol import errors as E
 
 from .conftest import Origins, Stack, ref_of
 from .test_mcp_tabs import call, mcp_on, page_state

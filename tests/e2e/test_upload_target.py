@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge.protocol import errors as E
+from trustbridge.bridge.protocol import errors as E
 
 from .conftest import Origins, Stack, ref_of
 

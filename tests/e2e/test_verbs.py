@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from bridge.protocol import errors as E
-from bridge.protocol.models import BatchItem, DriverActParams, FillAction
-from bridge.sdk import Tab
-from supervisor.browser_limits import driver_capabilities
-from supervisor.frames import ATTRIBUTE
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import BatchItem, DriverActParams, FillAction
+from trustbridge.bridge.sdk import Tab
+from trustbridge.supervisor.browser_limits import driver_capabilities
+from trustbridge.supervisor.frames import ATTRIBUTE
 
 from .conftest import Origins, Stack, ref_of, stamped
 

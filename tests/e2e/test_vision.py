@@ -18,14 +18,14 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from bridge.client import BridgeClient
-from bridge.mcp import Session
-from bridge.mcp.options import McpOptions
-from bridge.mcp.server import build_server
-from bridge.protocol import errors as E
-from bridge.routing import RoutingPolicy
-from bridge.server import BridgeServer
-from supervisor.runner import Supervisor
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.mcp import Session
+from trustbridge.bridge.mcp.options import McpOptions
+from trustbridge.bridge.mcp.server import build_server
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.routing import RoutingPolicy
+from trustbridge.bridge.server import BridgeServer
+from trustbridge.supervisor.runner import Supervisor
 
 from .conftest import Origins, Stack, ref_of, wait_until
 

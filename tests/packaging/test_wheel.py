@@ -31,9 +31,13 @@ SKIP_IN_COPY = shutil.ignore_patterns(
     ".git", ".venv", "node_modules", "__pycache__", ".pytest_cache", ".hypothesis",
     ".ruff_cache", "*.egg-info", "build", "dist-wheel", "tests", "docs")
 
-WHERE = ("import bridge, supervisor; from supervisor.extension_copy import extension_source; "
-         "print(bridge.__file__, supervisor.__file__, extension_source())")
-"""Prints where the installed packages and the extension they load come from."""
+WHERE = ("import supervisor, trustbridge, trustbridge.bridge.sdk, trustbridge.supervisor; "
+         "from trustbridge import Browser, SyncBrowser; "
+         "from trustbridge.supervisor.extension_copy import extension_source; "
+         "print(trustbridge.bridge.sdk.__file__, trustbridge.supervisor.__file__, "
+         "extension_source(), supervisor.__file__)")
+"""Prints where the installed packages and the extension they load come from, and where
+``supervisor`` (PyPI's process control system, installed beside) comes from."""
 
 PIP = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
 """The project venv's pip; ``--python`` points it at the venv it installs into."""
@@ -81,7 +85,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def test_sdist_and_wheel_carry_the_built_extension(built: dict[str, Path]) -> None:
     """The sdist holds extension/dist; the wheel built from it holds the same files,
-    byte for byte, in supervisor/extension_dist/, and its version is pyproject's."""
+    byte for byte, in trustbridge/supervisor/extension_dist/, its version is pyproject's, and
+    everything it installs lives under ``trustbridge/`` (issue 34 item 2: no top-level
+    ``bridge`` or ``supervisor`` to collide with another distribution's)."""
     names = (DIST / "FILES").read_text().split()
     with tarfile.open(built["sdist"]) as sdist:
         inside = {Path(m.name).relative_to(Path(m.name).parts[0]).as_posix()
@@ -90,8 +96,11 @@ def test_sdist_and_wheel_carry_the_built_extension(built: dict[str, Path]) -> No
     assert built["wheel"].name == f"trustbridge-{VERSION}-py3-none-any.whl"
     with zipfile.ZipFile(built["wheel"]) as wheel:
         for name in [*names, "FILES"]:
-            assert wheel.read(f"supervisor/extension_dist/{name}") == (DIST / name).read_bytes()
-        assert not [n for n in wheel.namelist() if n.startswith(("extension/", "tests/"))]
+            assert (wheel.read(f"trustbridge/supervisor/extension_dist/{name}")
+                    == (DIST / name).read_bytes())
+        tops = {n.split("/")[0] for n in wheel.namelist()}
+        assert tops == {"trustbridge", f"trustbridge-{VERSION}.dist-info"}, tops
+        assert "trustbridge/bridge/sdk.py" in wheel.namelist()
 
 
 def install(venv: Path, requirement: str | Path, env: dict[str, str]) -> None:
@@ -113,15 +122,18 @@ def install(venv: Path, requirement: str | Path, env: dict[str, str]) -> None:
 
 def test_installed_wheel_runs_the_demo_from_anywhere(built: dict[str, Path],
                                                      tmp_path: Path) -> None:
-    """A fresh venv with only the wheel (and its dependencies): --version is pyproject's,
-    the packages and the extension come from the venv, and `trustbridge demo` run from
-    an empty folder drives the machine's Chromium with trusted input."""
+    """A fresh venv with the wheel (and its dependencies) and PyPI's ``supervisor`` (the
+    process control system, whose top-level name our supervisor/ folder shares): both
+    import, --version is pyproject's, the packages and the extension come from the venv,
+    and `trustbridge demo` run from an empty folder drives the machine's Chromium with
+    trusted input."""
     if shutil.which("chromium") is None:
         pytest.fail("Debian's chromium is not installed (scripts/bootstrap.sh installs it)")
     venv = tmp_path / "venv"
     env = clean_env(TRUSTBRIDGE_HOME=str(tmp_path / "state"))
     run([sys.executable, "-m", "venv", "--without-pip", venv], timeout=120, env=env)
     install(venv, built["wheel"], env)
+    install(venv, "supervisor>=4.2", env)
     cwd = tmp_path / "elsewhere"
     cwd.mkdir()
     tb = venv / "bin" / "trustbridge"
@@ -129,7 +141,9 @@ def test_installed_wheel_runs_the_demo_from_anywhere(built: dict[str, Path],
     where = run([venv / "bin" / "python", "-c", WHERE], timeout=60, cwd=cwd, env=env).stdout.split()
     site = next((venv / "lib").glob("python3*/site-packages"))
     assert all(Path(p).is_relative_to(site) for p in where), where
-    assert Path(where[2]) == site / "supervisor" / "extension_dist"
+    assert Path(where[2]) == site / "trustbridge" / "supervisor" / "extension_dist"
+    assert Path(where[3]) == site / "supervisor" / "__init__.py"  # PyPI's, untouched
+    assert (site / "supervisor" / "supervisord.py").is_file()
     demo = run([tb, "demo"], timeout=300, cwd=cwd, env=env)
     assert "click isTrusted=true; 3 of 3 key events trusted" in demo.stdout, demo.stdout
     assert '"inputPath": "trusted"' in demo.stdout

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from supervisor import labels
+from trustbridge.supervisor import labels
 
 
 @pytest.fixture

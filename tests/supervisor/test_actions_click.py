@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from bridge.protocol import errors as E
-from bridge.protocol.models import ClickAction
-from supervisor.actions import Target, click
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import ClickAction
+from trustbridge.supervisor.actions import Target, click
 
 
 pytestmark = pytest.mark.usefixtures("no_label_route")

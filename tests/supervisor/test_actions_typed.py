@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
-from bridge.protocol import errors as E
-from supervisor import actions as A
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.supervisor import actions as A
 
 
 @pytest.mark.parametrize(("before", "text", "after", "kind"), [

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from bridge import sdk
-from bridge.mcp import Session, build_server
-from bridge.mcp.options import McpOptions
-from bridge.protocol import errors as E
-from bridge.protocol.models import (
+from trustbridge.bridge import sdk
+from trustbridge.bridge.mcp import Session, build_server
+from trustbridge.bridge.mcp.options import McpOptions
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import (
     ClickAction,
     DragAction,
     DriverActParams,
@@ -27,9 +27,9 @@ from bridge.protocol.models import (
     Response,
     TypeAction,
 )
-from bridge.protocol.peer import encode
-from bridge.server import BridgeServer
-from supervisor.browser_limits import (
+from trustbridge.bridge.protocol.peer import encode
+from trustbridge.bridge.server import BridgeServer
+from trustbridge.supervisor.browser_limits import (
     _INTO_FRAME_JS,
     _NATIVE_DRAG_JS,
     KEYED_CHARACTERS,

@@ -15,7 +15,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from supervisor.cdp_flat import (
+from trustbridge.supervisor.cdp_flat import (
     PARSE_ERROR,
     SESSION_NOT_FOUND,
     CdpError,
@@ -23,7 +23,7 @@ from supervisor.cdp_flat import (
     cdp_error_message,
     matches,
 )
-from supervisor.cdp_proxy import CdpProxy
+from trustbridge.supervisor.cdp_proxy import CdpProxy
 
 
 class FakeRoot:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from supervisor.launcher import chromium_args, chromium_user_agent
+from trustbridge.supervisor.launcher import chromium_args, chromium_user_agent
 
 
 def _fake_binary(tmp_path: Path, version_line: str) -> str:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bridge.protocol import errors as E
-from supervisor import discovery
-from supervisor.discovery import (
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.supervisor import discovery
+from trustbridge.supervisor.discovery import (
     Candidate,
     candidates,
     chrome_refusal,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bridge.protocol import errors as E
-from bridge.protocol.models import DriverActParams
-from supervisor.driver import InputDriver, check_upload_files
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import DriverActParams
+from trustbridge.supervisor.driver import InputDriver, check_upload_files
 
 
 class _NoFrames:

@@ -6,8 +6,8 @@ import pytest
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from bridge.protocol import errors as E
-from supervisor.errors import NOT_A_FIELD, RULES, map_error, map_playwright_errors
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.supervisor.errors import NOT_A_FIELD, RULES, map_error, map_playwright_errors
 
 OBSCURED_LOG = (
     "Timeout 500ms exceeded.\nCall log:\n  - waiting for locator\n"

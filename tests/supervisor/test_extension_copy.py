@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from bridge.protocol import errors as E
-from supervisor import __main__ as cli
-from supervisor import extension_copy
-from supervisor.extension_copy import OWNER_FILE, sweep_stale_copies
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.supervisor import __main__ as cli
+from trustbridge.supervisor import extension_copy
+from trustbridge.supervisor.extension_copy import OWNER_FILE, sweep_stale_copies
 
 
 def _copy(root: Path, name: str, owner: dict | None, age_s: float = 0.0) -> Path:
@@ -105,7 +105,7 @@ def test_extension_source_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     (pkg / "extension_dist").mkdir(parents=True)
     (pkg / "extension_dist" / "manifest.json").write_text("{}")
     monkeypatch.setattr(extension_copy.importlib.resources, "files",
-                        lambda name: pkg if name == "supervisor" else pytest.fail(name))
+                        lambda name: pkg if name == "trustbridge.supervisor" else pytest.fail(name))
     assert extension_copy.extension_source() == pkg / "extension_dist"
     own = tmp_path / "own"
     own.mkdir()

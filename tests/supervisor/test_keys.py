@@ -10,9 +10,9 @@ import gc
 
 import pytest
 
-from supervisor import keys
-from supervisor.keys import LAYOUT_KEYS, pipelinable, press, press_on, split
-from supervisor.select import _type_ahead_key, select_commit_keys
+from trustbridge.supervisor import keys
+from trustbridge.supervisor.keys import LAYOUT_KEYS, pipelinable, press, press_on, split
+from trustbridge.supervisor.select import _type_ahead_key, select_commit_keys
 
 
 class Refused(Exception):

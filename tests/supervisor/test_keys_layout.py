@@ -11,8 +11,8 @@ import pytest
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page, async_playwright
 
-from supervisor.keys import LAYOUT_KEYS, pipelinable, press_on
-from supervisor.launcher import find_chromium
+from trustbridge.supervisor.keys import LAYOUT_KEYS, pipelinable, press_on
+from trustbridge.supervisor.launcher import find_chromium
 
 pytestmark = pytest.mark.browser
 

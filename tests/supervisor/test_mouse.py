@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bridge.protocol.models import MouseAction
-from supervisor.actions import PointerPath
-from supervisor.mouse import act
+from trustbridge.bridge.protocol.models import MouseAction
+from trustbridge.supervisor.actions import PointerPath
+from trustbridge.supervisor.mouse import act
 
 
 class _Mouse:

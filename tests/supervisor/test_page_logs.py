@@ -7,8 +7,8 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridge.protocol.models import DriverConsoleParams, DriverNetworkParams
-from supervisor import page_logs as P
+from trustbridge.bridge.protocol.models import DriverConsoleParams, DriverNetworkParams
+from trustbridge.supervisor import page_logs as P
 
 
 @dataclass(eq=False)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bridge.protocol.models import ClickAction, HoverAction, Point
-from supervisor.actions import PointerPath, Target, fast_pointer
+from trustbridge.bridge.protocol.models import ClickAction, HoverAction, Point
+from trustbridge.supervisor.actions import PointerPath, Target, fast_pointer
 
 
 pytestmark = pytest.mark.usefixtures("no_label_route")

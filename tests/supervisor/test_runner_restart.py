@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
-from supervisor import runner
-from supervisor.runner import RESTART_LIMIT, Supervisor
+from trustbridge.supervisor import runner
+from trustbridge.supervisor.runner import RESTART_LIMIT, Supervisor
 
 
 class _Context:

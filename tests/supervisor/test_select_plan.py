@@ -4,7 +4,7 @@ select's inner HTML: which options a user can pick, the fewest keys to reach one
 
 from __future__ import annotations
 
-from supervisor.actions import select_commit_keys, select_keys, select_plan
+from trustbridge.supervisor.actions import select_commit_keys, select_keys, select_plan
 
 OWNER = ('<option value="">Any</option><option value="ada">Ada</option>'
          '<option value="bob">Bob</option><option value="cy" disabled>Cy</option>'
@@ -78,7 +78,7 @@ def test_commit_keys_skip_labels_without_a_key() -> None:
 
 
 def test_option_at_maps_an_options_index_to_its_place_among_enabled_ones() -> None:
-    from supervisor.select import option_at
+    from trustbridge.supervisor.select import option_at
 
     html = ('<option>a</option><optgroup label="G" disabled><option>g1</option></optgroup>'
             '<option disabled>d</option><option value="z">Zed</option>')

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Error as PlaywrightError
 
-from bridge.protocol import errors as E
-from supervisor.upload import file_shape_error, refusal_of
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.supervisor.upload import file_shape_error, refusal_of
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from bridge.protocol import errors as E
-from supervisor.values import cut, not_set, range_keys, value_cause
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.supervisor.values import cut, not_set, range_keys, value_cause
 
 
 def test_range_keys_take_the_fewest_presses() -> None:

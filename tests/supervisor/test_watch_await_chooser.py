@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from supervisor import watch
+from trustbridge.supervisor import watch
 
 pytestmark = pytest.mark.timeout(10)
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from bridge.protocol import errors as E
-from bridge.protocol.models import UploadAction
-from supervisor import watch
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import UploadAction
+from trustbridge.supervisor import watch
 
 
 class _Chooser:
