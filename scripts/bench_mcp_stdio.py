@@ -95,8 +95,10 @@ def _params(arm: str, url: str, home: Path, baseline: Path | None) -> StdioServe
             cwd=str(home), env={"PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1",
                                 "PATH": os.environ.get("PATH", "")})
     tree = baseline if arm == "baseline" and baseline is not None else REPO
+    # A tree from before the trustbridge import namespace (issue 34) runs as bridge.cli.
+    module = "trustbridge" if (tree / "trustbridge" / "__init__.py").is_file() else "bridge.cli"
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "trustbridge", "mcp", "--bridge", url],
+        command=sys.executable, args=["-m", module, "mcp", "--bridge", url],
         env={"TRUSTBRIDGE_HOME": str(home), "PYTHONPATH": str(tree),
              "TRUSTBRIDGE_MCP_STDIO": arm},
         cwd=str(tree))
