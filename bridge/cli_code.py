@@ -331,7 +331,7 @@ def add_commands(sub: Any, token_file_help: str) -> None:
     ex = sub.add_parser(
         "exec", help="run a Python file (or - for stdin) once with `browser` and `tab`",
         description="Run Python code once in a fresh worker bound to this command's "
-        "connection: `browser` and `tab` (bridge.sdk) act as its session, top-level await "
+        "connection: `browser` and `tab` (trustbridge.Browser, trustbridge.Tab) act as its session, top-level await "
         "works. Prints what the code printed, then its last expression's repr. Exit 0 "
         "when it finished; 1 when it raised (traceback on stderr), timed out or the bridge "
         "failed; 2 for a missing file or a syntax error. Local code with your rights, not a "

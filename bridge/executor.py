@@ -489,11 +489,34 @@ class Executor(TrustedInputRoute):
                 self.policy.dialogs.drop(device, d)
 
     async def _resolve(self, extension: str, tab_id: int | None, ref: str | None,
-                       **flags: bool) -> dict[str, Any]:
+                       driver: str | None = None, **flags: Any) -> dict[str, Any]:
+        """``{frameToken, css, tabId, …}`` of the ref's element, or of the tab's top frame
+        without ``ref`` (the extension's ``page.resolveTarget``).
+
+        A tab showing about:blank has no content script to name its top frame; the
+        extension says so (``details.blank``: its place among the blank tabs) and, given
+        the device's ``driver``, the driver names the page in the same place
+        (``driver.blankPage``), so screenshots, evaluate, console and keys work on a new
+        tab as Playwright's do on its page (issue 30: a false failure before).
+
+        Raises:
+            BrowserDocumentChanged: the frame is gone or not ready (or, without ``driver``,
+                the tab is blank).
+            ElementTargetAmbiguous: the driver cannot tell the blank tab's page apart.
+        """
         params = {k: v for k, v in {"tabId": tab_id, "ref": ref}.items() if v is not None}
         params.update({k: v for k, v in flags.items() if v})
         # Checked against its result model on arrival (bridge/protocol/peer.py).
-        return await self.peer(extension).call("page.resolveTarget", params, RESOLVE_TIMEOUT_S)
+        try:
+            return await self.peer(extension).call("page.resolveTarget", params,
+                                                   RESOLVE_TIMEOUT_S)
+        except E.BrowserDocumentChanged as err:
+            blank = err.details.get("blank")
+            if ref is not None or driver is None or not isinstance(blank, dict):
+                raise
+            found = await self.peer(driver).call("driver.blankPage", blank, RESOLVE_TIMEOUT_S)
+            return {"frameToken": found["frameToken"], "css": None,
+                    "tabId": err.details.get("tabId", tab_id)}
 
     def _driver_now(self, device: str) -> str:
         driver_id = self.policy.drivers.get(device)
@@ -532,7 +555,8 @@ class Executor(TrustedInputRoute):
                 if "tabId" in dialog.public():
                     out["tabId"] = dialog.public()["tabId"]
             return out
-        target = await self._resolve(route.extension, parsed.tabId, getattr(parsed, "ref", None))
+        target = await self._resolve(route.extension, parsed.tabId, getattr(parsed, "ref", None),
+                                     route.driver)
         fields.update(frameToken=target["frameToken"], css=target.get("css"))
         result = await self.peer(route.driver).call(driver_method, fields, DRIVER_CALL_TIMEOUT_S)
         return {**result, "tabId": target.get("tabId"), "device": route.device}

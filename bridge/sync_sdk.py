@@ -102,7 +102,7 @@ class SyncInAsyncError(RuntimeError):
 
     def __init__(self) -> None:
         super().__init__(
-            "The trustbridge sync API (bridge.sync_sdk) was called inside a running asyncio "
+            "The trustbridge sync API (trustbridge.SyncBrowser) was called inside a running asyncio "
             "event loop. Use the async API instead: `from trustbridge import Browser` and "
             "`await` its methods, or run this synchronous code in a worker thread "
             "(`await asyncio.to_thread(...)`)."

@@ -86,7 +86,8 @@ class TrustedInputRoute:
                 action = await self._pointer_point(route, params.tabId, action)
                 params = params.model_copy(update={"action": action})
             flags.update(at={"x": action.x, "y": action.y}, receipt=action.op == "click")
-        target = await self._resolve(route.extension, params.tabId, params.ref, **flags)
+        target = await self._resolve(route.extension, params.tabId, params.ref,
+                                     route.driver, **flags)
         act: dict[str, Any] = {"frameToken": target["frameToken"], "css": target.get("css"),
                                "action": action.model_dump(),
                                "timeoutMs": params.timeoutMs}
@@ -205,7 +206,8 @@ class TrustedInputRoute:
         """
         from .executor import RESOLVE_TIMEOUT_S
 
-        top = await self._resolve(route.extension, tab_id, None)
+        top = await self._resolve(route.extension, tab_id, None,
+                                  route.driver)
         driver = self.peer(self._driver_now(route.device))
         where = await driver.call("driver.pointer", {"frameToken": top["frameToken"]},
                                   RESOLVE_TIMEOUT_S)

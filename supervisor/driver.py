@@ -47,6 +47,7 @@ from trustbridge.bridge.protocol.models import (
     DriverCdpEndpointParams,
     DriverDialogParams,
     DriverEvaluateParams,
+    DriverBlankPageParams,
     DriverPointerParams,
     DriverScreenshotParams,
     Event,
@@ -228,6 +229,7 @@ class InputDriver:
             "driver.cdpEndpoint": self.cdp_endpoint,
             "driver.cdpClose": self.cdp_close,
             "driver.pointer": self.pointer_at,
+            "driver.blankPage": self.blank_page,
         }.get(method)
         if handler is None:
             raise E.BadRequest(f"The driver does not handle {method!r}.")
@@ -449,6 +451,15 @@ class InputDriver:
             text = str(exc).splitlines()[0][:300]
             raise E.BadRequest(f"The script failed in the page: {text}") from exc
         return {"value": value, "world": "main"}
+
+    async def blank_page(self, params: DriverBlankPageParams) -> dict[str, Any]:
+        """The frame token of a blank tab's page, named by its place among the blank pages
+        (:meth:`supervisor.frames.FrameRegistry.blank_page`, whose errors it raises).
+
+        Returns:
+            ``{"frameToken": str}``.
+        """
+        return {"frameToken": await self.frames.blank_page(params.index, params.count)}
 
     async def pointer_at(self, params: DriverPointerParams) -> dict[str, Any]:
         """Where this driver last sent the pointer of the frame's page (supervisor/mouse.py

@@ -27,7 +27,13 @@ from typing import Any, Literal
 
 from playwright.async_api import BrowserContext, Error as PlaywrightError, Frame, Page
 
-from trustbridge.bridge.protocol.errors import BrowserCrashed, FrameTokenUnknown, TrustbridgeError
+from trustbridge.bridge.protocol.errors import (
+    BrowserCrashed,
+    BrowserDocumentChanged,
+    ElementTargetAmbiguous,
+    FrameTokenUnknown,
+    TrustbridgeError,
+)
 from trustbridge.bridge.protocol.models import FRAME_TOKEN_ATTRIBUTE
 
 from .isolated_eval import evaluate_isolated
@@ -80,12 +86,14 @@ class FrameRegistry:
         self._locks: dict[Frame, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._crashed: OrderedDict[str, Crash] = OrderedDict()
+        self._contexts: list[BrowserContext] = []
 
     def __len__(self) -> int:
         return len(self._by_token)
 
     def attach(self, context: BrowserContext) -> None:
         """Watch ``context``: its current pages and every page it opens later."""
+        self._contexts.append(context)
         context.on("page", self.watch_page)
         for page in context.pages:
             self.watch_page(page)
@@ -155,6 +163,36 @@ class FrameRegistry:
                 self._by_token.pop(old, None)
             self._by_frame[frame] = fresh
             return fresh
+
+    async def blank_page(self, index: int, count: int) -> str:
+        """The token of the top frame of the page at ``index`` among the ``count`` pages
+        whose top document is about:blank, oldest first (as Playwright lists a context's
+        pages, in the order they were opened), stamped now if it holds none. The
+        extension runs no script in a top-level about:blank, so it names such a tab by
+        its place among its blank tabs instead (driver.blankPage).
+
+        Raises:
+            ElementTargetAmbiguous: this browser shows another number of blank pages than
+                the extension counted (a tab opening or navigating meanwhile): the place
+                names no page for sure, and nothing is guessed.
+            BrowserDocumentChanged: the page's top frame could not be stamped (it
+                navigated away from about:blank meanwhile).
+        """
+        pages = [p for c in self._contexts for p in c.pages
+                 if not p.is_closed() and p.main_frame.url in ("", "about:blank")]
+        if len(pages) != count or not 0 <= index < count:
+            raise ElementTargetAmbiguous(
+                f"The tab shows about:blank, and the driver sees {len(pages)} blank "
+                f"page(s) where the extension counted {count}: it cannot tell which is "
+                "this tab's, so nothing was sent.", {"candidates": len(pages)},
+                next_step="Navigate this tab to a page first (browser_navigate), or "
+                "close the other blank tabs, then retry.")
+        top = pages[index].main_frame
+        token = self._by_frame.get(top) or await self.stamp(top)
+        if token is None:
+            raise BrowserDocumentChanged("The blank tab's page changed before it could be "
+                                         "reached (it navigated or closed).", {})
+        return token
 
     def forget_frame(self, frame: Frame) -> None:
         """Drop a detached frame's token."""

@@ -171,6 +171,8 @@ METHODS: dict[str, MethodFacts] = {
                                    served_by="driver"),
     "driver.pointer": MethodFacts(M.DriverPointerParams, M.DriverPointerResult,
                                   served_by="driver"),
+    "driver.blankPage": MethodFacts(M.DriverBlankPageParams, M.DriverBlankPageResult,
+                                    served_by="driver"),
     "driver.navigation": MethodFacts(M.DriverNavigationParams, M.DriverNavigationResult,
                                      served_by="driver"),
 }

@@ -905,6 +905,23 @@ class DriverPointerResult(_Model):
     y: float
 
 
+class DriverBlankPageParams(_Model):
+    """Bridge → driver: the page of a tab whose top document is about:blank, where the
+    extension has no script to read a frame token from: the one at ``index`` among the
+    browser's ``count`` blank pages, oldest first (the extension's blank tabs, sorted by
+    tab id, which grows with creation, as Playwright lists pages). Answered only when the
+    driver sees as many blank pages; otherwise it cannot tell them apart."""
+
+    index: int = Field(ge=0, le=10_000)
+    count: int = Field(ge=1, le=10_000)
+
+
+class DriverBlankPageResult(_Model):
+    """Driver → bridge: the frame token of that page's top frame."""
+
+    frameToken: str = Field(min_length=1, max_length=128)
+
+
 class DriverDownloadParams(_Model):
     """Bridge → driver: wait, at most ``timeoutMs``, for the download a click on the page of
     ``frameToken`` started after its answer (supervisor/watch.py ``await_download``), asked

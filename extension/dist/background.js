@@ -744,7 +744,8 @@
     state.keep = mode !== "read" && !params.ref && state.depth === null;
     if (!state.top) {
       await tabs2.throwIfCrashed(tabId);
-      return { snapshot: "", url: "", title: "", tabId, mode, frames: 0, refs: 0, chars: 0, truncated: false, cursor: null };
+      const tab = await api2.tabs.get(tabId).catch(() => null);
+      return { snapshot: "", url: tab?.url || "", title: tab?.title && tab.title !== tab.url ? tab.title : "", tabId, mode, frames: 0, refs: 0, chars: 0, truncated: false, cursor: null };
     }
     if (mode === "diff") {
       const page = await render(tabs2, state, DIFF_MAX_CHARS);
@@ -1879,6 +1880,17 @@
       );
     }
   }
+  async function throwIfBlank(tabId) {
+    const isBlank = (t) => !t.url || t.url === "about:blank";
+    const tab = await api.tabs.get(tabId).catch(() => null);
+    if (!tab || !isBlank(tab)) return;
+    const blanks = (await api.tabs.query({})).filter(isBlank).map((t) => t.id).sort((a, b) => a - b);
+    throw new PageError(
+      "BROWSER_DOCUMENT_CHANGED",
+      "The tab shows about:blank, where the extension has no script.",
+      { frameId: 0, tabId, blank: { index: blanks.indexOf(tabId), count: blanks.length } }
+    );
+  }
   var handlers = {
     async "tabs.list"() {
       return { tabs: await tabs.list() };
@@ -1978,7 +1990,13 @@
     async "page.resolveTarget"({ tabId, ref, receipt = false, allowCoordinates = false, at = null, fastPoint = false, settle = false }) {
       const id = await tabs.resolveTab(tabId);
       if (!ref) {
-        const res2 = await tabs.toFrame(id, 0, { op: "locate", ref: null });
+        let res2;
+        try {
+          res2 = await tabs.toFrame(id, 0, { op: "locate", ref: null });
+        } catch (err) {
+          if (err.code === "BROWSER_DOCUMENT_CHANGED" && !at) await throwIfBlank(id);
+          throw err;
+        }
         if (at) res2.hit = await hitTestTab(api, tabs, id, at, receipt, res2);
         return { ...res2, tabId: id };
       }

@@ -138,15 +138,15 @@ async def test_failed_connect_raises_its_class_and_leaves_no_thread(bridge: Brid
 
 async def test_called_inside_a_running_loop_raises_a_clear_error(bridge: Bridge) -> None:
     """In a thread with a running event loop, connect() and a tab's calls raise
-    SyncInAsyncError pointing to bridge.sdk; nothing is sent and nothing is closed."""
-    with pytest.raises(SyncInAsyncError, match=r"bridge\.sdk"):
+    SyncInAsyncError pointing to the async API; nothing is sent and nothing is closed."""
+    with pytest.raises(SyncInAsyncError, match=r"from trustbridge import Browser"):
         SyncBrowser.connect(bridge.server.url, TOKEN)
     assert sdk_threads() == []
 
     browser = await in_plain_thread(lambda: SyncBrowser.connect(bridge.server.url, TOKEN))
     try:
         tab = await in_plain_thread(browser.tab)
-        with pytest.raises(SyncInAsyncError, match=r"bridge\.sdk"):
+        with pytest.raises(SyncInAsyncError, match=r"from trustbridge import Browser"):
             tab.snapshot()
         with pytest.raises(SyncInAsyncError):
             browser.close()

@@ -162,6 +162,24 @@ async function loadingUrl(url, load) {
   }
 }
 
+/**
+ * A tab whose top document is about:blank (a new tab, or one sent there) has no content
+ * script: the browser runs none in a top-level about:blank of no origin, even with
+ * match_about_blank. Throw BROWSER_DOCUMENT_CHANGED with `blank: {index, count}` (this
+ * tab's place among the browser's blank tabs, oldest first, by tab id) so the bridge can
+ * ask the driver for the page in the same place (driver.blankPage); return when the tab
+ * is not blank (the caller throws its own error).
+ */
+async function throwIfBlank(tabId) {
+  const isBlank = (t) => !t.url || t.url === 'about:blank';
+  const tab = await api.tabs.get(tabId).catch(() => null);
+  if (!tab || !isBlank(tab)) return;
+  const blanks = (await api.tabs.query({})).filter(isBlank).map((t) => t.id).sort((a, b) => a - b);
+  throw new PageError('BROWSER_DOCUMENT_CHANGED',
+    'The tab shows about:blank, where the extension has no script.',
+    { frameId: 0, tabId, blank: { index: blanks.indexOf(tabId), count: blanks.length } });
+}
+
 const handlers = {
   async 'tabs.list'() {
     return { tabs: await tabs.list() };
@@ -276,7 +294,13 @@ const handlers = {
   async 'page.resolveTarget'({ tabId, ref, receipt = false, allowCoordinates = false, at = null, fastPoint = false, settle = false }) {
     const id = await tabs.resolveTab(tabId);
     if (!ref) {
-      const res = await tabs.toFrame(id, 0, { op: 'locate', ref: null });
+      let res;
+      try {
+        res = await tabs.toFrame(id, 0, { op: 'locate', ref: null });
+      } catch (err) {
+        if (err.code === 'BROWSER_DOCUMENT_CHANGED' && !at) await throwIfBlank(id);
+        throw err;
+      }
       // MouseAction: name the element at the point (background/hittest.js).
       if (at) res.hit = await hitTestTab(api, tabs, id, at, receipt, res);
       return { ...res, tabId: id };

@@ -156,7 +156,9 @@ export async function snapshotTab(api, tabs, tabId, params = {}) {
   if (!state.top) {
     // No frame answered: a renderer that crashed meanwhile is said, not shown as empty.
     await tabs.throwIfCrashed(tabId);
-    return { snapshot: '', url: '', title: '', tabId, mode, frames: 0, refs: 0, chars: 0, truncated: false, cursor: null };
+    // No script answers in a top-level about:blank: its URL and title come from the tab.
+    const tab = await api.tabs.get(tabId).catch(() => null);
+    return { snapshot: '', url: tab?.url || '', title: tab?.title && tab.title !== tab.url ? tab.title : '', tabId, mode, frames: 0, refs: 0, chars: 0, truncated: false, cursor: null };
   }
   if (mode === 'diff') {
     const page = await render(tabs, state, DIFF_MAX_CHARS);
