@@ -561,6 +561,29 @@ class Tab:
         return await self._client.call("page.resize",
                                        self._params(width=width, height=height))
 
+    async def emulate_media(self, *, color_scheme: str | None = None,
+                            reduced_motion: str | None = None,
+                            forced_colors: str | None = None, contrast: str | None = None,
+                            media: str | None = None) -> dict[str, Any]:
+        """Emulate CSS media features for the page (Playwright's ``page.emulate_media``);
+        one left out (None) keeps its emulation, ``"no-override"`` ends it. Values:
+        ``color_scheme`` light / dark / no-preference, ``reduced_motion`` reduce /
+        no-preference, ``forced_colors`` active / none, ``contrast`` more /
+        no-preference, ``media`` screen / print.
+
+        Returns:
+            What the page's ``matchMedia`` answers afterwards: ``{colorScheme,
+            reducedMotion, forcedColors, contrast, media}``.
+
+        Raises:
+            BadRequest: a value out of those, or the browser cannot emulate it (it
+                refused, or the page still does not match: Firefox over WebDriver BiDi).
+        """
+        return await self._client.call("page.emulateMedia", self._params(**{
+            k: v for k, v in {"colorScheme": color_scheme, "reducedMotion": reduced_motion,
+                              "forcedColors": forced_colors, "contrast": contrast,
+                              "media": media}.items() if v is not None}))
+
     async def pdf(self) -> bytes:
         """The page printed to PDF (Chromium headless only).
 

@@ -213,6 +213,8 @@ class InputDriver:
             "driver.console": lambda p: page_logs.console(self.frames.frame_for(p.frameToken), p),
             "driver.network": lambda p: page_logs.network(self.frames.frame_for(p.frameToken), p),
             "driver.resize": lambda p: page_logs.resize(self.frames.frame_for(p.frameToken), p),
+            "driver.emulateMedia": lambda p: page_logs.emulate_media(
+                self.frames.frame_for(p.frameToken), p),
             "driver.pdf": lambda p: page_logs.pdf(self.frames.frame_for(p.frameToken), p),
             "driver.tracing": lambda p: recording.tracing(self.frames.frame_for(p.frameToken), p),
             # A chooser announced after a click's answer (the receipt's fileInput sign).

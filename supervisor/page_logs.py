@@ -36,6 +36,7 @@ from playwright.async_api import Response as PwResponse
 from trustbridge.bridge.protocol import errors as E
 from trustbridge.bridge.protocol.models import (
     DriverConsoleParams,
+    DriverEmulateMediaParams,
     DriverNetworkParams,
     DriverPdfParams,
     DriverResizeParams,
@@ -306,6 +307,59 @@ async def resize(frame: Frame, params: DriverResizeParams) -> dict[str, Any]:
             f"The viewport was set to {params.width}x{params.height} but the page reports "
             f"{width}x{height} CSS px.", {"width": width, "height": height})
     return {"width": width, "height": height}
+
+
+_MEDIA_JS = """() => {
+  const m = (q) => matchMedia(q).matches;
+  return {
+    colorScheme: m('(prefers-color-scheme: dark)') ? 'dark' : 'light',
+    reducedMotion: m('(prefers-reduced-motion: reduce)') ? 'reduce' : 'no-preference',
+    forcedColors: m('(forced-colors: active)') ? 'active' : 'none',
+    contrast: m('(prefers-contrast: more)') ? 'more' : m('(prefers-contrast: less)') ? 'less'
+      : m('(prefers-contrast: custom)') ? 'custom' : 'no-preference',
+    media: m('print') ? 'print' : 'screen',
+  };
+}"""
+_FEATURES = {"colorScheme": "color_scheme", "reducedMotion": "reduced_motion",
+             "forcedColors": "forced_colors", "contrast": "contrast", "media": "media"}
+"""Protocol name → keyword of Playwright's ``page.emulate_media``."""
+
+
+async def emulate_media(frame: Frame, params: DriverEmulateMediaParams) -> dict[str, Any]:
+    """Emulate the media features given (``page.emulate_media``; ``"no-override"`` is
+    Playwright's ``"null"``: the emulation ends), then read what the page's
+    ``matchMedia`` answers, in an isolated world (page script cannot forge it).
+
+    Returns:
+        ``{colorScheme, reducedMotion, forcedColors, contrast, media}``: what the page
+        matches now (``light``/``dark``, ``reduce``/``no-preference``, ``active``/``none``,
+        ``more``/``less``/``custom``/``no-preference``, ``screen``/``print``).
+
+    Raises:
+        BadRequest: the browser cannot emulate a feature given (Playwright's refusal), or
+            took the call and the page still does not match a value that was set.
+    """
+    page = frame.page
+    given = {name: getattr(params, name) for name in _FEATURES
+             if getattr(params, name) is not None}
+    kwargs = {_FEATURES[n]: ("null" if v == "no-override" else v) for n, v in given.items()}
+    try:
+        if kwargs:
+            await page.emulate_media(**kwargs)
+    except PlaywrightError as exc:
+        raise E.BadRequest("This browser could not emulate those media features: "
+                           f"{str(exc).splitlines()[0][:200]}.") from exc
+    with map_playwright_errors():
+        now = await evaluate_isolated(page.main_frame, None, _MEDIA_JS, READ_TIMEOUT_S)
+    wrong = {n: now[n] for n, v in given.items()
+             if v not in ("no-override", "no-preference") and now.get(n) != v}
+    if wrong:
+        # Read back, so not uncertain: the browser took the call and did not apply it
+        # (Firefox over WebDriver BiDi, Playwright 1.62, applies none of them).
+        raise E.BadRequest(
+            f"This browser did not apply the emulation: its page still matches {wrong} "
+            f"(asked: { {n: given[n] for n in wrong} }).", {"matches": now})
+    return now
 
 
 async def pdf(frame: Frame, params: DriverPdfParams) -> dict[str, Any]:

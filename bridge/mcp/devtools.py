@@ -294,6 +294,38 @@ async def _resize(conn: Connection, args: Any, response: Response) -> None:
                         "(as the page reports its innerWidth and innerHeight).")
 
 
+EmulateMediaArgs = derive(
+    "EmulateMediaArgs", "Media features to emulate; omitted ones are left unchanged, null "
+    "clears an override.",
+    colorScheme=(Literal["light", "dark"] | None, Field(
+        default=None, description="Emulates the prefers-color-scheme media feature")),
+    reducedMotion=(Literal["reduce", "no-preference"] | None, Field(
+        default=None, description="Emulates the prefers-reduced-motion media feature")),
+    forcedColors=(Literal["active", "none"] | None, Field(
+        default=None, description="Emulates the forced-colors media feature")),
+    contrast=(Literal["more", "no-preference"] | None, Field(
+        default=None, description="Emulates the prefers-contrast media feature")),
+    media=(Literal["screen", "print"] | None, Field(
+        default=None, description="Changes the CSS media type of the page")),
+)
+MEDIA_FEATURES = ("colorScheme", "reducedMotion", "forcedColors", "contrast", "media")
+
+
+async def _emulate_media(conn: Connection, args: Any, response: Response) -> None:
+    # Playwright MCP's contract: an argument given as null clears that override, one
+    # left out keeps it (so "given" is read from the fields the client sent).
+    given = {name: ("no-override" if getattr(args, name) is None else getattr(args, name))
+             for name in MEDIA_FEATURES if name in args.model_fields_set}
+    tab = await conn.tab()
+    now = await tab.emulate_media(**{
+        {"colorScheme": "color_scheme", "reducedMotion": "reduced_motion",
+         "forcedColors": "forced_colors"}.get(k, k): v for k, v in given.items()})
+    said = ", ".join(f"{k} {'cleared' if v == 'no-override' else v}" for k, v in given.items())
+    matches = ", ".join(f"{k}: {now[k]}" for k in MEDIA_FEATURES)
+    response.add_result(f"{'Emulated ' + said if said else 'Nothing to change'}; the page "
+                        f"now matches {matches}.")
+
+
 PdfArgs = derive(
     "PdfArgs", "Where to save the PDF.",
     filename=(str | None, Field(default=None, min_length=1, max_length=255,
@@ -378,6 +410,15 @@ TOOLS = [
         description="Resize the browser window (its viewport, CSS px)",
         args=ResizeArgs,
         run=_resize,
+    ),
+    Tool(
+        name="browser_emulate_media",
+        title="Emulate media features",
+        description="Emulate CSS media features for the page, for example switch between "
+        "the light and dark color scheme. Omitted parameters are left unchanged; null clears "
+        "an override.",
+        args=EmulateMediaArgs,
+        run=_emulate_media,
     ),
     Tool(
         name="browser_close",

@@ -525,6 +525,33 @@ class ResizeParams(TabParams):
     height: int = Field(ge=100, le=10_000)
 
 
+ColorScheme = Literal["light", "dark", "no-preference", "no-override"]
+ReducedMotion = Literal["reduce", "no-preference", "no-override"]
+ForcedColors = Literal["active", "none", "no-override"]
+Contrast = Literal["more", "no-preference", "no-override"]
+MediaType = Literal["screen", "print", "no-override"]
+
+
+class EmulateMediaParams(TabParams):
+    """Emulate CSS media features for the tab's page (driver: Playwright's
+    ``page.emulate_media``). A feature left out keeps its emulation; ``"no-override"``
+    ends it (the browser's own value again). Result: :class:`EmulateMediaResult`, what
+    the page's ``matchMedia`` answers afterwards. Errors: BAD_REQUEST when the browser
+    cannot emulate a feature (it refused, or the page still does not match what was set:
+    Firefox over WebDriver BiDi)."""
+
+    colorScheme: ColorScheme | None = Field(
+        default=None, description="prefers-color-scheme; no-override ends the emulation.")
+    reducedMotion: ReducedMotion | None = Field(
+        default=None, description="prefers-reduced-motion; no-override ends the emulation.")
+    forcedColors: ForcedColors | None = Field(
+        default=None, description="forced-colors; no-override ends the emulation.")
+    contrast: Contrast | None = Field(
+        default=None, description="prefers-contrast; no-override ends the emulation.")
+    media: MediaType | None = Field(
+        default=None, description="The CSS media type; no-override ends the emulation.")
+
+
 class PdfParams(TabParams):
     """Print the tab to PDF (driver: headless Chromium, Firefox). Result: ``{pdf: base64,
     bytes, tabId}``. Errors: BAD_REQUEST in a browser that cannot print to PDF."""
@@ -861,6 +888,14 @@ class DriverNetworkParams(_DriverTab):
 class DriverResizeParams(_DriverTab):
     width: int = Field(ge=100, le=10_000)
     height: int = Field(ge=100, le=10_000)
+
+
+class DriverEmulateMediaParams(_DriverTab):
+    colorScheme: ColorScheme | None = None
+    reducedMotion: ReducedMotion | None = None
+    forcedColors: ForcedColors | None = None
+    contrast: Contrast | None = None
+    media: MediaType | None = None
 
 
 class DriverPdfParams(_DriverTab):

@@ -317,6 +317,18 @@ class ResizeResult(_Routed):
     tabId: int | None = None
 
 
+class EmulateMediaResult(_Routed):
+    """``page.emulateMedia``: the media features the page matches afterwards (its own
+    ``matchMedia``, read where page script cannot forge it)."""
+
+    colorScheme: Literal["light", "dark"]
+    reducedMotion: Literal["reduce", "no-preference"]
+    forcedColors: Literal["active", "none"]
+    contrast: Literal["more", "less", "custom", "no-preference"]
+    media: Literal["screen", "print"]
+    tabId: int | None = None
+
+
 class PdfResult(_Routed):
     """``page.pdf``: the PDF, base64, and its size in bytes."""
 
