@@ -35,6 +35,10 @@ EvaluateArgs = derive(
               "the DOM without the page's JavaScript, which cannot see or forge the result."},
     element=(str | None, Field(default=None, max_length=300,
                                description="Description of that element.")),
+    filename=(str | None, Field(
+        default=None, min_length=1, max_length=255,
+        description="Save the result to this file (relative to the output directory) "
+        "instead of returning it as text; the file holds it whole, uncut.")),
     order=["function", "element"],
 )
 
@@ -44,11 +48,18 @@ async def _evaluate(conn: Connection, args: Any, response: Response) -> None:
     value = await tab.evaluate(args.function, args.target, world=args.world)
     text = json.dumps(value, indent=2, ensure_ascii=False, default=str) \
         if value is not None else "null (or undefined)"
-    if len(text) > MAX_RESULT_CHARS:
-        text = text[:MAX_RESULT_CHARS] + f"\n… (cut: {len(text)} characters in all)"
     where = f" on {args.element or 'ref'} {args.target}" if args.target else ""
     world = "the page's isolated world" if args.world == "isolated" else \
         "the page's main world"
+    if args.filename:  # Playwright MCP's: the file holds the result, the answer names it
+        from .devtools import save_file
+
+        path = save_file(conn, args.filename, text + "\n")
+        response.add_result(f"Evaluated in {world}{where}; saved its result "
+                            f"({len(text)} characters of JSON) to {path}.")
+        return
+    if len(text) > MAX_RESULT_CHARS:
+        text = text[:MAX_RESULT_CHARS] + f"\n… (cut: {len(text)} characters in all)"
     response.add_result(f"Evaluated in {world}{where}; it returned:\n{text}")
 
 

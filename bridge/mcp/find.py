@@ -41,6 +41,10 @@ FindArgs = derive(
     maxResults=(int | None, Field(
         default=None, ge=1, description="Most matches returned (Playwright MCP's name for "
         f"limit; at most {MAX_LIMIT}).")),
+    filename=(str | None, Field(
+        default=None, min_length=1, max_length=255,
+        description="Save the matches to this file (relative to the output directory) "
+        "instead of returning them in the response.")),
     order=["role", "name", "text", "regex", "target"],
 )
 
@@ -115,6 +119,12 @@ async def _find(conn: Connection, args: Any, response: Response) -> None:
         more = "maxResults" if args.maxResults is not None else "limit"
         lines.append("Not every match is listed (see the # line): narrow the search with "
                      f"role, name or target, or raise {more}.")
+    if args.filename:  # Playwright MCP's: the file holds the matches, the answer names it
+        from .devtools import save_file
+
+        path = save_file(conn, args.filename, "\n".join(lines[2:3] + lines[4:]) + "\n")
+        response.add_result(f"{head.split('. Each is shown')[0]}. Saved them to {path}.")
+        return
     response.add_result("\n".join(lines))
 
 

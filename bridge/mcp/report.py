@@ -294,8 +294,9 @@ def render_tabs(tabs: Sequence[TabRow], is_current: Callable[[str, Mapping[str, 
     return "\n".join(lines) if len(lines) > 1 else f"{heading}\n(no tabs)"
 
 
-def page_state_section(snap: Mapping[str, Any]) -> str:
-    """The "Page state" section of a ``page.snapshot`` result, as Playwright MCP shows it."""
+def page_state_section(snap: Mapping[str, Any], saved_to: str | None = None) -> str:
+    """The "Page state" section of a ``page.snapshot`` result, as Playwright MCP shows it;
+    with ``saved_to``, the snapshot itself is named by that file instead of shown."""
     lines = ["### Page state", f"- Page URL: {snap.get('url', '')}",
              f"- Page Title: {snap.get('title', '')}"]
     if "tabId" in snap:
@@ -304,5 +305,8 @@ def page_state_section(snap: Mapping[str, Any]) -> str:
     # The extension's truncation trailer names the wire method; the model calls the tool.
     text = snap.get("snapshot", "").replace("call page.snapshot with cursor",
                                             "call browser_snapshot with cursor")
-    lines += ["- Page Snapshot:", "```yaml", text, "```"]
+    if saved_to is not None:
+        lines.append(f"- Page Snapshot: saved to {saved_to} ({len(text)} characters)")
+    else:
+        lines += ["- Page Snapshot:", "```yaml", text, "```"]
     return "\n".join(lines)

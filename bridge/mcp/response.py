@@ -122,11 +122,12 @@ class Response:
         the server's ``snapshot_after_action`` is on (Playwright's setIncludeSnapshot)."""
         self._want_page_state, self._page_tab = True, tab
 
-    def set_snapshot(self, snap: Mapping[str, Any]) -> None:
-        """Show this snapshot result (``page.snapshot``) as the page state; nothing more
-        is asked for it unless it reports a tab opened late in the foreground, which is
-        followed (its page state replaces this one)."""
-        self._state = page_state_section(snap)
+    def set_snapshot(self, snap: Mapping[str, Any], saved_to: str | None = None) -> None:
+        """Show this snapshot result (``page.snapshot``) as the page state (with
+        ``saved_to``: its snapshot named by that file, not shown); nothing more is asked
+        for it unless it reports a tab opened late in the foreground, which is followed
+        (its page state replaces this one)."""
+        self._state = page_state_section(snap, saved_to)
 
     def set_tabs(self, tabs: TabList) -> None:
         """Show the tab list (``### Open tabs``); its dialog counts as the one open."""

@@ -31,7 +31,11 @@ SnapshotArgs = derive(
     cursor=(str | None, Field(
         default=None, min_length=1, max_length=64,
         description="From a truncated snapshot's last line: the next part.")),
-    order=["target", "depth"],
+    filename=(str | None, Field(
+        default=None, min_length=1, max_length=255,
+        description="Save the snapshot to this file (relative to the output directory) "
+        "instead of returning it in the response.")),
+    order=["target", "filename", "depth"],
 )
 
 
@@ -72,6 +76,13 @@ async def _snapshot(conn: Connection, args: ToolArgs, response: Response) -> Non
         raise with_next_step(err, "Call browser_snapshot without a cursor for a fresh "
                              "snapshot (a cursor is used once, lives 10 minutes and ends "
                              "with its page).") from err
+    filename = getattr(args, "filename", None)
+    if filename:  # Playwright MCP's: the file holds the snapshot, the answer names it
+        from .devtools import save_file
+
+        path = save_file(conn, filename, result.get("snapshot", ""))
+        response.set_snapshot(result, saved_to=str(path))
+        return
     response.set_snapshot(result)
 
 
