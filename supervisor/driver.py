@@ -69,6 +69,7 @@ from .dialogs import DialogTracker
 from .errors import locator_not_unique, map_playwright_errors
 from .frames import FrameRegistry
 from .isolated_eval import evaluate_isolated
+from .live import LiveStreams
 from .navwatch import NavigationWatch
 
 log = logging.getLogger("trustbridge.driver")
@@ -133,6 +134,8 @@ class InputDriver:
         # The CDP door of a Chromium device (supervisor/cdp_proxy.py), set by its owner
         # (runner / attach); None: this browser has none (Firefox, Camoufox).
         self.cdp: CdpProxy | None = None
+        # Live views of tabs handed to a person (issue 37, supervisor/live.py).
+        self.live = LiveStreams(self.send_event, lambda token: self.frames.frame_for(token))
 
     async def run(self) -> None:
         """Stay connected until cancelled, reconnecting with backoff (0.1 s → 5 s)."""
@@ -228,6 +231,9 @@ class InputDriver:
             "driver.cdpEndpoint": self.cdp_endpoint,
             "driver.cdpClose": self.cdp_close,
             "driver.pointer": self.pointer_at,
+            "driver.liveStart": self.live.start,
+            "driver.liveInput": self.live.input,
+            "driver.liveStop": self.live.stop,
         }.get(method)
         if handler is None:
             raise E.BadRequest(f"The driver does not handle {method!r}.")

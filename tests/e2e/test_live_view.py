@@ -1,0 +1,257 @@
+"""A person takes over a tab and hands it back through the live view (issue 37;
+bridge/handover.py, bridge/live_view.py, supervisor/live.py).
+
+The agent works through the MCP server (in-process, on the stack's bridge) or the SDK; a
+second, plain Playwright browser plays the person: it opens the live-view link, sees the
+tab's frames, types with its own keyboard into the live view and presses Done. The target
+page records whether each event it saw was trusted (tests/e2e/pages/human)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from mcp import Client
+from playwright.async_api import Browser as PwBrowser
+from playwright.async_api import async_playwright
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
+
+from bridge.client import BridgeClient
+from bridge.mcp.options import McpOptions
+from bridge.mcp.server import build_server
+from bridge.mcp.session import Connection
+from bridge.protocol import errors as E
+from bridge.sdk import Tab
+from supervisor.launcher import find_chromium
+
+from .conftest import Origins, Stack, page_eval, ref_of, wait_until
+
+CODE = "481516"
+
+
+@pytest.fixture(scope="module")
+async def person() -> AsyncIterator[PwBrowser]:
+    """The person's own browser: plain headless Chromium, no extension, no bridge."""
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(headless=True, executable_path=find_chromium())
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+@asynccontextmanager
+async def mcp_on(stack: Stack) -> AsyncIterator[Client]:
+    conn = Connection(url=stack.server.url, token=stack.server.token, embedded=False,
+                      options=McpOptions())
+    try:
+        async with Client(build_server(conn), read_timeout_seconds=120) as client:
+            yield client
+    finally:
+        await conn.close()
+
+
+async def call(client: Client, tool: str, **args: Any) -> tuple[str, bool]:
+    result = await client.call_tool(tool, args)
+    return "\n".join(c.text for c in result.content if c.type == "text"), result.is_error
+
+
+def live_ws(url: str) -> str:
+    return url.replace("http://", "ws://", 1) + "/ws"
+
+
+def origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+async def link_of(stack: Stack, timeout_s: float = 30) -> tuple[str, str]:
+    """(handover id, live URL) of the one hand-off on the stack's bridge, once made."""
+    book = stack.server.executor.handovers
+    await wait_until(lambda: len(book.by_id) == 1, timeout_s)
+    hand = next(iter(book.by_id.values()))
+    return hand.id, f"{stack.server.executor.base_url()}/live/{hand.secret}"
+
+
+async def person_opens(person: PwBrowser, url: str) -> Any:
+    """The person's page on the live view, once a frame is rendered."""
+    page = await person.new_page(viewport={"width": 1400, "height": 1000})
+    await page.goto(url)
+    await page.wait_for_function("window.__live && window.__live.frames > 0 && "
+                                 "document.getElementById('screen').naturalWidth > 0",
+                                 timeout=20_000)
+    return page
+
+
+async def person_clicks_on(live: Any, stack: Stack, target_css: str) -> None:
+    """The person clicks, in the live view's picture, where ``target_css`` is on the tab."""
+    box = await stack.page.locator(target_css).bounding_box()
+    assert box is not None
+    size = await live.evaluate("({w: innerWidth, h: innerHeight})")
+    shown = await live.locator("#screen").bounding_box()
+    view = await stack.page.evaluate("({w: innerWidth, h: innerHeight})")
+    assert shown is not None and size
+    x = shown["x"] + (box["x"] + box["width"] / 2) / view["w"] * shown["width"]
+    y = shown["y"] + (box["y"] + box["height"] / 2) / view["h"] * shown["height"]
+    await live.mouse.click(x, y)
+
+
+async def test_the_person_types_the_2fa_code_and_the_agent_continues(
+        stack: Stack, origins: Origins, person: PwBrowser) -> None:
+    """MCP: fill the login, sign in (2FA page), browser_request_human; the person opens the
+    link, sees the tab, clicks the code field and types the code with their keyboard,
+    submits with Enter and presses Done. The page saw trusted events only; the tool's
+    answer says "handed back" with the new URL and never the code; the agent then clicks
+    Continue and the page confirms it."""
+    async with mcp_on(stack) as mcp:
+        text, err = await call(mcp, "browser_navigate", url=f"{origins.main}/human/login.html")
+        assert not err, text
+        state = text.split("### Page state\n", 1)[1]
+        text, err = await call(mcp, "browser_type", element="User",
+                               ref=ref_of(state, "textbox", "User"), text="ada")
+        assert not err, text
+        text, err = await call(mcp, "browser_type", element="Password",
+                               ref=ref_of(state, "textbox", "Password"), text="pw-1",
+                               submit=True)
+        assert not err, text
+        await wait_until(lambda: stack.page.url.endswith("/human/2fa.html"))
+        await stack.page.wait_for_load_state()
+
+        asked = asyncio.ensure_future(call(mcp, "browser_request_human",
+                                           reason="Enter the 2FA code", timeout=120))
+        _, url = await link_of(stack)
+        live = await person_opens(person, url)
+        try:
+            assert "Enter the 2FA code" in await live.locator("#reason").inner_text()
+            await person_clicks_on(live, stack, "#code")
+            await stack.page.wait_for_function(
+                "document.activeElement && document.activeElement.id === 'code'",
+                timeout=10_000)
+            await live.keyboard.type(CODE)
+            await live.keyboard.press("Enter")
+            await wait_until(lambda: stack.page.url.endswith("/human/account.html"), 20)
+            await live.click("#done")
+            text, err = await asyncio.wait_for(asked, 30)
+            await live.wait_for_function("window.__live.ended === 'handedBack'")
+        finally:
+            await live.close()
+        assert not err, text
+        assert "handed back" in text.lower(), text
+        assert "/human/account.html" in text and "/human/2fa.html" in text, text
+        assert CODE not in text, text
+        seen = await page_eval(stack.page, "window.__seen")
+        assert seen["keydown"] and all(seen["keydown"]), seen
+        assert len(seen["keydown"]) >= len(CODE), seen
+        assert seen["click"] and all(seen["click"]), seen
+        assert await page_eval(stack.page, "document.getElementById('verified').textContent") \
+            == "Verified"
+
+        snap, err = await call(mcp, "browser_snapshot")
+        assert not err, snap
+        text, err = await call(mcp, "browser_click", element="Continue",
+                               ref=ref_of(snap, "button", "Continue"))
+        assert not err, text
+        assert await page_eval(stack.page, "document.getElementById('done').textContent") \
+            == "Finished: trusted"
+
+
+async def test_agent_input_during_the_hand_off_is_refused(
+        stack: Stack, origins: Origins) -> None:
+    """While the tab is handed, the agent's own input and another session's both answer
+    HANDED_TO_PERSON and nothing reaches the page; after a Cancel the agent acts again."""
+    tab = Tab(stack.client, stack.device, None)
+    await tab.goto(f"{origins.main}/human/account.html")
+    asked = await tab.hand_to_human("Look at this", timeout=60)
+    snap_ref = "e1"
+    with pytest.raises(E.HandedToPerson) as refused:
+        await stack.client.call("page.act", {"ref": snap_ref, "action": {"kind": "click"}})
+    assert refused.value.handoverId == asked["handoverId"]
+    with pytest.raises(E.HandedToPerson):
+        await tab.snapshot()
+    async with await BridgeClient.connect(stack.server.url, stack.server.token,
+                                          operator=stack.server.operator_token) as other:
+        with pytest.raises(E.HandedToPerson):
+            await other.call("page.navigate", {"tabId": asked["tabId"],
+                                               "url": f"{origins.main}/human/login.html"})
+    assert stack.page.url.endswith("/human/account.html")
+    # The person cancels (a raw socket of the page's own origin plays the live view).
+    url = asked["liveUrl"]
+    async with connect(live_ws(url), origin=origin_of(url)) as ws:
+        hello = json.loads(await ws.recv())
+        assert hello["type"] == "hello" and hello["reason"] == "Look at this"
+        await ws.send(json.dumps({"type": "cancel"}))
+        result = await tab.wait_for_human(asked["handoverId"])
+    assert result["state"] == "cancelled" and result["opened"] is True
+    snap = await tab.snapshot()
+    await tab.click(ref_of(snap, "button", "Continue"))
+    assert await page_eval(stack.page, "document.getElementById('done').textContent") \
+        == "Finished: trusted"
+
+
+async def test_the_live_view_refuses_a_second_opener_a_foreign_origin_and_late_input(
+        stack: Stack, origins: Origins) -> None:
+    """One opener per link (a second WebSocket gets 409, the page too); a foreign Origin
+    gets 403; after Done, input on the socket is refused and never reaches the page."""
+    tab = Tab(stack.client, stack.device, None)
+    await tab.goto(f"{origins.main}/human/2fa.html")
+    asked = await tab.hand_to_human("Type the code", timeout=60)
+    url = asked["liveUrl"]
+    with pytest.raises(InvalidStatus) as foreign:
+        async with connect(live_ws(url), origin=origins.main):
+            pass
+    assert foreign.value.response.status_code == 403
+    with pytest.raises(InvalidStatus) as no_origin:
+        async with connect(live_ws(url)):
+            pass
+    assert no_origin.value.response.status_code == 403
+    async with connect(live_ws(url), origin=origin_of(url)) as ws:
+        assert json.loads(await ws.recv())["type"] == "hello"
+        with pytest.raises(InvalidStatus) as second:
+            async with connect(live_ws(url), origin=origin_of(url)):
+                pass
+        assert second.value.response.status_code == 409
+        await ws.send(json.dumps({"type": "done"}))
+        result = await tab.wait_for_human(asked["handoverId"])
+        assert result["state"] == "handedBack"
+        while (msg := json.loads(await ws.recv()))["type"] != "ended":
+            pass
+        await ws.send(json.dumps({"type": "input", "events": [
+            {"type": "down", "x": 5, "y": 5}, {"type": "up", "x": 5, "y": 5},
+            {"type": "keydown", "key": "7"}, {"type": "keyup", "key": "7"}]}))
+        while (msg := json.loads(await ws.recv()))["type"] == "frame":
+            pass
+        assert msg["type"] == "refused", msg
+    seen = await page_eval(stack.page, "window.__seen")
+    assert seen == {"keydown": [], "click": [], "input": []}, seen
+    with pytest.raises(InvalidStatus) as after:
+        async with connect(live_ws(url), origin=origin_of(url)):
+            pass
+    assert after.value.response.status_code == 410
+
+
+async def test_an_expired_link_is_refused(stack: Stack, origins: Origins,
+                                          person: PwBrowser) -> None:
+    """A link whose hand-off timed out: the page answers 410, the socket too; the agent's
+    wait says timedOut and that nobody opened it."""
+    tab = Tab(stack.client, stack.device, None)
+    await tab.goto(f"{origins.main}/human/account.html")
+    asked = await tab.hand_to_human("Too late", timeout=1)
+    result = await tab.wait_for_human(asked["handoverId"])
+    assert result["state"] == "timedOut" and result["opened"] is False
+    page = await person.new_page()
+    try:
+        response = await page.goto(asked["liveUrl"])
+        assert response is not None and response.status in (404, 410)
+    finally:
+        await page.close()
+    url = asked["liveUrl"]
+    with pytest.raises(InvalidStatus) as expired:
+        async with connect(live_ws(url), origin=origin_of(url)):
+            pass
+    assert expired.value.response.status_code in (404, 410)
