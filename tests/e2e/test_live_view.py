@@ -47,11 +47,19 @@ async def person() -> AsyncIterator[PwBrowser]:
 
 
 @asynccontextmanager
-async def mcp_on(stack: Stack) -> AsyncIterator[Client]:
+async def mcp_on(stack: Stack, logs: list[Any] | None = None) -> AsyncIterator[Client]:
+    """An MCP client on a server on the stack's bridge; ``logs`` collects the server's
+    logging notifications (``notifications/message`` params)."""
     conn = Connection(url=stack.server.url, token=stack.server.token, embedded=False,
                       options=McpOptions())
+
+    async def on_log(params: Any) -> None:
+        if logs is not None:
+            logs.append(params)
+
     try:
-        async with Client(build_server(conn), read_timeout_seconds=120) as client:
+        async with Client(build_server(conn), read_timeout_seconds=120,
+                          logging_callback=on_log, log_level="info") as client:
             yield client
     finally:
         await conn.close()
@@ -109,7 +117,13 @@ async def test_the_person_types_the_2fa_code_and_the_agent_continues(
     submits with Enter and presses Done. The page saw trusted events only; the tool's
     answer says "handed back" with the new URL and never the code; the agent then clicks
     Continue and the page confirms it."""
-    async with mcp_on(stack) as mcp:
+    logs: list[Any] = []
+    progress: list[str | None] = []
+
+    async def on_progress(_done: float, _total: float | None, message: str | None) -> None:
+        progress.append(message)
+
+    async with mcp_on(stack, logs) as mcp:
         text, err = await call(mcp, "browser_navigate", url=f"{origins.main}/human/login.html")
         assert not err, text
         state = text.split("### Page state\n", 1)[1]
@@ -123,9 +137,15 @@ async def test_the_person_types_the_2fa_code_and_the_agent_continues(
         await wait_until(lambda: stack.page.url.endswith("/human/2fa.html"))
         await stack.page.wait_for_load_state()
 
-        asked = asyncio.ensure_future(call(mcp, "browser_request_human",
-                                           reason="Enter the 2FA code", timeout=120))
-        _, url = await link_of(stack)
+        asked = asyncio.ensure_future(mcp.call_tool(
+            "browser_request_human", {"reason": "Enter the 2FA code", "timeout": 120},
+            progress_callback=on_progress))
+        # The link reaches the client while the call is pending (a logging notification).
+        await wait_until(lambda: bool(logs) or asked.done(), 30)
+        assert logs, asked.result()
+        url = logs[0].data["liveUrl"]
+        assert url == (await link_of(stack))[1]
+        assert progress and url in (progress[0] or ""), progress
         live = await person_opens(person, url)
         try:
             assert "Enter the 2FA code" in await live.locator("#reason").inner_text()
@@ -137,7 +157,9 @@ async def test_the_person_types_the_2fa_code_and_the_agent_continues(
             await live.keyboard.press("Enter")
             await wait_until(lambda: stack.page.url.endswith("/human/account.html"), 20)
             await live.click("#done")
-            text, err = await asyncio.wait_for(asked, 30)
+            result = await asyncio.wait_for(asked, 30)
+            text = "\n".join(c.text for c in result.content if c.type == "text")
+            err = result.is_error
             await live.wait_for_function("window.__live.ended === 'handedBack'")
         finally:
             await live.close()
