@@ -87,13 +87,22 @@ async def link_of(stack: Stack, timeout_s: float = 30) -> tuple[str, str]:
     return hand.id, f"{stack.server.executor.base_url()}/live/{hand.secret}"
 
 
+async def until(page: Any, expression: str, timeout_s: float = 20) -> None:
+    """Poll ``expression`` in ``page`` until true (the live view's CSP forbids the eval
+    that Playwright's wait_for_function needs)."""
+    async def loop() -> None:
+        while not await page.evaluate(expression):
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(loop(), timeout_s)
+
+
 async def person_opens(person: PwBrowser, url: str) -> Any:
     """The person's page on the live view, once a frame is rendered."""
     page = await person.new_page(viewport={"width": 1400, "height": 1000})
     await page.goto(url)
-    await page.wait_for_function("window.__live && window.__live.frames > 0 && "
-                                 "document.getElementById('screen').naturalWidth > 0",
-                                 timeout=20_000)
+    await until(page, "window.__live && window.__live.frames > 0 && "
+                      "document.getElementById('screen').naturalWidth > 0")
     return page
 
 
@@ -160,7 +169,7 @@ async def test_the_person_types_the_2fa_code_and_the_agent_continues(
             result = await asyncio.wait_for(asked, 30)
             text = "\n".join(c.text for c in result.content if c.type == "text")
             err = result.is_error
-            await live.wait_for_function("window.__live.ended === 'handedBack'")
+            await until(live, "window.__live.ended === 'handedBack'")
         finally:
             await live.close()
         assert not err, text
