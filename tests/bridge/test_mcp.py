@@ -39,6 +39,7 @@ TOOL_NAMES = {
     "browser_actions", "browser_tabs", "browser_wait_for", "browser_take_screenshot",
     "browser_evaluate", "browser_console_messages", "browser_network_requests",
     "browser_network_request", "browser_resize", "browser_close", "browser_find",
+    "browser_request_human",
 }
 """What ``trustbridge mcp`` lists with no ``--caps``."""
 CAPS_TOOL_NAMES = {
