@@ -286,3 +286,32 @@ async def test_an_expired_link_is_refused(stack: Stack, origins: Origins,
         async with connect(live_ws(url), origin=origin_of(url)):
             pass
     assert expired.value.response.status_code in (404, 410)
+
+
+async def test_a_stop_ends_the_hand_off_and_the_live_view_takes_no_more_input(
+        stack: Stack, origins: Origins) -> None:
+    """Stop still stops everything: the session is stopped (here by the operator, as the
+    browser's Stop button does through the extension) while its tab is handed; the wait
+    answers ``stopped``, the live view is told and its input is refused."""
+    tab = Tab(stack.client, stack.device, None)
+    await tab.goto(f"{origins.main}/human/2fa.html")
+    asked = await tab.hand_to_human("Type the code", timeout=60)
+    url = asked["liveUrl"]
+    label = (await stack.client.call("sessions.list", {}))["sessions"][0]["label"]
+    async with connect(live_ws(url), origin=origin_of(url)) as ws:
+        assert json.loads(await ws.recv())["type"] == "hello"
+        waiting = asyncio.ensure_future(tab.wait_for_human(asked["handoverId"]))
+        async with await BridgeClient.connect(stack.server.url, stack.server.token,
+                                              operator=stack.server.operator_token) as op:
+            await op.call("session.stop", {"label": label})
+        result = await asyncio.wait_for(waiting, 20)
+        assert result["state"] == "stopped", result
+        while (msg := json.loads(await ws.recv()))["type"] != "ended":
+            pass
+        assert msg["state"] == "stopped"
+        await ws.send(json.dumps({"type": "input", "events": [
+            {"type": "keydown", "key": "7"}, {"type": "keyup", "key": "7"}]}))
+        while (msg := json.loads(await ws.recv()))["type"] == "frame":
+            pass
+        assert msg["type"] == "refused", msg
+    assert (await page_eval(stack.page, "window.__seen"))["keydown"] == []
