@@ -87,6 +87,9 @@ class HandoverBook:
         self.clock = clock
         self.by_id: dict[str, Handover] = {}
         self.by_secret: dict[str, Handover] = {}
+        self.on_change: Callable[[str], None] = lambda _device: None
+        """Called with the device when one of its hand-offs starts or ends (the server
+        tells the extension, whose badge shows a handed tab)."""
 
     def create(self, device: str, tab: int, reason: str, session: Session | None,
                timeout_ms: int, before: dict[str, Any]) -> Handover:
@@ -97,6 +100,7 @@ class HandoverBook:
                         expires_ms=time.time() * 1000 + timeout_ms, before=before)
         self.by_id[hand.id] = hand
         self.by_secret[hand.secret] = hand
+        self.on_change(device)
         with contextlib.suppress(RuntimeError):  # no loop: a unit test ends it by hand
             hand.timer = asyncio.get_running_loop().call_later(
                 timeout_ms / 1000, self.end, hand, "timedOut")
@@ -133,6 +137,7 @@ class HandoverBook:
         if hand.timer is not None:
             hand.timer.cancel()
         hand.done.set()
+        self.on_change(hand.device)
         for then in hand.on_end:
             try:
                 then(hand)
@@ -140,6 +145,10 @@ class HandoverBook:
                 log.exception("hand-off %s: an end listener failed", hand.id)
         log.info("hand-off %s of tab %s ended: %s", hand.id, hand.tab, state)
         return True
+
+    def reasons(self, device: str) -> dict[int, str]:
+        """Tab → reason of every active hand-off of ``device``."""
+        return {h.tab: h.reason for h in self.by_id.values() if h.active and h.device == device}
 
     def session_ended(self, session: Session) -> None:
         """The requesting session ended (Stop, disconnect, lease): its hand-offs end as

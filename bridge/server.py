@@ -173,6 +173,7 @@ class BridgeServer:
         self.live = LiveView(self.executor.handovers, self.executor,
                              lambda: (self.host, self.port))
         self.executor.base_url = lambda: f"http://{self.host}:{self.port}"
+        self.executor.handovers.on_change = self._handover_changed
 
     @property
     def url(self) -> str:
@@ -558,15 +559,24 @@ class BridgeServer:
                 entry.task.cancel()
         return withdrawn, running
 
+    def _handover_changed(self, device: str) -> None:
+        """A hand-off to a person started or ended: the extension's badge shows it."""
+        self.executor.sessions.changed.add(device)
+        self._tell_owners()
+
     def _tell_owners(self) -> None:
-        """Tell each extension whose tabs changed owner (its badge and popup show it)."""
+        """Tell each extension whose tabs changed owner (its badge and popup show it); a
+        tab handed to a person carries ``handed``: the reason (bridge/handover.py)."""
         book = self.executor.sessions
         while book.changed:
             device = book.changed.pop()
             ext = self.peers.get(self.policy.extensions.get(device, ""))
             if ext is not None:
+                handed = self.executor.handovers.reasons(device)
+                rows = [{**row, "handed": handed[row["tabId"]]}
+                        if row.get("tabId") in handed else row for row in book.owners(device)]
                 task = asyncio.ensure_future(self._notify(ext, "sessions.owners",
-                                                          {"tabs": book.owners(device)}))
+                                                          {"tabs": rows}))
                 ext.tasks.add(task)
                 task.add_done_callback(ext.tasks.discard)
 

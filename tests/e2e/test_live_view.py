@@ -315,3 +315,47 @@ async def test_a_stop_ends_the_hand_off_and_the_live_view_takes_no_more_input(
             pass
         assert msg["type"] == "refused", msg
     assert (await page_eval(stack.page, "window.__seen"))["keydown"] == []
+
+
+async def test_the_extension_badge_says_a_person_is_asked_while_the_tab_is_handed(
+        stack: Stack, origins: Origins) -> None:
+    """Chromium (an extension page is needed to read the action's state; Firefox refuses
+    to open one under automation, see test_session_popup.py): while the tab is handed, its
+    toolbar badge says "YOU" and its title gives the reason; after the hand-off, the
+    badge names the owning session again."""
+    if stack.browser != "chromium":
+        pytest.skip("reading the action badge needs an extension page, which Firefox does "
+                    "not open under automation (tests/e2e/test_session_popup.py)")
+    tab = Tab(stack.client, stack.device, None)
+    await tab.goto(f"{origins.main}/human/account.html")
+    asked = await tab.hand_to_human("Solve the CAPTCHA", timeout=60)
+    workers = stack.supervisor.context.service_workers
+    base = workers[0].url.rsplit("/", 1)[0] + "/"
+    popup = await stack.supervisor.context.new_page()
+    try:
+        await popup.goto(f"{base}popup.html")
+
+        async def state() -> list[str]:
+            return await popup.evaluate(
+                """async (tabId) => { const a = chrome.action;
+                   return [await a.getBadgeText({tabId}), await a.getTitle({tabId})]; }""",
+                asked["tabId"])
+
+        async def until_state(check: Any) -> list[str]:
+            for _ in range(200):
+                now = await state()
+                if check(now):
+                    return now
+                await asyncio.sleep(0.05)
+            raise AssertionError(f"the badge stayed {now}")
+
+        handed = await until_state(lambda s: s[0] == "YOU")
+        assert handed[1].startswith("Your turn: Solve the CAPTCHA"), handed
+        url = asked["liveUrl"]
+        async with connect(live_ws(url), origin=origin_of(url)) as ws:
+            await ws.send(json.dumps({"type": "cancel"}))
+            assert (await tab.wait_for_human(asked["handoverId"]))["state"] == "cancelled"
+        back = await until_state(lambda s: s[0] != "YOU")
+        assert back[1].startswith("Session ") and back[1].endswith("owns this tab"), back
+    finally:
+        await popup.close()
