@@ -47,6 +47,7 @@ from bridge.protocol.models import (
     DriverCdpEndpointParams,
     DriverDialogParams,
     DriverEvaluateParams,
+    DriverLiveStopParams,
     DriverPointerParams,
     DriverScreenshotParams,
     Event,
@@ -175,6 +176,9 @@ class InputDriver:
                 self._conn = None
                 for task in self._tasks:
                     task.cancel()
+                for handover in list(self.live.streams):  # their frames have nowhere to go
+                    asyncio.ensure_future(self.live.stop(
+                        DriverLiveStopParams(handoverId=handover)))
 
     async def _on_malformed(self, _raw: str | bytes, _exc: object) -> None:
         log.warning("driver got a malformed message")

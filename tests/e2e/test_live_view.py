@@ -359,3 +359,28 @@ async def test_the_extension_badge_says_a_person_is_asked_while_the_tab_is_hande
         assert back[1].startswith("Session ") and back[1].endswith("owns this tab"), back
     finally:
         await popup.close()
+
+
+async def test_frames_keep_coming_after_the_person_goes_to_another_site(
+        stack: Stack, origins: Origins, person: PwBrowser) -> None:
+    """A login that goes through another site (a cross-site navigation: Chromium swaps the
+    tab's renderer process): the person clicks the link in the live view, and the live
+    view keeps showing the tab afterwards (new frames arrive)."""
+    tab = Tab(stack.client, stack.device, None)
+    await tab.goto(f"{origins.main}/human/away.html?to={origins.other}")
+    asked = await tab.hand_to_human("Sign in with the identity provider", timeout=60)
+    live = await person_opens(person, asked["liveUrl"])
+    try:
+        await person_clicks_on(live, stack, "#away")
+        await wait_until(lambda: stack.page.url.startswith(origins.other), 20)
+        await stack.page.wait_for_load_state()
+        frames = await live.evaluate("window.__live.frames")
+        await stack.page.evaluate("document.body.style.background = 'rgb(200, 0, 0)'")
+        await until(live, f"window.__live.frames > {frames}")
+        await live.click("#done")
+        result = await tab.wait_for_human(asked["handoverId"])
+    finally:
+        await live.close()
+    assert result["state"] == "handedBack"
+    assert result["after"]["url"].startswith(origins.other), result
+    assert result["navigations"] >= 1 and result["personInput"]["clicks"] == 1, result
