@@ -384,3 +384,39 @@ async def test_frames_keep_coming_after_the_person_goes_to_another_site(
     assert result["state"] == "handedBack"
     assert result["after"]["url"].startswith(origins.other), result
     assert result["navigations"] >= 1 and result["personInput"]["clicks"] == 1, result
+
+
+async def test_the_cli_prints_the_link_at_once_and_how_the_hand_off_ended(
+        stack: Stack, origins: Origins, tmp_path: Any, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``trustbridge human REASON``: the link is on stderr while the command waits; the
+    person (a raw socket of the page's origin) hands back; the command prints the state
+    and the URL, and exits 0."""
+    if stack.browser != "chromium":
+        pytest.skip("the CLI's logic does not depend on the browser (Chromium covers it)")
+    import os
+
+    from bridge import cli
+
+    monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
+    token_file = tmp_path / "bridge-token"
+    token_file.write_text(stack.server.token)
+    os.chmod(token_file, 0o600)
+    await Tab(stack.client, stack.device, None).goto(f"{origins.main}/human/account.html")
+    await stack.release()  # the tab is free for the CLI's session
+    args = cli.build_parser().parse_args(
+        ["human", "Check the page", "--timeout", "60", "--bridge", stack.server.url,
+         "--token-file", str(token_file)])
+    running = asyncio.ensure_future(cli._cmd_client(args))
+    err = ""
+    for _ in range(400):
+        err += capsys.readouterr().err
+        if "/live/" in err or running.done():
+            break
+        await asyncio.sleep(0.05)
+    url = err.split("open ", 1)[1].split()[0]
+    async with connect(live_ws(url), origin=origin_of(url)) as ws:
+        await ws.send(json.dumps({"type": "done"}))
+        assert await asyncio.wait_for(running, 30) == cli.EXIT_OK
+    out = capsys.readouterr().out
+    assert out.startswith("hand-off handedBack: ") and "/human/account.html" in out, out
