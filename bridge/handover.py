@@ -65,6 +65,9 @@ class Handover:
     opener: object | None = None
     counts: dict[str, int] = field(default_factory=lambda: {"clicks": 0, "keys": 0,
                                                              "wheels": 0})
+    typed: list[str] = field(default_factory=lambda: [""])
+    """The runs of characters the person typed (in memory only, never logged or
+    answered): masked in the agent's later snapshots like a secret it typed itself."""
     stream: dict[str, Any] = field(default_factory=dict)
     """What the driver's ``driver.liveStop`` said (frames, navigations)."""
     done: asyncio.Event = field(default_factory=asyncio.Event)
@@ -74,6 +77,17 @@ class Handover:
     @property
     def active(self) -> bool:
         return self.state in ("pending", "open")
+
+    def key(self, key: str) -> None:
+        """Follow what the person types: a character extends the current run, Backspace
+        shortens it, any other named key (Enter, Tab, an arrow) starts a new run."""
+        if len(key) == 1:
+            self.typed[-1] += key
+        elif key == "Backspace":
+            self.typed[-1] = self.typed[-1][:-1]
+        elif key not in ("Shift", "Control", "Alt", "Meta", "CapsLock", "AltGraph") \
+                and self.typed[-1]:
+            self.typed.append("")
 
 
 class HandoverBook:

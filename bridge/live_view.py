@@ -141,6 +141,7 @@ class LiveView:
             await ws.close(1008, "not claimed")
             return
         self.sockets[hand.id] = ws
+        hand.on_end.append(self._remember_typed)
         hand.on_end.append(lambda h: self._spawn(self._ended(h, ws)))
         try:
             await self._send(ws, {"type": "hello", "reason": hand.reason,
@@ -199,6 +200,8 @@ class LiveView:
                 hand.counts["clicks"] += 1
             elif event.type == "keydown":
                 hand.counts["keys"] += 1
+                if event.key:
+                    hand.key(event.key)
             elif event.type == "wheel":
                 hand.counts["wheels"] += 1
         driver = self.executor.policy.drivers.get(hand.device)
@@ -209,6 +212,15 @@ class LiveView:
                 "driver.liveInput", params.model_dump(mode="json"), DRIVER_TIMEOUT_S)
         except E.TrustbridgeError as err:
             await self._send(ws, {"type": "error", "message": err.message})
+
+    def _remember_typed(self, hand: Handover) -> None:
+        """What the person typed is masked in the agent's later snapshots, titles and
+        URLs of the device, as a sensitive value the agent typed would be
+        (bridge/secrets.py; runs under its MIN_CHARS are not kept)."""
+        for run in hand.typed:
+            self.executor.secrets.typed(hand.device, hand.tab, None,
+                                        {"kind": "type", "text": run}, sensitive=True)
+        hand.typed = [""]
 
     async def _ended(self, hand: Handover, ws: ServerConnection) -> None:
         """The hand-off ended: stop the frames, keep the driver's counts, tell the page."""

@@ -420,3 +420,33 @@ async def test_the_cli_prints_the_link_at_once_and_how_the_hand_off_ended(
         assert await asyncio.wait_for(running, 30) == cli.EXIT_OK
     out = capsys.readouterr().out
     assert out.startswith("hand-off handedBack: ") and "/human/account.html" in out, out
+
+
+async def test_what_the_person_typed_is_masked_in_the_agents_next_snapshot(
+        stack: Stack, origins: Origins) -> None:
+    """The person types into a field no page hint marks sensitive (the extension masks a
+    password or one-time-code field by itself) and hands back without submitting: the page
+    holds the text, and the agent's next snapshot shows it masked, never in clear."""
+    tab = Tab(stack.client, stack.device, None)
+    await tab.goto(f"{origins.main}/human/login.html")
+    asked = await tab.hand_to_human("Type your user name", timeout=60)
+    box = await stack.page.locator("#user").bounding_box()
+    assert box is not None
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    url = asked["liveUrl"]
+    code = "9731"
+    async with connect(live_ws(url), origin=origin_of(url)) as ws:
+        events: list[dict[str, Any]] = [{"type": "down", "x": x, "y": y},
+                                        {"type": "up", "x": x, "y": y}]
+        for key in code:
+            events += [{"type": "keydown", "key": key}, {"type": "keyup", "key": key}]
+        await ws.send(json.dumps({"type": "input", "events": events}))
+        await stack.page.wait_for_function(
+            f"document.getElementById('user').value === '{code}'", timeout=10_000)
+        await ws.send(json.dumps({"type": "done"}))
+        result = await tab.wait_for_human(asked["handoverId"])
+    assert result["state"] == "handedBack" and result["personInput"]["keys"] == len(code)
+    assert code not in json.dumps(result)
+    snap = await tab.snapshot()
+    assert code not in snap, snap
+    assert "••••••" in snap, snap
