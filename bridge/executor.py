@@ -266,11 +266,13 @@ class Executor(TrustedInputRoute):
     async def _dispatch(self, method: str, parsed: Any, on_start: Callable[[], None] | None,
                         session: Any) -> dict[str, Any]:
         """:meth:`dispatch` once the session admitted the request."""
-        if method in ("human.request", "human.wait"):
+        if method in ("human.request", "human.wait", "human.end"):
             if on_start is not None:
                 on_start()  # running: a Stop ends the hand-off, which the wait answers
             if method == "human.request":
                 return await self.human.request(parsed, session)
+            if method == "human.end":
+                return await self.human.end(parsed, session)
             return await self.human.wait(parsed, session)
         if url := getattr(parsed, "url", None):
             try:

@@ -10,7 +10,9 @@ agent relays to the person; ``human.wait {handoverId}`` then waits until the han
 - ``closed``: the person's live view disconnected before either (closing its tab);
 - ``timedOut``: ``timeoutMs`` passed (the link expires then, opened or not);
 - ``stopped``: the requesting session ended (a person's Stop button, ``session.stop``,
-  its client's disconnect, its lease).
+  its client's disconnect, its lease);
+- ``withdrawn``: the agent took the tab back (``human.end``; the SDK and the MCP tool
+  send it when their wait is cancelled).
 
 While the hand-off lasts, every agent request on that tab, whichever session sends it, is
 refused with HANDED_TO_PERSON before anything is sent (:meth:`HandoverBook.refuse`); only
@@ -36,9 +38,9 @@ from .sessions import Session
 
 log = logging.getLogger("trustbridge.handover")
 
-ENDED_STATES = ("handedBack", "cancelled", "closed", "timedOut", "stopped")
+ENDED_STATES = ("handedBack", "cancelled", "closed", "timedOut", "stopped", "withdrawn")
 PASSES_WHILE_HANDED = frozenset({"tabs.list", "tabs.new", "tabs.select", "devices.list",
-                                 "human.wait"})
+                                 "human.wait", "human.end"})
 """Methods that touch no page: allowed on a handed tab (every other one is refused)."""
 TABS_TIMEOUT_S = 10.0
 KEEP_ENDED = 256
@@ -242,6 +244,27 @@ class HumanService:
                 "expiresAt": hand.expires_ms, "tabId": tab, "reason": hand.reason,
                 "device": device}
 
+    def _mine(self, handover: str, session: Session | None) -> Any:
+        hand = self.book.by_id.get(handover)
+        if hand is None or (session is not None and hand.session is not None
+                            and hand.session is not session):
+            raise E.BadRequest(f"No hand-off {handover!r} of this session is waiting "
+                               "(unknown, another session's, or already answered).",
+                               next_step="Call human.request first; use the handoverId it "
+                               "answered.")
+        return hand
+
+    async def end(self, parsed: Any, session: Session | None) -> dict[str, Any]:
+        """``human.end``: the agent takes the tab back (``withdrawn``).
+
+        Raises:
+            BadRequest: no such hand-off of this session.
+        """
+        hand = self._mine(parsed.handoverId, session)
+        ended = self.book.end(hand, "withdrawn")
+        return {"handoverId": hand.id, "ended": ended, "state": hand.state,
+                "device": hand.device}
+
     async def wait(self, parsed: Any, session: Session | None) -> dict[str, Any]:
         """``human.wait``: until the hand-off ends; what changed (module docstring).
 
@@ -249,13 +272,7 @@ class HumanService:
             BadRequest: no such hand-off for this session (another session's, or one
                 whose end was already answered).
         """
-        hand = self.book.by_id.get(parsed.handoverId)
-        if hand is None or (session is not None and hand.session is not None
-                            and hand.session is not session):
-            raise E.BadRequest(f"No hand-off {parsed.handoverId!r} of this session is "
-                               "waiting (unknown, another session's, or already answered).",
-                               next_step="Call human.request first; wait with the "
-                               "handoverId it answered.")
+        hand = self._mine(parsed.handoverId, session)
         await hand.done.wait()
         # Let the live view's stop (driver.liveStop's counts) land first, briefly.
         for _ in range(40):

@@ -40,6 +40,8 @@ protocol grows), a listed field marked ``NotRequired`` may not.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import inspect
 import sys
 from collections.abc import Callable, Sequence
@@ -647,13 +649,21 @@ class Tab:
         return await self._client.call("human.wait", {"device": self.device,
                                                       "handoverId": handover_id})
 
+    async def take_back_from_human(self, handover_id: str) -> dict[str, Any]:
+        """End the hand-off now (``withdrawn``): the tab takes this session's requests
+        again and the live view no more input: ``{handoverId, ended, state}`` (``ended``
+        false: it had ended already, ``state`` says how)."""
+        return await self._client.call("human.end", {"device": self.device,
+                                                     "handoverId": handover_id})
+
     async def request_human(self, reason: str, timeout: float = 300,
                             on_link: Callable[[dict[str, Any]], Any] | None = None
                             ) -> dict[str, Any]:
         """Hand this tab to a person and wait until they hand it back (or cancel, or
         ``timeout`` s pass): :meth:`hand_to_human`, then ``on_link(request)`` with its
         answer (default: the link is printed to stderr for the person), then
-        :meth:`wait_for_human`. Returns the wait's answer with ``liveUrl`` added."""
+        :meth:`wait_for_human`. Returns the wait's answer with ``liveUrl`` added. Cancelled
+        while waiting, it takes the tab back first (:meth:`take_back_from_human`)."""
         asked = await self.hand_to_human(reason, timeout)
         if on_link is None:
             print(f"trustbridge: a person is needed ({reason}): open {asked['liveUrl']}",
@@ -662,7 +672,13 @@ class Tab:
             shown = on_link(asked)
             if inspect.isawaitable(shown):
                 await shown
-        result = await self.wait_for_human(asked["handoverId"])
+        try:
+            result = await self.wait_for_human(asked["handoverId"])
+        except asyncio.CancelledError:
+            # Whoever cancelled this no longer waits: the tab comes back to the session.
+            with contextlib.suppress(E.TrustbridgeError):
+                await asyncio.shield(self.take_back_from_human(asked["handoverId"]))
+            raise
         return {**result, "liveUrl": asked["liveUrl"]}
 
     async def back(self, timeout_ms: int = 30_000) -> dict[str, Any]:

@@ -20,6 +20,8 @@ page state follows it: take a snapshot to see the page.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import contextvars
 import logging
 import sys
@@ -47,6 +49,7 @@ ENDINGS = {
     "closed": "The person closed the live view without handing back",
     "timedOut": "Nobody handed the tab back in time: the hand-off timed out",
     "stopped": "The session was stopped during the hand-off",
+    "withdrawn": "The tab was taken back from the person (human.end)",
 }
 
 
@@ -92,10 +95,21 @@ async def _tell(asked: dict[str, Any]) -> None:
         log.debug("the link's progress notification failed: %r", exc)
 
 
+async def _wait(tab: Any, handover: str) -> dict[str, Any]:
+    """The hand-off's end; if the client cancels the call meanwhile, nobody waits any
+    more, so the tab is taken back first (``human.end``: ``withdrawn``)."""
+    try:
+        return await tab.wait_for_human(handover)
+    except asyncio.CancelledError:
+        with contextlib.suppress(E.TrustbridgeError):
+            await asyncio.shield(tab.take_back_from_human(handover))
+        raise
+
+
 async def _request_human(conn: Connection, args: Any, response: Response) -> None:
     tab = await conn.tab()
     if args.handoverId is not None:
-        result = await tab.wait_for_human(args.handoverId)
+        result = await _wait(tab, args.handoverId)
         link = None
     else:
         if args.reason is None:
@@ -111,7 +125,7 @@ async def _request_human(conn: Connection, args: Any, response: Response) -> Non
                 "answer HANDED_TO_PERSON.")
             return
         await _tell(asked)
-        result = await tab.wait_for_human(asked["handoverId"])
+        result = await _wait(tab, asked["handoverId"])
         link = asked["liveUrl"]
     before, after = result["before"], result.get("after")
     lines = [f"{ENDINGS.get(result['state'], result['state'])} (state: {result['state']})."]

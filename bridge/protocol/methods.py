@@ -148,6 +148,8 @@ METHODS: dict[str, MethodFacts] = {
                                  served_by="bridge", client=True),
     "human.wait": MethodFacts(M.HumanWaitParams, R.HumanWaitResult, served_by="bridge",
                               client=True, under_dialog=True),
+    "human.end": MethodFacts(M.HumanEndParams, R.HumanEndResult, served_by="bridge",
+                             client=True, under_dialog=True),
     "request.cancel": MethodFacts(M.CancelParams, R.CancelResult, served_by="bridge",
                                   under_dialog=True),
     # The bridge's calls to the extension.

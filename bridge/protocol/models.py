@@ -1046,6 +1046,14 @@ class HumanWaitParams(DeviceParams):
     handoverId: str = Field(min_length=1, max_length=64)
 
 
+class HumanEndParams(DeviceParams):
+    """``human.end``: the agent takes its tab back before the person handed it back (it
+    stops waiting, or no longer needs the person): the hand-off ends as ``withdrawn`` and
+    the live view takes no more input."""
+
+    handoverId: str = Field(min_length=1, max_length=64)
+
+
 LiveMouseButton = Literal["left", "right", "middle"]
 
 

@@ -498,7 +498,8 @@ class HumanWaitResult(_Routed):
     what the person typed (only how many keys)."""
 
     handoverId: str
-    state: str = Field(description="handedBack | cancelled | closed | timedOut | stopped")
+    state: str = Field(description="handedBack | cancelled | closed | timedOut | stopped | "
+                       "withdrawn")
     tabId: int | None = None
     before: HumanPage
     after: HumanPage | None = Field(default=None,
@@ -507,3 +508,12 @@ class HumanWaitResult(_Routed):
         description="Counts of the person's input: clicks, keys, wheels (no key names).")
     navigations: int = Field(description="Documents the tab's main frame loaded meanwhile.")
     opened: bool = Field(description="The person opened the live view.")
+
+
+class HumanEndResult(_Routed):
+    """``human.end``: ``ended`` is false when the hand-off had already ended (``state``
+    says how)."""
+
+    handoverId: str
+    ended: bool
+    state: str

@@ -450,3 +450,28 @@ async def test_what_the_person_typed_is_masked_in_the_agents_next_snapshot(
     snap = await tab.snapshot()
     assert code not in snap, snap
     assert "••••••" in snap, snap
+
+
+async def test_a_cancelled_wait_takes_the_tab_back(stack: Stack, origins: Origins) -> None:
+    """The agent stops waiting (its SDK call is cancelled): the hand-off ends as
+    ``withdrawn``, the live view is told and takes no more input, and the agent's requests
+    on the tab work again."""
+    tab = Tab(stack.client, stack.device, None)
+    await tab.goto(f"{origins.main}/human/account.html")
+    links: list[dict[str, Any]] = []
+    waiting = asyncio.ensure_future(tab.request_human("Look", timeout=60,
+                                                      on_link=links.append))
+    await wait_until(lambda: bool(links), 20)
+    url = links[0]["liveUrl"]
+    async with connect(live_ws(url), origin=origin_of(url)) as ws:
+        assert json.loads(await ws.recv())["type"] == "hello"
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        while (msg := json.loads(await ws.recv()))["type"] != "ended":
+            pass
+        assert msg["state"] == "withdrawn"
+    snap = await tab.snapshot()
+    await tab.click(ref_of(snap, "button", "Continue"))
+    assert await page_eval(stack.page, "document.getElementById('done').textContent") \
+        == "Finished: trusted"
