@@ -11,6 +11,8 @@ agent relays to the person; ``human.wait {handoverId}`` then waits until the han
 - ``timedOut``: ``timeoutMs`` passed (the link expires then, opened or not);
 - ``stopped``: the requesting session ended (a person's Stop button, ``session.stop``,
   its client's disconnect, its lease);
+- ``tabClosed``: the tab is gone (closed, its browser restarted), seen by the wait,
+  which looks every TAB_CHECK_S;
 - ``withdrawn``: the agent took the tab back (``human.end``; the SDK and the MCP tool
   send it when their wait is cancelled).
 
@@ -38,11 +40,14 @@ from .sessions import Session
 
 log = logging.getLogger("trustbridge.handover")
 
-ENDED_STATES = ("handedBack", "cancelled", "closed", "timedOut", "stopped", "withdrawn")
+ENDED_STATES = ("handedBack", "cancelled", "closed", "timedOut", "stopped", "withdrawn",
+                "tabClosed")
 PASSES_WHILE_HANDED = frozenset({"tabs.list", "tabs.new", "tabs.select", "devices.list",
                                  "human.wait", "human.end"})
 """Methods that touch no page: allowed on a handed tab (every other one is refused)."""
 TABS_TIMEOUT_S = 10.0
+TAB_CHECK_S = 2.0
+"""How often a waiting ``human.wait`` checks that the handed tab still exists, s."""
 KEEP_ENDED = 256
 """Ended hand-offs whose links still answer "over" (410) rather than "unknown" (404)."""
 
@@ -273,7 +278,13 @@ class HumanService:
                 whose end was already answered).
         """
         hand = self._mine(parsed.handoverId, session)
-        await hand.done.wait()
+        while not hand.done.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(hand.done.wait(), TAB_CHECK_S)
+            if not hand.done.is_set():
+                with contextlib.suppress(E.TrustbridgeError):  # the extension is away
+                    if await self.page_of(hand.device, hand.tab) is None:
+                        self.book.end(hand, "tabClosed")
         # Let the live view's stop (driver.liveStop's counts) land first, briefly.
         for _ in range(40):
             if hand.stream or hand.opener is None:

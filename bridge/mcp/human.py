@@ -50,6 +50,7 @@ ENDINGS = {
     "timedOut": "Nobody handed the tab back in time: the hand-off timed out",
     "stopped": "The session was stopped during the hand-off",
     "withdrawn": "The tab was taken back from the person (human.end)",
+    "tabClosed": "The tab was closed during the hand-off",
 }
 
 

@@ -499,7 +499,7 @@ class HumanWaitResult(_Routed):
 
     handoverId: str
     state: str = Field(description="handedBack | cancelled | closed | timedOut | stopped | "
-                       "withdrawn")
+                       "withdrawn | tabClosed")
     tabId: int | None = None
     before: HumanPage
     after: HumanPage | None = Field(default=None,

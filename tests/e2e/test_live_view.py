@@ -475,3 +475,20 @@ async def test_a_cancelled_wait_takes_the_tab_back(stack: Stack, origins: Origin
     await tab.click(ref_of(snap, "button", "Continue"))
     assert await page_eval(stack.page, "document.getElementById('done').textContent") \
         == "Finished: trusted"
+
+
+async def test_a_handed_tab_that_closes_ends_the_hand_off(stack: Stack, origins: Origins) -> None:
+    """The handed tab closes (here its Playwright page; a person could close it in a
+    headed browser): the wait answers ``tabClosed`` with no page after, well before the
+    timeout."""
+    tab = Tab(stack.client, stack.device, None)
+    opened = await stack.client.call("tabs.new", {"url": f"{origins.main}/human/account.html"})
+    handed = Tab(stack.client, stack.device, opened["tabId"])
+    asked = await handed.hand_to_human("Look", timeout=600)
+    await wait_until(lambda: any(p.url.endswith("/human/account.html")
+                                 for p in stack.supervisor.context.pages))
+    page = next(p for p in stack.supervisor.context.pages
+                if p.url.endswith("/human/account.html"))
+    await page.close()
+    result = await asyncio.wait_for(tab.wait_for_human(asked["handoverId"]), 30)
+    assert result["state"] == "tabClosed" and result["after"] is None, result
