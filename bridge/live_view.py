@@ -17,7 +17,8 @@ The link is the credential: ``<secret>`` is 256 random bits, made per hand-off
   WebSocket needs that exact ``Origin``; a GET may come without one);
 - an unknown link: 404; a hand-off that ended or expired: 410;
 - a second opener: 409, once a live view's WebSocket holds the hand-off (single use:
-  the first WebSocket claims it, and nothing can take its place, even after it closes).
+  the first WebSocket whose handshake completes claims it, and nothing can take its
+  place, even after it closes; a second handshake that raced it is closed with 1008).
 
 On the socket the page sends ``{"type": "input", "events": [LiveInput, ...]}``,
 ``{"type": "done"}`` or ``{"type": "cancel"}``; the bridge sends ``hello {reason,
@@ -112,9 +113,7 @@ class LiveView:
             return _text(HTTPStatus.CONFLICT, "This live-view link was already opened; a "
                          "link works once.")
         if socket:
-            hand.opener = conn  # claimed: single use from here on
-            hand.state = "open"
-            return None
+            return None  # claimed once its handshake is done (serve)
         nonce = secrets.token_urlsafe(16)
         host, port = self.address()
         headers = Headers([
@@ -137,9 +136,12 @@ class LiveView:
         """One live view's WebSocket, from its claim (:meth:`http`) to its close."""
         secret = ws.request.path.split("/")[2] if ws.request else ""
         hand = self.book.by_secret.get(secret)
-        if hand is None or hand.opener is not ws:
-            await ws.close(1008, "not claimed")
+        if hand is None or hand.opener is not None or not hand.active:
+            # Two handshakes that passed http() at once: the first to get here has it.
+            await ws.close(1008, "This live-view link was already opened.")
             return
+        hand.opener = ws  # claimed: single use from here on, even after it closes
+        hand.state = "open"
         self.sockets[hand.id] = ws
         hand.on_end.append(self._remember_typed)
         hand.on_end.append(lambda h: self._spawn(self._ended(h, ws)))
