@@ -110,11 +110,11 @@ class SessionBook:
         """Tabs a session's own action opened (``tabs.new``, a click's ``newTabs``): never
         a person's."""
         self._barred: dict[TabKey, Session] = {}
+        """Tab → the session that stopped its owner: it never takes (or reads what may
+        show typed content of) the tabs its stop released (docs/security.md)."""
         self.on_end: Callable[[Session], None] = lambda _session: None
         """Called once a session ends, however (stop, disconnect, lease): the bridge ends
         its hand-offs to a person there (bridge/handover.py)."""
-        """Tab → the session that stopped its owner: it never takes (or reads what may
-        show typed content of) the tabs its stop released (docs/security.md)."""
         self._ids = 0
         self.changed: set[str] = set()
         """Devices whose tab owners changed since the executor last told their extension."""
