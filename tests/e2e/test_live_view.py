@@ -492,3 +492,32 @@ async def test_a_handed_tab_that_closes_ends_the_hand_off(stack: Stack, origins:
     await page.close()
     result = await asyncio.wait_for(tab.wait_for_human(asked["handoverId"]), 30)
     assert result["state"] == "tabClosed" and result["after"] is None, result
+
+
+async def test_mcp_wait_false_answers_the_link_at_once_then_waits_by_handover_id(
+        stack: Stack, origins: Origins) -> None:
+    """For a client that shows no notifications: ``wait: false`` answers the link and a
+    handoverId at once; meanwhile an MCP action on the tab is a HANDED_TO_PERSON tool
+    error; ``handoverId`` then waits for the person's hand-back."""
+    if stack.browser != "chromium":
+        pytest.skip("the MCP tool's logic does not depend on the browser (Chromium covers it)")
+    async with mcp_on(stack) as mcp:
+        text, err = await call(mcp, "browser_navigate", url=f"{origins.main}/human/account.html")
+        assert not err, text
+        ref = ref_of(text.split("### Page state\n", 1)[1], "button", "Continue")
+        text, err = await call(mcp, "browser_request_human", reason="Check it", wait=False)
+        assert not err, text
+        url = text.split("Give this link to your user now", 1)[1].split(": ", 1)[1].split()[0]
+        handover = text.split("handoverId '", 1)[1].split("'", 1)[0]
+        assert "/live/" in url
+        clicked, err = await call(mcp, "browser_click", element="Continue", ref=ref)
+        assert err and "HANDED_TO_PERSON" in clicked, clicked
+        assert await page_eval(stack.page, "document.getElementById('done').textContent") == ""
+        async with connect(live_ws(url), origin=origin_of(url)) as ws:
+            await ws.send(json.dumps({"type": "done"}))
+            text, err = await call(mcp, "browser_request_human", handoverId=handover)
+        assert not err and "state: handedBack" in text, text
+        text, err = await call(mcp, "browser_click", element="Continue", ref=ref)
+        assert not err, text
+        assert await page_eval(stack.page, "document.getElementById('done').textContent") \
+            == "Finished: trusted"
