@@ -521,3 +521,24 @@ async def test_mcp_wait_false_answers_the_link_at_once_then_waits_by_handover_id
         assert not err, text
         assert await page_eval(stack.page, "document.getElementById('done').textContent") \
             == "Finished: trusted"
+
+
+async def test_a_cancelled_mcp_call_takes_the_tab_back(stack: Stack, origins: Origins) -> None:
+    """The MCP client cancels browser_request_human while it waits: the server takes the
+    tab back (withdrawn), so the next tool call on the tab works."""
+    if stack.browser != "chromium":
+        pytest.skip("the MCP tool's logic does not depend on the browser (Chromium covers it)")
+    async with mcp_on(stack) as mcp:
+        text, err = await call(mcp, "browser_navigate", url=f"{origins.main}/human/account.html")
+        assert not err, text
+        ref = ref_of(text.split("### Page state\n", 1)[1], "button", "Continue")
+        asked = asyncio.ensure_future(call(mcp, "browser_request_human", reason="Look"))
+        hid, _ = await link_of(stack)
+        hand = stack.server.executor.handovers.by_id[hid]
+        asked.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asked
+        await asyncio.wait_for(hand.done.wait(), 10)
+        assert hand.state == "withdrawn"
+        text, err = await call(mcp, "browser_click", element="Continue", ref=ref)
+        assert not err, text
