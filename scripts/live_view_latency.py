@@ -42,11 +42,11 @@ sys.path.insert(0, str(REPO / "scripts"))
 from benchlib.stats import summary  # noqa: E402
 from playwright.async_api import async_playwright  # noqa: E402
 
-from bridge.client import BridgeClient  # noqa: E402
-from bridge.sdk import Tab  # noqa: E402
-from bridge.server import BridgeServer  # noqa: E402
-from supervisor.launcher import find_chromium  # noqa: E402
-from supervisor.runner import Supervisor  # noqa: E402
+from trustbridge.bridge.client import BridgeClient  # noqa: E402
+from trustbridge.bridge.sdk import Tab  # noqa: E402
+from trustbridge.bridge.server import BridgeServer  # noqa: E402
+from trustbridge.supervisor.launcher import find_chromium  # noqa: E402
+from trustbridge.supervisor.runner import Supervisor  # noqa: E402
 
 TARGET = b"""<!doctype html><html><head><title>Sign in: code</title>
 <style>html, body { margin: 0; height: 100%; background: #fff; }

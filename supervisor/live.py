@@ -31,8 +31,8 @@ from typing import Any
 from playwright.async_api import CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
-from bridge.protocol import errors as E
-from bridge.protocol.models import (
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import (
     DriverLiveInputParams,
     DriverLiveStartParams,
     DriverLiveStopParams,

@@ -11,10 +11,10 @@ import urllib.request
 
 import pytest
 
-from bridge.handover import HandoverBook
-from bridge.protocol import errors as E
-from bridge.server import BridgeServer
-from bridge.sessions import SessionBook
+from trustbridge.bridge.handover import HandoverBook
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.server import BridgeServer
+from trustbridge.bridge.sessions import SessionBook
 
 
 def test_a_handed_tab_refuses_every_page_method_and_lets_tab_listing_through() -> None:

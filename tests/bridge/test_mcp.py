@@ -1,4 +1,4 @@
-"""The MCP server as an MCP client sees it: ``python -m bridge.cli mcp`` spawned over stdio
+"""The MCP server as an MCP client sees it: ``python -m trustbridge mcp`` spawned over stdio
 and driven through the ``mcp`` client library.
 
 The browser test checks what the page itself recorded (``event.isTrusted``, the typed
@@ -25,8 +25,8 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from bridge import embedded
-from bridge.mcp import Session, build_server
+from trustbridge.bridge import embedded
+from trustbridge.bridge.mcp import Session, build_server
 
 REPO = Path(__file__).resolve().parents[2]
 PAGES = REPO / "tests" / "e2e" / "pages"
@@ -69,7 +69,7 @@ async def mcp_server(home: Path, *args: str) -> AsyncIterator[Client]:
     """``trustbridge mcp`` in a subprocess with its own state directory (so it finds no
     running bridge), stderr to ``home/stderr.log``."""
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "bridge.cli", "mcp", *args],
+        command=sys.executable, args=["-m", "trustbridge", "mcp", *args],
         env=dict(os.environ, TRUSTBRIDGE_HOME=str(home)), cwd=str(REPO))
     errlog = await asyncio.to_thread(open, home / "stderr.log", "w")
     try:

@@ -22,13 +22,13 @@ from playwright.async_api import async_playwright
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from bridge.client import BridgeClient
-from bridge.mcp.options import McpOptions
-from bridge.mcp.server import build_server
-from bridge.mcp.session import Connection
-from bridge.protocol import errors as E
-from bridge.sdk import Tab
-from supervisor.launcher import find_chromium
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.mcp.options import McpOptions
+from trustbridge.bridge.mcp.server import build_server
+from trustbridge.bridge.mcp.session import Connection
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.sdk import Tab
+from trustbridge.supervisor.launcher import find_chromium
 
 from .conftest import Origins, Stack, page_eval, ref_of, wait_until
 
@@ -396,7 +396,7 @@ async def test_the_cli_prints_the_link_at_once_and_how_the_hand_off_ended(
         pytest.skip("the CLI's logic does not depend on the browser (Chromium covers it)")
     import os
 
-    from bridge import cli
+    from trustbridge.bridge import cli
 
     monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
     token_file = tmp_path / "bridge-token"
