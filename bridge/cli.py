@@ -347,6 +347,13 @@ def _human(cmd: str, result: dict[str, Any]) -> str:
     if "inputPath" in result:
         return "\n".join([f"{cmd} ok — inputPath={result['inputPath']} tab={result.get('tabId')}",
                           *_effects(result)])
+    if cmd == "human":
+        after = result.get("after") or {}
+        counts = result.get("personInput") or {}
+        return (f"hand-off {result.get('state')}: {result.get('before', {}).get('url')} -> "
+                f"{after.get('url', '(tab gone)')} ({after.get('title', '')!r}); the person "
+                f"sent {counts.get('clicks', 0)} clicks, {counts.get('keys', 0)} keys (not "
+                f"shown), {counts.get('wheels', 0)} wheel turns")
     if cmd == "wait":
         return (f"text found after {result.get('waitedMs')} ms" if result.get("found")
                 else f"waited {result.get('waitedMs')} ms")
@@ -743,6 +750,12 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--ms", type=int, metavar="N", help="wait N milliseconds")
     w.add_argument("--text", metavar="TEXT",
                    help="wait until TEXT is shown on the page (up to 10 s)")
+    h = client("human", "hand the tab to a person and wait until they hand it back (prints "
+               "the live-view link for them on stderr at once)",
+               lambda a, b, tab: tab.request_human(a.reason, timeout=a.timeout))
+    h.add_argument("reason", help="what the person should do (shown in the live view)")
+    h.add_argument("--timeout", type=float, default=300, metavar="S",
+                   help="seconds the person has (default 300; 1-3600)")
     cli_sessions.add_commands(client)
     cli_cdp.add_commands(client)  # cdp: the device's loopback CDP URL (docs/cdp.md)
     cli_attach.add_commands(sub, client, TOKEN_FILE_HELP)  # extension, pair, attach

@@ -45,6 +45,7 @@ from .dialogs import OpenDialog
 from .dispatch_signals import DispatchSignals
 from .events import may_open_tab
 from .files import check_upload
+from .handover import HandoverBook, HumanService
 from .new_tab import open_tab
 from .protocol import errors as E
 from .protocol.methods import (
@@ -117,6 +118,13 @@ class Executor(TrustedInputRoute):
         self.sessions = SessionBook()
         self.gate = SessionGate(self.sessions, policy, self.queue,
                                 lambda peer_id: self.peer(peer_id))
+        # Tabs handed to a person (issue 37, bridge/handover.py); the server sets
+        # base_url to its own http://host:port for the live-view links.
+        self.handovers = HandoverBook()
+        self.sessions.on_end = self.handovers.session_ended
+        self.base_url: Callable[[], str] = lambda: "http://127.0.0.1"
+        self.human = HumanService(self.handovers, policy, self.queue.active_tab,
+                                  lambda peer_id: self.peer(peer_id), lambda: self.base_url())
 
     def _check_person_consent(self, parsed: Any) -> None:
         """``cdp.endpoint`` on a person's own browser (its extension says ``attended``:
@@ -210,6 +218,10 @@ class Executor(TrustedInputRoute):
             with contextlib.suppress(E.TrustbridgeError):  # routing says what is wrong
                 device = self.policy.pick_device(getattr(parsed, "device", None))
         explicit = getattr(parsed, "tabId", None)
+        if device is not None and explicit is not None:
+            # A handed tab says so to every session, before whose tab it is (the tabs of
+            # other sessions would otherwise answer TAB_CLAIMED): bridge/handover.py.
+            self.handovers.refuse(method, device, explicit)
         self.sessions.begin(session, method, device, explicit)
         counted = explicit
         try:
@@ -254,6 +266,14 @@ class Executor(TrustedInputRoute):
     async def _dispatch(self, method: str, parsed: Any, on_start: Callable[[], None] | None,
                         session: Any) -> dict[str, Any]:
         """:meth:`dispatch` once the session admitted the request."""
+        if method in ("human.request", "human.wait", "human.end"):
+            if on_start is not None:
+                on_start()  # running: a Stop ends the hand-off, which the wait answers
+            if method == "human.request":
+                return await self.human.request(parsed, session)
+            if method == "human.end":
+                return await self.human.end(parsed, session)
+            return await self.human.wait(parsed, session)
         if url := getattr(parsed, "url", None):
             try:
                 check_navigation_url(url, self.allow_file_urls, self.origins)
@@ -266,6 +286,11 @@ class Executor(TrustedInputRoute):
         await self.dialog_waits.settled(getattr(parsed, "device", None))
         route = self.policy.route(method, getattr(parsed, "device", None),
                                   getattr(parsed, "tabId", None), self.queue.active_tab)
+        if not isinstance(route, Local) and self.handovers.by_id:
+            # A tab handed to a person takes no agent request (bridge/handover.py).
+            tab = getattr(parsed, "tabId", None)
+            self.handovers.refuse(method, route.device,
+                                  tab if tab is not None else self.queue.active_tab(route.device))
         start = on_start or (lambda: None)
         if isinstance(route, Local) or method not in SERIALIZED_METHODS:
             start()

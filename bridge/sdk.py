@@ -40,6 +40,10 @@ protocol grows), a listed field marked ``NotRequired`` may not.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import inspect
+import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar, cast
 
@@ -634,6 +638,71 @@ class Tab:
         result = await self._client.call(
             "page.evaluate", self._params(ref=ref, expression=expression, world=world))
         return result.get("value")
+
+    # -- a person takes over (issue 37, bridge/handover.py) --------------------------
+
+    async def hand_to_human(self, reason: str, timeout: float = 300) -> dict[str, Any]:
+        """Hand this tab to a person now and return at once: ``{handoverId, liveUrl,
+        expiresAt (ms since the epoch), tabId, reason, device}``. Give ``liveUrl`` to the
+        person (never open it yourself: it works once). Until the hand-off ends, every
+        agent request on the tab is refused with HANDED_TO_PERSON. :meth:`wait_for_human`
+        waits for its end.
+
+        Args:
+            reason: what the person should do (shown in the live view), 1-500 chars.
+            timeout: how long the person has, s (1-3600); the link expires then.
+
+        Raises:
+            TrustedInputUnavailable: the device has no input driver.
+            HandedToPerson: the tab is already handed to a person.
+            TabClaimed: another session owns the tab.
+        """
+        return await self._client.call("human.request", self._params(
+            reason=reason, timeoutMs=round(timeout * 1000)))
+
+    async def wait_for_human(self, handover_id: str) -> dict[str, Any]:
+        """Wait until the hand-off ends: ``{handoverId, state (handedBack | cancelled |
+        closed | timedOut | stopped), tabId, before {url, title}, after {url, title} |
+        None (tab gone), personInput {clicks, keys, wheels} (counts, never which keys),
+        navigations (documents the main frame loaded), opened (the link was opened)}``.
+
+        Raises:
+            BadRequest: no such hand-off of this session is waiting.
+        """
+        return await self._client.call("human.wait", {"device": self.device,
+                                                      "handoverId": handover_id})
+
+    async def take_back_from_human(self, handover_id: str) -> dict[str, Any]:
+        """End the hand-off now (``withdrawn``): the tab takes this session's requests
+        again and the live view no more input: ``{handoverId, ended, state}`` (``ended``
+        false: it had ended already, ``state`` says how)."""
+        return await self._client.call("human.end", {"device": self.device,
+                                                     "handoverId": handover_id})
+
+    async def request_human(self, reason: str, timeout: float = 300,
+                            on_link: Callable[[dict[str, Any]], Any] | None = None
+                            ) -> dict[str, Any]:
+        """Hand this tab to a person and wait until they hand it back (or cancel, or
+        ``timeout`` s pass): :meth:`hand_to_human`, then ``on_link(request)`` with its
+        answer (default: the link is printed to stderr for the person), then
+        :meth:`wait_for_human`. Returns the wait's answer with ``liveUrl`` added. Cancelled
+        while waiting, it takes the tab back first (:meth:`take_back_from_human`)."""
+        asked = await self.hand_to_human(reason, timeout)
+        if on_link is None:
+            print(f"trustbridge: a person is needed ({reason}): open {asked['liveUrl']}",
+                  file=sys.stderr, flush=True)
+        else:
+            shown = on_link(asked)
+            if inspect.isawaitable(shown):
+                await shown
+        try:
+            result = await self.wait_for_human(asked["handoverId"])
+        except asyncio.CancelledError:
+            # Whoever cancelled this no longer waits: the tab comes back to the session.
+            with contextlib.suppress(E.TrustbridgeError):
+                await asyncio.shield(self.take_back_from_human(asked["handoverId"]))
+            raise
+        return {**result, "liveUrl": asked["liveUrl"]}
 
     async def back(self, timeout_ms: int = 30_000) -> dict[str, Any]:
         """History back; waits for the load or returns ``transitionPending: true``."""

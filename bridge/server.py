@@ -49,6 +49,7 @@ from .protocol.models import (
     Welcome,
 )
 from .executor import Executor
+from .live_view import LiveView, is_live
 from .pairing import Pairing, is_pair_request
 from .protocol.origins import OriginPolicy
 from .protocol.peer import Connection, answer, encode
@@ -168,6 +169,11 @@ class BridgeServer:
         self.executor.gate.operator = self._is_operator
         self._sweeper: asyncio.Task[None] | None = None
         self.pairing = Pairing()  # codes and paired devices' credentials (bridge/pairing.py)
+        # The live view of tabs handed to a person (issue 37, bridge/live_view.py).
+        self.live = LiveView(self.executor.handovers, self.executor,
+                             lambda: (self.host, self.port))
+        self.executor.base_url = lambda: f"http://{self.host}:{self.port}"
+        self.executor.handovers.on_change = self._handover_changed
 
     @property
     def url(self) -> str:
@@ -180,7 +186,7 @@ class BridgeServer:
             self._handle,
             self.host,
             self.port,
-            process_request=self._check_origin,
+            process_request=self._process_request,
             max_size=self.max_message_bytes,
             ping_interval=20,
             ping_timeout=20,
@@ -213,6 +219,14 @@ class BridgeServer:
         await self.stop()
 
     # -- handshake ----------------------------------------------------------------
+
+    def _process_request(self, conn: ServerConnection,
+                         request: HttpRequest) -> HttpResponse | None:
+        """The live view's page and socket (``/live/...``: their own checks, in
+        bridge/live_view.py); every other request is a peer's handshake."""
+        if is_live(request.path):
+            return self.live.http(conn, request)
+        return self._check_origin(conn, request)
 
     @staticmethod
     def _check_origin(conn: ServerConnection, request: HttpRequest) -> HttpResponse | None:
@@ -264,6 +278,9 @@ class BridgeServer:
         return hello
 
     async def _handle(self, ws: ServerConnection) -> None:
+        if ws.request is not None and is_live(ws.request.path):
+            await self.live.serve(ws)  # a person's live view, claimed in _process_request
+            return
         try:
             hello = await self._read_hello(ws)
             if hello.role == "extension" and hello.device is not None:
@@ -441,6 +458,10 @@ class BridgeServer:
                 log.info("session %r stopped from the browser", label)
                 self._tell_owners()
             return
+        if msg.event == "live.frame" and peer.role == "driver":
+            if isinstance(msg.params, dict):
+                self.live.frame(msg.params)  # to the hand-off's live view, if any
+            return
         if msg.event == "driver.dispatched" and peer.role == "driver":
             self.executor.input_dispatched(peer.id, msg.params)
             return
@@ -538,15 +559,24 @@ class BridgeServer:
                 entry.task.cancel()
         return withdrawn, running
 
+    def _handover_changed(self, device: str) -> None:
+        """A hand-off to a person started or ended: the extension's badge shows it."""
+        self.executor.sessions.changed.add(device)
+        self._tell_owners()
+
     def _tell_owners(self) -> None:
-        """Tell each extension whose tabs changed owner (its badge and popup show it)."""
+        """Tell each extension whose tabs changed owner (its badge and popup show it); a
+        tab handed to a person carries ``handed``: the reason (bridge/handover.py)."""
         book = self.executor.sessions
         while book.changed:
             device = book.changed.pop()
             ext = self.peers.get(self.policy.extensions.get(device, ""))
             if ext is not None:
+                handed = self.executor.handovers.reasons(device)
+                rows = [{**row, "handed": handed[row["tabId"]]}
+                        if row.get("tabId") in handed else row for row in book.owners(device)]
                 task = asyncio.ensure_future(self._notify(ext, "sessions.owners",
-                                                          {"tabs": book.owners(device)}))
+                                                          {"tabs": rows}))
                 ext.tasks.add(task)
                 task.add_done_callback(ext.tasks.discard)
 

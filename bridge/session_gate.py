@@ -29,7 +29,7 @@ __all__ = ["CLAIMS", "READS", "REVEALING", "SessionGate"]
 
 CLAIMS = frozenset({*CLIENT_INPUT_METHODS, "page.navigate", "page.history", "page.evaluate",
                     "page.resize", "page.dialog", "page.tracing", "tabs.select",
-                    "tabs.close"})
+                    "tabs.close", "human.request"})
 """Methods that act on their tab: a free tab becomes the session's (``page.tracing``
 records the tab's whole browser context, so only a tab's owner may start or stop it)."""
 READS = frozenset({"page.snapshot", "page.wait", "page.find", "page.screenshot",

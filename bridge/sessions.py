@@ -112,6 +112,9 @@ class SessionBook:
         self._barred: dict[TabKey, Session] = {}
         """Tab → the session that stopped its owner: it never takes (or reads what may
         show typed content of) the tabs its stop released (docs/security.md)."""
+        self.on_end: Callable[[Session], None] = lambda _session: None
+        """Called once a session ends, however (stop, disconnect, lease): the bridge ends
+        its hand-offs to a person there (bridge/handover.py)."""
         self._ids = 0
         self.changed: set[str] = set()
         """Devices whose tab owners changed since the executor last told their extension."""
@@ -258,6 +261,7 @@ class SessionBook:
                 while len(self._stopped_peers) > STOPPED_KEEP:
                     self._stopped_peers.pop(next(iter(self._stopped_peers)))
         session.stopped_by = by or "its own client"
+        self.on_end(session)
 
     def sweep(self) -> list[Session]:
         """Stop every session whose lease ran out with nothing in flight; returns them

@@ -278,6 +278,10 @@ class SyncTab(_Sync):
     back = _sync(Tab.back)
     forward = _sync(Tab.forward)
     reload = _sync(Tab.reload)
+    hand_to_human = _sync(Tab.hand_to_human)
+    wait_for_human = _sync(Tab.wait_for_human)
+    take_back_from_human = _sync(Tab.take_back_from_human)
+    request_human = _sync(Tab.request_human)  # on_link runs on the SDK's loop thread
 
 
 class SyncBrowser(_Sync):

@@ -48,6 +48,7 @@ from trustbridge.bridge.protocol.models import (
     DriverDialogParams,
     DriverEvaluateParams,
     DriverBlankPageParams,
+    DriverLiveStopParams,
     DriverPointerParams,
     DriverScreenshotParams,
     Event,
@@ -70,6 +71,7 @@ from .dialogs import DialogTracker
 from .errors import locator_not_unique, map_playwright_errors
 from .frames import FrameRegistry
 from .isolated_eval import evaluate_isolated
+from .live import LiveStreams
 from .navwatch import NavigationWatch
 
 log = logging.getLogger("trustbridge.driver")
@@ -134,6 +136,8 @@ class InputDriver:
         # The CDP door of a Chromium device (supervisor/cdp_proxy.py), set by its owner
         # (runner / attach); None: this browser has none (Firefox, Camoufox).
         self.cdp: CdpProxy | None = None
+        # Live views of tabs handed to a person (issue 37, supervisor/live.py).
+        self.live = LiveStreams(self.send_event, lambda token: self.frames.frame_for(token))
 
     async def run(self) -> None:
         """Stay connected until cancelled, reconnecting with backoff (0.1 s → 5 s)."""
@@ -173,6 +177,9 @@ class InputDriver:
                 self._conn = None
                 for task in self._tasks:
                     task.cancel()
+                for handover in list(self.live.streams):  # their frames have nowhere to go
+                    asyncio.ensure_future(self.live.stop(
+                        DriverLiveStopParams(handoverId=handover)))
 
     async def _on_malformed(self, _raw: str | bytes, _exc: object) -> None:
         log.warning("driver got a malformed message")
@@ -232,6 +239,9 @@ class InputDriver:
             "driver.cdpClose": self.cdp_close,
             "driver.pointer": self.pointer_at,
             "driver.blankPage": self.blank_page,
+            "driver.liveStart": self.live.start,
+            "driver.liveInput": self.live.input,
+            "driver.liveStop": self.live.stop,
         }.get(method)
         if handler is None:
             raise E.BadRequest(f"The driver does not handle {method!r}.")

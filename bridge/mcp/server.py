@@ -35,6 +35,7 @@ from . import (
     devtools,
     dialogs,
     evaluate,
+    human,
     find,
     form,
     navigate,
@@ -66,6 +67,7 @@ TOOLS: list[Tool] = [
     *devtools.TOOLS,
     *recording.TOOLS,
     *code.TOOLS,
+    *human.TOOLS,
 ]
 """Every tool, in the order tools/list shows them."""
 
@@ -122,7 +124,11 @@ def build_server(conn: Connection, tools: Sequence[Tool] | None = None) -> Serve
                            f"Unknown tool {params.name!r}; tools/list shows the tools.{hint}")
         if getattr(conn, "client_name", None) is None:
             conn.client_name = _client_name(ctx)  # the session label's stem (session.py)
-        return await tool.call(conn, params.arguments)
+        token = human.REQUEST_CONTEXT.set(ctx)  # browser_request_human's notifications
+        try:
+            return await tool.call(conn, params.arguments)
+        finally:
+            human.REQUEST_CONTEXT.reset(token)
 
     return Server(
         "trustbridge",

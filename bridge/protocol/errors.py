@@ -28,7 +28,8 @@ Hierarchy (each class: its wire code; its typed facts, read from ``details``)::
      ├── ElementValueNotSet               ELEMENT_VALUE_NOT_SET         expected, actual, cause
      ├── TabClaimed                       TAB_CLAIMED                   tabId, owner, person
      ├── TabBusy                          TAB_BUSY                      tabId, inFlight
-     └── SessionStopped                   SESSION_STOPPED               label, by
+     ├── SessionStopped                   SESSION_STOPPED               label, by
+     └── HandedToPerson                   HANDED_TO_PERSON              tabId, handoverId
 
 On the wire an error is ``{"code", "message", "details", "nextStep"}``
 (:class:`ErrorPayload`); :func:`error_from_payload` turns it back into the same class,
@@ -87,6 +88,7 @@ class ErrorCode(StrEnum):
     TAB_CLAIMED = "TAB_CLAIMED"
     TAB_BUSY = "TAB_BUSY"
     SESSION_STOPPED = "SESSION_STOPPED"
+    HANDED_TO_PERSON = "HANDED_TO_PERSON"
 
 
 class ErrorPayload(BaseModel):
@@ -410,6 +412,20 @@ class SessionStopped(TrustbridgeError):
                          "should go on — a person may have stopped it on purpose.")
     label: str | None
     by: str | None
+
+
+class HandedToPerson(TrustbridgeError):
+    """The tab is handed to a person (``human.request``, docs/mcp.md
+    ``browser_request_human``): until the person hands it back, cancels, or the hand-off
+    times out, every agent request on it (any session's, input and reads) is refused.
+    Nothing of this request was sent."""
+
+    code = ErrorCode.HANDED_TO_PERSON
+    DEFAULT_NEXT_STEP = ("A person is working in this tab: wait for the hand-off's answer "
+                         "(human.wait / browser_request_human returns when the person hands "
+                         "back), then take a new snapshot; work in another tab meanwhile.")
+    tabId: int | None
+    handoverId: str | None
 
 
 _BY_CODE: dict[ErrorCode, type[TrustbridgeError]] = {

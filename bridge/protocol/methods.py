@@ -146,6 +146,13 @@ METHODS: dict[str, MethodFacts] = {
     # Pairing a person's own browser (bridge/pairing.py, docs/attach.md).
     "pairing.create": MethodFacts(M.PairingCreateParams, R.PairingCreateResult,
                                   served_by="bridge", client=True, under_dialog=True),
+    # A person takes over a tab and hands it back (issue 37, bridge/handover.py).
+    "human.request": MethodFacts(M.HumanRequestParams, R.HumanRequestResult,
+                                 served_by="bridge", client=True),
+    "human.wait": MethodFacts(M.HumanWaitParams, R.HumanWaitResult, served_by="bridge",
+                              client=True, under_dialog=True),
+    "human.end": MethodFacts(M.HumanEndParams, R.HumanEndResult, served_by="bridge",
+                             client=True, under_dialog=True),
     "request.cancel": MethodFacts(M.CancelParams, R.CancelResult, served_by="bridge",
                                   under_dialog=True),
     # The bridge's calls to the extension.
@@ -178,6 +185,12 @@ METHODS: dict[str, MethodFacts] = {
                                   served_by="driver"),
     "driver.blankPage": MethodFacts(M.DriverBlankPageParams, M.DriverBlankPageResult,
                                     served_by="driver"),
+    "driver.liveStart": MethodFacts(M.DriverLiveStartParams, M.DriverLiveStartResult,
+                                    served_by="driver"),
+    "driver.liveInput": MethodFacts(M.DriverLiveInputParams, M.DriverLiveInputResult,
+                                    served_by="driver"),
+    "driver.liveStop": MethodFacts(M.DriverLiveStopParams, M.DriverLiveStopResult,
+                                   served_by="driver"),
     "driver.navigation": MethodFacts(M.DriverNavigationParams, M.DriverNavigationResult,
                                      served_by="driver"),
 }

@@ -1071,3 +1071,104 @@ class DeviceInfo(_Model):
         default_factory=list,
         description="Every JavaScript dialog open on this device, oldest first, each with "
         "the tabId it blocks once the bridge has placed it (a dialog blocks only its tab).")
+
+
+# --------------------------------------------------------------------------- hand-off to a person
+# issue 37, docs/mcp.md "browser_request_human": a person takes over a tab through the live
+# view (bridge/live_view.py) and hands it back.
+
+
+class HumanRequestParams(TabParams):
+    """``human.request``: hand the tab to a person, with ``reason`` shown to them. Answers
+    at once with the live-view link (``liveUrl``) to give to the person; ``human.wait``
+    then waits for the end of the hand-off. Until it ends, every agent request on the tab
+    is refused with HANDED_TO_PERSON."""
+
+    reason: str = Field(min_length=1, max_length=500,
+                        description="What the person should do, shown in the live view.")
+    timeoutMs: int = Field(default=300_000, ge=1_000, le=3_600_000,
+                           description="How long the person has, ms; the link expires then "
+                           "and the hand-off ends as timedOut.")
+
+
+class HumanWaitParams(DeviceParams):
+    """``human.wait``: wait until the hand-off ``handoverId`` ends (handed back,
+    cancelled, live view closed, timed out, session stopped) and answer what changed."""
+
+    handoverId: str = Field(min_length=1, max_length=64)
+
+
+class HumanEndParams(DeviceParams):
+    """``human.end``: the agent takes its tab back before the person handed it back (it
+    stops waiting, or no longer needs the person): the hand-off ends as ``withdrawn`` and
+    the live view takes no more input."""
+
+    handoverId: str = Field(min_length=1, max_length=64)
+
+
+LiveMouseButton = Literal["left", "right", "middle"]
+
+
+class LiveInput(_Model):
+    """One input event of the person in the live view, CSS px of the tab's top-level
+    viewport. ``key``: a KeyboardEvent.key value (``a``, ``Enter``, ``Shift``)."""
+
+    type: Literal["move", "down", "up", "wheel", "keydown", "keyup"]
+    x: float | None = Field(default=None, ge=0, le=100_000)
+    y: float | None = Field(default=None, ge=0, le=100_000)
+    button: LiveMouseButton = "left"
+    clickCount: int = Field(default=1, ge=1, le=3)
+    deltaX: float = Field(default=0, ge=-100_000, le=100_000)
+    deltaY: float = Field(default=0, ge=-100_000, le=100_000)
+    key: str | None = Field(default=None, min_length=1, max_length=32)
+
+
+class DriverLiveStartParams(_Model):
+    """Bridge → driver: start streaming the page of ``frameToken`` for hand-off
+    ``handoverId``: the driver pushes ``live.frame`` events (Chromium: CDP
+    ``Page.startScreencast``; Firefox: a JPEG screenshot every ``intervalMs``)."""
+
+    frameToken: str = Field(min_length=1, max_length=128)
+    handoverId: str = Field(min_length=1, max_length=64)
+    quality: int = Field(default=70, ge=10, le=100, description="JPEG quality.")
+    maxWidth: int = Field(default=1280, ge=100, le=4096, description="Image px.")
+    maxHeight: int = Field(default=1024, ge=100, le=4096, description="Image px.")
+    intervalMs: int = Field(default=200, ge=50, le=5_000,
+                            description="Firefox: ms between two screenshots.")
+
+
+class DriverLiveStartResult(_Model):
+    """Driver → bridge: how frames come (``screencast`` or ``screenshots``)."""
+
+    mode: Literal["screencast", "screenshots"]
+
+
+class DriverLiveInputParams(_Model):
+    """Bridge → driver: the person's input events for hand-off ``handoverId``, in order,
+    as trusted input on its page (Playwright's mouse and keyboard)."""
+
+    handoverId: str = Field(min_length=1, max_length=64)
+    events: list[LiveInput] = Field(min_length=1, max_length=64)
+
+
+class DriverLiveInputResult(_Model):
+    """Driver → bridge: how many events were sent, and how many were refused (a key
+    Playwright does not know); never which keys."""
+
+    sent: int
+    refused: int = 0
+
+
+class DriverLiveStopParams(_Model):
+    """Bridge → driver: stop streaming for hand-off ``handoverId`` (idempotent)."""
+
+    handoverId: str = Field(min_length=1, max_length=64)
+
+
+class DriverLiveStopResult(_Model):
+    """Driver → bridge: ``stopped``: a stream was running; ``frames`` sent; ``navigations``
+    of the page's main frame while it ran."""
+
+    stopped: bool
+    frames: int = 0
+    navigations: int = 0

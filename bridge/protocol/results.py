@@ -487,3 +487,45 @@ class PairingCreateResult(_Result):
     code: str = Field(description="One-time code (8 characters), shown as XXXX-XXXX.")
     device: str = Field(description="The device the extension is paired as.")
     expiresInMs: int = Field(description="How long the code stays valid, ms (single use).")
+
+
+class HumanRequestResult(_Routed):
+    """``human.request`` (issue 37): the tab is handed to a person now."""
+
+    handoverId: str
+    liveUrl: str = Field(description="The live-view link for the person only: single use, "
+                         "expires at expiresAt; the agent relays it and never opens it.")
+    expiresAt: float = Field(description="ms since the epoch.")
+    tabId: int | None = None
+    reason: str
+
+
+class HumanPage(_Result):
+    url: str | None = None
+    title: str | None = None
+
+
+class HumanWaitResult(_Routed):
+    """``human.wait``: how the hand-off ended and what changed on the tab meanwhile; never
+    what the person typed (only how many keys)."""
+
+    handoverId: str
+    state: str = Field(description="handedBack | cancelled | closed | timedOut | stopped | "
+                       "withdrawn | tabClosed")
+    tabId: int | None = None
+    before: HumanPage
+    after: HumanPage | None = Field(default=None,
+                                    description="None: the tab is gone (closed meanwhile).")
+    personInput: dict[str, int] = Field(
+        description="Counts of the person's input: clicks, keys, wheels (no key names).")
+    navigations: int = Field(description="Documents the tab's main frame loaded meanwhile.")
+    opened: bool = Field(description="The person opened the live view.")
+
+
+class HumanEndResult(_Routed):
+    """``human.end``: ``ended`` is false when the hand-off had already ended (``state``
+    says how)."""
+
+    handoverId: str
+    ended: bool
+    state: str

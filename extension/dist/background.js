@@ -23,7 +23,7 @@
 
   // src/generated/protocol.js
   var PROTOCOL_VERSION = 6;
-  var ERROR_CODES = /* @__PURE__ */ new Set(["TRUSTED_INPUT_UNAVAILABLE", "FRAME_TOKEN_UNKNOWN", "LOCATOR_NOT_UNIQUE", "CLOSED_SHADOW_ROOT", "REF_NOT_FOUND", "ELEMENT_TARGET_DETACHED", "ELEMENT_TARGET_AMBIGUOUS", "ELEMENT_TARGET_DISABLED", "ELEMENT_NOT_EDITABLE", "ELEMENT_OBSCURED", "BROWSER_TAB_CLOSED", "BROWSER_DOCUMENT_CHANGED", "BROWSER_OPERATION_UNCERTAIN", "DEVICE_NOT_CONNECTED", "UNAUTHORIZED", "BAD_REQUEST", "PROTOCOL_MISMATCH", "DIALOG_OPEN", "TIMEOUT", "CANCELLED", "INTERNAL_ERROR", "BROWSER_CRASHED", "ELEMENT_VALUE_NOT_SET", "TAB_CLAIMED", "TAB_BUSY", "SESSION_STOPPED"]);
+  var ERROR_CODES = /* @__PURE__ */ new Set(["TRUSTED_INPUT_UNAVAILABLE", "FRAME_TOKEN_UNKNOWN", "LOCATOR_NOT_UNIQUE", "CLOSED_SHADOW_ROOT", "REF_NOT_FOUND", "ELEMENT_TARGET_DETACHED", "ELEMENT_TARGET_AMBIGUOUS", "ELEMENT_TARGET_DISABLED", "ELEMENT_NOT_EDITABLE", "ELEMENT_OBSCURED", "BROWSER_TAB_CLOSED", "BROWSER_DOCUMENT_CHANGED", "BROWSER_OPERATION_UNCERTAIN", "DEVICE_NOT_CONNECTED", "UNAUTHORIZED", "BAD_REQUEST", "PROTOCOL_MISMATCH", "DIALOG_OPEN", "TIMEOUT", "CANCELLED", "INTERNAL_ERROR", "BROWSER_CRASHED", "ELEMENT_VALUE_NOT_SET", "TAB_CLAIMED", "TAB_BUSY", "SESSION_STOPPED", "HANDED_TO_PERSON"]);
 
   // src/background/connection.js
   var BACKOFF_MIN_MS = 250;
@@ -172,14 +172,29 @@
 
   // src/background/owners.js
   var BADGE_COLOR = "#6a1b9a";
+  var HANDED_BADGE = "YOU";
+  var HANDED_COLOR = "#e65100";
   var IMPLICIT_PREFIX = "client-";
   function badgeText(label) {
     if (label.startsWith(IMPLICIT_PREFIX)) return "AI";
     return label.trim().slice(0, 3) || "AI";
   }
   var DEFAULT_TITLE = "trustbridge";
-  function titleFor(label) {
+  function titleFor(label, handed = null) {
+    if (handed !== null) {
+      return `Your turn: ${handed} (session ${label} waits; hand the tab back with Done in the live view the agent gave you)`;
+    }
     return label === null ? DEFAULT_TITLE : `Session ${label} owns this tab`;
+  }
+  function handedMap(tabs2) {
+    const map = /* @__PURE__ */ new Map();
+    if (!Array.isArray(tabs2)) return map;
+    for (const row of tabs2) {
+      if (row && Number.isInteger(row.tabId) && typeof row.handed === "string" && row.handed) {
+        map.set(row.tabId, row.handed.slice(0, 200));
+      }
+    }
+    return map;
   }
   function ownersMap(tabs2) {
     const map = /* @__PURE__ */ new Map();
@@ -198,6 +213,7 @@
     constructor(api2) {
       this.api = api2;
       this.byTab = /* @__PURE__ */ new Map();
+      this.handed = /* @__PURE__ */ new Map();
       this.swept = false;
       api2.tabs.onUpdated.addListener((tabId, change) => {
         if (this.byTab.has(tabId) && (change.status !== void 0 || change.url !== void 0)) {
@@ -206,6 +222,7 @@
       });
       api2.tabs.onRemoved.addListener((tabId) => {
         this.byTab.delete(tabId);
+        this.handed.delete(tabId);
       });
     }
     /** The label of the session that owns `tabId`, or null. */
@@ -220,10 +237,14 @@
      */
     async set(tabs2) {
       const next = ownersMap(tabs2);
+      const handed = handedMap(tabs2);
       const changed = /* @__PURE__ */ new Set();
       for (const [tabId, label] of next) if (this.byTab.get(tabId) !== label) changed.add(tabId);
       for (const tabId of this.byTab.keys()) if (!next.has(tabId)) changed.add(tabId);
+      for (const [tabId, why] of handed) if (this.handed.get(tabId) !== why) changed.add(tabId);
+      for (const tabId of this.handed.keys()) if (!handed.has(tabId)) changed.add(tabId);
       this.byTab = next;
+      this.handed = handed;
       if (!this.swept) {
         this.swept = true;
         const open3 = await this.api.tabs.query({}).catch(() => []);
@@ -241,9 +262,14 @@
       const action = this.api.action;
       if (!action) return;
       const label = this.labelOf(tabId);
-      await action.setBadgeText({ tabId, text: label === null ? "" : badgeText(label) });
-      await action.setTitle({ tabId, title: titleFor(label) });
-      if (label !== null) await action.setBadgeBackgroundColor({ tabId, color: BADGE_COLOR }).catch(() => null);
+      const handed = label === null ? null : this.handed.get(tabId) ?? null;
+      const text = label === null ? "" : handed !== null ? HANDED_BADGE : badgeText(label);
+      await action.setBadgeText({ tabId, text });
+      await action.setTitle({ tabId, title: titleFor(label, handed) });
+      if (label !== null) {
+        const color = handed !== null ? HANDED_COLOR : BADGE_COLOR;
+        await action.setBadgeBackgroundColor({ tabId, color }).catch(() => null);
+      }
     }
     /** Tell an open popup that owners changed (nobody listening is fine). */
     announce() {

@@ -40,6 +40,7 @@ TOOL_NAMES = {
     "browser_evaluate", "browser_console_messages", "browser_network_requests",
     "browser_network_request", "browser_resize", "browser_close", "browser_find",
     "browser_emulate_media",
+    "browser_request_human",
 }
 """What ``trustbridge mcp`` lists with no ``--caps``."""
 CAPS_TOOL_NAMES = {

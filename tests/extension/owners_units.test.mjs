@@ -94,3 +94,17 @@ test('popup: owner and stop answers', async () => {
   assert.ok(answer(owners, conn, 'owner', { tabId: 'x' }).error);
   assert.ok(answer(owners, conn, 'what', { tabId: 1 }).error);
 });
+
+test('a tab handed to a person shows "YOU" and the reason, then its owner again', async () => {
+  const { handedMap, HANDED_BADGE } = await import('../../extension/src/background/owners.js');
+  assert.deepEqual([...handedMap([{ tabId: 1, label: 'a', handed: 'Enter the code' },
+    { tabId: 2, label: 'b' }, { tabId: 3, label: 'c', handed: 7 }])], [[1, 'Enter the code']]);
+  const api = fakeApi([]);
+  const owners = new Owners(api);
+  await owners.set([{ tabId: 1, label: 'alpha', handed: 'Enter the code' }]);
+  assert.equal(api.badge.get(1), HANDED_BADGE);
+  assert.match(api.title.get(1), /^Your turn: Enter the code \(session alpha waits/);
+  await owners.set([{ tabId: 1, label: 'alpha' }]);
+  assert.equal(api.badge.get(1), 'alp');
+  assert.equal(api.title.get(1), 'Session alpha owns this tab');
+});

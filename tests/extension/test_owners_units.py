@@ -11,4 +11,4 @@ def test_owners_units_in_node() -> None:
     """Badges follow the bridge's ``sessions.owners`` (set, cleared, set again after a
     navigation, every open tab swept once); the popup gets the owner of a tab, and Stop
     sends ``session.stop`` only for the tab's current owner while connected."""
-    run_node_units("owners_units.test.mjs", 5)
+    run_node_units("owners_units.test.mjs", 6)

@@ -5,6 +5,10 @@
 // person's Stop through it (main.js). Only labels are known here: the bridge never sends a
 // session's secret, and nothing here could show one.
 //
+// A tab handed to a person (bridge/handover.py: the agent waits for them; issue 37) shows
+// the badge "YOU" and the title "Your turn: <reason> ...", from the `handed` field the
+// bridge adds to that tab's row while the hand-off lasts.
+//
 // Per-tab action state is reset when the tab navigates to a new page: Firefox (MDN,
 // action.setBadgeText `tabId`) and Chromium (measured: a tab's title was back to the
 // manifest's default after a navigation). So an owned tab's badge and title are set again
@@ -13,6 +17,9 @@
 
 /** Badge background colour (the browser's default is grey, easy to miss). */
 const BADGE_COLOR = '#6a1b9a';
+/** Badge of a tab handed to a person (bridge/handover.py): "your turn". */
+export const HANDED_BADGE = 'YOU';
+const HANDED_COLOR = '#e65100';
 /** Prefix of the implicit session a client gets without session.open (bridge/sessions.py). */
 const IMPLICIT_PREFIX = 'client-';
 
@@ -30,9 +37,33 @@ export function badgeText(label) {
 /** The manifest's `action.default_title`: what a tab no session owns shows. */
 export const DEFAULT_TITLE = 'trustbridge';
 
-/** The action's title for a tab (`label` null: no session owns it). */
-export function titleFor(label) {
+/**
+ * The action's title for a tab (`label` null: no session owns it; `handed`: the reason of
+ * the hand-off to a person, or null).
+ */
+export function titleFor(label, handed = null) {
+  if (handed !== null) {
+    return `Your turn: ${handed} (session ${label} waits; hand the tab back with Done in ` +
+      'the live view the agent gave you)';
+  }
   return label === null ? DEFAULT_TITLE : `Session ${label} owns this tab`;
+}
+
+/**
+ * The tabs handed to a person in a `sessions.owners` event, as a Map tabId → reason
+ * (rows with a string `handed`; the bridge adds it while a hand-off lasts).
+ * @param {unknown} tabs  [{tabId, label, handed?}]
+ * @returns {Map<number, string>}
+ */
+export function handedMap(tabs) {
+  const map = new Map();
+  if (!Array.isArray(tabs)) return map;
+  for (const row of tabs) {
+    if (row && Number.isInteger(row.tabId) && typeof row.handed === 'string' && row.handed) {
+      map.set(row.tabId, row.handed.slice(0, 200));
+    }
+  }
+  return map;
 }
 
 /**
@@ -60,6 +91,8 @@ export class Owners {
     this.api = api;
     /** tabId → label of the owning session */
     this.byTab = new Map();
+    /** tabId → reason, for the tabs handed to a person */
+    this.handed = new Map();
     /** Whether every open tab's badge was set once since this background started. */
     this.swept = false;
     // A navigation resets a tab's badge and title: set them again as it loads.
@@ -68,7 +101,7 @@ export class Owners {
         this.show(tabId).catch(() => null);
       }
     });
-    api.tabs.onRemoved.addListener((tabId) => { this.byTab.delete(tabId); });
+    api.tabs.onRemoved.addListener((tabId) => { this.byTab.delete(tabId); this.handed.delete(tabId); });
   }
 
   /** The label of the session that owns `tabId`, or null. */
@@ -84,11 +117,15 @@ export class Owners {
    */
   async set(tabs) {
     const next = ownersMap(tabs);
+    const handed = handedMap(tabs);
     const changed = new Set();
     for (const [tabId, label] of next) if (this.byTab.get(tabId) !== label) changed.add(tabId);
     for (const tabId of this.byTab.keys()) if (!next.has(tabId)) changed.add(tabId);
+    for (const [tabId, why] of handed) if (this.handed.get(tabId) !== why) changed.add(tabId);
+    for (const tabId of this.handed.keys()) if (!handed.has(tabId)) changed.add(tabId);
     // Replaced before any await: a later event is never overwritten by this one's.
     this.byTab = next;
+    this.handed = handed;
     if (!this.swept) {
       this.swept = true;
       const open = await this.api.tabs.query({}).catch(() => []);
@@ -108,9 +145,14 @@ export class Owners {
     const action = this.api.action;
     if (!action) return;
     const label = this.labelOf(tabId);
-    await action.setBadgeText({ tabId, text: label === null ? '' : badgeText(label) });
-    await action.setTitle({ tabId, title: titleFor(label) });
-    if (label !== null) await action.setBadgeBackgroundColor({ tabId, color: BADGE_COLOR }).catch(() => null);
+    const handed = label === null ? null : (this.handed.get(tabId) ?? null);
+    const text = label === null ? '' : handed !== null ? HANDED_BADGE : badgeText(label);
+    await action.setBadgeText({ tabId, text });
+    await action.setTitle({ tabId, title: titleFor(label, handed) });
+    if (label !== null) {
+      const color = handed !== null ? HANDED_COLOR : BADGE_COLOR;
+      await action.setBadgeBackgroundColor({ tabId, color }).catch(() => null);
+    }
   }
 
   /** Tell an open popup that owners changed (nobody listening is fine). */
