@@ -87,6 +87,8 @@ class ErrorCode(StrEnum):
     TAB_CLAIMED = "TAB_CLAIMED"
     TAB_BUSY = "TAB_BUSY"
     SESSION_STOPPED = "SESSION_STOPPED"
+    RESULT_TOO_LARGE = "RESULT_TOO_LARGE"
+    PAGE_UNRESPONSIVE = "PAGE_UNRESPONSIVE"
 
 
 class ErrorPayload(BaseModel):
@@ -410,6 +412,32 @@ class SessionStopped(TrustbridgeError):
                          "should go on — a person may have stopped it on purpose.")
     label: str | None
     by: str | None
+
+
+class ResultTooLarge(TrustbridgeError):
+    """A page-derived result (an evaluate's value, a console or network listing) is over
+    the cap given to the agent (bridge/protocol/limits.py RESULT_CAP_BYTES, 1 MB). It was
+    measured where it was made and never sent on; nothing else was affected (issue 32
+    item 3)."""
+
+    code = ErrorCode.RESULT_TOO_LARGE
+    DEFAULT_NEXT_STEP = ("Ask for less: return a slice or a summary (e.g. .slice(0, 10000), "
+                         "a count, selected fields), or filter the listing.")
+    bytes: int | None
+    limitBytes: int | None
+
+
+class PageUnresponsive(TrustbridgeError):
+    """The tab's page does not answer: its main thread is busy (a script in an endless
+    loop) or the renderer hung. Found after one timeout by a short probe (issue 32 item 4);
+    other tabs are not affected. Nothing of the request reached the page."""
+
+    code = ErrorCode.PAGE_UNRESPONSIVE
+    DEFAULT_NEXT_STEP = ("Close the tab (browser_tabs close / tabs.close) or reload it "
+                         "(navigate it again); other tabs keep working.")
+    tabId: int | None
+    method: str | None
+    timeoutMs: int | None
 
 
 _BY_CODE: dict[ErrorCode, type[TrustbridgeError]] = {
