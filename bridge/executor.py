@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -90,6 +91,13 @@ BATCH_ITEM_METHOD = "page.act"
 """Each action of a ``page.batch`` is routed and run as this method."""
 
 
+def beforeunload_from_env() -> bool:
+    """Whether navigate and close accept a beforeunload prompt: yes unless the environment
+    says ``TRUSTBRIDGE_BEFOREUNLOAD=ask`` (then the prompt is reported as an open dialog,
+    as any other, for the agent to answer with page.dialog / browser_handle_dialog)."""
+    return os.environ.get("TRUSTBRIDGE_BEFOREUNLOAD", "accept").strip().lower() != "ask"
+
+
 class Executor(TrustedInputRoute):
     """Runs client requests against the peers named by ``peer(peer_id)``.
 
@@ -103,8 +111,14 @@ class Executor(TrustedInputRoute):
     """
 
     def __init__(self, policy: RoutingPolicy, peer: Callable[[str], PeerCall],
-                 allow_file_urls: bool = False, origins: OriginPolicy | None = None) -> None:
+                 allow_file_urls: bool = False, origins: OriginPolicy | None = None,
+                 accept_beforeunload: bool | None = None) -> None:
         self.policy = policy
+        if accept_beforeunload is None:
+            accept_beforeunload = beforeunload_from_env()
+        self.accept_beforeunload = accept_beforeunload
+        """Accept a beforeunload prompt raised by a navigate or close the agent asked for
+        (issue 32 item 5); False: report it as an open dialog for the agent to answer."""
         self.peer = peer
         self.allow_file_urls = allow_file_urls
         self.origins = origins if origins is not None and origins.active else None
@@ -398,7 +412,12 @@ class Executor(TrustedInputRoute):
             # The extension's background answers these alone; a blocked page cannot hold
             # them up (closing the tab is the way out of an alert loop).
             before = self.dialog_waits.known(route.device)
-            result = await self.peer(route.extension).call(method, forward, timeout_s)
+            call = self.peer(route.extension).call(method, forward, timeout_s)
+            if method in CLOSES_TAB and self.accept_beforeunload \
+                    and isinstance(getattr(parsed, "tabId", None), int):
+                result = await self._leaving(route.device, call, before, parsed.tabId)
+            else:
+                result = await call
             if method in CLOSES_TAB:  # the driver's dialog.closed may come after this
                 self._forget_dialogs_of(route.device, result.get("tabId"), before)
         else:
@@ -450,11 +469,21 @@ class Executor(TrustedInputRoute):
                     early["tabId"] = shown["tabId"]
                 return early
         before = self.dialog_waits.known(device)
-        call = self.peer(route.extension).call(method, forward, timeout_s)
+        call = asyncio.ensure_future(self.peer(route.extension).call(method, forward, timeout_s))
         # A dialog the old document raises while it is being navigated away from (an
         # alert loop) also answers early: the load is then pending behind it, and
         # tabs.close is the way out that always works.
         result, dialog = await self.dialog_waits.race(device, call, before, on_tab(tab))
+        accepted: dict[str, Any] | None = None
+        if dialog is not None and method == "page.navigate" and self.accept_beforeunload \
+                and dialog.public().get("type") == "beforeunload":
+            # issue 32 item 5: the agent asked to leave; the page's "leave this page?" is
+            # answered yes and the load goes on (dismissing it kept the page: a loop).
+            accepted = await self.dialog_waits.accept_leave(device, dialog)
+            before = self.dialog_waits.known(device)
+            result, dialog = await self.dialog_waits.race(device, call, before, on_tab(tab))
+        if accepted is not None and result is not None:
+            result["acceptedBeforeUnload"] = accepted
         if dialog is None:
             assert result is not None
             if method in WAITS_FOR_LOAD:
@@ -479,6 +508,31 @@ class Executor(TrustedInputRoute):
         if "tabId" in shown:
             out["tabId"] = shown["tabId"]
         return out
+
+    async def _leaving(self, device: str, call: Any, before: set[int],
+                       tab: int) -> dict[str, Any]:
+        """``tabs.close`` of ``tab``: when the page asks to confirm leaving
+        (beforeunload) the prompt is accepted, since the close was asked for (issue 32
+        item 5), and the close's own answer awaited; the result then carries
+        ``acceptedBeforeUnload`` (the prompt). Any other dialog is left to the close (the
+        browser dismisses it with the page).
+
+        Raises:
+            TrustbridgeError: the close's own error.
+        """
+        task = asyncio.ensure_future(call)
+        # Only a prompt placed on this tab: another tab's is never answered for it.
+        leaving = lambda d: (d.tabs is not None and tab in d.tabs
+                             and d.public().get("type") == "beforeunload")
+        result, dialog = await self.dialog_waits.race(device, task, before, leaving)
+        if dialog is None:
+            assert result is not None
+            return result
+        accepted = await self.dialog_waits.accept_leave(device, dialog)
+        result = await task
+        if accepted is not None:
+            result["acceptedBeforeUnload"] = accepted
+        return result
 
     def _forget_dialogs_of(self, device: str, tab: Any, before: set[int]) -> None:
         """Forget the dialogs placed on ``tab`` alone that were open before the call."""

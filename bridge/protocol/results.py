@@ -83,13 +83,6 @@ class TabResult(_Routed):
     title: str
 
 
-class TabClosedResult(_Routed):
-    """``tabs.close``."""
-
-    tabId: int
-    closed: Literal[True]
-
-
 # --------------------------------------------------------------------------- pages
 
 
@@ -100,6 +93,17 @@ class DialogInfo(_Result):
     message: str
     defaultValue: str | None = None
     url: str | None = None
+
+
+class TabClosedResult(_Routed):
+    """``tabs.close``."""
+
+    tabId: int
+    closed: Literal[True]
+    acceptedBeforeUnload: DialogInfo | None = Field(
+        default=None, description="The page asked to confirm leaving (beforeunload) and "
+        "the bridge accepted, since the close was asked for (issue 32 item 5; off with "
+        "TRUSTBRIDGE_BEFOREUNLOAD=ask).")
 
 
 class NavigateResult(_Routed):
@@ -119,6 +123,10 @@ class NavigateResult(_Routed):
     crashedTabId: int | None = Field(
         default=None, description="With ``recoveredFromCrash``: the tab's id before, "
         "which no longer exists.")
+    acceptedBeforeUnload: DialogInfo | None = Field(
+        default=None, description="The page asked to confirm leaving (beforeunload) and "
+        "the bridge accepted, since the navigation was asked for (issue 32 item 5; off "
+        "with TRUSTBRIDGE_BEFOREUNLOAD=ask).")
 
 
 class SnapshotDiff(_Result):

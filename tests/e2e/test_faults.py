@@ -19,7 +19,7 @@ import pytest
 
 from bridge.protocol import errors as E
 
-from .conftest import Origins, Stack, page_eval, ref_of
+from .conftest import Origins, Stack, page_eval, ref_of, wait_until
 from .test_mcp_sessions import call, mcp_on
 
 MIB = 1024 * 1024
@@ -89,3 +89,87 @@ async def test_mcp_browser_evaluate_too_large_then_click_still_trusted(
         snap = await call(client, "browser_snapshot")
         await call(client, "browser_click", element="Count", ref=ref_of(snap, "button", "Count"))
         assert await page_eval(page_of(stack, "who=M"), "window.__seen") == 1
+
+
+# -- item 5: beforeunload -------------------------------------------------------------
+
+async def _guarded_tab(stack: Stack, origins: Origins, who: str) -> int:
+    """A tab on the leave-guard page that has had a trusted click (browsers prompt on
+    beforeunload only after a user gesture)."""
+    tab = (await stack.client.call(
+        "tabs.new", {"url": f"{origins.main}/faults/leave.html?who={who}"}))["tabId"]
+    snap = (await stack.client.call("page.snapshot", {"tabId": tab}))["snapshot"]
+    await stack.client.call("page.act", {"tabId": tab, "ref": ref_of(snap, "button", "Touch"),
+                                         "action": {"kind": "click"}})
+    assert await page_eval(page_of(stack, f"who={who}"), "window.__touched") == 1
+    return tab
+
+
+async def test_navigate_accepts_beforeunload_and_says_so(stack: Stack, origins: Origins) -> None:
+    tab = await _guarded_tab(stack, origins, "nav")
+    result = await asyncio.wait_for(stack.client.call("page.navigate", {
+        "tabId": tab, "url": f"{origins.main}/faults/counter.html?who=after"}), 30)
+    assert not result.get("transitionPending"), result
+    assert result["url"].endswith("who=after"), result
+    assert result["acceptedBeforeUnload"]["type"] == "beforeunload", result
+    # The page left: Playwright sees the new document (its events may come a little
+    # after the bridge's answer), and the old one is gone.
+    await wait_until(lambda: any("who=after" in p.url for p in stack.supervisor.context.pages))
+    assert not [p for p in stack.supervisor.context.pages if "who=nav" in p.url]
+    assert await page_eval(page_of(stack, "who=after"), "window.__seen") == 0
+
+
+async def test_close_accepts_beforeunload_and_the_tab_is_gone(
+        stack: Stack, origins: Origins) -> None:
+    tab = await _guarded_tab(stack, origins, "close")
+    result = await asyncio.wait_for(stack.client.call("tabs.close", {"tabId": tab}), 20)
+    if stack.browser == "chromium":
+        assert result["acceptedBeforeUnload"]["type"] == "beforeunload", result
+    else:
+        # Firefox's tabs.remove closes the tab without running the page's beforeunload
+        # prompt (measured: no dialog event); the result then claims no prompt.
+        assert "acceptedBeforeUnload" not in result, result
+    tabs = (await stack.client.call("tabs.list", {}))["tabs"]
+    assert tab not in [t["tabId"] for t in tabs], tabs
+    await wait_until(lambda: not [p for p in stack.supervisor.context.pages
+                                  if "who=close" in p.url])
+
+
+async def test_mcp_navigate_and_close_say_the_leave_prompt_was_accepted(
+        stack: Stack, origins: Origins) -> None:
+    async with mcp_on(stack, "agent-leave") as (_conn, client):
+        await call(client, "browser_navigate", url=f"{origins.main}/faults/leave.html?who=m1")
+        snap = await call(client, "browser_snapshot")
+        await call(client, "browser_click", element="Touch", ref=ref_of(snap, "button", "Touch"))
+        text = await asyncio.wait_for(call(
+            client, "browser_navigate", url=f"{origins.main}/faults/counter.html?who=m2"), 30)
+        assert "the page asked to confirm leaving; accepted" in text, text
+        assert "Navigated to" in text and "NOT happened" not in text, text
+        await call(client, "browser_tabs", action="new")
+        await call(client, "browser_navigate", url=f"{origins.main}/faults/leave.html?who=m3")
+        snap = await call(client, "browser_snapshot")
+        await call(client, "browser_click", element="Touch", ref=ref_of(snap, "button", "Touch"))
+        text = await asyncio.wait_for(call(client, "browser_tabs", action="close"), 20)
+        assert "Closed tab" in text, text
+        if stack.browser == "chromium":  # Firefox closes without asking the page
+            assert "the page asked to confirm leaving; accepted" in text, text
+        await wait_until(lambda: not [p for p in stack.supervisor.context.pages
+                                      if "who=m3" in p.url])
+
+
+async def test_beforeunload_ask_mode_reports_the_prompt(stack: Stack, origins: Origins) -> None:
+    """TRUSTBRIDGE_BEFOREUNLOAD=ask (Executor.accept_beforeunload False): the prompt is
+    reported as an open dialog, as before, and nothing is answered for the agent."""
+    executor = stack.server.executor
+    executor.accept_beforeunload = False
+    try:
+        tab = await _guarded_tab(stack, origins, "ask")
+        result = await asyncio.wait_for(stack.client.call("page.navigate", {
+            "tabId": tab, "url": f"{origins.main}/faults/counter.html?who=asked"}), 30)
+        assert result.get("transitionPending") and result["dialog"]["type"] == "beforeunload"
+        assert "acceptedBeforeUnload" not in result
+        await stack.client.call("page.dialog", {"tabId": tab, "accept": True})
+        await wait_until(lambda: any("who=asked" in p.url
+                                     for p in stack.supervisor.context.pages))
+    finally:
+        executor.accept_beforeunload = True
