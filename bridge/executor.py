@@ -41,6 +41,8 @@ from typing import Any
 from pydantic import Field
 
 from .after_input import AfterInput, PeerCall
+from .hang_watch import WATCHED as HANG_WATCHED
+from .hang_watch import HangWatch
 from .dialog_waits import DialogWaits, on_tab
 from .dialogs import OpenDialog
 from .dispatch_signals import DispatchSignals
@@ -126,6 +128,7 @@ class Executor(TrustedInputRoute):
         # self.peer is looked up at each call: scripts/benchlib wraps it after construction
         self.after = AfterInput(lambda peer_id: self.peer(peer_id))
         self.dialog_waits = DialogWaits(policy, lambda peer_id: self.peer(peer_id))
+        self.hangs = HangWatch(lambda peer_id: self.peer(peer_id))  # issue 32 item 4
         self.secrets = TypedSecrets()
         self.signals = DispatchSignals()
         self.sessions = SessionBook()
@@ -297,12 +300,33 @@ class Executor(TrustedInputRoute):
         return result
 
     async def _run(self, method: str, parsed: Any, route: Any) -> dict[str, Any]:
-        result = await self._run_once(method, parsed, route)
+        if method in HANG_WATCHED and not isinstance(route, Local):
+            result = await self._watching_hang(method, parsed, route)
+        else:
+            result = await self._run_once(method, parsed, route)
+        if method in CLOSES_TAB and not isinstance(route, Local):
+            self.hangs.closed(route.device, result.get("tabId"))
         after = getattr(parsed, "snapshotAfter", None)
         if after is not None and not isinstance(route, Local) and "snapshotAfter" not in result:
             # (An act's provisional snapshot, kept, is in its result already.)
             await self._snapshot_after(parsed, route, after, result)
         return result
+
+    async def _watching_hang(self, method: str, parsed: Any, route: Any) -> dict[str, Any]:
+        """:meth:`_run_once`, with a hung page named as such (bridge/hang_watch.py): a tab
+        already found stuck is probed first, a TIMEOUT is followed by one probe.
+
+        Raises:
+            PageUnresponsive: the tab's page does not run script (``details.tabId``).
+        """
+        tab = getattr(parsed, "tabId", None)
+        tab = tab if tab is not None else self.queue.active_tab(route.device)
+        await self.hangs.before(route.device, route.extension, tab, method)
+        try:
+            return await self._run_once(method, parsed, route)
+        except E.Timeout as err:
+            await self.hangs.after_timeout(route.device, route.extension, tab, method, err)
+            raise
 
     async def _snapshot_after(self, parsed: Any, route: Any, after: SnapshotAfter,
                               result: dict[str, Any]) -> None:

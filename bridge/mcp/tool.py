@@ -186,7 +186,8 @@ NEXT_STEP: dict[str, str] = {
     "RESULT_TOO_LARGE": "Ask for less: return a slice, a count or the fields you need, or "
                         "filter the listing.",
     "PAGE_UNRESPONSIVE": "The page's script is stuck: close the tab (browser_tabs action "
-                         "close) or reload it (browser_navigate to its URL); other tabs work.",
+                         "close), which always works; a reload (browser_navigate) works in "
+                         "Firefox, not in Chromium. Other tabs work.",
     "BAD_REQUEST": "Check the arguments against the tool's input schema.",
     "UNAUTHORIZED": "The bridge refused this server's token; tell the user to restart it.",
     "PROTOCOL_MISMATCH": "The bridge is another version; tell the user to update trustbridge.",

@@ -429,15 +429,17 @@ class ResultTooLarge(TrustbridgeError):
 
 class PageUnresponsive(TrustbridgeError):
     """The tab's page does not answer: its main thread is busy (a script in an endless
-    loop) or the renderer hung. Found after one timeout by a short probe (issue 32 item 4);
-    other tabs are not affected. Nothing of the request reached the page."""
+    loop) or the renderer hung. Found after one timeout by a short probe (issue 32 item 4,
+    bridge/hang_watch.py); other tabs are not affected. The request got no answer from
+    the page."""
 
     code = ErrorCode.PAGE_UNRESPONSIVE
-    DEFAULT_NEXT_STEP = ("Close the tab (browser_tabs close / tabs.close) or reload it "
-                         "(navigate it again); other tabs keep working.")
+    DEFAULT_NEXT_STEP = ("Close the tab (browser_tabs close / tabs.close), which always "
+                         "works; a reload works in Firefox, not in Chromium. Other tabs keep working.")
     tabId: int | None
     method: str | None
     timeoutMs: int | None
+    device: str | None
 
 
 _BY_CODE: dict[ErrorCode, type[TrustbridgeError]] = {

@@ -362,6 +362,17 @@ class ReceiptIntercepted(_Result):
                               "(a double click's first).")
 
 
+class TabProbeResult(_Result):
+    """``tabs.probe`` (extension/src/background/main.js): whether the tab's page ran a
+    trivial script (``scripting.executeScript``) within ``timeoutMs``."""
+
+    tabId: int
+    responsive: bool | None = Field(
+        description="True: it ran; False: no answer within the time (main thread stuck, "
+        "renderer hung); null: the page cannot be scripted (a browser page), so unknown.")
+    ms: int = Field(ge=0, description="How long the probe took, ms.")
+
+
 class ReceiptResult(_Result):
     """``page.receipt`` (extension/src/page/receipt.js): whether a trusted click reached
     its target; ``delivered: null`` when the document went away meanwhile."""
