@@ -229,6 +229,9 @@ class Executor(TrustedInputRoute):
         explicit = getattr(parsed, "tabId", None)
         self.sessions.begin(session, method, device, explicit)
         counted = explicit
+        # issue 32 item 7: while this may open a tab, another session's action does not
+        # take a tab that nothing ties to it (SessionGate._foreign).
+        opening = self.gate.may_open(session, device, method)
         try:
             for attempt in (1, 2):
                 if device is not None:
@@ -265,6 +268,8 @@ class Executor(TrustedInputRoute):
                 return result
             raise E.InternalError("unreachable")  # the loop returns or raises
         finally:
+            if opening and device is not None:
+                self.gate.opened_done(session, device)
             self.gate.settled(session, device)
             self.sessions.end(session, device, counted)
 
