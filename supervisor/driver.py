@@ -81,23 +81,27 @@ EVALUATE_TIMEOUT_S = 25.0
 ``driver.evaluate`` (bridge/executor.py DRIVER_CALL_TIMEOUT_S)."""
 
 _MAIN_EVAL_BODY = """
-  // As Playwright's evaluate: the source is evaluated in the page's global scope and a
-  // function it yields is called with the element (or nothing); a promise is awaited.
-  let value = globalThis.eval(src);
-  if (typeof value === 'function') value = el === undefined ? value() : value(el);
-  value = await value;
   // Bytes of the value as UTF-8 JSON, exact near the cap (a UTF-16 unit is 1-3 UTF-8
   // bytes); a value JSON cannot measure is returned and measured by the supervisor.
-  let json;
-  try { json = JSON.stringify(value); } catch (e) { json = undefined; }
-  if (typeof json === 'string' && json.length * 3 > cap) {
-    const size = new TextEncoder().encode(json).length;
-    if (size > cap) return 'tb-big:' + nonce + ':' + size;
-  }
-  return value;
+  const measure = (value) => {
+    let json;
+    try { json = JSON.stringify(value); } catch (e) { json = undefined; }
+    if (typeof json === 'string' && json.length * 3 > cap) {
+      const size = new TextEncoder().encode(json).length;
+      if (size > cap) return 'tb-big:' + nonce + ':' + size;
+    }
+    return value;
+  };
+  // As Playwright's evaluate: the source is evaluated in the page's global scope and a
+  // function it yields is called with the element (or nothing); a promise is awaited.
+  // Not an async function: a plain value is answered without a promise round.
+  let value = globalThis.eval(src);
+  if (typeof value === 'function') value = el === undefined ? value() : value(el);
+  if (value && typeof value.then === 'function') return Promise.resolve(value).then(measure);
+  return measure(value);
 """
-_MAIN_EVAL_JS = "async (el, [src, cap, nonce]) => {" + _MAIN_EVAL_BODY + "}"
-_MAIN_EVAL_NO_ELEMENT_JS = ("async ([src, cap, nonce]) => { const el = undefined;"
+_MAIN_EVAL_JS = "(el, [src, cap, nonce]) => {" + _MAIN_EVAL_BODY + "}"
+_MAIN_EVAL_NO_ELEMENT_JS = ("([src, cap, nonce]) => { const el = undefined;"
                             + _MAIN_EVAL_BODY + "}")
 """``driver.evaluate`` in the main world (issue 32 item 3): the agent's value is measured
 where it is made; over the cap the answer is ``tb-big:<nonce>:<bytes>`` (the nonce is the

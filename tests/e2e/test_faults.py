@@ -72,6 +72,16 @@ async def test_oversized_evaluate_answers_result_too_large_and_input_keeps_worki
     small = await stack.client.call("page.evaluate", {
         "tabId": first, "expression": "'y'.repeat(900 * 1000)"})
     assert small["value"] == "y" * 900_000
+    # A promise is awaited and measured as before (main and isolated worlds).
+    for world in ("main", "isolated"):
+        settled = await stack.client.call("page.evaluate", {
+            "tabId": first, "world": world, "expression": "async () => 41 + 1"})
+        assert settled["value"] == 42
+        with pytest.raises(E.TrustbridgeError) as caught:
+            await stack.client.call("page.evaluate", {
+                "tabId": first, "world": world,
+                "expression": "async () => 'z'.repeat(2 * 1000 * 1000)"})
+        assert caught.value.code.value == "RESULT_TOO_LARGE"
 
 
 async def test_mcp_browser_evaluate_too_large_then_click_still_trusted(
