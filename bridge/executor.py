@@ -328,10 +328,18 @@ class Executor(TrustedInputRoute):
         tab = tab if tab is not None else self.queue.active_tab(route.device)
         await self.hangs.before(route.device, route.extension, tab, method)
         try:
-            return await self._run_once(method, parsed, route)
+            result = await self._run_once(method, parsed, route)
         except E.Timeout as err:
             await self.hangs.after_timeout(route.device, route.extension, tab, method, err)
             raise
+        if result.get("transitionPending") and not result.get("dialog"):
+            # A reload or history move that did not land in time answers "pending", not
+            # TIMEOUT: the same one probe tells a stuck page from a slow one.
+            timeout_ms = getattr(parsed, "timeoutMs", None)
+            await self.hangs.after_timeout(
+                route.device, route.extension, result.get("tabId", tab), method,
+                E.Timeout("The load did not finish in time.", timeoutMs=timeout_ms))
+        return result
 
     async def _snapshot_after(self, parsed: Any, route: Any, after: SnapshotAfter,
                               result: dict[str, Any]) -> None:

@@ -217,6 +217,13 @@ async def test_hung_page_answers_page_unresponsive_and_other_tabs_work(
         # Meanwhile another tab works: trusted input lands there.
         await click_count(stack, other)
     assert await page_eval(page_of(stack, "who=ok"), "window.__seen") == len(calls)
+    if stack.browser == "chromium":
+        # A reload answers "pending" rather than TIMEOUT when it does not land: the same
+        # probe names the page as stuck.
+        with pytest.raises(E.TrustbridgeError) as caught:
+            await asyncio.wait_for(stack.client.call("page.history", {
+                "tabId": hung, "direction": "reload", "timeoutMs": 3000}), 30)
+        assert caught.value.code.value == "PAGE_UNRESPONSIVE", caught.value
     if stack.browser != "chromium":
         # Firefox: navigating the stuck tab replaces its page, and it answers again.
         moved = await asyncio.wait_for(stack.client.call("page.navigate", {
