@@ -20,8 +20,8 @@ import time
 
 from playwright.async_api import async_playwright
 
-from bridge.protocol.limits import RESULT_CAP_BYTES
-from supervisor.driver import _MAIN_EVAL_NO_ELEMENT_JS, _normalised
+from trustbridge.bridge.protocol.limits import RESULT_CAP_BYTES
+from trustbridge.supervisor.driver import _MAIN_EVAL_NO_ELEMENT_JS, _normalised
 
 
 async def main(rounds: int, executable: str) -> None:

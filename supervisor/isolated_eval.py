@@ -33,8 +33,8 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Locator
 
-from bridge.protocol import errors as E
-from bridge.protocol.limits import RESULT_CAP_BYTES, too_large
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.limits import RESULT_CAP_BYTES, too_large
 
 ENGINE = "tbeval"
 """Selector engine name: ``tbeval=run:<id>:<cap bytes>:<base64 UTF-8 source>`` or

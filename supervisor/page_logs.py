@@ -33,9 +33,9 @@ from playwright.async_api import BrowserContext, ConsoleMessage, Frame, Page, Re
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Response as PwResponse
 
-from bridge.protocol import errors as E
-from bridge.protocol.limits import check_result
-from bridge.protocol.models import (
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.limits import check_result
+from trustbridge.bridge.protocol.models import (
     DriverConsoleParams,
     DriverNetworkParams,
     DriverPdfParams,

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from bridge.hang_watch import HangWatch
-from bridge.protocol import errors as E
+from trustbridge.bridge.hang_watch import HangWatch
+from trustbridge.bridge.protocol import errors as E
 
 
 class _Extension:

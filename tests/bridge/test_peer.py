@@ -11,8 +11,8 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import ServerConnection, serve
 
-from bridge.protocol import errors as E
-from bridge.protocol.models import (
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import (
     PROTOCOL_VERSION,
     Event,
     Hello,
@@ -20,7 +20,7 @@ from bridge.protocol.models import (
     Response,
     Welcome,
 )
-from bridge.protocol.peer import Connection, answer, encode, handshake
+from trustbridge.bridge.protocol.peer import Connection, answer, encode, handshake
 
 pytestmark = pytest.mark.timeout(20)
 
@@ -283,9 +283,9 @@ def test_bounded_frame_turns_an_answer_over_the_frame_limit_into_result_too_larg
     size) instead, and anything under the limit goes out as it is."""
     import json as _json
 
-    from bridge.protocol.limits import FRAME_LIMIT_BYTES
-    from bridge.protocol.models import Response as _Response
-    from bridge.protocol.peer import bounded_frame
+    from trustbridge.bridge.protocol.limits import FRAME_LIMIT_BYTES
+    from trustbridge.bridge.protocol.models import Response as _Response
+    from trustbridge.bridge.protocol.peer import bounded_frame
 
     big = _Response(id="d7", ok=True, result={"png": "A" * (FRAME_LIMIT_BYTES + 10)})
     sent = _json.loads(bounded_frame(big))

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from bridge.protocol import errors as E
-from bridge.protocol.validate import validate_params
-from bridge.routing import RoutingPolicy
-from bridge.session_gate import CLAIMS, READS, REVEALING, SessionGate
-from bridge.sessions import Session, SessionBook
-from bridge.tabqueue import TabQueue
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.validate import validate_params
+from trustbridge.bridge.routing import RoutingPolicy
+from trustbridge.bridge.session_gate import CLAIMS, READS, REVEALING, SessionGate
+from trustbridge.bridge.sessions import Session, SessionBook
+from trustbridge.bridge.tabqueue import TabQueue
 
 DEV = "dev1"
 EXT = "ext-peer"

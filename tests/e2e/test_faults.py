@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from bridge.protocol import errors as E
+from trustbridge.bridge.protocol import errors as E
 
 from .conftest import Origins, Stack, page_eval, ref_of, wait_until
 from .test_mcp_sessions import call, mcp_on
@@ -246,7 +246,7 @@ async def test_another_sessions_new_tab_is_not_followed_or_announced(
     tab stays its own page, and B's tab stays B's. (The race of issue 32 seen once in
     three runs is timing-dependent; the deterministic check of the rule is
     tests/bridge/test_session_gate.py test_an_action_never_reports_or_takes_another_sessions_new_tab.)"""
-    from bridge.client import BridgeClient
+    from trustbridge.bridge.client import BridgeClient
 
     b = await BridgeClient.connect(stack.server.url, stack.server.token)
     try:

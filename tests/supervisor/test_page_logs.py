@@ -7,8 +7,8 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridge.protocol.models import DriverConsoleParams, DriverNetworkParams
-from supervisor import page_logs as P
+from trustbridge.bridge.protocol.models import DriverConsoleParams, DriverNetworkParams
+from trustbridge.supervisor import page_logs as P
 
 
 @dataclass(eq=False)
@@ -125,8 +125,8 @@ def test_a_console_listing_over_the_result_cap_is_refused_and_nothing_cleared() 
     nothing then, and a narrower ask (errors only) is answered."""
     import pytest
 
-    from bridge.protocol import errors as E
-    from bridge.protocol.limits import RESULT_CAP_BYTES
+    from trustbridge.bridge.protocol import errors as E
+    from trustbridge.bridge.protocol.limits import RESULT_CAP_BYTES
 
     page, frame = object(), FakeFrame()
     frame.page = page
