@@ -221,6 +221,37 @@ class DialogWaits:
         return dismissed, nxt
 
 
+    async def accept_leave(self, device: str, dialog: OpenDialog) -> dict[str, Any] | None:
+        """Accept, through the driver, a beforeunload prompt the agent's own navigation or
+        close raised (issue 32 item 5: the agent asked to leave, so the page's "leave this
+        page?" is answered yes).
+
+        Returns:
+            The prompt as shown (``{type, message, url, tabId?}``), or None when the
+            browser had already closed it (nothing was answered then).
+
+        Raises:
+            TrustbridgeError: the driver's answer failed otherwise (e.g. it went offline).
+        """
+        driver = self.policy.drivers.get(device)
+        if driver is None:
+            return None
+        shown = dialog.public()
+        params: dict[str, Any] = {"accept": True}
+        if dialog.id is not None:
+            params["dialogId"] = dialog.id
+        answered: dict[str, Any] | None = shown
+        try:
+            await self.peer(driver).call("driver.dialog", params, DISMISS_TIMEOUT_S)
+        except E.BadRequest:
+            answered = None  # already gone
+        if dialog.id is not None:
+            self.policy.dialogs.closed(device, dialog.id)
+        else:
+            self.policy.dialogs.drop(device, dialog)
+        return answered
+
+
 def on_tab(tab: int | None) -> Predicate:
     """A dialog that blocks ``tab`` (None: the tab is not known; any dialog may be on it)."""
     return lambda d: d.blocks(tab)

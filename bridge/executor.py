@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -40,6 +41,8 @@ from typing import Any
 from pydantic import Field
 
 from .after_input import AfterInput, PeerCall
+from .hang_watch import WATCHED as HANG_WATCHED
+from .hang_watch import HangWatch
 from .dialog_waits import DialogWaits, on_tab
 from .dialogs import OpenDialog
 from .dispatch_signals import DispatchSignals
@@ -91,6 +94,13 @@ BATCH_ITEM_METHOD = "page.act"
 """Each action of a ``page.batch`` is routed and run as this method."""
 
 
+def beforeunload_from_env() -> bool:
+    """Whether navigate and close accept a beforeunload prompt: yes unless the environment
+    says ``TRUSTBRIDGE_BEFOREUNLOAD=ask`` (then the prompt is reported as an open dialog,
+    as any other, for the agent to answer with page.dialog / browser_handle_dialog)."""
+    return os.environ.get("TRUSTBRIDGE_BEFOREUNLOAD", "accept").strip().lower() != "ask"
+
+
 class Executor(TrustedInputRoute):
     """Runs client requests against the peers named by ``peer(peer_id)``.
 
@@ -104,8 +114,14 @@ class Executor(TrustedInputRoute):
     """
 
     def __init__(self, policy: RoutingPolicy, peer: Callable[[str], PeerCall],
-                 allow_file_urls: bool = False, origins: OriginPolicy | None = None) -> None:
+                 allow_file_urls: bool = False, origins: OriginPolicy | None = None,
+                 accept_beforeunload: bool | None = None) -> None:
         self.policy = policy
+        if accept_beforeunload is None:
+            accept_beforeunload = beforeunload_from_env()
+        self.accept_beforeunload = accept_beforeunload
+        """Accept a beforeunload prompt raised by a navigate or close the agent asked for
+        (issue 32 item 5); False: report it as an open dialog for the agent to answer."""
         self.peer = peer
         self.allow_file_urls = allow_file_urls
         self.origins = origins if origins is not None and origins.active else None
@@ -113,6 +129,7 @@ class Executor(TrustedInputRoute):
         # self.peer is looked up at each call: scripts/benchlib wraps it after construction
         self.after = AfterInput(lambda peer_id: self.peer(peer_id))
         self.dialog_waits = DialogWaits(policy, lambda peer_id: self.peer(peer_id))
+        self.hangs = HangWatch(lambda peer_id: self.peer(peer_id))  # issue 32 item 4
         self.secrets = TypedSecrets()
         self.signals = DispatchSignals()
         self.sessions = SessionBook()
@@ -224,6 +241,9 @@ class Executor(TrustedInputRoute):
             self.handovers.refuse(method, device, explicit)
         self.sessions.begin(session, method, device, explicit)
         counted = explicit
+        # issue 32 item 7: while this may open a tab, another session's action does not
+        # take a tab that nothing ties to it (SessionGate._foreign).
+        opening = self.gate.may_open(session, device, method)
         try:
             for attempt in (1, 2):
                 if device is not None:
@@ -260,6 +280,8 @@ class Executor(TrustedInputRoute):
                 return result
             raise E.InternalError("unreachable")  # the loop returns or raises
         finally:
+            if opening and device is not None:
+                self.gate.opened_done(session, device)
             self.gate.settled(session, device)
             self.sessions.end(session, device, counted)
 
@@ -308,11 +330,40 @@ class Executor(TrustedInputRoute):
         return result
 
     async def _run(self, method: str, parsed: Any, route: Any) -> dict[str, Any]:
-        result = await self._run_once(method, parsed, route)
+        if method in HANG_WATCHED and not isinstance(route, Local):
+            result = await self._watching_hang(method, parsed, route)
+        else:
+            result = await self._run_once(method, parsed, route)
+        if method in CLOSES_TAB and not isinstance(route, Local):
+            self.hangs.closed(route.device, result.get("tabId"))
         after = getattr(parsed, "snapshotAfter", None)
         if after is not None and not isinstance(route, Local) and "snapshotAfter" not in result:
             # (An act's provisional snapshot, kept, is in its result already.)
             await self._snapshot_after(parsed, route, after, result)
+        return result
+
+    async def _watching_hang(self, method: str, parsed: Any, route: Any) -> dict[str, Any]:
+        """:meth:`_run_once`, with a hung page named as such (bridge/hang_watch.py): a tab
+        already found stuck is probed first, a TIMEOUT is followed by one probe.
+
+        Raises:
+            PageUnresponsive: the tab's page does not run script (``details.tabId``).
+        """
+        tab = getattr(parsed, "tabId", None)
+        tab = tab if tab is not None else self.queue.active_tab(route.device)
+        await self.hangs.before(route.device, route.extension, tab, method)
+        try:
+            result = await self._run_once(method, parsed, route)
+        except E.Timeout as err:
+            await self.hangs.after_timeout(route.device, route.extension, tab, method, err)
+            raise
+        if result.get("transitionPending") and not result.get("dialog"):
+            # A reload or history move that did not land in time answers "pending", not
+            # TIMEOUT: the same one probe tells a stuck page from a slow one.
+            timeout_ms = getattr(parsed, "timeoutMs", None)
+            await self.hangs.after_timeout(
+                route.device, route.extension, result.get("tabId", tab), method,
+                E.Timeout("The load did not finish in time.", timeoutMs=timeout_ms))
         return result
 
     async def _snapshot_after(self, parsed: Any, route: Any, after: SnapshotAfter,
@@ -423,7 +474,12 @@ class Executor(TrustedInputRoute):
             # The extension's background answers these alone; a blocked page cannot hold
             # them up (closing the tab is the way out of an alert loop).
             before = self.dialog_waits.known(route.device)
-            result = await self.peer(route.extension).call(method, forward, timeout_s)
+            call = self.peer(route.extension).call(method, forward, timeout_s)
+            if method in CLOSES_TAB and self.accept_beforeunload \
+                    and isinstance(getattr(parsed, "tabId", None), int):
+                result = await self._leaving(route.device, call, before, parsed.tabId)
+            else:
+                result = await call
             if method in CLOSES_TAB:  # the driver's dialog.closed may come after this
                 self._forget_dialogs_of(route.device, result.get("tabId"), before)
         else:
@@ -475,11 +531,21 @@ class Executor(TrustedInputRoute):
                     early["tabId"] = shown["tabId"]
                 return early
         before = self.dialog_waits.known(device)
-        call = self.peer(route.extension).call(method, forward, timeout_s)
+        call = asyncio.ensure_future(self.peer(route.extension).call(method, forward, timeout_s))
         # A dialog the old document raises while it is being navigated away from (an
         # alert loop) also answers early: the load is then pending behind it, and
         # tabs.close is the way out that always works.
         result, dialog = await self.dialog_waits.race(device, call, before, on_tab(tab))
+        accepted: dict[str, Any] | None = None
+        if dialog is not None and method == "page.navigate" and self.accept_beforeunload \
+                and dialog.public().get("type") == "beforeunload":
+            # issue 32 item 5: the agent asked to leave; the page's "leave this page?" is
+            # answered yes and the load goes on (dismissing it kept the page: a loop).
+            accepted = await self.dialog_waits.accept_leave(device, dialog)
+            before = self.dialog_waits.known(device)
+            result, dialog = await self.dialog_waits.race(device, call, before, on_tab(tab))
+        if accepted is not None and result is not None:
+            result["acceptedBeforeUnload"] = accepted
         if dialog is None:
             assert result is not None
             if method in WAITS_FOR_LOAD:
@@ -504,6 +570,31 @@ class Executor(TrustedInputRoute):
         if "tabId" in shown:
             out["tabId"] = shown["tabId"]
         return out
+
+    async def _leaving(self, device: str, call: Any, before: set[int],
+                       tab: int) -> dict[str, Any]:
+        """``tabs.close`` of ``tab``: when the page asks to confirm leaving
+        (beforeunload) the prompt is accepted, since the close was asked for (issue 32
+        item 5), and the close's own answer awaited; the result then carries
+        ``acceptedBeforeUnload`` (the prompt). Any other dialog is left to the close (the
+        browser dismisses it with the page).
+
+        Raises:
+            TrustbridgeError: the close's own error.
+        """
+        task = asyncio.ensure_future(call)
+        # Only a prompt placed on this tab: another tab's is never answered for it.
+        leaving = lambda d: (d.tabs is not None and tab in d.tabs
+                             and d.public().get("type") == "beforeunload")
+        result, dialog = await self.dialog_waits.race(device, task, before, leaving)
+        if dialog is None:
+            assert result is not None
+            return result
+        accepted = await self.dialog_waits.accept_leave(device, dialog)
+        result = await task
+        if accepted is not None:
+            result["acceptedBeforeUnload"] = accepted
+        return result
 
     def _forget_dialogs_of(self, device: str, tab: Any, before: set[int]) -> None:
         """Forget the dialogs placed on ``tab`` alone that were open before the call."""

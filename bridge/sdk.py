@@ -903,6 +903,15 @@ class Browser(BrowserSessions):
         await self.client.call("tabs.select", {"device": self.device, "tabId": tab_id})
         return Tab(self.client, self.device, tab_id)
 
-    async def close_tab(self, tab_id: int) -> None:
-        """Close ``tab_id``. Raises BrowserTabClosed if it is gone."""
-        await self.client.call("tabs.close", {"device": self.device, "tabId": tab_id})
+    async def close_tab(self, tab_id: int) -> dict[str, Any]:
+        """Close ``tab_id``.
+
+        Returns:
+            ``{tabId, closed: True, acceptedBeforeUnload?}``: ``acceptedBeforeUnload`` (the
+            prompt: ``{type, message, url}``) when the page asked to confirm leaving and
+            the bridge accepted (issue 32 item 5; TRUSTBRIDGE_BEFOREUNLOAD=ask turns it off).
+
+        Raises:
+            BrowserTabClosed: the tab is gone.
+        """
+        return await self.client.call("tabs.close", {"device": self.device, "tabId": tab_id})

@@ -38,6 +38,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request as HttpRequest, Response as HttpResponse
 
 from .protocol import errors as E
+from .protocol.limits import FRAME_LIMIT_BYTES
 from .protocol.methods import CLIENT_INPUT_METHODS
 from .protocol.models import (
     PROTOCOL_VERSION,
@@ -70,8 +71,10 @@ LIVENESS_PROBE_S = 2.0
 """How long a device's connected extension has to answer the bridge's ping when a second
 extension says hello for the device, s: answered, the newcomer is refused; unanswered (a
 socket whose close never arrived), the old one is dropped and the newcomer takes over."""
-DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
-"""32 MiB: a full-page PNG screenshot in base64 fits."""
+DEFAULT_MAX_MESSAGE_BYTES = FRAME_LIMIT_BYTES
+"""32 MiB (bridge/protocol/limits.py): a full-page PNG screenshot in base64 fits. Peers keep
+their answers under it (bridge/protocol/peer.py bounded_frame, the extension's
+boundedFrame)."""
 
 
 @dataclass

@@ -110,6 +110,46 @@ class SessionGate:
         credential."""
         self._first: dict[str, tuple[Session, asyncio.Event]] = {}
         """Device → the session whose first action runs on the browser's active tab."""
+        self._opening: dict[tuple[str, int], int] = {}
+        """(device, id(session)) → requests of that session that may open a tab (tabs.new,
+        input) in progress on the device (issue 32 item 7)."""
+
+    # -- requests that may open tabs (issue 32 item 7) ---------------------------------
+
+    def may_open(self, session: Session, device: str | None, method: str) -> bool:
+        """Count a request that may open a tab (``tabs.new``, input) as in progress until
+        :meth:`opened_done`; returns whether it was counted."""
+        if device is None or (method != "tabs.new" and method not in CLIENT_INPUT_METHODS):
+            return False
+        key = (device, id(session))
+        self._opening[key] = self._opening.get(key, 0) + 1
+        return True
+
+    def opened_done(self, session: Session, device: str) -> None:
+        """The request :meth:`may_open` counted has answered (and its answer was booked)."""
+        key = (device, id(session))
+        left = self._opening.get(key, 0) - 1
+        if left > 0:
+            self._opening[key] = left
+        else:
+            self._opening.pop(key, None)
+
+    def _others_opening(self, session: Session, device: str) -> bool:
+        return any(n > 0 and d == device and sid != id(session)
+                   for (d, sid), n in self._opening.items())
+
+    def _foreign(self, session: Session, device: str, acted_on: Any,
+                 opened: dict[str, Any]) -> bool:
+        """Whether a tab an action's answer named as opened may be another session's, so
+        it is neither reported to nor booked for the acting session: another session owns
+        it (its tabs.new or its own action's answer came first), or another session has a
+        request that may open a tab in progress and nothing ties this tab to the acting
+        tab (its opener is not that tab: it was found by the browser's clock or announced
+        with another opener)."""
+        owner = self.book.owner(device, opened["tabId"])
+        if owner is not None and owner is not session:
+            return True
+        return opened.get("openerTabId") != acted_on and self._others_opening(session, device)
 
     def attended(self, device: str) -> bool:
         """A person may open tabs on ``device``: its driver says the browser is headed
@@ -263,7 +303,16 @@ class SessionGate:
             # active tab as opener too (tests/e2e/test_person_tabs.py).
             return
         for item in (result, *(result.get("completedActions") or [])):
-            for opened in item.get("newTabs") or []:
+            if not item.get("newTabs"):
+                continue
+            acted_on = item.get("tabId", tab)
+            # issue 32 item 7: never another session's tab (it would become this
+            # session's current tab in MCP, and be booked as this session's).
+            kept = [o for o in item["newTabs"] if not (
+                isinstance(o.get("tabId"), int) and self._foreign(session, device, acted_on, o))]
+            if len(kept) != len(item["newTabs"]):
+                item["newTabs"] = kept
+            for opened in kept:
                 if isinstance(opened.get("tabId"), int):
                     # The action's own window named it (the extension's announcement or
                     # the driver's popup, bridge/after_input.py new_tabs): the acting

@@ -28,6 +28,7 @@ import base64
 import contextlib
 import logging
 import os
+import re
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -60,6 +61,7 @@ from trustbridge.bridge.protocol.models import (
     ScrollAction,
     UploadAction,
 )
+from trustbridge.bridge.protocol.limits import RESULT_CAP_BYTES, check_result, too_large
 from trustbridge.bridge.protocol.peer import Connection, answer, handshake
 from trustbridge.bridge.protocol.validate import validate_params
 
@@ -70,7 +72,7 @@ from .cdp_proxy import CdpProxy
 from .dialogs import DialogTracker
 from .errors import locator_not_unique, map_playwright_errors
 from .frames import FrameRegistry
-from .isolated_eval import evaluate_isolated
+from .isolated_eval import NARROW_EVALUATE, evaluate_isolated
 from .live import LiveStreams
 from .navwatch import NavigationWatch
 
@@ -80,6 +82,45 @@ RECONNECT_MAX_S = 5.0
 EVALUATE_TIMEOUT_S = 25.0
 """How long an isolated script's promise may take, s: under the bridge's wait for
 ``driver.evaluate`` (bridge/executor.py DRIVER_CALL_TIMEOUT_S)."""
+
+_MAIN_EVAL_BODY = """
+  // Bytes of the value as UTF-8 JSON, exact near the cap (a UTF-16 unit is 1-3 UTF-8
+  // bytes); a value JSON cannot measure is returned and measured by the supervisor.
+  const measure = (value) => {
+    let json;
+    try { json = JSON.stringify(value); } catch (e) { json = undefined; }
+    if (typeof json === 'string' && json.length * 3 > cap) {
+      const size = new TextEncoder().encode(json).length;
+      if (size > cap) return 'tb-big:' + nonce + ':' + size;
+    }
+    return value;
+  };
+  // As Playwright's evaluate: the source is evaluated in the page's global scope and a
+  // function it yields is called with the element (or nothing); a promise is awaited.
+  // Not an async function: a plain value is answered without a promise round.
+  let value = globalThis.eval(src);
+  if (typeof value === 'function') value = el === undefined ? value() : value(el);
+  if (value && typeof value.then === 'function') return Promise.resolve(value).then(measure);
+  return measure(value);
+"""
+_MAIN_EVAL_JS = "(el, [src, cap, nonce]) => {" + _MAIN_EVAL_BODY + "}"
+_MAIN_EVAL_NO_ELEMENT_JS = ("([src, cap, nonce]) => { const el = undefined;"
+                            + _MAIN_EVAL_BODY + "}")
+"""``driver.evaluate`` in the main world (issue 32 item 3): the agent's value is measured
+where it is made; over the cap the answer is ``tb-big:<nonce>:<bytes>`` (the nonce is the
+driver's, fresh per call, so no value of the page's is taken for it), else the value
+itself, serialised by Playwright as before (no wrapper object: a page that replaces
+Object.keys would garble one). Page script could forge the size only to get a value
+through that the supervisor's own check_result measures again."""
+
+
+def _normalised(expression: str) -> str:
+    """The expression as Playwright evaluates it (its normalizeEvaluationExpression): a
+    ``function`` literal is parenthesised so that eval yields it."""
+    text = expression.strip()
+    if re.match(r"^(async)?\s*function(\s|\()", text):
+        text = f"({text})"
+    return text
 
 
 def check_upload_files(paths: list[str]) -> None:
@@ -442,6 +483,8 @@ class InputDriver:
         Raises:
             BadRequest: the script threw or returned something not serialisable.
             LocatorNotUnique: the element's locator matched 0 or ≥2 elements.
+            ResultTooLarge: the value is over RESULT_CAP_BYTES (1 MB) as JSON
+                (bridge/protocol/limits.py); measured here, it is never sent on.
         """
         frame = self.frames.frame_for(params.frameToken)
         if params.world == "isolated":
@@ -451,17 +494,28 @@ class InputDriver:
                                                 EVALUATE_TIMEOUT_S)
             return {"value": value, "world": "isolated"}
         try:
+            # issue 32 item 3: the value is measured in the page and one over the cap
+            # never leaves it (a 33 MB string took 15 s to reach the supervisor).
+            source = _normalised(params.expression)
+            nonce = os.urandom(8).hex()
             if params.css:
                 handle = await self._unique(frame, params.css)
                 try:
-                    value = await handle.evaluate(params.expression)
+                    value = await handle.evaluate(_MAIN_EVAL_JS,
+                                                  [source, RESULT_CAP_BYTES, nonce])
                 finally:
                     self._spawn(A.dispose_quietly(handle))
             else:
-                value = await frame.evaluate(params.expression)
+                value = await frame.evaluate(_MAIN_EVAL_NO_ELEMENT_JS,
+                                             [source, RESULT_CAP_BYTES, nonce])
+            big = f"tb-big:{nonce}:"
+            if isinstance(value, str) and value.startswith(big):
+                raise too_large(int(value[len(big):]), "The script's value", NARROW_EVALUATE)
         except PlaywrightError as exc:
             text = str(exc).splitlines()[0][:300]
             raise E.BadRequest(f"The script failed in the page: {text}") from exc
+        # issue 32 item 3: measured here, so a value over the cap never reaches the bridge.
+        check_result(value, "The script's value", NARROW_EVALUATE)
         return {"value": value, "world": "main"}
 
     async def blank_page(self, params: DriverBlankPageParams) -> dict[str, Any]:

@@ -34,10 +34,16 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Locator
 
 from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.limits import RESULT_CAP_BYTES, too_large
 
 ENGINE = "tbeval"
-"""Selector engine name: ``tbeval=run:<id>:<base64 UTF-8 source>`` or ``tbeval=poll:<id>``
+"""Selector engine name: ``tbeval=run:<id>:<cap bytes>:<base64 UTF-8 source>`` or
+``tbeval=poll:<id>``
 (base64, so Playwright's selector parser never splits the source at ``>>``)."""
+
+NARROW_EVALUATE = ("Return less: a slice (value.slice(0, 100000)), a count or the fields "
+                   "you need; or read the page with a snapshot.")
+"""The next step of an evaluate whose value is over the cap."""
 
 POLL_S = 0.01
 """Interval between two polls of a pending promise, s."""
@@ -49,9 +55,19 @@ ENGINE_SCRIPT = r"""
     const answer = (kind, payload) => {
       throw new Error('tbeval-' + kind + '=' + JSON.stringify(payload) + ';tbeval-end');
     };
-    const serialise = v => JSON.stringify({v: v === undefined ? null : v});
+    const [op, id, capText, src64] = body.split(':');
+    const cap = Number(capText);
+    // issue 32 item 3: a value over the cap is measured here and never sent on; the
+    // answer is its size in UTF-8 bytes (the wrapper {"v":...} is 6 of them).
+    const serialise = v => {
+      const out = JSON.stringify({v: v === undefined ? null : v});
+      if (out.length - 6 > cap || (out.length - 6) * 3 > cap) {
+        const size = new TextEncoder().encode(out).length - 6;
+        if (size > cap) return {big: size};
+      }
+      return out;
+    };
     const message = e => String(e && e.message !== undefined ? e.message : e);
-    const [op, id, src64] = body.split(':');
     if (op === 'poll') {
       const entry = store.get(id);
       if (!entry) answer('lost', null);
@@ -76,13 +92,16 @@ ENGINE_SCRIPT = r"""
     if (value && typeof value.then === 'function') {
       store.set(id, {state: 'pending'});
       Promise.resolve(value).then(
-        v => { try { store.set(id, {state: 'ok', payload: serialise(v)}); }
+        v => { try { const out = serialise(v);
+                     store.set(id, typeof out === 'string' ? {state: 'ok', payload: out}
+                                                           : {state: 'big', payload: out.big}); }
                catch (e) { store.set(id, {state: 'err', payload: message(e)}); } },
         e => store.set(id, {state: 'err', payload: message(e)}));
       answer('pending', null);
     }
     let out;
     try { out = serialise(value); } catch (e) { answer('err', message(e)); }
+    if (typeof out !== 'string') answer('big', out.big);
     answer('ok', out);
   },
   queryAll(root, body) {
@@ -92,7 +111,7 @@ ENGINE_SCRIPT = r"""
 })
 """
 
-_ANSWER = re.compile(r"tbeval-(ok|err|pending|lost)=(.*);tbeval-end", re.DOTALL)
+_ANSWER = re.compile(r"tbeval-(ok|err|pending|lost|big)=(.*);tbeval-end", re.DOTALL)
 
 
 def _read(exc: PlaywrightError) -> tuple[str, Any] | None:
@@ -116,7 +135,7 @@ async def _ask(locator: Locator) -> tuple[str, Any]:
 
 
 async def evaluate_isolated(frame: Frame, scope: str | None, expression: str,
-                            timeout_s: float) -> Any:
+                            timeout_s: float, cap_bytes: int = RESULT_CAP_BYTES) -> Any:
     """Run ``expression`` (a function is called with the scope element, or with nothing)
     in the frame's isolated world; return its JSON value (undefined → None).
 
@@ -125,8 +144,11 @@ async def evaluate_isolated(frame: Frame, scope: str | None, expression: str,
         scope: the driver's unique selector of the element passed as argument, or None.
         expression: JavaScript function or expression (a promise is awaited).
         timeout_s: how long a promise may take to settle, s.
+        cap_bytes: the largest value returned, bytes of its UTF-8 JSON; measured in the
+            isolated world, so a larger one never leaves the page (issue 32 item 3).
 
     Raises:
+        ResultTooLarge: the value is over ``cap_bytes`` (``details.bytes``).
         BadRequest: the script threw, or its value is not JSON-serialisable (message: the
             script's error, first 300 characters).
         Timeout: the promise did not settle within ``timeout_s``.
@@ -135,7 +157,7 @@ async def evaluate_isolated(frame: Frame, scope: str | None, expression: str,
             the caller's map_playwright_errors.
     """
     run_id = secrets.token_hex(8)
-    body = f"run:{run_id}:{base64.b64encode(expression.encode()).decode()}"
+    body = f"run:{run_id}:{int(cap_bytes)}:{base64.b64encode(expression.encode()).decode()}"
     engine = f"{ENGINE}={body}"
     locator = frame.locator(scope).locator(engine) if scope else frame.locator(engine)
     kind, payload = await _ask(locator)
@@ -149,6 +171,8 @@ async def evaluate_isolated(frame: Frame, scope: str | None, expression: str,
         raise E.BrowserOperationUncertain(
             "The document went away before the script's promise settled; it may have "
             "partly run.")
+    if kind == "big":
+        raise too_large(int(payload), "The script's value", NARROW_EVALUATE, cap_bytes)
     if kind == "err":
         raise E.BadRequest(f"The script failed in the page: {str(payload)[:300]}")
     return json.loads(payload).get("v")

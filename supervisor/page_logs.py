@@ -34,6 +34,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Response as PwResponse
 
 from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.limits import check_result
 from trustbridge.bridge.protocol.models import (
     DriverConsoleParams,
     DriverEmulateMediaParams,
@@ -45,6 +46,10 @@ from trustbridge.bridge.protocol.models import (
 from .errors import map_error, map_playwright_errors
 from .isolated_eval import evaluate_isolated
 
+NARROW_CONSOLE = ("Ask for less: a more severe level (error), only since the last navigation "
+                  "(no all), or clear the kept messages.")
+NARROW_NETWORK = ("Ask for less: leave out static resources, only since the last navigation "
+                  "(no all), one request by its id, or without its body.")
 MAX_ENTRIES = 1000
 """Console messages, and separately requests, kept per page; older ones are dropped."""
 MAX_TEXT_CHARS = 10_000
@@ -210,6 +215,10 @@ async def console(frame: Frame, params: DriverConsoleParams) -> dict[str, Any]:
         ``line`` 0-based as Playwright reports it. The counts are of every message kept
         for the same span (since the last navigation, or ``all``), whatever the level.
         With ``clear`` the page's messages are forgotten after this answer.
+
+    Raises:
+        ResultTooLarge: the listing is over RESULT_CAP_BYTES (1 MB) as JSON
+            (bridge/protocol/limits.py); nothing was cleared.
     """
     log = _log_of(frame)
     kept = [m for m in log.console if params.all or m["nav"] == log.nav]
@@ -217,10 +226,13 @@ async def console(frame: Frame, params: DriverConsoleParams) -> dict[str, Any]:
     shown = [{k: v for k, v in m.items() if k != "nav" and v is not None}
              for m in kept if LEVELS.index(level_of(m["type"])) <= worst]
     levels = [level_of(m["type"]) for m in kept]
+    out = {"messages": shown, "total": len(kept), "errors": levels.count("error"),
+           "warnings": levels.count("warning")}
+    # issue 32 item 3: measured here; over the cap nothing is sent and nothing cleared.
+    check_result(out, "The console listing", NARROW_CONSOLE)
     if params.clear:
         log.console.clear()
-    return {"messages": shown, "total": len(kept), "errors": levels.count("error"),
-            "warnings": levels.count("warning")}
+    return out
 
 
 async def network(frame: Frame, params: DriverNetworkParams) -> dict[str, Any]:
@@ -236,6 +248,8 @@ async def network(frame: Frame, params: DriverNetworkParams) -> dict[str, Any]:
 
     Raises:
         BadRequest: ``requestId`` is not a request of this page that is still kept.
+        ResultTooLarge: the answer is over RESULT_CAP_BYTES (1 MB) as JSON
+            (bridge/protocol/limits.py); nothing was cleared.
     """
     log = _log_of(frame)
     if params.requestId is not None:
@@ -245,13 +259,18 @@ async def network(frame: Frame, params: DriverNetworkParams) -> dict[str, Any]:
                 f"Request {params.requestId} is not among this page's requests (they are "
                 "numbered since the page opened; the oldest beyond "
                 f"{MAX_ENTRIES} are dropped).", {"requestId": params.requestId})
-        return {"request": await _detail(entry, params.body)}
+        detail = {"request": await _detail(entry, params.body)}
+        check_result(detail, "The request's detail", NARROW_NETWORK)
+        return detail
     current = [r for r in log.requests if params.all or r.nav == log.nav]
     shown = [r for r in current if params.includeStatic or not r.static()]
+    out = {"requests": [r.summary() for r in shown], "hiddenStatic": len(current) - len(shown)}
+    # issue 32 item 3: measured here; over the cap nothing is sent and nothing cleared.
+    check_result(out, "The network listing", NARROW_NETWORK)
     if params.clear:
         log.requests.clear()
         log.by_request.clear()
-    return {"requests": [r.summary() for r in shown], "hiddenStatic": len(current) - len(shown)}
+    return out
 
 
 async def _detail(entry: _RequestEntry, body: bool) -> dict[str, Any]:

@@ -38,6 +38,9 @@ async def _navigate(conn: Connection, args: Any, response: Response) -> None:
         message = json.dumps(str(dismissed.get("message", ""))[:200], ensure_ascii=False)
         line = (f"Dismissed the {dismissed.get('type') or 'JavaScript'} dialog {message} to "
                 f"navigate. {line}")
+    if result.get("acceptedBeforeUnload"):
+        # issue 32 item 5: the agent asked to leave, so the bridge said yes for it.
+        line += " (the page asked to confirm leaving; accepted)"
     if result.get("recoveredFromCrash"):
         # The crashed tab was replaced by a fresh one with a new id: follow it.
         if conn.tab_id is not None:

@@ -102,10 +102,13 @@ async def _tabs(conn: Connection, args: Any, response: Response) -> None:
                          {"tabId": tab_info["tabId"]}),
             "Open another tab first (browser_tabs action new), or navigate this one instead.")
     was_current = conn.is_current(device, tab_info)
-    await Browser(client, device).close_tab(tab_info["tabId"])
+    closed = await Browser(client, device).close_tab(tab_info["tabId"])
     if was_current:  # follow whichever tab the browser shows now
         conn.select(conn.device, None)
-    return await _answer(conn, response, f"Closed tab {tab_info['tabId']}")
+    said = f"Closed tab {tab_info['tabId']}"
+    if closed.get("acceptedBeforeUnload"):  # issue 32 item 5
+        said += " (the page asked to confirm leaving; accepted)"
+    return await _answer(conn, response, said)
 
 
 async def _release(conn: Connection, response: Response, tabs: list[TabRow],

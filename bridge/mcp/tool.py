@@ -183,6 +183,11 @@ NEXT_STEP: dict[str, str] = {
     "(or `trustbridge doctor` to see what is wrong).",
     "DIALOG_OPEN": "Answer the dialog with browser_handle_dialog (accept true or false) first.",
     "TIMEOUT": "Call browser_snapshot to see the page; retry or wait longer if it is loading.",
+    "RESULT_TOO_LARGE": "Ask for less: return a slice, a count or the fields you need, or "
+                        "filter the listing.",
+    "PAGE_UNRESPONSIVE": "The page's script is stuck: close the tab (browser_tabs action "
+                         "close), which always works; a reload (browser_navigate) works in "
+                         "Firefox, not in Chromium. Other tabs work.",
     "BAD_REQUEST": "Check the arguments against the tool's input schema.",
     "UNAUTHORIZED": "The bridge refused this server's token; tell the user to restart it.",
     "PROTOCOL_MISMATCH": "The bridge is another version; tell the user to update trustbridge.",

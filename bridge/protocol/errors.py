@@ -29,7 +29,9 @@ Hierarchy (each class: its wire code; its typed facts, read from ``details``)::
      ├── TabClaimed                       TAB_CLAIMED                   tabId, owner, person
      ├── TabBusy                          TAB_BUSY                      tabId, inFlight
      ├── SessionStopped                   SESSION_STOPPED               label, by
-     └── HandedToPerson                   HANDED_TO_PERSON              tabId, handoverId
+     ├── HandedToPerson                   HANDED_TO_PERSON              tabId, handoverId
+     ├── ResultTooLarge                   RESULT_TOO_LARGE              bytes, limitBytes
+     └── PageUnresponsive                 PAGE_UNRESPONSIVE             tabId, method, timeoutMs, device
 
 On the wire an error is ``{"code", "message", "details", "nextStep"}``
 (:class:`ErrorPayload`); :func:`error_from_payload` turns it back into the same class,
@@ -89,6 +91,8 @@ class ErrorCode(StrEnum):
     TAB_BUSY = "TAB_BUSY"
     SESSION_STOPPED = "SESSION_STOPPED"
     HANDED_TO_PERSON = "HANDED_TO_PERSON"
+    RESULT_TOO_LARGE = "RESULT_TOO_LARGE"
+    PAGE_UNRESPONSIVE = "PAGE_UNRESPONSIVE"
 
 
 class ErrorPayload(BaseModel):
@@ -426,6 +430,34 @@ class HandedToPerson(TrustbridgeError):
                          "back), then take a new snapshot; work in another tab meanwhile.")
     tabId: int | None
     handoverId: str | None
+
+
+class ResultTooLarge(TrustbridgeError):
+    """A page-derived result (an evaluate's value, a console or network listing) is over
+    the cap given to the agent (bridge/protocol/limits.py RESULT_CAP_BYTES, 1 MB). It was
+    measured where it was made and never sent on; nothing else was affected (issue 32
+    item 3)."""
+
+    code = ErrorCode.RESULT_TOO_LARGE
+    DEFAULT_NEXT_STEP = ("Ask for less: return a slice or a summary (e.g. .slice(0, 10000), "
+                         "a count, selected fields), or filter the listing.")
+    bytes: int | None
+    limitBytes: int | None
+
+
+class PageUnresponsive(TrustbridgeError):
+    """The tab's page does not answer: its main thread is busy (a script in an endless
+    loop) or the renderer hung. Found after one timeout by a short probe (issue 32 item 4,
+    bridge/hang_watch.py); other tabs are not affected. The request got no answer from
+    the page."""
+
+    code = ErrorCode.PAGE_UNRESPONSIVE
+    DEFAULT_NEXT_STEP = ("Close the tab (browser_tabs close / tabs.close), which always "
+                         "works; a reload works in Firefox, not in Chromium. Other tabs keep working.")
+    tabId: int | None
+    method: str | None
+    timeoutMs: int | None
+    device: str | None
 
 
 _BY_CODE: dict[ErrorCode, type[TrustbridgeError]] = {

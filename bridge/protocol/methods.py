@@ -158,6 +158,8 @@ METHODS: dict[str, MethodFacts] = {
     # The bridge's calls to the extension.
     "page.resolveTarget": MethodFacts(M.ResolveTargetParams, M.ResolveTarget),
     "page.receipt": MethodFacts(M.ReceiptParams, R.ReceiptResult),
+    "tabs.probe": MethodFacts(M.TabProbeParams, R.TabProbeResult, tabs_api_only=True,
+                              under_dialog=True),
     # The bridge's calls to the driver.
     "driver.act": MethodFacts(M.DriverActParams, M.DriverActResult, served_by="driver",
                               input=True),

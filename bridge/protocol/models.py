@@ -718,6 +718,15 @@ class ResolveTargetParams(_Model):
         "for a hover the target never saw).")
 
 
+class TabProbeParams(_Model):
+    """Bridge → extension: does the tab's page still run script? (issue 32 item 4: asked
+    only after a request on the tab timed out)."""
+
+    tabId: int
+    timeoutMs: int = Field(default=1500, ge=100, le=10_000,
+                           description="How long the page has to run a trivial script, ms.")
+
+
 class ReceiptParams(_Model):
     """Bridge → extension: read (and forget) a delivery receipt."""
 

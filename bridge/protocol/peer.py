@@ -31,6 +31,7 @@ from websockets.asyncio.connection import Connection as WebSocket
 from websockets.exceptions import ConnectionClosed
 
 from . import errors as E
+from .limits import FRAME_LIMIT_BYTES, FRAME_MARGIN_BYTES, too_large
 from .methods import INPUT_METHODS
 from .models import MESSAGE_ADAPTER, Event, Hello, Request, Response, Welcome
 from .validate import error_locs, summarise, validate_result
@@ -50,6 +51,22 @@ def encode(message: Hello | Welcome | Request | Response | Event) -> str:
     if isinstance(message, Response):
         payload["id"] = message.id
     return json.dumps(payload, separators=(",", ":"))
+
+
+def bounded_frame(message: Hello | Welcome | Request | Response | Event,
+                  limit: int = FRAME_LIMIT_BYTES - FRAME_MARGIN_BYTES) -> str:
+    """:func:`encode`, except that a Response over ``limit`` bytes (UTF-8) becomes a
+    RESULT_TOO_LARGE error response with the same id (``details.bytes``: its size).
+    Other messages are sent as they are (only responses carry page data)."""
+    text = encode(message)
+    if len(text) * 4 <= limit or not isinstance(message, Response):
+        return text
+    size = len(text.encode())
+    if size <= limit:
+        return text
+    err = too_large(size, "The answer", "Ask for less: a smaller area, a slice of the "
+                    "value, a filtered listing.", FRAME_LIMIT_BYTES)
+    return encode(Response(id=message.id, ok=False, error=err.to_payload()))
 
 
 async def handshake(ws: WebSocket, hello: Hello, timeout_s: float | None = None) -> Welcome:
@@ -165,12 +182,15 @@ class Connection:
         return f"{self._prefix}{next(self._ids)}"
 
     async def send(self, message: Welcome | Request | Response | Event) -> None:
-        """Send one frame.
+        """Send one frame. A response over the bridge's frame limit (FRAME_LIMIT_BYTES less
+        FRAME_MARGIN_BYTES) goes out as RESULT_TOO_LARGE with the same id instead: a larger
+        frame would make the bridge close the connection, and every tab's trusted input
+        with it (issue 32 item 3).
 
         Raises:
             ConnectionClosed: the socket is closed.
         """
-        await self.ws.send(encode(message))
+        await self.ws.send(bounded_frame(message))
 
     async def notify(self, event: str, params: dict[str, Any]) -> None:
         """Send a one-way event; a closed connection drops it silently (nobody is owed it)."""

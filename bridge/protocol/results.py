@@ -83,13 +83,6 @@ class TabResult(_Routed):
     title: str
 
 
-class TabClosedResult(_Routed):
-    """``tabs.close``."""
-
-    tabId: int
-    closed: Literal[True]
-
-
 # --------------------------------------------------------------------------- pages
 
 
@@ -100,6 +93,17 @@ class DialogInfo(_Result):
     message: str
     defaultValue: str | None = None
     url: str | None = None
+
+
+class TabClosedResult(_Routed):
+    """``tabs.close``."""
+
+    tabId: int
+    closed: Literal[True]
+    acceptedBeforeUnload: DialogInfo | None = Field(
+        default=None, description="The page asked to confirm leaving (beforeunload) and "
+        "the bridge accepted, since the close was asked for (issue 32 item 5; off with "
+        "TRUSTBRIDGE_BEFOREUNLOAD=ask).")
 
 
 class NavigateResult(_Routed):
@@ -119,6 +123,10 @@ class NavigateResult(_Routed):
     crashedTabId: int | None = Field(
         default=None, description="With ``recoveredFromCrash``: the tab's id before, "
         "which no longer exists.")
+    acceptedBeforeUnload: DialogInfo | None = Field(
+        default=None, description="The page asked to confirm leaving (beforeunload) and "
+        "the bridge accepted, since the navigation was asked for (issue 32 item 5; off "
+        "with TRUSTBRIDGE_BEFOREUNLOAD=ask).")
 
 
 class SnapshotDiff(_Result):
@@ -364,6 +372,17 @@ class ReceiptIntercepted(_Result):
     afterPresses: int = Field(default=0, ge=0, le=3, description="Presses of the same "
                               "action the guard let through to the target before this one "
                               "(a double click's first).")
+
+
+class TabProbeResult(_Result):
+    """``tabs.probe`` (extension/src/background/main.js): whether the tab's page ran a
+    trivial script (``scripting.executeScript``) within ``timeoutMs``."""
+
+    tabId: int
+    responsive: bool | None = Field(
+        description="True: it ran; False: no answer within the time (main thread stuck, "
+        "renderer hung); null: the page cannot be scripted (a browser page), so unknown.")
+    ms: int = Field(ge=0, description="How long the probe took, ms.")
 
 
 class ReceiptResult(_Result):

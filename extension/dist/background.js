@@ -23,12 +23,31 @@
 
   // src/generated/protocol.js
   var PROTOCOL_VERSION = 6;
-  var ERROR_CODES = /* @__PURE__ */ new Set(["TRUSTED_INPUT_UNAVAILABLE", "FRAME_TOKEN_UNKNOWN", "LOCATOR_NOT_UNIQUE", "CLOSED_SHADOW_ROOT", "REF_NOT_FOUND", "ELEMENT_TARGET_DETACHED", "ELEMENT_TARGET_AMBIGUOUS", "ELEMENT_TARGET_DISABLED", "ELEMENT_NOT_EDITABLE", "ELEMENT_OBSCURED", "BROWSER_TAB_CLOSED", "BROWSER_DOCUMENT_CHANGED", "BROWSER_OPERATION_UNCERTAIN", "DEVICE_NOT_CONNECTED", "UNAUTHORIZED", "BAD_REQUEST", "PROTOCOL_MISMATCH", "DIALOG_OPEN", "TIMEOUT", "CANCELLED", "INTERNAL_ERROR", "BROWSER_CRASHED", "ELEMENT_VALUE_NOT_SET", "TAB_CLAIMED", "TAB_BUSY", "SESSION_STOPPED", "HANDED_TO_PERSON"]);
+  var ERROR_CODES = /* @__PURE__ */ new Set(["TRUSTED_INPUT_UNAVAILABLE", "FRAME_TOKEN_UNKNOWN", "LOCATOR_NOT_UNIQUE", "CLOSED_SHADOW_ROOT", "REF_NOT_FOUND", "ELEMENT_TARGET_DETACHED", "ELEMENT_TARGET_AMBIGUOUS", "ELEMENT_TARGET_DISABLED", "ELEMENT_NOT_EDITABLE", "ELEMENT_OBSCURED", "BROWSER_TAB_CLOSED", "BROWSER_DOCUMENT_CHANGED", "BROWSER_OPERATION_UNCERTAIN", "DEVICE_NOT_CONNECTED", "UNAUTHORIZED", "BAD_REQUEST", "PROTOCOL_MISMATCH", "DIALOG_OPEN", "TIMEOUT", "CANCELLED", "INTERNAL_ERROR", "BROWSER_CRASHED", "ELEMENT_VALUE_NOT_SET", "TAB_CLAIMED", "TAB_BUSY", "SESSION_STOPPED", "HANDED_TO_PERSON", "RESULT_TOO_LARGE", "PAGE_UNRESPONSIVE"]);
 
   // src/background/connection.js
   var BACKOFF_MIN_MS = 250;
   var BACKOFF_MAX_MS = 5e3;
   var KEEPALIVE_MS = 2e4;
+  var FRAME_LIMIT_BYTES = 32 * 1024 * 1024;
+  var FRAME_ROOM_BYTES = FRAME_LIMIT_BYTES - 64 * 1024;
+  function boundedFrame(obj) {
+    const text = JSON.stringify(obj);
+    if (text.length * 3 <= FRAME_ROOM_BYTES) return text;
+    const size = new TextEncoder().encode(text).length;
+    if (size <= FRAME_ROOM_BYTES || obj.type !== "response") return text;
+    return JSON.stringify({
+      type: "response",
+      id: obj.id,
+      ok: false,
+      error: {
+        code: "RESULT_TOO_LARGE",
+        message: `The extension's answer is ${size} bytes, over the bridge's ${FRAME_LIMIT_BYTES}-byte frame limit; it was not sent and nothing else was affected.`,
+        details: { bytes: size, limitBytes: FRAME_LIMIT_BYTES },
+        nextStep: "Ask for less: a smaller part of the page (a ref's subtree, a lower depth) or a filtered listing."
+      }
+    });
+  }
   function attendedOf(config, fromSupervisor) {
     if (globalThis.navigator?.webdriver === true) return false;
     if (typeof config.attended === "boolean") return config.attended;
@@ -126,7 +145,7 @@
       return this.welcomed && !!this.ws && this.ws.readyState === WebSocket.OPEN;
     }
     send(obj) {
-      if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(obj));
+      if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(boundedFrame(obj));
     }
     /** A one-way event to the bridge (dropped while disconnected). */
     sendEvent(event, params) {
@@ -1962,6 +1981,20 @@
       const tab = await api.tabs.update(id, { active: true });
       if (tab.windowId !== void 0) await api.windows.update(tab.windowId, { focused: true }).catch(() => null);
       return { tabId: id, url: tab.url || "", title: tab.title || "" };
+    },
+    // issue 32 item 4: asked by the bridge only after a request on the tab timed out.
+    // A page whose main thread is stuck (an endless script, a hung renderer) never runs
+    // the probe's script; null when the page cannot be scripted at all (unknown).
+    async "tabs.probe"({ tabId, timeoutMs = 1500 }) {
+      const started2 = Date.now();
+      const ran = api.scripting.executeScript({ target: { tabId }, func: () => 1 }).then(() => true, () => null);
+      let timer;
+      const late = new Promise((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      });
+      const responsive = await Promise.race([ran, late]);
+      clearTimeout(timer);
+      return { tabId, responsive, ms: Date.now() - started2 };
     },
     async "tabs.close"({ tabId }) {
       const id = await tabs.resolveTab(tabId, { allowCrashed: true });

@@ -275,3 +275,23 @@ async def test_answer_turns_outcomes_into_responses() -> None:
     assert known.error is not None and known.error.details == {"coveredBy": "div"}
     assert broken.error is not None and broken.error.code == E.ErrorCode.INTERNAL_ERROR
     assert broken.error.message == "The driver failed: KeyError."
+
+
+def test_bounded_frame_turns_an_answer_over_the_frame_limit_into_result_too_large() -> None:
+    """issue 32 item 3: a response larger than the bridge's frame limit would make the
+    bridge close the sender's connection; it goes out as RESULT_TOO_LARGE (same id, its
+    size) instead, and anything under the limit goes out as it is."""
+    import json as _json
+
+    from trustbridge.bridge.protocol.limits import FRAME_LIMIT_BYTES
+    from trustbridge.bridge.protocol.models import Response as _Response
+    from trustbridge.bridge.protocol.peer import bounded_frame
+
+    big = _Response(id="d7", ok=True, result={"png": "A" * (FRAME_LIMIT_BYTES + 10)})
+    sent = _json.loads(bounded_frame(big))
+    assert sent["id"] == "d7" and sent["ok"] is False
+    assert sent["error"]["code"] == "RESULT_TOO_LARGE"
+    assert sent["error"]["details"]["bytes"] > FRAME_LIMIT_BYTES
+    assert sent["error"]["details"]["limitBytes"] == FRAME_LIMIT_BYTES
+    small = _Response(id="d8", ok=True, result={"png": "A" * 1000})
+    assert _json.loads(bounded_frame(small))["result"]["png"] == "A" * 1000

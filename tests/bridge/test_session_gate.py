@@ -575,3 +575,35 @@ async def test_serve_release_of_every_tab_needs_no_device(world: World, devices:
         expected.append({"device": "dev2", "tabId": 2})
     assert released == {"label": "agent-a", "tabs": expected}
     assert a.tabs == set()
+
+
+def test_an_action_never_reports_or_takes_another_sessions_new_tab(world: World) -> None:
+    """issue 32 item 7: a tab another session owns (its tabs.new answered first) is left
+    out of the acting session's newTabs and stays the other's; while another session's
+    request that may open a tab is in progress, a tab that nothing ties to the acting
+    tab (no opener, or another opener) is left out too, and one the acting tab opened is
+    kept (before: both were reported and booked for the acting session, and MCP followed
+    them: 'Opened tab 19 — now current' for another session's tab)."""
+    a = world.session("agent-a")
+    b = world.session("agent-b")
+    world.book.check(a, DEV, 1, claim=True, attended=False)
+    world.book.opened(b, DEV, 30)  # B's tabs.new answered
+    result = {"tabId": 1, "newTabs": [{"tabId": 30}, {"tabId": 31, "openerTabId": 1}]}
+    world.gate.answered(a, "page.act", DEV, result)
+    assert [t["tabId"] for t in result["newTabs"]] == [31]
+    assert world.book.owner(DEV, 30) is b and world.book.owner(DEV, 31) is a
+    # B's tabs.new still in progress: its tab has no owner yet and no opener.
+    assert world.gate.may_open(b, DEV, "tabs.new")
+    result = {"tabId": 1, "newTabs": [{"tabId": 40}, {"tabId": 41, "openerTabId": 5},
+                                      {"tabId": 42, "openerTabId": 1}]}
+    world.gate.answered(a, "page.act", DEV, result)
+    assert [t["tabId"] for t in result["newTabs"]] == [42]
+    assert world.book.owner(DEV, 40) is None and world.book.owner(DEV, 41) is None
+    world.gate.opened_done(b, DEV)
+    # Nothing of another session in progress: the acting session's as before.
+    assert world.gate.may_open(a, DEV, "page.act")  # its own request does not count
+    result = {"tabId": 1, "newTabs": [{"tabId": 50}]}
+    world.gate.answered(a, "page.act", DEV, result)
+    assert [t["tabId"] for t in result["newTabs"]] == [50]
+    world.gate.opened_done(a, DEV)
+    assert not world.gate.may_open(a, DEV, "page.snapshot")

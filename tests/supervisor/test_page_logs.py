@@ -117,3 +117,30 @@ def test_network_hides_successful_static_requests_and_keeps_the_document_in_its_
         assert [r["id"] for r in every["requests"]] == [2, 3, 4, 5]
     finally:
         P._logs.pop(page, None)  # type: ignore[call-overload]
+
+
+def test_a_console_listing_over_the_result_cap_is_refused_and_nothing_cleared() -> None:
+    """issue 32 item 3: 200 messages of 10,000 characters (2 MB) answer RESULT_TOO_LARGE
+    with the size and how to narrow it, measured in the supervisor; ``clear`` clears
+    nothing then, and a narrower ask (errors only) is answered."""
+    import pytest
+
+    from trustbridge.bridge.protocol import errors as E
+    from trustbridge.bridge.protocol.limits import RESULT_CAP_BYTES
+
+    page, frame = object(), FakeFrame()
+    frame.page = page
+    log = P._logs[page] = P.PageLog()  # type: ignore[index]
+    try:
+        for _ in range(200):
+            log.add_console({"type": "log", "text": "x" * P.MAX_TEXT_CHARS})
+        log.add_console({"type": "error", "text": "boom"})
+        with pytest.raises(E.ResultTooLarge) as caught:
+            console(frame, level="info", clear=True)
+        assert caught.value.details["bytes"] > 2_000_000
+        assert caught.value.details["limitBytes"] == RESULT_CAP_BYTES
+        assert "level" in caught.value.advice
+        assert len(log.console) == 201  # nothing cleared
+        assert [m["text"] for m in console(frame, level="error")["messages"]] == ["boom"]
+    finally:
+        P._logs.pop(page, None)  # type: ignore[call-overload]

@@ -15,6 +15,35 @@ export { PROTOCOL_VERSION };
 const BACKOFF_MIN_MS = 250;
 const BACKOFF_MAX_MS = 5000;
 const KEEPALIVE_MS = 20000;
+// The bridge's frame limit (bridge/protocol/limits.py FRAME_LIMIT_BYTES, 32 MiB) less
+// room for the envelope: a frame over the limit makes the bridge close this connection
+// (issue 32 item 3), so an answer that big goes out as RESULT_TOO_LARGE instead.
+export const FRAME_LIMIT_BYTES = 32 * 1024 * 1024;
+const FRAME_ROOM_BYTES = FRAME_LIMIT_BYTES - 64 * 1024;
+
+/**
+ * The frame to send for `obj`: its JSON, or for a response over the frame limit a
+ * RESULT_TOO_LARGE error with the same id (nothing else of it is sent). Sizes are UTF-8
+ * bytes, counted only when the text may be near the limit (a UTF-16 unit is 1-3 bytes).
+ *
+ * @param {object} obj  a protocol message
+ * @returns {string}
+ */
+export function boundedFrame(obj) {
+  const text = JSON.stringify(obj);
+  if (text.length * 3 <= FRAME_ROOM_BYTES) return text;
+  const size = new TextEncoder().encode(text).length;
+  if (size <= FRAME_ROOM_BYTES || obj.type !== 'response') return text;
+  return JSON.stringify({
+    type: 'response', id: obj.id, ok: false,
+    error: {
+      code: 'RESULT_TOO_LARGE',
+      message: `The extension's answer is ${size} bytes, over the bridge's ${FRAME_LIMIT_BYTES}-byte frame limit; it was not sent and nothing else was affected.`,
+      details: { bytes: size, limitBytes: FRAME_LIMIT_BYTES },
+      nextStep: 'Ask for less: a smaller part of the page (a ref\'s subtree, a lower depth) or a filtered listing.',
+    },
+  });
+}
 
 /**
  * Whether a person may be using this browser (hello capability `attended`).
@@ -120,7 +149,7 @@ export class BridgeConnection {
   }
 
   send(obj) {
-    if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(obj));
+    if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(boundedFrame(obj));
   }
 
   /** A one-way event to the bridge (dropped while disconnected). */

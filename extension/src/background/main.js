@@ -232,6 +232,20 @@ const handlers = {
     return { tabId: id, url: tab.url || '', title: tab.title || '' };
   },
 
+  // issue 32 item 4: asked by the bridge only after a request on the tab timed out.
+  // A page whose main thread is stuck (an endless script, a hung renderer) never runs
+  // the probe's script; null when the page cannot be scripted at all (unknown).
+  async 'tabs.probe'({ tabId, timeoutMs = 1500 }) {
+    const started = Date.now();
+    const ran = api.scripting.executeScript({ target: { tabId }, func: () => 1 })
+      .then(() => true, () => null);
+    let timer;
+    const late = new Promise((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); });
+    const responsive = await Promise.race([ran, late]);
+    clearTimeout(timer);
+    return { tabId, responsive, ms: Date.now() - started };
+  },
+
   async 'tabs.close'({ tabId }) {
     const id = await tabs.resolveTab(tabId, { allowCrashed: true });
     await api.tabs.remove(id);
