@@ -26,6 +26,7 @@ import json
 import logging
 import os
 import secrets
+import ssl
 import time
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -49,6 +50,7 @@ from .protocol.models import (
     Welcome,
 )
 from .executor import Executor
+from .device_tokens import DeviceTokens
 from .pairing import Pairing, is_pair_request
 from .protocol.origins import OriginPolicy
 from .protocol.peer import Connection, answer, encode
@@ -71,6 +73,41 @@ extension says hello for the device, s: answered, the newcomer is refused; unans
 socket whose close never arrived), the old one is dropped and the newcomer takes over."""
 DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 """32 MiB: a full-page PNG screenshot in base64 fits."""
+REMOTE_PING_S = 5.0
+"""Ping interval and pong timeout of the TLS listener's connections, s: a device whose
+link is cut is dropped within about twice this (its requests in flight then answer at
+once: input BROWSER_OPERATION_UNCERTAIN, the rest DEVICE_NOT_CONNECTED), instead of the
+20 + 20 s of loopback peers."""
+LATENCY_PROBE_S = 2.0
+"""How long ``devices.list`` waits for a device driver's pong when it measures latency, s."""
+
+
+@dataclass(frozen=True)
+class TlsListener:
+    """The bridge's second, network-facing listener (docs/deploy.md): ``wss://`` only.
+
+    Args:
+        host: address to bind (``0.0.0.0``, a LAN or container address).
+        port: TCP port (0: any free one; :attr:`BridgeServer.remote_url` tells).
+        certfile: PEM certificate chain the bridge presents.
+        keyfile: PEM private key of that certificate.
+    """
+
+    host: str
+    port: int
+    certfile: str
+    keyfile: str
+
+    def context(self) -> ssl.SSLContext:
+        """The server-side TLS context (TLS 1.2 or newer).
+
+        Raises:
+            OSError / ssl.SSLError: the certificate or key cannot be read or do not match.
+        """
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        ctx.load_cert_chain(self.certfile, self.keyfile)
+        return ctx
 
 
 @dataclass
@@ -98,6 +135,10 @@ class Peer:
     conn: Connection
     operator: bool = False
     """The hello carried the operator credential (docs/security.md)."""
+    remote: bool = False
+    """It came through the TLS listener (another machine, docs/deploy.md)."""
+    host: str | None = None
+    """The address it connected from."""
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     requests: dict[str, _Running] = field(default_factory=dict)
 
@@ -138,6 +179,11 @@ class BridgeServer:
             stop other sessions and sees their labels (docs/security.md "Who may do
             what"). Default: a random one only this object knows (:attr:`operator_token`);
             the embedded bridge passes the state directory's ``operator-token``.
+        tls: a second, ``wss://`` listener for remote devices and clients
+            (:class:`TlsListener`); None: loopback only. Its peers are pinged every
+            :data:`REMOTE_PING_S`.
+        device_tokens: the remote devices' credentials (default: the state directory's
+            ``device-tokens.json``, bridge/device_tokens.py).
     """
 
     def __init__(
@@ -150,6 +196,8 @@ class BridgeServer:
         allow_file_urls: bool | None = None,
         origins: OriginPolicy | None = None,
         operator_token: str | None = None,
+        tls: TlsListener | None = None,
+        device_tokens: DeviceTokens | None = None,
     ) -> None:
         self.token = token
         self.operator_token = operator_token or secrets.token_hex(32)
@@ -168,6 +216,11 @@ class BridgeServer:
         self.executor.gate.operator = self._is_operator
         self._sweeper: asyncio.Task[None] | None = None
         self.pairing = Pairing()  # codes and paired devices' credentials (bridge/pairing.py)
+        self.tls = tls
+        self.device_tokens = device_tokens or DeviceTokens()
+        self._remote_server: Server | None = None
+        self.remote_port: int | None = None
+        self.executor.links = self._links
 
     @property
     def url(self) -> str:
@@ -192,18 +245,42 @@ class BridgeServer:
         )
         sock = next(iter(self._server.sockets))
         self.port = sock.getsockname()[1]
+        if self.tls is not None:
+            try:
+                self._remote_server = await serve(
+                    lambda ws: self._handle(ws, remote=True),
+                    self.tls.host, self.tls.port, ssl=self.tls.context(),
+                    process_request=self._check_origin, max_size=self.max_message_bytes,
+                    ping_interval=REMOTE_PING_S, ping_timeout=REMOTE_PING_S,
+                    compression=None)
+            except BaseException:
+                self._server.close()
+                await self._server.wait_closed()
+                self._server = None
+                raise
+            self.remote_port = next(iter(self._remote_server.sockets)).getsockname()[1]
+            log.info("bridge listening for remote peers on %s", self.remote_url)
         self._sweeper = asyncio.create_task(self._sweep_sessions())
         log.info("bridge listening on %s", self.url)
+
+    @property
+    def remote_url(self) -> str | None:
+        """``wss://host:port`` of the TLS listener once started (None: there is none)."""
+        if self.tls is None or self.remote_port is None:
+            return None
+        host = f"[{self.tls.host}]" if ":" in self.tls.host else self.tls.host
+        return f"wss://{host}:{self.remote_port}"
 
     async def stop(self) -> None:
         """Close every connection and stop listening."""
         if self._sweeper is not None:
             self._sweeper.cancel()
             self._sweeper = None
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
-            self._server = None
+        for server in (self._remote_server, self._server):
+            if server is not None:
+                server.close()
+                await server.wait_closed()
+        self._server = self._remote_server = None
 
     async def __aenter__(self) -> BridgeServer:
         await self.start()
@@ -245,7 +322,10 @@ class BridgeServer:
                 {"errors": error_locs(exc)},
             ) from exc
         master = hmac.compare_digest(hello.token.encode(), self.token.encode())
-        if not self.pairing.admits(hello, master, ws):  # else a paired extension's credential
+        # Else a paired extension's credential, or a remote device's (its driver or
+        # extension, bridge/device_tokens.py).
+        if not self.pairing.admits(hello, master, ws) \
+                and not self.device_tokens.admits(hello, ws):
             raise E.Unauthorized(
                 "Wrong or missing bridge token. Read it from the token file in the state "
                 "directory (see docs/security.md)."
@@ -263,7 +343,7 @@ class BridgeServer:
             )
         return hello
 
-    async def _handle(self, ws: ServerConnection) -> None:
+    async def _handle(self, ws: ServerConnection, remote: bool = False) -> None:
         try:
             hello = await self._read_hello(ws)
             if hello.role == "extension" and hello.device is not None:
@@ -272,7 +352,8 @@ class BridgeServer:
             name = f"{hello.role} of device {hello.device!r}"
             peer = Peer(peer_id, hello.role, hello.device,
                         Connection(ws, name, id_prefix="b", details={"device": hello.device}),
-                        operator=hello.operator is not None)
+                        operator=hello.operator is not None, remote=remote,
+                        host=_address(ws))
             self.policy.join(peer.id, hello.role, hello.device, hello.browser,
                              hello.capabilities)
         except E.TrustbridgeError as err:
@@ -560,9 +641,33 @@ class BridgeServer:
         that hangs without closing its connection), every SWEEP_S."""
         while True:
             await asyncio.sleep(SWEEP_S)
+            self.device_tokens.sweep()  # revoked device credentials: connections closed
             for session in self.executor.sessions.sweep():
                 log.info("session %r stopped: its lease ran out", session.label)
             self._tell_owners()
+
+    async def _links(self) -> dict[str, dict[str, Any]]:
+        """Device → ``{"host", "remote", "latencyMs"}`` for ``devices.list``: where its
+        driver (else its extension) connected from, whether through the TLS listener, and
+        the round trip of a WebSocket ping to it now, in ms (None: no pong within
+        :data:`LATENCY_PROBE_S`)."""
+        chosen: dict[str, Peer] = {}
+        for table in (self.policy.extensions, self.policy.drivers):  # the driver wins
+            for device, peer_id in table.items():
+                if (peer := self.peers.get(peer_id)) is not None:
+                    chosen[device] = peer
+
+        async def probe(peer: Peer) -> float | None:
+            try:
+                started = time.perf_counter()
+                await asyncio.wait_for(await peer.ws.ping(), LATENCY_PROBE_S)
+                return round((time.perf_counter() - started) * 1000, 2)
+            except (ConnectionClosed, TimeoutError, RuntimeError):
+                return None
+
+        latencies = await asyncio.gather(*(probe(p) for p in chosen.values()))
+        return {device: {"host": peer.host, "remote": peer.remote, "latencyMs": ms}
+                for (device, peer), ms in zip(chosen.items(), latencies)}
 
     def _is_operator(self, peer_id: str) -> bool:
         peer = self.peers.get(peer_id)
@@ -606,6 +711,15 @@ def _log_action(req: Request, response: Response, ms: float) -> None:
         "ms": round(ms, 2),
     }
     action_log.info(json.dumps(line, default=str))
+
+
+def _address(ws: ServerConnection) -> str | None:
+    """The peer's IP address (no port), or None when the transport does not say."""
+    try:
+        addr = ws.remote_address
+    except Exception:  # noqa: BLE001 - a transport without a peer name
+        return None
+    return str(addr[0]) if isinstance(addr, tuple) and addr else None
 
 
 def _guess_id(raw: str) -> str | int | None:

@@ -1004,6 +1004,19 @@ class DeviceInfo(_Model):
         description="Input must go through a driver; fails if the driver is offline."
     )
     browser: str | None = None
+    host: str | None = Field(
+        default=None,
+        description="The address its driver (else its extension) connected from; None "
+        "while neither is connected.")
+    remote: bool = Field(
+        default=False,
+        description="It connected through the bridge's wss:// listener: a device on "
+        "another machine (docs/deploy.md).")
+    latencyMs: float | None = Field(
+        default=None,
+        description="Round trip of a WebSocket ping from the bridge to its driver (else "
+        "its extension), measured when this list was made, ms; None: not connected or no "
+        "pong within 2 s.")
     capabilities: dict[str, bool] = Field(
         default_factory=dict,
         description="What the connected peers of this device can do, from their hello: "
