@@ -73,11 +73,14 @@ extension says hello for the device, s: answered, the newcomer is refused; unans
 socket whose close never arrived), the old one is dropped and the newcomer takes over."""
 DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 """32 MiB: a full-page PNG screenshot in base64 fits."""
-REMOTE_PING_S = 5.0
-"""Ping interval and pong timeout of the TLS listener's connections, s: a device whose
-link is cut is dropped within about twice this (its requests in flight then answer at
-once: input BROWSER_OPERATION_UNCERTAIN, the rest DEVICE_NOT_CONNECTED), instead of the
-20 + 20 s of loopback peers."""
+REMOTE_PING_S = 2.0
+"""Ping interval of the TLS listener's connections, s."""
+REMOTE_PONG_S = 3.0
+"""How long a TLS listener's peer has to answer a ping, s: a device whose link is cut is
+dropped within REMOTE_PING_S + REMOTE_PONG_S (its requests in flight then answer at once:
+input BROWSER_OPERATION_UNCERTAIN, the rest DEVICE_NOT_CONNECTED), before the bridge's own
+10 s wait for a target (executor.RESOLVE_TIMEOUT_S) runs out, instead of the 20 + 20 s of
+loopback peers. A link slower than 3 s a round trip is taken for a cut one."""
 LATENCY_PROBE_S = 2.0
 """How long ``devices.list`` waits for a device driver's pong when it measures latency, s."""
 
@@ -251,7 +254,7 @@ class BridgeServer:
                     lambda ws: self._handle(ws, remote=True),
                     self.tls.host, self.tls.port, ssl=self.tls.context(),
                     process_request=self._check_origin, max_size=self.max_message_bytes,
-                    ping_interval=REMOTE_PING_S, ping_timeout=REMOTE_PING_S,
+                    ping_interval=REMOTE_PING_S, ping_timeout=REMOTE_PONG_S,
                     compression=None)
             except BaseException:
                 self._server.close()

@@ -75,9 +75,9 @@ from .navwatch import NavigationWatch
 log = logging.getLogger("trustbridge.driver")
 
 RECONNECT_MAX_S = 5.0
-REMOTE_PING_S = 5.0
+REMOTE_PING_S, REMOTE_PONG_S = 2.0, 3.0
 """Ping interval and pong timeout of a remote device's driver connection, s (as
-supervisor/remote.py PING_S)."""
+supervisor/remote.py PING_S and PONG_S)."""
 EVALUATE_TIMEOUT_S = 25.0
 """How long an isolated script's promise may take, s: under the bridge's wait for
 ``driver.evaluate`` (bridge/executor.py DRIVER_CALL_TIMEOUT_S)."""
@@ -169,7 +169,7 @@ class InputDriver:
         remote: dict[str, Any] = {}
         if self.ssl_context is not None:  # a remote device: TLS checked, a cut link noticed
             remote = {"ssl": self.ssl_context, "ping_interval": REMOTE_PING_S,
-                      "ping_timeout": REMOTE_PING_S}
+                      "ping_timeout": REMOTE_PONG_S}
         async with connect(self.url, open_timeout=5, max_size=64 * 1024 * 1024, proxy=None,
                            compression=None, **remote) as ws:
             hello = Hello(role="driver", device=self.device, protocolVersion=PROTOCOL_VERSION,

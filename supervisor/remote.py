@@ -32,9 +32,11 @@ from websockets.http11 import Request as HttpRequest, Response as HttpResponse
 
 log = logging.getLogger("trustbridge.remote")
 
-PING_S = 5.0
-"""Ping interval and pong timeout of a device's ``wss://`` connections, s (the bridge's
-TLS listener uses the same, bridge/server.py ``REMOTE_PING_S``)."""
+PING_S = 2.0
+"""Ping interval of a device's ``wss://`` connections, s (as the bridge's TLS listener,
+bridge/server.py ``REMOTE_PING_S``)."""
+PONG_S = 3.0
+"""How long the bridge has to answer a ping, s (bridge/server.py ``REMOTE_PONG_S``)."""
 OPEN_TIMEOUT_S = 5.0
 """How long opening a ``wss://`` connection (TCP, TLS, upgrade) may take, s."""
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -111,7 +113,7 @@ class Relay:
         try:
             up = await connect(self.upstream, ssl=self.ssl_context,
                                open_timeout=OPEN_TIMEOUT_S, max_size=MAX_MESSAGE_BYTES,
-                               ping_interval=PING_S, ping_timeout=PING_S,
+                               ping_interval=PING_S, ping_timeout=PONG_S,
                                compression=None, proxy=None)
         except (OSError, TimeoutError, InvalidStatus, WebSocketException, ssl.SSLError) as exc:
             log.warning("relay: cannot reach the bridge at %s: %s", self.upstream, exc)
