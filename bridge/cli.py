@@ -272,7 +272,7 @@ async def _cmd_mcp(args: argparse.Namespace) -> int:
     session = Session(url=args.bridge, token=token, embedded=not args.no_embedded,
                       bridge_port=args.bridge_port, headless=options.headless,
                       snapshot_after_action=not args.no_page_state, progress=_progress,
-                      options=options)
+                      options=options, ca_file=args.ca_file, device=args.bridge_device)
     if http_token is not None:  # uvicorn handles SIGINT/SIGTERM itself
         secret, path, own = http_token
         url = f"http://127.0.0.1:{args.http}/mcp"
@@ -541,6 +541,8 @@ async def _cmd_client(args: argparse.Namespace) -> int:
 
 TOKEN_FILE_HELP = ("file holding the bridge's token (default: the state directory's, sent "
                    "only to a loopback --bridge); needed for a wss:// bridge elsewhere")
+CA_FILE_HELP = ("wss:// --bridge only: the PEM CA its certificate must chain to (default: the "
+                "system's trust store; docs/deploy.md)")
 
 
 def _add_mcp_options(mcp: argparse.ArgumentParser) -> None:
@@ -620,6 +622,8 @@ only its other options):
                        state directory); the token goes only to a loopback URL, or to
                        wss:// with --token-file (refused otherwise, exit 2, nothing sent)
   --token-file PATH    file holding the bridge's token (default: the state directory's)
+  --ca-file PEM        with a wss:// --bridge: the CA its certificate must chain to
+                       (default: the system's trust store)
   --session NAME       work in session NAME, kept between commands (its tabs and current
                        tab); default: a session of this command only
   --session-lease-ms MS  with --session: how long it waits for the next command, ms
@@ -634,7 +638,8 @@ action ran but did not reach its target (e.g. another element took the click).
 Guides named in the help (docs/*.md) are in trustbridge's source repository; the installed
 package has no copy."""
 
-CONNECTION_DESTS = ("device", "tab", "bridge", "token_file", "session", "session_lease_ms")
+CONNECTION_DESTS = ("device", "tab", "bridge", "token_file", "ca_file", "session",
+                    "session_lease_ms")
 """The connection options :data:`HELP_EPILOG` describes once (argparse dests)."""
 _GENERIC_HELP = {"device": "device id (default: the only one)",
                  "tab": "tab id (default: the active tab)"}
@@ -710,6 +715,11 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--bridge", help="bridge URL (default: the running bridge's endpoint "
                      "file); never starts a browser of its own when given")
     mcp.add_argument("--token-file", metavar="PATH", help=TOKEN_FILE_HELP)
+    mcp.add_argument("--ca-file", metavar="PEM", help=CA_FILE_HELP)
+    mcp.add_argument("--bridge-device", metavar="NAME",
+                     help="the device (browser) this server's session acts on when the "
+                     "bridge has several, e.g. remote devices (docs/deploy.md); browser_tabs "
+                     "select moves it. Playwright MCP's --device (emulation) is refused")
     mcp.add_argument("--no-embedded", action="store_true",
                      help="fail instead of starting bridge + browser when none is running")
     mcp.add_argument("--bridge-port", type=int, default=config.DEFAULT_PORT,
@@ -727,6 +737,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--bridge", help="bridge URL (default: the running bridge's endpoint "
                        "file); the token goes only to loopback, or to wss:// with --token-file")
         p.add_argument("--token-file", metavar="PATH", help=TOKEN_FILE_HELP)
+        p.add_argument("--ca-file", metavar="PEM", help=CA_FILE_HELP)
         cli_sessions.add_session_options(p)
         p.set_defaults(run=run)
         return p

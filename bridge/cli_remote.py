@@ -47,7 +47,8 @@ def add_commands(sub: Any) -> None:
                      "system's trust store)")
     dev.add_argument("--name", required=True, help="the device name the credential was "
                      "issued for; agents choose this device with --device NAME")
-    dev.add_argument("--browser", default="chromium", choices=("chromium", "firefox", "camoufox"))
+    dev.add_argument("--browser", default="chromium", choices=("chromium", "firefox", "camoufox"),
+                     help="chromium (default), firefox (Debian firefox-esr) or camoufox")
     dev.add_argument("--headed", action="store_true", help="show the browser window")
     dev.add_argument("--viewport", metavar="WxH", help="viewport in CSS px (default 1280x720)")
     dev.add_argument("--user-data-dir", metavar="DIR", help="a profile kept across runs")
