@@ -1,0 +1,229 @@
+"""Remote devices without browsers (issue 36): device credentials (bridge/device_tokens.py),
+the bridge's ``wss://`` listener (bridge/server.py ``TlsListener``), the device's relay
+(supervisor/remote.py) and the refusals of the command lines. Real sockets on loopback,
+a CA made per test; fake extension and driver peers (tests/bridge/fakes.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import ssl
+import stat
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
+
+from bridge import cli
+from bridge.client import BridgeClient
+from bridge.device_tokens import DeviceTokens
+from bridge.protocol import errors as E
+from bridge.protocol.models import PROTOCOL_VERSION, Hello
+from bridge.server import BridgeServer, TlsListener
+from supervisor.__main__ import _url_refusal
+from supervisor.remote import Relay, client_ssl_context
+from tests.tlsca import make_ca
+
+from .fakes import FakeDriver, FakeExtension, wait_until
+
+CLICK = {"kind": "click"}
+
+
+def _hello(role: str, device: str | None, token: str) -> Hello:
+    return Hello(role=role, device=device, protocolVersion=PROTOCOL_VERSION, token=token)
+
+
+# -- the credentials file ----------------------------------------------------------------
+
+
+def test_a_device_credential_admits_its_own_driver_and_extension_only(tmp_path: Path) -> None:
+    tokens = DeviceTokens(tmp_path / "device-tokens.json")
+    credential = tokens.issue("lab-1")
+    assert len(credential) == 64
+    assert stat.S_IMODE((tmp_path / "device-tokens.json").stat().st_mode) == 0o600
+    assert credential not in (tmp_path / "device-tokens.json").read_text()  # only its hash
+    assert tokens.admits(_hello("driver", "lab-1", credential))
+    assert tokens.admits(_hello("extension", "lab-1", credential))
+    assert not tokens.admits(_hello("client", None, credential))
+    assert not tokens.admits(_hello("driver", "lab-2", credential))
+    assert not tokens.admits(_hello("driver", "lab-1", secrets.token_hex(32)))
+    again = tokens.issue("lab-1")  # replaces it
+    assert not tokens.admits(_hello("driver", "lab-1", credential))
+    assert tokens.admits(_hello("driver", "lab-1", again))
+    assert tokens.revoke("lab-1") and not tokens.revoke("lab-1")
+    assert not tokens.admits(_hello("driver", "lab-1", again))
+
+
+def test_a_device_name_is_checked(tmp_path: Path) -> None:
+    tokens = DeviceTokens(tmp_path / "device-tokens.json")
+    for bad in ("", "-x", "a b", "x" * 65, "../etc"):
+        with pytest.raises(ValueError, match="not a device name"):
+            tokens.issue(bad)
+
+
+def test_a_running_bridge_sees_a_credential_issued_after_it_read_the_file(
+        tmp_path: Path) -> None:
+    """The CLI writes, the bridge reads: a second reader sees the first one's changes."""
+    bridge_side = DeviceTokens(tmp_path / "device-tokens.json")
+    assert bridge_side.records() == {}
+    credential = DeviceTokens(tmp_path / "device-tokens.json").issue("late")
+    assert bridge_side.admits(_hello("driver", "late", credential))
+    DeviceTokens(tmp_path / "device-tokens.json").revoke("late")
+    assert not bridge_side.admits(_hello("driver", "late", credential))
+
+
+# -- command lines -----------------------------------------------------------------------
+
+
+def test_tls_listen_needs_both_files_and_a_port(tmp_path: Path) -> None:
+    cert, key = tmp_path / "c.pem", tmp_path / "k.pem"
+    cert.write_text("x")
+    key.write_text("x")
+    assert cli.tls_listener(None, None, None) is None
+    with pytest.raises(ValueError, match="needs --tls-cert and --tls-key"):
+        cli.tls_listener("0.0.0.0:17843", str(cert), None)
+    with pytest.raises(ValueError, match="go with --tls-listen"):
+        cli.tls_listener(None, str(cert), str(key))
+    with pytest.raises(ValueError, match="ADDR:PORT"):
+        cli.tls_listener("0.0.0.0", str(cert), str(key))
+    with pytest.raises(ValueError, match="cannot read"):
+        cli.tls_listener("0.0.0.0:1", str(tmp_path / "missing.pem"), str(key))
+    assert cli.tls_listener("[::]:17843", str(cert), str(key)) == TlsListener(
+        "::", 17843, str(cert), str(key))
+
+
+def test_a_device_never_sends_its_credential_over_plain_ws_to_another_machine() -> None:
+    assert _url_refusal("ws://192.0.2.7:17831", None) is not None
+    assert _url_refusal("ws://127.0.0.1:17831", "ca.pem") is not None  # CA without TLS
+    assert _url_refusal("http://192.0.2.7", None) is not None
+    assert _url_refusal("ws://127.0.0.1:17831", None) is None
+    assert _url_refusal("wss://192.0.2.7:17843", "ca.pem") is None
+    assert cli.main(["device", "--bridge", "ws://192.0.2.7:1", "--credential-file", "x",
+                     "--name", "d"]) == 2
+
+
+# -- through a real bridge with a TLS listener ---------------------------------------------
+
+
+@dataclass
+class Tls:
+    server: BridgeServer
+    tokens: DeviceTokens
+    ctx: ssl.SSLContext
+    ca: Path
+
+    @property
+    def url(self) -> str:
+        assert self.server.remote_url is not None
+        return self.server.remote_url
+
+
+@pytest.fixture
+async def tls(tmp_path: Path) -> AsyncIterator[Tls]:
+    ca, cert, key = make_ca(tmp_path / "tls", ["127.0.0.1"])
+    tokens = DeviceTokens(tmp_path / "device-tokens.json")
+    server = BridgeServer(secrets.token_hex(16), port=0, device_tokens=tokens,
+                          tls=TlsListener("127.0.0.1", 0, str(cert), str(key)))
+    await server.start()
+    try:
+        yield Tls(server, tokens, client_ssl_context(str(ca)), ca)
+    finally:
+        await server.stop()
+
+
+async def test_remote_device_joins_over_tls_and_its_promise_holds_when_its_driver_goes(
+        tls: Tls) -> None:
+    """A device credential admits the device's driver and extension over wss://;
+    devices.list names it remote with its host and a latency; once its driver is gone a
+    click is TRUSTED_INPUT_UNAVAILABLE and the extension gets no page.act (never
+    synthetic, design.md §2)."""
+    credential = tls.tokens.issue("far")
+    ext = FakeExtension(tls.url, credential, "far", ssl_context=tls.ctx)
+    drv = FakeDriver(tls.url, credential, "far", ssl_context=tls.ctx)
+    async with contextlib.AsyncExitStack() as stack:
+        for fake in (ext, drv):
+            await stack.enter_async_context(fake)
+        client = await BridgeClient.connect(tls.url, tls.server.token, ca_file=str(tls.ca))
+        stack.push_async_callback(client.close)
+        listed = (await client.call("devices.list", {}))["devices"]
+        assert len(listed) == 1
+        far = listed[0]
+        assert far["remote"] is True and far["host"] == "127.0.0.1"
+        assert far["requiresTrustedInput"] is True and far["driver"] is True
+        assert isinstance(far["latencyMs"], float) and far["latencyMs"] >= 0
+        await client.call("page.act", {"device": "far", "ref": "e7", "action": CLICK})
+        assert [r.method for r in drv.requests] == ["driver.act"]
+        await drv.close()
+        await wait_until(lambda: "far" not in tls.server.policy.drivers)
+        with pytest.raises(E.TrustedInputUnavailable):
+            await client.call("page.act", {"device": "far", "ref": "e7", "action": CLICK})
+        assert "page.act" not in [r.method for r in ext.requests]
+
+
+async def test_a_device_credential_is_no_client_and_no_other_device(tls: Tls) -> None:
+    credential = tls.tokens.issue("far")
+    with pytest.raises(E.Unauthorized):
+        await BridgeClient.connect(tls.url, credential, ca_file=str(tls.ca))
+    with pytest.raises(E.Unauthorized):
+        await FakeDriver(tls.url, credential, "near", ssl_context=tls.ctx).connect()
+    with pytest.raises(E.Unauthorized):  # the loopback listener checks the same way
+        await FakeDriver(tls.server.url, credential, "near").connect()
+
+
+async def test_revoking_closes_the_device_connections_and_refuses_its_hellos(tls: Tls) -> None:
+    credential = tls.tokens.issue("far")
+    async with FakeDriver(tls.url, credential, "far", ssl_context=tls.ctx) as drv:
+        DeviceTokens(tls.tokens.path).revoke("far")  # as `trustbridge device-token revoke`
+        await wait_until(lambda: drv.closed, timeout_s=10)  # the next sweep (2 s)
+        assert drv._ws is not None and drv._ws.close_code == 1008
+    await wait_until(lambda: "far" not in tls.server.policy.drivers)
+    with pytest.raises(E.Unauthorized):
+        await FakeDriver(tls.url, credential, "far", ssl_context=tls.ctx).connect()
+
+
+async def test_a_bridge_certificate_from_another_ca_is_refused(tls: Tls, tmp_path: Path) -> None:
+    other_ca, _cert, _key = make_ca(tmp_path / "other", ["127.0.0.1"])
+    with pytest.raises(E.DeviceNotConnected, match="certificate"):
+        await BridgeClient.connect(tls.url, tls.server.token, ca_file=str(other_ca))
+    with pytest.raises(ssl.SSLCertVerificationError):
+        await FakeDriver(tls.url, "x" * 64, "far",
+                         ssl_context=client_ssl_context(str(other_ca))).connect()
+
+
+async def test_the_relay_carries_the_extension_and_refuses_web_pages(tls: Tls) -> None:
+    """The device's relay: the extension's loopback ws:// reaches the bridge's wss://
+    listener hello and all; a web page's origin gets 403 at the relay; a refused hello
+    comes back refused."""
+    credential = tls.tokens.issue("far")
+    relay = Relay(tls.url, tls.ctx)
+    await relay.start()
+    try:
+        async with FakeExtension(relay.url, credential, "far"):
+            await wait_until(lambda: "far" in tls.server.policy.extensions)
+            peer = tls.server.peers[tls.server.policy.extensions["far"]]
+            assert peer.remote is True
+        with pytest.raises(InvalidStatus) as page:
+            async with connect(relay.url, origin="http://evil.example", proxy=None):  # type: ignore[arg-type]
+                pass
+        assert page.value.response.status_code == 403
+        with pytest.raises(E.Unauthorized):
+            await FakeExtension(relay.url, secrets.token_hex(32), "far").connect()
+    finally:
+        await relay.stop()
+
+
+async def test_the_relay_closes_the_extension_when_the_bridge_is_unreachable(
+        tls: Tls) -> None:
+    relay = Relay("wss://127.0.0.1:1", tls.ctx)  # nothing listens there
+    await relay.start()
+    try:
+        async with connect(relay.url, origin="chrome-extension://x", proxy=None) as ws:  # type: ignore[arg-type]
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(ws.recv(), 10)
+            assert ws.close_code == 1011
+    finally:
+        await relay.stop()
