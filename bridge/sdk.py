@@ -677,7 +677,8 @@ class Browser(BrowserSessions):
             BadRequest: ``session`` is a live session's label and ``secret`` does not
                 resume it; a bad label or lease. The connection is closed.
         """
-        client = await BridgeClient.connect(url, token, operator=operator, ca_file=ca_file)
+        extra = {k: v for k, v in (("operator", operator), ("ca_file", ca_file)) if v is not None}
+        client = await BridgeClient.connect(url, token, **extra)
         await cls._open_session(client, session, lease_ms, on_disconnect, secret)
         return cls(client, device)
 
