@@ -8,11 +8,12 @@ root namespace is where the test (the agent) runs: it reaches the trustbridge br
 ``wss://`` listener through the Linux bridge like any other host.
 
 Faults: :meth:`Lab.cut` / :meth:`Lab.restore` set the root-side end of a namespace's veth
-down / up (``ip link set``): a pulled cable, for both directions. :meth:`Lab.delay` adds
-``tc netem delay`` on both ends of a link (so a 25 ms delay is 25 ms each way).
+down / up (``ip link set``): a pulled cable, for both directions. (No ``tc netem`` delay:
+this machine's kernel has no ``sch_netem``, ``tc qdisc add ... netem`` answers "Specified
+qdisc kind is unknown"; scripts/remote_bench.py delays with a TCP proxy instead.)
 
 Everything is removed in :meth:`Lab.close` (namespaces, links, processes it started).
-Needs root, ``ip`` and (for delays) ``tc``; :func:`unavailable` says why not.
+Needs root and ``ip``; :func:`unavailable` says why not.
 """
 
 from __future__ import annotations
@@ -108,14 +109,6 @@ class Lab:
 
     def restore(self, name: str) -> None:
         _ip("link", "set", self.host_if[name], "up")
-
-    def delay(self, name: str, ms: float) -> None:
-        """``tc netem delay`` ``ms`` on both ends of host ``name``'s link (each way)."""
-        for cmd in (["tc", "qdisc", "replace", "dev", self.host_if[name], "root", "netem",
-                     "delay", f"{ms}ms"],
-                    ["ip", "netns", "exec", self.ns[name], "tc", "qdisc", "replace", "dev",
-                     "eth0", "root", "netem", "delay", f"{ms}ms"]):
-            subprocess.run(cmd, check=True, capture_output=True)
 
     @staticmethod
     def stop(proc: subprocess.Popen[bytes], timeout_s: float = 15.0) -> None:
