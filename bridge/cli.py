@@ -69,8 +69,9 @@ def bind_warning(host: str) -> str | None:
         return None
     return (f"WARNING: binding {host}: the bridge is reachable beyond this machine, over "
             "plain ws:// (the token and everything else travel unencrypted). Every peer "
-            "still needs the token. Prefer the default 127.0.0.1 behind a TLS reverse "
-            "proxy (docs/security.md).")
+            "still needs the token. For other machines use the TLS listener instead "
+            "(--tls-listen with --tls-cert/--tls-key, docs/deploy.md), or keep 127.0.0.1 "
+            "behind a TLS reverse proxy (docs/security.md).")
 
 
 def tls_listener(listen: str | None, cert: str | None, key: str | None) -> TlsListener | None:

@@ -21,8 +21,10 @@ bridge to the extension) to far minus to near. Unlike scripts/bench.py's B4 (the
 *agent's* link slow), here the slow link is between the bridge and the device, which
 every call the bridge makes for an action crosses.
 
-Throughput (``--only clicks``): 1, 2, 4 devices; one agent connection per device, each
-sending ``--clicks`` trusted clicks one after the other, all devices at once. Clicks/s
+Throughput (``--only clicks``): 1, 2, 4 devices (four Chromium devices up, the far one
+stopped first); one agent connection per device, each sending ``--clicks`` trusted clicks
+one after the other, all devices at once; ``--reps`` runs per device count in rotated
+order, the median run reported (and every run's clicks/s). Clicks/s
 over the wall time, and the bridge process's CPU seconds over the same span (clicks per
 bridge CPU-second: what one bridge core carries). No delay. Each page's click counter is
 read back and must equal the clicks sent.
@@ -82,6 +84,7 @@ class Rig:
         self.url = f"wss://{addr}:{TLS_PORT}"
         self.page = f"http://{addr}:{PAGE_PORT}/index.html"
         self.bridge: subprocess.Popen[bytes] | None = None
+        self.devices: dict[str, subprocess.Popen[bytes]] = {}
         self.token = ""
 
     def start_bridge(self) -> None:
@@ -116,7 +119,7 @@ class Rig:
                        cwd=ROOT)
         env = {**self.env, "TRUSTBRIDGE_HOME": str(self.home / name)}
         with open(self.home / f"{name}.log", "wb") as out:
-            self.lab.run(name, [sys.executable, "-m", "bridge.cli", "device", "--bridge",
+            self.devices[name] = self.lab.run(name, [sys.executable, "-m", "bridge.cli", "device", "--bridge",
                                 url or self.url, "--credential-file", str(cred), "--ca-file",
                                 str(self.ca), "--name", name, "--browser", browser],
                          env=env, stdout=out, stderr=out, cwd=ROOT)
@@ -271,22 +274,28 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         rig = Rig(lab, home)
         rig.start_bridge()
         rig.start_device("near")
-        if "b4" in args.only:  # far: through its delay proxy; the throughput runs use d2..d4
+        if "b4" in args.only:  # far: through its delay proxy
             rig.start_device("far", url=rig.start_delay_proxy("far", DELAY_MS))
-        await rig.wait_joined(["near", *(["far"] if "b4" in args.only else [])])
-        if "b4" in args.only:
+            await rig.wait_joined(["near", "far"])
             out["b4"] = await bench_b4(rig, args.counts, args.rounds)
+            netns.Lab.stop(rig.devices.pop("far"))  # 4 browsers at most at a time
         if "clicks" in args.only:
-            rows = [await bench_clicks(rig, ["near"], args.clicks)]
-            log(f"clicks: {rows[-1]}")
-            for group in (["d2"], ["d3", "d4"]):
-                for d in group:
-                    rig.start_device(d)
-                await rig.wait_joined(group)
-                rows.append(await bench_clicks(
-                    rig, ["near", "d2", *(["d3", "d4"] if "d4" in group else [])], args.clicks))
-                log(f"clicks: {rows[-1]}")
-            log(f"clicks: {rows[-1]}")
+            for d in ("d2", "d3", "d4"):
+                rig.start_device(d)
+            await rig.wait_joined(["near", "d2", "d3", "d4"])
+            groups = {1: ["near"], 2: ["near", "d2"], 4: ["near", "d2", "d3", "d4"]}
+            runs: dict[int, list[dict[str, Any]]] = {n: [] for n in groups}
+            order = list(groups)
+            for rep in range(args.reps):  # rotated, so load drifts spread over the arms
+                for n in order[rep % 3:] + order[:rep % 3]:
+                    runs[n].append(await bench_clicks(rig, groups[n], args.clicks))
+                    log(f"clicks rep {rep}: {runs[n][-1]}")
+            rows = []
+            for n, reps in runs.items():
+                mid = sorted(reps, key=lambda r: r["clicks_per_s"])[len(reps) // 2]
+                rows.append({**mid, "clicks_per_s_all": [r["clicks_per_s"] for r in reps],
+                             "page_saw_all": sum(r["page_saw"] for r in reps),
+                             "clicks_all": sum(r["clicks"] for r in reps)})
             base = rows[0]["clicks_per_s"]
             for row in rows:
                 row["vs_one_device"] = round(row["clicks_per_s"] / base, 2)
@@ -317,7 +326,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--counts", type=lambda s: [int(x) for x in s.split(",")],
                     default=[1, 5, 10])
-    ap.add_argument("--clicks", type=int, default=40, help="clicks per device")
+    ap.add_argument("--clicks", type=int, default=100, help="clicks per device and run")
+    ap.add_argument("--reps", type=int, default=3, help="runs of each device count (median)")
     ap.add_argument("--home", default=f"/tmp/remote_bench_{os.getpid()}")
     ap.add_argument("--out", help="write the results as JSON here")
     args = ap.parse_args()
