@@ -231,7 +231,13 @@ class BridgeServer:
         return f"ws://{self.host}:{self.port}"
 
     async def start(self) -> None:
-        """Bind and start accepting connections."""
+        """Bind and start accepting connections.
+
+        Raises:
+            OSError: the loopback port cannot be bound.
+            BadRequest: the TLS listener cannot be opened (its port, its certificate or
+                key); nothing listens then.
+        """
         self._server = await serve(
             self._handle,
             self.host,
@@ -256,10 +262,14 @@ class BridgeServer:
                     process_request=self._check_origin, max_size=self.max_message_bytes,
                     ping_interval=REMOTE_PING_S, ping_timeout=REMOTE_PONG_S,
                     compression=None)
-            except BaseException:
+            except BaseException as exc:
                 self._server.close()
                 await self._server.wait_closed()
                 self._server = None
+                if isinstance(exc, OSError):  # ssl.SSLError is one: a bad certificate or key
+                    raise E.BadRequest(
+                        f"Cannot open the wss:// listener on {self.tls.host}:{self.tls.port}: "
+                        f"{exc}.", {"host": self.tls.host, "port": self.tls.port}) from exc
                 raise
             self.remote_port = next(iter(self._remote_server.sockets)).getsockname()[1]
             log.info("bridge listening for remote peers on %s", self.remote_url)

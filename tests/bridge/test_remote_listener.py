@@ -227,3 +227,47 @@ async def test_the_relay_closes_the_extension_when_the_bridge_is_unreachable(
             assert ws.close_code == 1011
     finally:
         await relay.stop()
+
+
+async def test_an_mcp_session_started_on_a_device_acts_there_among_several(
+        tls: Tls) -> None:
+    """``trustbridge mcp --bridge wss://… --ca-file … --bridge-device NAME``: with two
+    devices connected, the session's click goes to NAME's driver (without the flag: a
+    BAD_REQUEST asking to name one, and nothing reaches either device)."""
+    from mcp import Client
+
+    from bridge.mcp import Session, build_server
+
+    fakes = {}
+    async with contextlib.AsyncExitStack() as stack:
+        for name in ("far-a", "far-b"):
+            credential = tls.tokens.issue(name)
+            for cls in (FakeExtension, FakeDriver):
+                fakes[name, cls.role] = await stack.enter_async_context(
+                    cls(tls.url, credential, name, ssl_context=tls.ctx))
+        for device, expect_error in ((None, True), ("far-b", False)):
+            session = Session(url=tls.url, token=tls.server.token, embedded=False,
+                              ca_file=str(tls.ca), device=device)
+            try:
+                async with Client(build_server(session)) as mcp:
+                    result = await mcp.call_tool("browser_click", {"ref": "e7"})
+            finally:
+                await session.close()
+            said = "\n".join(c.text for c in result.content if c.type == "text")
+            assert result.is_error is expect_error, said
+        assert [r.method for r in fakes["far-b", "driver"].requests] == ["driver.act"]
+        assert fakes["far-a", "driver"].requests == []
+
+
+async def test_a_tls_listener_that_cannot_open_says_so_and_nothing_listens(
+        tmp_path: Path) -> None:
+    """A key that does not match the certificate is a clear BAD_REQUEST naming the
+    listener, not an OSError the caller would take for a taken loopback port."""
+    _ca, cert, _key = make_ca(tmp_path / "a", ["127.0.0.1"])
+    _ca2, _cert2, other_key = make_ca(tmp_path / "b", ["127.0.0.1"])
+    server = BridgeServer(secrets.token_hex(16), port=0,
+                          tls=TlsListener("127.0.0.1", 0, str(cert), str(other_key)))
+    with pytest.raises(E.BadRequest, match="wss:// listener"):
+        await server.start()
+    assert server._server is None
+    await server.stop()
