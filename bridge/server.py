@@ -77,10 +77,15 @@ REMOTE_PING_S = 2.0
 """Ping interval of the TLS listener's connections, s."""
 REMOTE_PONG_S = 3.0
 """How long a TLS listener's peer has to answer a ping, s: a device whose link is cut is
-dropped within REMOTE_PING_S + REMOTE_PONG_S (its requests in flight then answer at once:
+dropped within REMOTE_PING_S + REMOTE_PONG_S + REMOTE_CLOSE_S (its requests in flight then answer at once:
 input BROWSER_OPERATION_UNCERTAIN, the rest DEVICE_NOT_CONNECTED), before the bridge's own
 10 s wait for a target (executor.RESOLVE_TIMEOUT_S) runs out, instead of the 20 + 20 s of
-loopback peers. A link slower than 3 s a round trip is taken for a cut one."""
+loopback peers (and their 10 s close wait). A link slower than 3 s a round trip is
+taken for a cut one."""
+REMOTE_CLOSE_S = 1.0
+"""How long a TLS listener's connection waits for the closing handshake once it gave up
+on a pong before it drops the socket, s (websockets' default, 10 s, would keep a cut
+device "connected" for that long)."""
 LATENCY_PROBE_S = 2.0
 """How long ``devices.list`` waits for a device driver's pong when it measures latency, s."""
 
@@ -261,7 +266,7 @@ class BridgeServer:
                     self.tls.host, self.tls.port, ssl=self.tls.context(),
                     process_request=self._check_origin, max_size=self.max_message_bytes,
                     ping_interval=REMOTE_PING_S, ping_timeout=REMOTE_PONG_S,
-                    compression=None)
+                    close_timeout=REMOTE_CLOSE_S, compression=None)
             except BaseException as exc:
                 self._server.close()
                 await self._server.wait_closed()

@@ -169,7 +169,7 @@ class InputDriver:
         remote: dict[str, Any] = {}
         if self.ssl_context is not None:  # a remote device: TLS checked, a cut link noticed
             remote = {"ssl": self.ssl_context, "ping_interval": REMOTE_PING_S,
-                      "ping_timeout": REMOTE_PONG_S}
+                      "ping_timeout": REMOTE_PONG_S, "close_timeout": 1.0}
         async with connect(self.url, open_timeout=5, max_size=64 * 1024 * 1024, proxy=None,
                            compression=None, **remote) as ws:
             hello = Hello(role="driver", device=self.device, protocolVersion=PROTOCOL_VERSION,

@@ -37,6 +37,9 @@ PING_S = 2.0
 bridge/server.py ``REMOTE_PING_S``)."""
 PONG_S = 3.0
 """How long the bridge has to answer a ping, s (bridge/server.py ``REMOTE_PONG_S``)."""
+CLOSE_S = 1.0
+"""How long a connection that gave up on a pong waits for the closing handshake, s
+(bridge/server.py ``REMOTE_CLOSE_S``)."""
 OPEN_TIMEOUT_S = 5.0
 """How long opening a ``wss://`` connection (TCP, TLS, upgrade) may take, s."""
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -114,6 +117,7 @@ class Relay:
             up = await connect(self.upstream, ssl=self.ssl_context,
                                open_timeout=OPEN_TIMEOUT_S, max_size=MAX_MESSAGE_BYTES,
                                ping_interval=PING_S, ping_timeout=PONG_S,
+                               close_timeout=CLOSE_S,
                                compression=None, proxy=None)
         except (OSError, TimeoutError, InvalidStatus, WebSocketException, ssl.SSLError) as exc:
             log.warning("relay: cannot reach the bridge at %s: %s", self.upstream, exc)

@@ -194,10 +194,13 @@ async def test_a_cut_link_gets_true_answers_and_the_device_rejoins_with_its_tabs
         try:
             with pytest.raises(E.TrustbridgeError) as during:
                 await tab.click(button)
-            # TIMEOUT: the target lookup before any input went unanswered (no input sent).
+            # Not TIMEOUT: the cut device is dropped (about 6 s: pings every 2 s, 3 s for
+            # the pong, 1 s for the close) before the bridge's 10 s wait for the target
+            # lookup runs out, so the answer names the cause (with websockets' default
+            # 10 s close wait it was TIMEOUT).
             assert during.value.code.value in (
                 "BROWSER_OPERATION_UNCERTAIN", "DEVICE_NOT_CONNECTED",
-                "TRUSTED_INPUT_UNAVAILABLE", "TIMEOUT"), during.value
+                "TRUSTED_INPUT_UNAVAILABLE"), during.value
             first = during.value.code.value
             info = await remote.wait_joined(name, joined=False, timeout_s=30)
             assert info["requiresTrustedInput"] is True  # the promise outlives the link
