@@ -271,3 +271,36 @@ async def test_a_tls_listener_that_cannot_open_says_so_and_nothing_listens(
         await server.start()
     assert server._server is None
     await server.stop()
+
+
+async def test_a_remote_driver_gone_silent_mid_click_is_uncertain_and_not_replayed(
+        tls: Tls) -> None:
+    """A cut link looks like silence, not a close: the driver got the click and then reads
+    nothing more (its transport paused, so it answers no ping). The bridge drops it after
+    its unanswered pings on the wss:// listener and the click answers
+    BROWSER_OPERATION_UNCERTAIN as *disconnected* (not after the action's own timeout);
+    the driver got it once, and a driver that comes back gets nothing again."""
+    credential = tls.tokens.issue("far")
+    async with contextlib.AsyncExitStack() as stack:
+        ext = await stack.enter_async_context(
+            FakeExtension(tls.url, credential, "far", ssl_context=tls.ctx))
+        drv = await stack.enter_async_context(
+            FakeDriver(tls.url, credential, "far", ssl_context=tls.ctx))
+        drv.delays["driver.act"] = 60.0  # it would answer long after the action's timeout
+        client = await BridgeClient.connect(tls.url, tls.server.token, ca_file=str(tls.ca))
+        stack.push_async_callback(client.close)
+        click = asyncio.create_task(client.call(
+            "page.act", {"device": "far", "ref": "e7", "action": CLICK, "timeoutMs": 20_000}))
+        await drv.wait_for_request("driver.act")
+        assert drv._ws is not None
+        drv._ws.transport.pause_reading()  # the cable is pulled: nothing more arrives
+        with pytest.raises(E.BrowserOperationUncertain, match="disconnected during driver.act"):
+            await click
+        await wait_until(lambda: "far" not in tls.server.policy.drivers)
+        drv._ws.transport.abort()  # its own close would wait 10 s for a handshake
+        again = await stack.enter_async_context(
+            FakeDriver(tls.url, credential, "far", ssl_context=tls.ctx))
+        await wait_until(lambda: "far" in tls.server.policy.drivers)
+        await asyncio.sleep(1)
+        assert again.requests == [] and [r.method for r in drv.requests] == ["driver.act"]
+        assert "page.act" not in ext.methods()
