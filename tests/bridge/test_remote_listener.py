@@ -304,3 +304,15 @@ async def test_a_remote_driver_gone_silent_mid_click_is_uncertain_and_not_replay
         await asyncio.sleep(1)
         assert again.requests == [] and [r.method for r in drv.requests] == ["driver.act"]
         assert "page.act" not in ext.methods()
+
+
+def test_doctor_says_where_each_device_is_and_its_latency() -> None:
+    base = {"extension": True, "driver": True, "requiresTrustedInput": True,
+            "browser": "Chromium 140", "capabilities": {}}
+    out = cli._human("doctor", {"devices": [
+        {**base, "device": "far", "host": "10.0.0.7", "remote": True, "latencyMs": 1.5},
+        {**base, "device": "near", "host": "127.0.0.1", "remote": False, "latencyMs": 0.2},
+        {**base, "device": "lost", "host": "10.0.0.8", "remote": True, "latencyMs": None}]})
+    assert "device far:" in out and "remote host 10.0.0.7, latency 1.5 ms" in out
+    assert "local host 127.0.0.1, latency 0.2 ms" in out
+    assert "remote host 10.0.0.8, latency unknown (no pong)" in out
