@@ -150,6 +150,13 @@ async def _cmd_up(args: argparse.Namespace) -> int:
     from .embedded import Embedded
 
     if (warning := bind_warning(args.host)) is not None:
+        if not args.plain_ws:
+            _progress(f"error: not listening on {args.host} over plain ws://: the token and "
+                      "everything else (typed text included) would cross the network "
+                      "unencrypted. For other machines use --tls-listen ADDR:PORT with "
+                      "--tls-cert/--tls-key (docs/deploy.md); on a network you trust as much "
+                      "as this machine, add --plain-ws to accept it.")
+            return EXIT_USAGE
         _progress(warning)
     try:
         tls = tls_listener(args.tls_listen, args.tls_cert, args.tls_key)
@@ -680,8 +687,13 @@ def build_parser() -> argparse.ArgumentParser:
                     "port when that one is taken; clients find it in the state directory)")
     up.add_argument("--host", default=config.DEFAULT_HOST, metavar="ADDR",
                     help="address to bind (default 127.0.0.1). Anything else exposes the "
-                    "bridge beyond this machine over plain ws://; every peer still needs the "
-                    "token. Prefer 127.0.0.1 behind a TLS reverse proxy: docs/security.md")
+                    "bridge beyond this machine over plain ws:// and needs --plain-ws; "
+                    "every peer still needs the token. For other machines prefer "
+                    "--tls-listen (docs/deploy.md) or 127.0.0.1 behind a TLS reverse proxy "
+                    "(docs/security.md)")
+    up.add_argument("--plain-ws", action="store_true",
+                    help="accept --host beyond loopback without TLS (a network you trust as "
+                    "much as this machine)")
     up.add_argument("--browser", default="chromium", choices=("chromium", "firefox", "camoufox"),
                     help="chromium (default), firefox (Debian firefox-esr) or camoufox "
                     "(after `pip install 'trustbridge[camoufox]'` and `python -m camoufox "
