@@ -86,8 +86,6 @@ REMOTE_CLOSE_S = 1.0
 """How long a TLS listener's connection waits for the closing handshake once it gave up
 on a pong before it drops the socket, s (websockets' default, 10 s, would keep a cut
 device "connected" for that long)."""
-LATENCY_PROBE_S = 2.0
-"""How long ``devices.list`` waits for a device driver's pong when it measures latency, s."""
 
 
 @dataclass(frozen=True)
@@ -667,25 +665,21 @@ class BridgeServer:
     async def _links(self) -> dict[str, dict[str, Any]]:
         """Device → ``{"host", "remote", "latencyMs"}`` for ``devices.list``: where its
         driver (else its extension) connected from, whether through the TLS listener, and
-        the round trip of a WebSocket ping to it now, in ms (None: no pong within
-        :data:`LATENCY_PROBE_S`)."""
+        the round trip of the last keep-alive ping to it, in ms (websockets measures it
+        with every ping: every :data:`REMOTE_PING_S` on the TLS listener, 20 s on
+        loopback; None before the first pong). Nothing is sent here, so a slow or dead
+        device never delays the list."""
         chosen: dict[str, Peer] = {}
         for table in (self.policy.extensions, self.policy.drivers):  # the driver wins
             for device, peer_id in table.items():
                 if (peer := self.peers.get(peer_id)) is not None:
                     chosen[device] = peer
-
-        async def probe(peer: Peer) -> float | None:
-            try:
-                started = time.perf_counter()
-                await asyncio.wait_for(await peer.ws.ping(), LATENCY_PROBE_S)
-                return round((time.perf_counter() - started) * 1000, 2)
-            except (ConnectionClosed, TimeoutError, RuntimeError):
-                return None
-
-        latencies = await asyncio.gather(*(probe(p) for p in chosen.values()))
-        return {device: {"host": peer.host, "remote": peer.remote, "latencyMs": ms}
-                for (device, peer), ms in zip(chosen.items(), latencies)}
+        links = {}
+        for device, peer in chosen.items():
+            latency = getattr(peer.ws, "latency", 0.0) or 0.0
+            links[device] = {"host": peer.host, "remote": peer.remote,
+                             "latencyMs": round(latency * 1000, 2) if latency > 0 else None}
+        return links
 
     def _is_operator(self, peer_id: str) -> bool:
         peer = self.peers.get(peer_id)

@@ -1014,9 +1014,9 @@ class DeviceInfo(_Model):
         "another machine (docs/deploy.md).")
     latencyMs: float | None = Field(
         default=None,
-        description="Round trip of a WebSocket ping from the bridge to its driver (else "
-        "its extension), measured when this list was made, ms; None: not connected or no "
-        "pong within 2 s.")
+        description="Round trip of the bridge's last keep-alive ping to its driver (else "
+        "its extension), ms: pinged every 2 s through the wss:// listener, every 20 s on "
+        "loopback; None: not connected, or no pong yet.")
     capabilities: dict[str, bool] = Field(
         default_factory=dict,
         description="What the connected peers of this device can do, from their hello: "
