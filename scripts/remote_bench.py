@@ -42,6 +42,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -328,10 +329,16 @@ def main() -> int:
                     default=[1, 5, 10])
     ap.add_argument("--clicks", type=int, default=100, help="clicks per device and run")
     ap.add_argument("--reps", type=int, default=3, help="runs of each device count (median)")
-    ap.add_argument("--home", default=f"/tmp/remote_bench_{os.getpid()}")
+    ap.add_argument("--home", help="keep the run's state (logs, tokens, CA) here; default: "
+                    "a temp folder removed at the end")
     ap.add_argument("--out", help="write the results as JSON here")
     args = ap.parse_args()
-    res = asyncio.run(main_async(args))
+    if args.home:
+        res = asyncio.run(main_async(args))
+    else:  # it holds the bridge token and device credentials: not left behind
+        with tempfile.TemporaryDirectory(prefix="remote_bench_") as home:
+            args.home = home
+            res = asyncio.run(main_async(args))
     text = json.dumps(res, indent=1)
     if args.out:
         Path(args.out).write_text(text + "\n")
