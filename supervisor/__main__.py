@@ -172,6 +172,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if (refusal := _url_refusal(args.bridge_url, args.ca_file)) is not None:
         parser.error(refusal)
+    if args.ca_file:
+        from .remote import client_ssl_context
+
+        try:
+            client_ssl_context(args.ca_file)
+        except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+            parser.error(f"--ca-file {args.ca_file}: not a readable PEM CA file ({exc})")
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     return asyncio.run(_run(args))

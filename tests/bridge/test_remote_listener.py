@@ -325,3 +325,17 @@ def test_doctor_says_where_each_device_is_and_its_latency() -> None:
     assert "device far:" in out and "remote host 10.0.0.7, latency 1.5 ms" in out
     assert "local host 127.0.0.1, latency 0.2 ms" in out
     assert "remote host 10.0.0.8, latency unknown (no pong)" in out
+
+
+def test_a_device_with_an_unreadable_ca_file_exits_2_saying_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    credential = tmp_path / "cred"
+    credential.write_text("x" * 64)
+    bad = tmp_path / "ca.pem"
+    bad.write_text("not a certificate")
+    for ca in (str(bad), str(tmp_path / "missing.pem")):
+        with pytest.raises(SystemExit) as done:
+            cli.main(["device", "--bridge", "wss://192.0.2.7:17843", "--credential-file",
+                      str(credential), "--ca-file", ca, "--name", "d"])
+        assert done.value.code == 2
+        assert "not a readable PEM CA file" in capsys.readouterr().err
