@@ -83,7 +83,7 @@ def _cmd_device(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    from supervisor.__main__ import main as supervisor_main
+    from trustbridge.supervisor.__main__ import main as supervisor_main
 
     argv = ["--bridge-url", args.bridge, "--token-file", args.credential_file,
             "--device", args.name, "--browser", args.browser]

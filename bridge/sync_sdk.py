@@ -2,7 +2,7 @@
 
 Example::
 
-    from bridge.sync_sdk import SyncBrowser
+    from trustbridge.bridge.sync_sdk import SyncBrowser
 
     with SyncBrowser.connect() as browser:         # the running bridge (`trustbridge up`)
         tab = browser.tab()
@@ -103,7 +103,7 @@ class SyncInAsyncError(RuntimeError):
     def __init__(self) -> None:
         super().__init__(
             "The trustbridge sync API (bridge.sync_sdk) was called inside a running asyncio "
-            "event loop. Use the async API instead: `from bridge.sdk import Browser` and "
+            "event loop. Use the async API instead: `from trustbridge import Browser` and "
             "`await` its methods, or run this synchronous code in a worker thread "
             "(`await asyncio.to_thread(...)`)."
         )

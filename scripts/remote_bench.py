@@ -50,7 +50,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bridge.client import BridgeClient  # noqa: E402
+from trustbridge.bridge.client import BridgeClient  # noqa: E402
 from tests.e2e import netns  # noqa: E402
 
 PAGES = ROOT / "tests" / "e2e" / "pages" / "remote"
@@ -90,18 +90,18 @@ class Rig:
 
     def start_bridge(self) -> None:
         addr = self.lab.addr["bridge"]
-        with open(self.home / "bridge.log", "wb") as out:
+        with open(self.home / "trustbridge.bridge.log", "wb") as out:
             self.bridge = self.lab.run("bridge", [
-                sys.executable, "-m", "bridge.cli", "up", "--no-browser", "--port", "0",
+                sys.executable, "-m", "trustbridge", "up", "--no-browser", "--port", "0",
                 "--tls-listen", f"{addr}:{TLS_PORT}", "--tls-cert", str(self.cert),
                 "--tls-key", str(self.key)], env=self.env, stdout=out, stderr=out, cwd=ROOT)
             self.lab.run("bridge", [sys.executable, "-m", "http.server", str(PAGE_PORT),
                                     "--bind", addr, "--directory", str(PAGES)],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        ok = netns.wait_for(lambda: b"remote devices on" in (self.home / "bridge.log")
+        ok = netns.wait_for(lambda: b"remote devices on" in (self.home / "trustbridge.bridge.log")
                             .read_bytes(), 30)
         if not ok:
-            raise SystemExit("bridge did not start:\n" + (self.home / "bridge.log").read_text())
+            raise SystemExit("bridge did not start:\n" + (self.home / "trustbridge.bridge.log").read_text())
         self.token = (self.home / "bridge" / "token").read_text().strip()
 
     def start_delay_proxy(self, name: str, delay_ms: float) -> str:
@@ -115,12 +115,12 @@ class Rig:
     def start_device(self, name: str, browser: str = "chromium",
                      url: str | None = None) -> None:
         cred = self.home / f"{name}.credential"
-        subprocess.run([sys.executable, "-m", "bridge.cli", "device-token", "issue", name,
+        subprocess.run([sys.executable, "-m", "trustbridge", "device-token", "issue", name,
                         "--out", str(cred)], env=self.env, check=True, capture_output=True,
                        cwd=ROOT)
         env = {**self.env, "TRUSTBRIDGE_HOME": str(self.home / name)}
         with open(self.home / f"{name}.log", "wb") as out:
-            self.devices[name] = self.lab.run(name, [sys.executable, "-m", "bridge.cli", "device", "--bridge",
+            self.devices[name] = self.lab.run(name, [sys.executable, "-m", "trustbridge", "device", "--bridge",
                                 url or self.url, "--credential-file", str(cred), "--ca-file",
                                 str(self.ca), "--name", name, "--browser", browser],
                          env=env, stdout=out, stderr=out, cwd=ROOT)

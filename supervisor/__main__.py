@@ -120,7 +120,7 @@ def _url_refusal(url: str, ca_file: str | None) -> str | None:
     ``--ca-file`` means nothing without TLS."""
     from urllib.parse import urlsplit
 
-    from bridge.config import is_loopback_host
+    from trustbridge.bridge.config import is_loopback_host
 
     parts = urlsplit(url)
     if parts.scheme not in ("ws", "wss") or not parts.hostname:

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bridge.client import BridgeClient
+from trustbridge.bridge.client import BridgeClient
 
 from .stack import DEVICE, Stack, find_ref
 from .stats import rotated, summary

@@ -23,9 +23,9 @@ from pydantic import BaseModel
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from bridge.protocol import errors as E
-from bridge.protocol import results as R
-from bridge.protocol.models import (
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol import results as R
+from trustbridge.bridge.protocol.models import (
     PROTOCOL_VERSION,
     DriverActResult,
     Event,
@@ -34,8 +34,8 @@ from bridge.protocol.models import (
     ResolveTarget,
     Response,
 )
-from bridge.protocol.peer import Connection, encode, handshake
-from bridge.protocol.validate import validate_result
+from trustbridge.bridge.protocol.peer import Connection, encode, handshake
+from trustbridge.bridge.protocol.validate import validate_result
 
 STEP_TIMEOUT_S = 5.0
 """Upper bound, seconds, on any single wait inside the fakes (connect, hello, wait_for_*)."""
@@ -280,7 +280,7 @@ async def serve_with_fakes(stack: contextlib.AsyncExitStack, token: str, device:
     Returns:
         ``(server, extension, driver)``.
     """
-    from bridge.server import BridgeServer  # the fakes serve tests of the server too
+    from trustbridge.bridge.server import BridgeServer  # the fakes serve tests of the server too
 
     server = BridgeServer(token, host="127.0.0.1", port=0, operator_token=operator_token)
     await asyncio.wait_for(server.start(), timeout_s)
@@ -313,7 +313,7 @@ async def client_bridge(token: str, device: str,
                         timeout_s: float = STEP_TIMEOUT_S) -> AsyncIterator[ClientBridge]:
     """:func:`serve_with_fakes` plus a ``client()`` factory; on exit, asserts neither fake
     peer received a malformed message."""
-    from bridge.client import BridgeClient
+    from trustbridge.bridge.client import BridgeClient
 
     async with contextlib.AsyncExitStack() as stack:
         server, ext, drv = await serve_with_fakes(stack, token, device, timeout_s)
@@ -335,7 +335,7 @@ async def cli_bridge(tmp_path: Any, monkeypatch: Any, device: str,
     """:func:`serve_with_fakes` as the CLI finds it: the token in a private state directory
     (``TRUSTBRIDGE_HOME=tmp_path``, where the CLI reads it). On exit, neither fake may have
     received a malformed message."""
-    from bridge import config
+    from trustbridge.bridge import config
 
     monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
     token = config.load_or_create_token()

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from bridge import cli, config
-from bridge.protocol import errors as E
-from bridge.protocol.models import PROTOCOL_VERSION
-from bridge.server import BridgeServer
+from trustbridge.bridge import cli, config
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import PROTOCOL_VERSION
+from trustbridge.bridge.server import BridgeServer
 
 from .fakes import FakeDriver, FakeExtension
 
@@ -282,8 +282,8 @@ def test_up_camoufox_without_the_extra_says_how_to_add_it(
     fetch after it; doctor's install command for camoufox names both too."""
     import sys
 
-    from bridge import embedded
-    from supervisor import discovery
+    from trustbridge.bridge import embedded
+    from trustbridge.supervisor import discovery
 
     monkeypatch.setitem(sys.modules, "camoufox", None)  # as an install without the extra
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from bridge import cli, config
-from bridge.embedded import Embedded
-from bridge.protocol import errors as E
-from bridge.protocol.errors import DeviceNotConnected
+from trustbridge.bridge import cli, config
+from trustbridge.bridge.embedded import Embedded
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.errors import DeviceNotConnected
 
 
 @pytest.fixture(autouse=True)
@@ -88,7 +88,7 @@ async def test_up_prints_the_warning_before_starting(
         async def stop(self) -> None:
             seen["stopped"] = True
 
-    monkeypatch.setattr("bridge.embedded.Embedded", Stub)
+    monkeypatch.setattr("trustbridge.bridge.embedded.Embedded", Stub)
     args = cli.build_parser().parse_args(["up", "--host", "0.0.0.0", "--port", "0",
                                           "--plain-ws"])
     assert isinstance(args, argparse.Namespace)
@@ -104,7 +104,7 @@ async def test_up_beyond_loopback_without_tls_is_refused_unless_plain_ws_is_said
     """A bridge that listens elsewhere requires TLS (issue 36): `up --host 0.0.0.0` alone
     exits 2 before anything starts, naming --tls-listen and --plain-ws."""
     started: list[Any] = []
-    monkeypatch.setattr("bridge.embedded.Embedded", lambda **kw: started.append(kw))
+    monkeypatch.setattr("trustbridge.bridge.embedded.Embedded", lambda **kw: started.append(kw))
     args = cli.build_parser().parse_args(["up", "--host", "0.0.0.0", "--port", "0"])
     assert await cli._cmd_up(args) == cli.EXIT_USAGE
     err = capsys.readouterr().err
@@ -160,7 +160,7 @@ async def test_up_falls_back_to_a_free_port_only_when_none_was_named(
         async def stop(self) -> None:
             pass
 
-    monkeypatch.setattr("bridge.embedded.Embedded", Stub)
+    monkeypatch.setattr("trustbridge.bridge.embedded.Embedded", Stub)
     assert await cli._cmd_up(cli.build_parser().parse_args(["up"])) == cli.EXIT_ERROR
     assert tried == [config.DEFAULT_PORT, 0]
     assert f"port {config.DEFAULT_PORT} is taken" in capsys.readouterr().err

@@ -18,14 +18,14 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from bridge import cli
-from bridge.client import BridgeClient
-from bridge.device_tokens import DeviceTokens
-from bridge.protocol import errors as E
-from bridge.protocol.models import PROTOCOL_VERSION, Hello
-from bridge.server import BridgeServer, TlsListener
-from supervisor.__main__ import _url_refusal
-from supervisor.remote import Relay, client_ssl_context
+from trustbridge.bridge import cli
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.device_tokens import DeviceTokens
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import PROTOCOL_VERSION, Hello
+from trustbridge.bridge.server import BridgeServer, TlsListener
+from trustbridge.supervisor.__main__ import _url_refusal
+from trustbridge.supervisor.remote import Relay, client_ssl_context
 from tests.tlsca import make_ca
 
 from .fakes import FakeDriver, FakeExtension, wait_until
@@ -245,7 +245,7 @@ async def test_an_mcp_session_started_on_a_device_acts_there_among_several(
     BAD_REQUEST asking to name one, and nothing reaches either device)."""
     from mcp import Client
 
-    from bridge.mcp import Session, build_server
+    from trustbridge.bridge.mcp import Session, build_server
 
     fakes = {}
     async with contextlib.AsyncExitStack() as stack:

@@ -28,9 +28,9 @@ from pathlib import Path
 import pytest
 from websockets.asyncio.client import connect
 
-from bridge.protocol import errors as E
-from bridge.protocol.models import PROTOCOL_VERSION
-from bridge.sdk import Browser
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import PROTOCOL_VERSION
+from trustbridge.bridge.sdk import Browser
 
 from . import netns
 from .conftest import ref_of
@@ -103,12 +103,12 @@ def remote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Remote]:
         credentials = {}
         for name in DEVICES:  # issued on the bridge's host (its state directory)
             credentials[name] = home / f"{name}.credential"
-            subprocess.run(_python("-m", "bridge.cli", "device-token", "issue", name, "--out",
+            subprocess.run(_python("-m", "trustbridge", "device-token", "issue", name, "--out",
                                    str(credentials[name])), env=env, check=True,
                            capture_output=True, cwd=ROOT)
-        with open(home / "bridge.log", "wb") as log:
+        with open(home / "trustbridge.bridge.log", "wb") as log:
             bridge = lab.run("bridge", _python(
-                "-m", "bridge.cli", "up", "--no-browser", "--port", "0",
+                "-m", "trustbridge", "up", "--no-browser", "--port", "0",
                 "--tls-listen", f"{addr}:{TLS_PORT}", "--tls-cert", str(cert),
                 "--tls-key", str(key)), env=env, stdout=log, stderr=log, cwd=ROOT)
             lab.run("bridge", _python("-m", "http.server", str(PAGE_PORT), "--bind", addr,
@@ -116,17 +116,17 @@ def remote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Remote]:
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         token = netns.wait_for(lambda: (home / "bridge" / "token").exists()
                                and (home / "bridge" / "token").read_text().strip(), 30)
-        assert token, _tail(home / "bridge.log")
-        assert netns.wait_for(lambda: b"remote devices on" in (home / "bridge.log").read_bytes()
+        assert token, _tail(home / "trustbridge.bridge.log")
+        assert netns.wait_for(lambda: b"remote devices on" in (home / "trustbridge.bridge.log").read_bytes()
                               or bridge.poll() is not None, 30)
-        assert bridge.poll() is None, _tail(home / "bridge.log")
+        assert bridge.poll() is None, _tail(home / "trustbridge.bridge.log")
         devices = {}
         for name, browser in DEVICES.items():
             dev_env = {k: v for k, v in env.items() if k != "TRUSTBRIDGE_HOME"}
             dev_env["TRUSTBRIDGE_HOME"] = str(home / name)  # not the bridge's: no token
             with open(home / f"{name}.log", "wb") as log:
                 devices[name] = lab.run(name, _python(
-                    "-m", "bridge.cli", "device", "--bridge", f"wss://{addr}:{TLS_PORT}",
+                    "-m", "trustbridge", "device", "--bridge", f"wss://{addr}:{TLS_PORT}",
                     "--credential-file", str(credentials[name]), "--ca-file", str(ca),
                     "--name", name, "--browser", browser), env=dev_env, stdout=log,
                     stderr=log, cwd=ROOT)
@@ -240,7 +240,7 @@ async def test_a_revoked_device_credential_is_refused(remote: Remote) -> None:
     credential = remote.credentials[name].read_text().strip()
     assert await _hello(remote, "client", None, credential) == "UNAUTHORIZED"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TRUSTBRIDGE_HOME": str(remote.home / "bridge")}
-    subprocess.run(_python("-m", "bridge.cli", "device-token", "revoke", name), env=env,
+    subprocess.run(_python("-m", "trustbridge", "device-token", "revoke", name), env=env,
                    check=True, capture_output=True, cwd=ROOT)
     await remote.wait_joined(name, joined=False, timeout_s=20)
     assert await _hello(remote, "driver", name, credential) == "UNAUTHORIZED"
