@@ -21,6 +21,7 @@ Commands:
     sessions [stop NAME | release]   the bridge's sessions; stop one; free your tabs
     cdp       print the device's loopback CDP URL (Chromium; docs/cdp.md)
     extension | pair | attach --cdp URL   your own browser: load, pair, trusted input
+    device | device-token   browsers on other machines over wss:// (docs/deploy.md)
     exec FILE|- | repl   Python with `browser` and `tab` (bridge/cli_code.py, docs/code.md)
 
 Every client command takes ``--json`` (print the raw result) and ``--device``/``--tab``;
@@ -47,9 +48,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from . import cli_attach, cli_cdp, cli_code, cli_sessions, config
+from . import cli_attach, cli_cdp, cli_code, cli_remote, cli_sessions, config
 from .protocol import errors as E
 from .sdk import Browser, Tab
+from .server import TlsListener
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NO_BRIDGE, EXIT_NOT_DELIVERED = 0, 1, 2, 3, 4
 """Exit codes; EXIT_NOT_DELIVERED: the bridge answered, but the action's result says it
@@ -67,8 +69,33 @@ def bind_warning(host: str) -> str | None:
         return None
     return (f"WARNING: binding {host}: the bridge is reachable beyond this machine, over "
             "plain ws:// (the token and everything else travel unencrypted). Every peer "
-            "still needs the token. Prefer the default 127.0.0.1 behind a TLS reverse "
-            "proxy (docs/security.md).")
+            "still needs the token. For other machines use the TLS listener instead "
+            "(--tls-listen with --tls-cert/--tls-key, docs/deploy.md), or keep 127.0.0.1 "
+            "behind a TLS reverse proxy (docs/security.md).")
+
+
+def tls_listener(listen: str | None, cert: str | None, key: str | None) -> TlsListener | None:
+    """``up --tls-listen ADDR:PORT --tls-cert --tls-key`` as a
+    :class:`~bridge.server.TlsListener` (None without ``--tls-listen``).
+
+    Raises:
+        ValueError: a half-given set (a listener needs both files; files need a
+            listener), a malformed ADDR:PORT, or an unreadable file.
+    """
+    if listen is None:
+        if cert or key:
+            raise ValueError("--tls-cert/--tls-key go with --tls-listen ADDR:PORT")
+        return None
+    if not cert or not key:
+        raise ValueError("--tls-listen needs --tls-cert and --tls-key: the bridge listens "
+                         "beyond this machine only over TLS (docs/deploy.md)")
+    host, sep, port = listen.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"--tls-listen takes ADDR:PORT (e.g. 0.0.0.0:17843), not {listen!r}")
+    for path in (cert, key):
+        if not os.access(path, os.R_OK):
+            raise ValueError(f"cannot read {path}")
+    return TlsListener(host.strip("[]") or "0.0.0.0", int(port), cert, key)
 
 
 class _Refused(Exception):
@@ -123,7 +150,19 @@ async def _cmd_up(args: argparse.Namespace) -> int:
     from .embedded import Embedded
 
     if (warning := bind_warning(args.host)) is not None:
+        if not args.plain_ws:
+            _progress(f"error: not listening on {args.host} over plain ws://: the token and "
+                      "everything else (typed text included) would cross the network "
+                      "unencrypted. For other machines use --tls-listen ADDR:PORT with "
+                      "--tls-cert/--tls-key (docs/deploy.md); on a network you trust as much "
+                      "as this machine, add --plain-ws to accept it.")
+            return EXIT_USAGE
         _progress(warning)
+    try:
+        tls = tls_listener(args.tls_listen, args.tls_cert, args.tls_key)
+    except ValueError as exc:
+        _progress(f"error: {exc}")
+        return EXIT_USAGE
     if args.browser == "camoufox" and (missing := _camoufox_missing()) is not None:
         _progress(missing)  # before a bridge starts for a browser that cannot
         return EXIT_ERROR
@@ -139,7 +178,8 @@ async def _cmd_up(args: argparse.Namespace) -> int:
                        device=args.device or args.browser, browser=args.browser,
                        headless=not args.headed,
                        trusted_input=not args.no_driver, progress=_progress,
-                       allow_file_urls=True if args.allow_file_urls else None)
+                       allow_file_urls=True if args.allow_file_urls else None,
+                       tls=tls, local_browser=not args.no_browser)
         try:
             await emb.start()
             break
@@ -158,7 +198,10 @@ async def _cmd_up(args: argparse.Namespace) -> int:
         async with await Browser.connect(emb.url, emb.token) as browser:
             res = await (await browser.tab()).goto(args.open)
             _progress(f"opened {res.get('url')}")
-    _progress(f"ready: device {emb.device} on {emb.url}. Ctrl-C stops everything.")
+    if args.no_browser:
+        _progress(f"ready: bridge on {emb.url}, no local browser. Ctrl-C stops it.")
+    else:
+        _progress(f"ready: device {emb.device} on {emb.url}. Ctrl-C stops everything.")
     child_done = asyncio.create_task(emb.wait_closed())
     stopper = asyncio.create_task(stop.wait())
     await asyncio.wait([child_done, stopper], return_when=asyncio.FIRST_COMPLETED)
@@ -237,7 +280,7 @@ async def _cmd_mcp(args: argparse.Namespace) -> int:
     session = Session(url=args.bridge, token=token, embedded=not args.no_embedded,
                       bridge_port=args.bridge_port, headless=options.headless,
                       snapshot_after_action=not args.no_page_state, progress=_progress,
-                      options=options)
+                      options=options, ca_file=args.ca_file, device=args.bridge_device)
     if http_token is not None:  # uvicorn handles SIGINT/SIGTERM itself
         secret, path, own = http_token
         url = f"http://127.0.0.1:{args.http}/mcp"
@@ -334,6 +377,10 @@ def _human(cmd: str, result: dict[str, Any]) -> str:
                 f"device {d['device']}: extension {'connected' if d['extension'] else 'MISSING'}, "
                 f"driver {'online' if d['driver'] else 'offline'}, input {path}"
                 + (f", browser {d['browser']}" if d.get("browser") else "")
+                + (f", {'remote' if d.get('remote') else 'local'} host {d['host']}"
+                   if d.get("host") else "")
+                + (f", latency {d['latencyMs']:g} ms" if d.get("latencyMs") is not None
+                   else (", latency unknown (no pong)" if d.get("host") else ""))
                 + (", capabilities " + " ".join(
                     f"{k}={'yes' if v else 'no'}" for k, v in sorted(d["capabilities"].items()))
                    if d.get("capabilities") else ""))
@@ -509,6 +556,8 @@ async def _cmd_client(args: argparse.Namespace) -> int:
 
 TOKEN_FILE_HELP = ("file holding the bridge's token (default: the state directory's, sent "
                    "only to a loopback --bridge); needed for a wss:// bridge elsewhere")
+CA_FILE_HELP = ("wss:// --bridge only: the PEM CA its certificate must chain to (default: the "
+                "system's trust store; docs/deploy.md)")
 
 
 def _add_mcp_options(mcp: argparse.ArgumentParser) -> None:
@@ -588,6 +637,8 @@ only its other options):
                        state directory); the token goes only to a loopback URL, or to
                        wss:// with --token-file (refused otherwise, exit 2, nothing sent)
   --token-file PATH    file holding the bridge's token (default: the state directory's)
+  --ca-file PEM        with a wss:// --bridge: the CA its certificate must chain to
+                       (default: the system's trust store)
   --session NAME       work in session NAME, kept between commands (its tabs and current
                        tab); default: a session of this command only
   --session-lease-ms MS  with --session: how long it waits for the next command, ms
@@ -602,7 +653,8 @@ action ran but did not reach its target (e.g. another element took the click).
 Guides named in the help (docs/*.md) are in trustbridge's source repository; the installed
 package has no copy."""
 
-CONNECTION_DESTS = ("device", "tab", "bridge", "token_file", "session", "session_lease_ms")
+CONNECTION_DESTS = ("device", "tab", "bridge", "token_file", "ca_file", "session",
+                    "session_lease_ms")
 """The connection options :data:`HELP_EPILOG` describes once (argparse dests)."""
 _GENERIC_HELP = {"device": "device id (default: the only one)",
                  "tab": "tab id (default: the active tab)"}
@@ -642,8 +694,13 @@ def build_parser() -> argparse.ArgumentParser:
                     "port when that one is taken; clients find it in the state directory)")
     up.add_argument("--host", default=config.DEFAULT_HOST, metavar="ADDR",
                     help="address to bind (default 127.0.0.1). Anything else exposes the "
-                    "bridge beyond this machine over plain ws://; every peer still needs the "
-                    "token. Prefer 127.0.0.1 behind a TLS reverse proxy: docs/security.md")
+                    "bridge beyond this machine over plain ws:// and needs --plain-ws; "
+                    "every peer still needs the token. For other machines prefer "
+                    "--tls-listen (docs/deploy.md) or 127.0.0.1 behind a TLS reverse proxy "
+                    "(docs/security.md)")
+    up.add_argument("--plain-ws", action="store_true",
+                    help="accept --host beyond loopback without TLS (a network you trust as "
+                    "much as this machine)")
     up.add_argument("--browser", default="chromium", choices=("chromium", "firefox", "camoufox"),
                     help="chromium (default), firefox (Debian firefox-esr) or camoufox "
                     "(after `pip install 'trustbridge[camoufox]'` and `python -m camoufox "
@@ -655,6 +712,15 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--open", metavar="URL", help="load URL once ready")
     up.add_argument("--allow-file-urls", action="store_true",
                     help="let agents load file: URLs (refused by default: docs/security.md)")
+    up.add_argument("--tls-listen", metavar="ADDR:PORT",
+                    help="also listen on ADDR:PORT over wss:// for devices and clients on "
+                    "other machines (needs --tls-cert and --tls-key; devices join with "
+                    "`trustbridge device` and a credential from `trustbridge device-token "
+                    "issue`): docs/deploy.md")
+    up.add_argument("--tls-cert", metavar="PEM", help="certificate chain for --tls-listen")
+    up.add_argument("--tls-key", metavar="PEM", help="private key for --tls-listen")
+    up.add_argument("--no-browser", action="store_true",
+                    help="run the bridge alone, for remote devices (no local browser)")
 
     demo = sub.add_parser("demo", help="bring everything up and act on a local page")
     demo.add_argument("--json", action="store_true",
@@ -669,6 +735,11 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--bridge", help="bridge URL (default: the running bridge's endpoint "
                      "file); never starts a browser of its own when given")
     mcp.add_argument("--token-file", metavar="PATH", help=TOKEN_FILE_HELP)
+    mcp.add_argument("--ca-file", metavar="PEM", help=CA_FILE_HELP)
+    mcp.add_argument("--bridge-device", metavar="NAME",
+                     help="the device (browser) this server's session acts on when the "
+                     "bridge has several, e.g. remote devices (docs/deploy.md); browser_tabs "
+                     "select moves it. Playwright MCP's --device (emulation) is refused")
     mcp.add_argument("--no-embedded", action="store_true",
                      help="fail instead of starting bridge + browser when none is running")
     mcp.add_argument("--bridge-port", type=int, default=config.DEFAULT_PORT,
@@ -686,6 +757,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--bridge", help="bridge URL (default: the running bridge's endpoint "
                        "file); the token goes only to loopback, or to wss:// with --token-file")
         p.add_argument("--token-file", metavar="PATH", help=TOKEN_FILE_HELP)
+        p.add_argument("--ca-file", metavar="PEM", help=CA_FILE_HELP)
         cli_sessions.add_session_options(p)
         p.set_defaults(run=run)
         return p
@@ -760,6 +832,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_cdp.add_commands(client)  # cdp: the device's loopback CDP URL (docs/cdp.md)
     cli_attach.add_commands(sub, client, TOKEN_FILE_HELP)  # extension, pair, attach
     cli_code.add_commands(sub, TOKEN_FILE_HELP)  # exec, repl
+    cli_remote.add_commands(sub)  # device, device-token (docs/deploy.md)
     for name, command in sub.choices.items():
         if command.get_default("run") is not None or name in ("exec", "repl"):
             _connection_options_once(command)

@@ -91,7 +91,7 @@ async def connect(args: argparse.Namespace, token: str | None) -> Browser:
             raise E.BadRequest(f"--operator: {exc}. Nothing was sent.") from exc
     if label is None:
         return await Browser.connect(args.bridge, token, device=args.device,
-                                     operator=operator)
+                                     operator=operator, ca_file=getattr(args, "ca_file", None))
     url = args.bridge or (config.read_endpoint() or {}).get("url")
     saved = config.read_session(label)
     # A secret goes only to the bridge that issued it.
@@ -99,7 +99,7 @@ async def connect(args: argparse.Namespace, token: str | None) -> Browser:
     browser = await Browser.connect(
         args.bridge, token, device=args.device, session=label, on_disconnect="keep",
         lease_ms=args.session_lease_ms, secret=secret if isinstance(secret, str) else None,
-        operator=operator)
+        operator=operator, ca_file=getattr(args, "ca_file", None))
     opened = browser.session or {}
     if secret is not None and not opened.get("resumed"):
         log.info("session %r had ended; opened a new one of that label", label)

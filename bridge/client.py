@@ -6,6 +6,7 @@ Speaks only the wire protocol (design.md §10: surfaces never reach into server 
 from __future__ import annotations
 
 import asyncio
+import ssl
 import contextlib
 import logging
 from typing import Any, Literal, Self
@@ -75,7 +76,7 @@ class BridgeClient:
     @classmethod
     async def connect(
         cls, url: str | None = None, token: str | None = None, open_timeout_s: float = 10.0,
-        operator: str | None = None,
+        operator: str | None = None, ca_file: str | None = None,
     ) -> BridgeClient:
         """Connect and say hello.
 
@@ -86,18 +87,22 @@ class BridgeClient:
             operator: the operator credential (:func:`bridge.config.read_operator_token`):
                 this connection may stop other sessions and sees their labels
                 (docs/security.md "Who may do what"). Default: an agent's connection.
+            ca_file: for a ``wss://`` URL: the PEM CA the bridge's certificate must chain
+                to (default: the system's trust store; docs/deploy.md).
 
         Raises:
-            DeviceNotConnected: nothing listens at the URL.
+            DeviceNotConnected: nothing listens at the URL (or its certificate was refused).
             Unauthorized / ProtocolMismatch / BadRequest: the bridge refused the hello.
         """
         url, token = resolve_endpoint(url, token)
         try:
             # proxy=None: the bridge is on loopback; an HTTP(S)_PROXY in the environment
             # must not receive (or break) the connection and its token.
+            tls = {"ssl": ssl.create_default_context(cafile=ca_file)} if ca_file else {}
             ws = await connect(
                 url, open_timeout=open_timeout_s, max_size=64 * 1024 * 1024, proxy=None,
                 compression=None,  # loopback: deflate costs CPU and saves nothing
+                **tls,
             )
         except (OSError, InvalidStatus, WebSocketException, TimeoutError) as exc:
             raise E.DeviceNotConnected(

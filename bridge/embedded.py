@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from . import config
 from .protocol import errors as E
 from .routing import ENV_REQUIRE_TRUSTED_INPUT, RoutingPolicy, parse_device_list
-from .server import BridgeServer
+from .server import BridgeServer, TlsListener
 
 if typing.TYPE_CHECKING:
     from .protocol.origins import OriginPolicy
@@ -59,6 +59,10 @@ class Embedded:
             supervisor enforces them on every request and the bridge refuses an agent's
             navigation to a blocked origin before it is sent.
         output_dir: where the browser's produced files are saved (None: its default).
+        tls: the bridge's ``wss://`` listener for remote devices
+            (:class:`~bridge.server.TlsListener`, docs/deploy.md); None: loopback only.
+        local_browser: start a supervised browser here (False: the bridge alone, for
+            remote devices; ``device`` and ``browser`` are then unused).
     """
 
     def __init__(self, port: int = config.DEFAULT_PORT, device: str = "chromium", *,
@@ -67,8 +71,10 @@ class Embedded:
                  host: str = config.DEFAULT_HOST, allow_file_urls: bool | None = None,
                  viewport: Mapping[str, int] | None = None, user_data_dir: str | None = None,
                  executable_path: str | None = None, origins: OriginPolicy | None = None,
-                 output_dir: str | None = None) -> None:
+                 output_dir: str | None = None, tls: TlsListener | None = None,
+                 local_browser: bool = True) -> None:
         self.device = device
+        self.local_browser = local_browser
         self.browser = browser
         self.headless = headless
         self.trusted_input = trusted_input
@@ -82,7 +88,8 @@ class Embedded:
         seeded = parse_device_list(os.environ.get(ENV_REQUIRE_TRUSTED_INPUT))
         self.server = BridgeServer(self.token, host=host, port=port, policy=RoutingPolicy(seeded),
                                    allow_file_urls=allow_file_urls, origins=origins,
-                                   operator_token=config.load_or_create_operator_token())
+                                   operator_token=config.load_or_create_operator_token(),
+                                   tls=tls)
         self.child: asyncio.subprocess.Process | None = None
         self.restarts = 0
         """How many times the supervisor said it started its dead browser again."""
@@ -113,6 +120,11 @@ class Embedded:
         await self.server.start()
         config.write_endpoint(self.url)
         self.progress(f"bridge listening on {self.url}")
+        if self.server.remote_url is not None:
+            self.progress(f"bridge listening for remote devices on {self.server.remote_url} "
+                          "(TLS; device credentials: trustbridge device-token)")
+        if not self.local_browser:
+            return
         # The token goes down a pipe, not the environment: a child's environment is
         # inherited by Playwright's driver, the browser and its crash handlers, and is
         # readable in /proc/<pid>/environ (issue 13 item 9).
@@ -225,7 +237,10 @@ class Embedded:
         config.clear_endpoint()
 
     async def wait_closed(self) -> int | None:
-        """Wait until the supervisor exits; returns its exit code."""
+        """Wait until the supervisor exits; returns its exit code (without a local browser:
+        never returns, the bridge runs until stopped)."""
+        if not self.local_browser:
+            await asyncio.Event().wait()
         if self.child is None:
             return None
         return await self.child.wait()

@@ -35,7 +35,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic import Field
@@ -126,6 +126,8 @@ class Executor(TrustedInputRoute):
         self.allow_file_urls = allow_file_urls
         self.origins = origins if origins is not None and origins.active else None
         self.queue = TabQueue()
+        self.links: Callable[[], Awaitable[dict[str, dict[str, Any]]]] | None = None
+        """Set by the server: device → {host, remote, latencyMs} for ``devices.list``."""
         # self.peer is looked up at each call: scripts/benchlib wraps it after construction
         self.after = AfterInput(lambda peer_id: self.peer(peer_id))
         self.dialog_waits = DialogWaits(policy, lambda peer_id: self.peer(peer_id))
@@ -454,7 +456,9 @@ class Executor(TrustedInputRoute):
     async def _route(self, method: str, parsed: Any, route: Any) -> dict[str, Any]:
         match route, parsed:
             case Local(), _:
-                return {"devices": [d.model_dump() for d in self.policy.devices()]}
+                links = await self.links() if self.links is not None else {}
+                return {"devices": [d.model_copy(update=links.get(d.device, {})).model_dump()
+                                    for d in self.policy.devices()]}
             case ToExtension() | TrustedInput(), BatchParams():
                 return await self._batch(parsed, route)
             case ToExtension(), _:

@@ -740,7 +740,8 @@ class Browser(BrowserSessions):
                       device: str | None = None, *, session: str | None = None,
                       lease_ms: int = 120_000,
                       on_disconnect: Literal["stop", "keep"] = "stop",
-                      secret: str | None = None, operator: str | None = None) -> Browser:
+                      secret: str | None = None, operator: str | None = None,
+                      ca_file: str | None = None) -> Browser:
         """Connect to a running bridge.
 
         Args:
@@ -758,6 +759,8 @@ class Browser(BrowserSessions):
             operator: the operator credential (``bridge.config.read_operator_token()``):
                 this browser may stop other sessions and list them all (docs/security.md
                 "Who may do what"). An agent's browser has none.
+            ca_file: for a ``wss://`` URL: the PEM CA the bridge's certificate must chain
+                to (default: the system's trust store; docs/deploy.md).
 
         Raises:
             DeviceNotConnected: no bridge listens there (or none recorded its endpoint).
@@ -766,8 +769,8 @@ class Browser(BrowserSessions):
             BadRequest: ``session`` is a live session's label and ``secret`` does not
                 resume it; a bad label or lease. The connection is closed.
         """
-        client = await (BridgeClient.connect(url, token) if operator is None
-                        else BridgeClient.connect(url, token, operator=operator))
+        extra = {k: v for k, v in (("operator", operator), ("ca_file", ca_file)) if v is not None}
+        client = await BridgeClient.connect(url, token, **extra)
         await cls._open_session(client, session, lease_ms, on_disconnect, secret)
         return cls(client, device)
 

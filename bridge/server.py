@@ -26,6 +26,7 @@ import json
 import logging
 import os
 import secrets
+import ssl
 import time
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -51,6 +52,7 @@ from .protocol.models import (
 )
 from .executor import Executor
 from .live_view import LiveView, is_live
+from .device_tokens import DeviceTokens
 from .pairing import Pairing, is_pair_request
 from .protocol.origins import OriginPolicy
 from .protocol.peer import Connection, answer, encode
@@ -75,6 +77,47 @@ DEFAULT_MAX_MESSAGE_BYTES = FRAME_LIMIT_BYTES
 """32 MiB (bridge/protocol/limits.py): a full-page PNG screenshot in base64 fits. Peers keep
 their answers under it (bridge/protocol/peer.py bounded_frame, the extension's
 boundedFrame)."""
+REMOTE_PING_S = 2.0
+"""Ping interval of the TLS listener's connections, s."""
+REMOTE_PONG_S = 3.0
+"""How long a TLS listener's peer has to answer a ping, s: a device whose link is cut is
+dropped within REMOTE_PING_S + REMOTE_PONG_S + REMOTE_CLOSE_S (its requests in flight then answer at once:
+input BROWSER_OPERATION_UNCERTAIN, the rest DEVICE_NOT_CONNECTED), before the bridge's own
+10 s wait for a target (executor.RESOLVE_TIMEOUT_S) runs out, instead of the 20 + 20 s of
+loopback peers (and their 10 s close wait). A link slower than 3 s a round trip is
+taken for a cut one."""
+REMOTE_CLOSE_S = 1.0
+"""How long a TLS listener's connection waits for the closing handshake once it gave up
+on a pong before it drops the socket, s (websockets' default, 10 s, would keep a cut
+device "connected" for that long)."""
+
+
+@dataclass(frozen=True)
+class TlsListener:
+    """The bridge's second, network-facing listener (docs/deploy.md): ``wss://`` only.
+
+    Args:
+        host: address to bind (``0.0.0.0``, a LAN or container address).
+        port: TCP port (0: any free one; :attr:`BridgeServer.remote_url` tells).
+        certfile: PEM certificate chain the bridge presents.
+        keyfile: PEM private key of that certificate.
+    """
+
+    host: str
+    port: int
+    certfile: str
+    keyfile: str
+
+    def context(self) -> ssl.SSLContext:
+        """The server-side TLS context (TLS 1.2 or newer).
+
+        Raises:
+            OSError / ssl.SSLError: the certificate or key cannot be read or do not match.
+        """
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        ctx.load_cert_chain(self.certfile, self.keyfile)
+        return ctx
 
 
 @dataclass
@@ -102,6 +145,10 @@ class Peer:
     conn: Connection
     operator: bool = False
     """The hello carried the operator credential (docs/security.md)."""
+    remote: bool = False
+    """It came through the TLS listener (another machine, docs/deploy.md)."""
+    host: str | None = None
+    """The address it connected from."""
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     requests: dict[str, _Running] = field(default_factory=dict)
 
@@ -142,6 +189,11 @@ class BridgeServer:
             stop other sessions and sees their labels (docs/security.md "Who may do
             what"). Default: a random one only this object knows (:attr:`operator_token`);
             the embedded bridge passes the state directory's ``operator-token``.
+        tls: a second, ``wss://`` listener for remote devices and clients
+            (:class:`TlsListener`); None: loopback only. Its peers are pinged every
+            :data:`REMOTE_PING_S`.
+        device_tokens: the remote devices' credentials (default: the state directory's
+            ``device-tokens.json``, bridge/device_tokens.py).
     """
 
     def __init__(
@@ -154,6 +206,8 @@ class BridgeServer:
         allow_file_urls: bool | None = None,
         origins: OriginPolicy | None = None,
         operator_token: str | None = None,
+        tls: TlsListener | None = None,
+        device_tokens: DeviceTokens | None = None,
     ) -> None:
         self.token = token
         self.operator_token = operator_token or secrets.token_hex(32)
@@ -177,6 +231,11 @@ class BridgeServer:
                              lambda: (self.host, self.port))
         self.executor.base_url = lambda: f"http://{self.host}:{self.port}"
         self.executor.handovers.on_change = self._handover_changed
+        self.tls = tls
+        self.device_tokens = device_tokens or DeviceTokens()
+        self._remote_server: Server | None = None
+        self.remote_port: int | None = None
+        self.executor.links = self._links
 
     @property
     def url(self) -> str:
@@ -184,7 +243,13 @@ class BridgeServer:
         return f"ws://{self.host}:{self.port}"
 
     async def start(self) -> None:
-        """Bind and start accepting connections."""
+        """Bind and start accepting connections.
+
+        Raises:
+            OSError: the loopback port cannot be bound.
+            BadRequest: the TLS listener cannot be opened (its port, its certificate or
+                key); nothing listens then.
+        """
         self._server = await serve(
             self._handle,
             self.host,
@@ -201,18 +266,46 @@ class BridgeServer:
         )
         sock = next(iter(self._server.sockets))
         self.port = sock.getsockname()[1]
+        if self.tls is not None:
+            try:
+                self._remote_server = await serve(
+                    lambda ws: self._handle(ws, remote=True),
+                    self.tls.host, self.tls.port, ssl=self.tls.context(),
+                    process_request=self._check_origin, max_size=self.max_message_bytes,
+                    ping_interval=REMOTE_PING_S, ping_timeout=REMOTE_PONG_S,
+                    close_timeout=REMOTE_CLOSE_S, compression=None)
+            except BaseException as exc:
+                self._server.close()
+                await self._server.wait_closed()
+                self._server = None
+                if isinstance(exc, OSError):  # ssl.SSLError is one: a bad certificate or key
+                    raise E.BadRequest(
+                        f"Cannot open the wss:// listener on {self.tls.host}:{self.tls.port}: "
+                        f"{exc}.", {"host": self.tls.host, "port": self.tls.port}) from exc
+                raise
+            self.remote_port = next(iter(self._remote_server.sockets)).getsockname()[1]
+            log.info("bridge listening for remote peers on %s", self.remote_url)
         self._sweeper = asyncio.create_task(self._sweep_sessions())
         log.info("bridge listening on %s", self.url)
+
+    @property
+    def remote_url(self) -> str | None:
+        """``wss://host:port`` of the TLS listener once started (None: there is none)."""
+        if self.tls is None or self.remote_port is None:
+            return None
+        host = f"[{self.tls.host}]" if ":" in self.tls.host else self.tls.host
+        return f"wss://{host}:{self.remote_port}"
 
     async def stop(self) -> None:
         """Close every connection and stop listening."""
         if self._sweeper is not None:
             self._sweeper.cancel()
             self._sweeper = None
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
-            self._server = None
+        for server in (self._remote_server, self._server):
+            if server is not None:
+                server.close()
+                await server.wait_closed()
+        self._server = self._remote_server = None
 
     async def __aenter__(self) -> BridgeServer:
         await self.start()
@@ -262,7 +355,10 @@ class BridgeServer:
                 {"errors": error_locs(exc)},
             ) from exc
         master = hmac.compare_digest(hello.token.encode(), self.token.encode())
-        if not self.pairing.admits(hello, master, ws):  # else a paired extension's credential
+        # Else a paired extension's credential, or a remote device's (its driver or
+        # extension, bridge/device_tokens.py).
+        if not self.pairing.admits(hello, master, ws) \
+                and not self.device_tokens.admits(hello, ws):
             raise E.Unauthorized(
                 "Wrong or missing bridge token. Read it from the token file in the state "
                 "directory (see docs/security.md)."
@@ -280,7 +376,7 @@ class BridgeServer:
             )
         return hello
 
-    async def _handle(self, ws: ServerConnection) -> None:
+    async def _handle(self, ws: ServerConnection, remote: bool = False) -> None:
         if ws.request is not None and is_live(ws.request.path):
             await self.live.serve(ws)  # a person's live view, claimed in _process_request
             return
@@ -292,7 +388,8 @@ class BridgeServer:
             name = f"{hello.role} of device {hello.device!r}"
             peer = Peer(peer_id, hello.role, hello.device,
                         Connection(ws, name, id_prefix="b", details={"device": hello.device}),
-                        operator=hello.operator is not None)
+                        operator=hello.operator is not None, remote=remote,
+                        host=_address(ws))
             self.policy.join(peer.id, hello.role, hello.device, hello.browser,
                              hello.capabilities)
         except E.TrustbridgeError as err:
@@ -593,9 +690,29 @@ class BridgeServer:
         that hangs without closing its connection), every SWEEP_S."""
         while True:
             await asyncio.sleep(SWEEP_S)
+            self.device_tokens.sweep()  # revoked device credentials: connections closed
             for session in self.executor.sessions.sweep():
                 log.info("session %r stopped: its lease ran out", session.label)
             self._tell_owners()
+
+    async def _links(self) -> dict[str, dict[str, Any]]:
+        """Device → ``{"host", "remote", "latencyMs"}`` for ``devices.list``: where its
+        driver (else its extension) connected from, whether through the TLS listener, and
+        the round trip of the last keep-alive ping to it, in ms (websockets measures it
+        with every ping: every :data:`REMOTE_PING_S` on the TLS listener, 20 s on
+        loopback; None before the first pong). Nothing is sent here, so a slow or dead
+        device never delays the list."""
+        chosen: dict[str, Peer] = {}
+        for table in (self.policy.extensions, self.policy.drivers):  # the driver wins
+            for device, peer_id in table.items():
+                if (peer := self.peers.get(peer_id)) is not None:
+                    chosen[device] = peer
+        links = {}
+        for device, peer in chosen.items():
+            latency = getattr(peer.ws, "latency", 0.0) or 0.0
+            links[device] = {"host": peer.host, "remote": peer.remote,
+                             "latencyMs": round(latency * 1000, 2) if latency > 0 else None}
+        return links
 
     def _is_operator(self, peer_id: str) -> bool:
         peer = self.peers.get(peer_id)
@@ -639,6 +756,15 @@ def _log_action(req: Request, response: Response, ms: float) -> None:
         "ms": round(ms, 2),
     }
     action_log.info(json.dumps(line, default=str))
+
+
+def _address(ws: ServerConnection) -> str | None:
+    """The peer's IP address (no port), or None when the transport does not say."""
+    try:
+        addr = ws.remote_address
+    except Exception:  # noqa: BLE001 - a transport without a peer name
+        return None
+    return str(addr[0]) if isinstance(addr, tuple) and addr else None
 
 
 def _guess_id(raw: str) -> str | int | None:

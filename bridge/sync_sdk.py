@@ -315,10 +315,12 @@ class SyncBrowser(_Sync):
     def connect(cls, url: str | None = None, token: str | None = None,
                 device: str | None = None, *, session: str | None = None,
                 lease_ms: int = 120_000, on_disconnect: Literal["stop", "keep"] = "stop",
-                secret: str | None = None, operator: str | None = None) -> SyncBrowser:
+                secret: str | None = None, operator: str | None = None,
+                ca_file: str | None = None) -> SyncBrowser:
         """Sync form of :meth:`bridge.sdk.Browser.connect`: ``session`` names this
         browser's session, whose lease the loop thread's heartbeat keeps alive;
-        ``operator`` is the operator credential (docs/security.md "Who may do what").
+        ``operator`` is the operator credential (docs/security.md "Who may do what");
+        ``ca_file`` the PEM CA a ``wss://`` bridge's certificate must chain to.
 
         Raises:
             SyncInAsyncError: called inside a running event loop (use :mod:`bridge.sdk`).
@@ -327,7 +329,7 @@ class SyncBrowser(_Sync):
         """
         return cls._start(lambda: Browser.connect(
             url, token, device, session=session, lease_ms=lease_ms,
-            on_disconnect=on_disconnect, secret=secret, operator=operator))
+            on_disconnect=on_disconnect, secret=secret, operator=operator, ca_file=ca_file))
 
     @classmethod
     def launch(cls, *, headless: bool = True, device: str = "chromium",

@@ -42,7 +42,7 @@ async def _run(args: argparse.Namespace) -> int:
                      viewport=args.viewport, user_data_dir=args.user_data_dir,
                      executable_path=args.executable_path,
                      origins=OriginPolicy(args.allowed_origins, args.blocked_origins),
-                     output_dir=args.output_dir)
+                     output_dir=args.output_dir, ca_file=args.ca_file)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -114,9 +114,33 @@ def _origins(value: str) -> tuple:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _url_refusal(url: str, ca_file: str | None) -> str | None:
+    """Why the supervisor must not connect to ``url`` (None: it may). Its token (or device
+    credential) would cross the network in plain text over ``ws://`` to another machine;
+    ``--ca-file`` means nothing without TLS."""
+    from urllib.parse import urlsplit
+
+    from trustbridge.bridge.config import is_loopback_host
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("ws", "wss") or not parts.hostname:
+        return f"--bridge-url must be ws://HOST:PORT or wss://HOST:PORT, not {url!r}"
+    if parts.scheme == "ws" and not is_loopback_host(parts.hostname):
+        return (f"not connecting to {url}: {parts.hostname} is not this machine and ws:// is "
+                "not encrypted; use the bridge's wss:// listener (docs/deploy.md)")
+    if parts.scheme == "ws" and ca_file:
+        return "--ca-file is for a wss:// bridge URL"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m supervisor", description=__doc__)
-    parser.add_argument("--bridge-url", required=True, help="ws://127.0.0.1:PORT")
+    parser.add_argument("--bridge-url", required=True,
+                        help="ws://127.0.0.1:PORT, or wss://HOST:PORT for a bridge on another "
+                        "machine (docs/deploy.md)")
+    parser.add_argument("--ca-file", metavar="PEM",
+                        help="wss:// only: the CA the bridge's certificate must chain to "
+                        "(default: the system's trust store)")
     parser.add_argument("--token-file",
                         help="file holding the bridge token (-: read it from stdin)")
     parser.add_argument("--device", default="chromium", help="device id (default: chromium)")
@@ -146,6 +170,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output-dir", metavar="DIR", help="where produced files are saved")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
+    if (refusal := _url_refusal(args.bridge_url, args.ca_file)) is not None:
+        parser.error(refusal)
+    if args.ca_file:
+        from .remote import client_ssl_context
+
+        try:
+            client_ssl_context(args.ca_file)
+        except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+            parser.error(f"--ca-file {args.ca_file}: not a readable PEM CA file ({exc})")
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     return asyncio.run(_run(args))

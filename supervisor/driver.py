@@ -29,6 +29,7 @@ import contextlib
 import logging
 import os
 import re
+import ssl
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -79,6 +80,9 @@ from .navwatch import NavigationWatch
 log = logging.getLogger("trustbridge.driver")
 
 RECONNECT_MAX_S = 5.0
+REMOTE_PING_S, REMOTE_PONG_S = 2.0, 3.0
+"""Ping interval and pong timeout of a remote device's driver connection, s (as
+supervisor/remote.py PING_S and PONG_S)."""
 EVALUATE_TIMEOUT_S = 25.0
 """How long an isolated script's promise may take, s: under the bridge's wait for
 ``driver.evaluate`` (bridge/executor.py DRIVER_CALL_TIMEOUT_S)."""
@@ -157,13 +161,18 @@ class InputDriver:
             :func:`supervisor.runner.driver_capabilities`).
         pointer: how clicks move and press (:class:`supervisor.actions.PointerPath`);
             default from the environment (:meth:`~supervisor.actions.PointerPath.from_env`).
+        ssl_context: for a ``wss://`` URL (a remote device, supervisor/remote.py): the
+            context that checks the bridge's certificate; its connection is then pinged
+            every ``remote.PING_S`` s.
     """
 
     def __init__(self, url: str, token: str, device: str, frames: FrameRegistry,
                  browser: str | None = None,
                  capabilities: dict[str, bool] | None = None,
-                 pointer: A.PointerPath | None = None) -> None:
+                 pointer: A.PointerPath | None = None,
+                 ssl_context: Any = None) -> None:
         self.url = url
+        self.ssl_context = ssl_context
         self.token = token
         self.device = device
         self.frames = frames
@@ -189,6 +198,8 @@ class InputDriver:
                 delay = 0.1
             except (OSError, InvalidStatus, WebSocketException, TimeoutError) as exc:
                 log.debug("driver connection failed: %s", exc)
+                if isinstance(exc, ssl.SSLCertVerificationError):  # will not heal by itself
+                    log.error("driver: the bridge's certificate was refused: %s", exc)
             except E.TrustbridgeError as exc:
                 log.error("bridge refused the driver: %s", exc)
             self.connected.clear()
@@ -201,8 +212,12 @@ class InputDriver:
             await self._conn.ws.close()
 
     async def _session(self) -> None:
+        remote: dict[str, Any] = {}
+        if self.ssl_context is not None:  # a remote device: TLS checked, a cut link noticed
+            remote = {"ssl": self.ssl_context, "ping_interval": REMOTE_PING_S,
+                      "ping_timeout": REMOTE_PONG_S, "close_timeout": 1.0}
         async with connect(self.url, open_timeout=5, max_size=64 * 1024 * 1024, proxy=None,
-                           compression=None) as ws:
+                           compression=None, **remote) as ws:
             hello = Hello(role="driver", device=self.device, protocolVersion=PROTOCOL_VERSION,
                           token=self.token, browser=self.browser,
                           capabilities=self.capabilities)

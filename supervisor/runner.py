@@ -28,7 +28,7 @@ from . import locator_engine
 from .driver import InputDriver
 from . import page_logs
 from .frames import FrameRegistry
-from . import origins, watch
+from . import origins, remote, watch
 from .origins import OriginPolicy
 from .launcher import (
     BROWSERS,
@@ -80,6 +80,10 @@ class Supervisor:
             ``--blocked-origins``, enforced by :func:`supervisor.origins.install`).
         output_dir: where files the browser produces are saved (``--output-dir``; None:
             the consumer's default). Kept here for the download and PDF paths.
+        ca_file: for a ``wss://`` ``bridge_url`` (a remote device, docs/deploy.md): the
+            PEM CA file the bridge's certificate must chain to (None: the system's store).
+            The driver connects to that URL itself; the extension reaches it through a
+            loopback relay (supervisor/remote.py).
 
     Attributes:
         launch_ms: how long the browser launch took, in ms (set by :meth:`start`).
@@ -95,7 +99,7 @@ class Supervisor:
                  keep_alive_ms: int | None = None, restart: bool | None = None,
                  viewport: dict[str, int] | None = None, user_data_dir: str | None = None,
                  executable_path: str | None = None, origins: OriginPolicy | None = None,
-                 output_dir: str | None = None) -> None:
+                 output_dir: str | None = None, ca_file: str | None = None) -> None:
         if browser not in BROWSERS:
             raise ValueError(f"Unsupported browser {browser!r}; choose one of {BROWSERS}.")
         self.bridge_url = bridge_url
@@ -113,6 +117,9 @@ class Supervisor:
         self.executable_path = executable_path
         self.origins = origins or OriginPolicy()
         self.output_dir = output_dir
+        self.ssl_context = remote.client_ssl_context(ca_file) \
+            if remote.is_remote_url(bridge_url) else None
+        self.relay: remote.Relay | None = None
         self.launch_ms: float | None = None
         self.restart = headless if restart is None else restart
         self.restarts = 0
@@ -139,6 +146,9 @@ class Supervisor:
         pw = await self._pw_cm.__aenter__()
         await locator_engine.register(pw)
         self._pw = pw
+        if self.ssl_context is not None and self.relay is None:
+            self.relay = remote.Relay(self.bridge_url, self.ssl_context)
+            await self.relay.start()
         await self._open_browser()
         if self.trusted_input:
             await self.start_driver()
@@ -147,7 +157,7 @@ class Supervisor:
     async def _open_browser(self) -> None:
         """A fresh extension copy and profile, the browser on them, frames watched."""
         self._ext = prepare_extension(
-            self.bridge_url, self.token, self.device, trusted_input=self.trusted_input,
+            self.relay.url if self.relay is not None else self.bridge_url, self.token, self.device, trusted_input=self.trusted_input,
             keep_alive_ms=self.keep_alive_ms,
             startup_marker=FIREFOX_STARTUP_MARKER if self.browser_name == "firefox" else None)
         # A --user-data-dir profile is the user's: reused on restart, never removed.
@@ -222,7 +232,8 @@ class Supervisor:
                                                     # A person may open tabs in a headed
                                                     # browser: sessions never claim those
                                                     # silently (bridge/sessions.py).
-                                                    "headed": not self.headless})
+                                                    "headed": not self.headless},
+                                      ssl_context=self.ssl_context)
             self.driver.dialogs.attach(self.context)
             if self.browser_name == "chromium":  # the CDP door (issue 19, docs/cdp.md)
                 self.driver.cdp = CdpProxy(
@@ -279,6 +290,9 @@ class Supervisor:
         if self._ext is not None:
             self._ext.cleanup()
             self._ext = None
+        if self.relay is not None:
+            await self.relay.stop()
+            self.relay = None
 
     async def __aenter__(self) -> Supervisor:
         await self.start()

@@ -139,6 +139,10 @@ class Connection:
             (browser, viewport, profile, origins...; ``headless`` is the argument above).
         lease_ms: the session's lease, ms (default: the bridge's, 120 000; renewed every
             third of it while idle).
+        ca_file: for a ``wss://`` ``url``: the PEM CA the bridge's certificate must chain
+            to (docs/deploy.md).
+        device: the device this session starts on (a bridge with several, e.g. remote
+            devices); None: the only one connected.
     """
 
     def __init__(self, *, url: str | None = None, token: str | None = None,
@@ -146,7 +150,8 @@ class Connection:
                  headless: bool = True, snapshot_after_action: bool = True,
                  progress: Callable[[str], None] | None = None,
                  options: McpOptions | None = None,
-                 lease_ms: int | None = None) -> None:
+                 lease_ms: int | None = None, ca_file: str | None = None,
+                 device: str | None = None) -> None:
         self.options = options or McpOptions()
         """Launch options of the embedded browser, and ``caps``."""
         self.caps = self.options.caps
@@ -158,8 +163,11 @@ class Connection:
         self.headless = headless
         self.snapshot_after_action = snapshot_after_action
         self.progress = progress or (lambda _msg: None)
-        self.device: str | None = None
-        """Device of the current tab (None: the only device connected)."""
+        self.ca_file = ca_file
+        """For a ``wss://`` url: the CA the bridge's certificate must chain to."""
+        self.device: str | None = device
+        """Device of the current tab (None: the only device connected); set at start by
+        ``trustbridge mcp --bridge-device NAME``, changed by browser_tabs select."""
         self.tab_id: int | None = None
         """The current tab, chosen with browser_tabs select (None: the active tab)."""
         self.snapshot_session = f"mcp-{secrets.token_hex(8)}"
@@ -218,7 +226,7 @@ class Connection:
                 return self._client
             self._client = None
             try:
-                client = await BridgeClient.connect(self.url, self.token)
+                client = await BridgeClient.connect(self.url, self.token, ca_file=self.ca_file)
             except E.DeviceNotConnected as err:
                 if not self.embedded or self.url is not None:
                     raise

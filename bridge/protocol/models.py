@@ -1065,6 +1065,19 @@ class DeviceInfo(_Model):
         description="Input must go through a driver; fails if the driver is offline."
     )
     browser: str | None = None
+    host: str | None = Field(
+        default=None,
+        description="The address its driver (else its extension) connected from; None "
+        "while neither is connected.")
+    remote: bool = Field(
+        default=False,
+        description="It connected through the bridge's wss:// listener: a device on "
+        "another machine (docs/deploy.md).")
+    latencyMs: float | None = Field(
+        default=None,
+        description="Round trip of the bridge's last keep-alive ping to its driver (else "
+        "its extension), ms: pinged every 2 s through the wss:// listener, every 20 s on "
+        "loopback; None: not connected, or no pong yet.")
     capabilities: dict[str, bool] = Field(
         default_factory=dict,
         description="What the connected peers of this device can do, from their hello: "

@@ -40,17 +40,21 @@ DELAY_S = 0.025
 
 class DelayProxy:
     """``async with DelayProxy(port, delay_s) as proxy``: ``proxy.port`` forwards to
-    127.0.0.1:``port``, delaying each chunk ``delay_s`` s in each direction."""
+    ``target_host``:``port`` (default 127.0.0.1), delaying each chunk ``delay_s`` s in
+    each direction (scripts/remote_bench.py runs one in a device's network namespace)."""
 
-    def __init__(self, target_port: int, delay_s: float = DELAY_S) -> None:
+    def __init__(self, target_port: int, delay_s: float = DELAY_S,
+                 target_host: str = "127.0.0.1", listen_port: int = 0) -> None:
         self.target_port = target_port
+        self.target_host = target_host
+        self.listen_port = listen_port
         self.delay_s = delay_s
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self.port = 0
 
     async def __aenter__(self) -> DelayProxy:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.listen_port)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
@@ -68,7 +72,7 @@ class DelayProxy:
         assert task is not None
         self._tasks.add(task)
         try:
-            up_r, up_w = await asyncio.open_connection("127.0.0.1", self.target_port)
+            up_r, up_w = await asyncio.open_connection(self.target_host, self.target_port)
             for w in (writer, up_w):
                 sock = w.get_extra_info("socket")
                 if sock is not None:

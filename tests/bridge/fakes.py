@@ -68,6 +68,7 @@ class FakePeer:
         device: the device id this peer serves.
         protocol_version: version to announce (change it to provoke PROTOCOL_MISMATCH).
         origin: the ``Origin`` header of the WebSocket handshake, or None for no header.
+        ssl_context: for a ``wss://`` url (the bridge's TLS listener).
 
     Script (per method name, set before or after :meth:`connect`):
         results: answer ``ok`` with this result dict.
@@ -87,8 +88,10 @@ class FakePeer:
         *,
         protocol_version: int = PROTOCOL_VERSION,
         origin: str | None = None,
+        ssl_context: Any = None,
     ) -> None:
         self.url = url
+        self.ssl_context = ssl_context
         self.token = token
         self.device = device
         self.protocol_version = protocol_version
@@ -123,6 +126,7 @@ class FakePeer:
             origin=self.origin,  # type: ignore[arg-type]
             open_timeout=STEP_TIMEOUT_S,
             proxy=None,
+            **({"ssl": self.ssl_context} if self.ssl_context is not None else {}),
         )
         hello = Hello(
             role=self.role,  # type: ignore[arg-type]

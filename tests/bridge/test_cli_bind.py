@@ -89,12 +89,26 @@ async def test_up_prints_the_warning_before_starting(
             seen["stopped"] = True
 
     monkeypatch.setattr("trustbridge.bridge.embedded.Embedded", Stub)
-    args = cli.build_parser().parse_args(["up", "--host", "0.0.0.0", "--port", "0"])
+    args = cli.build_parser().parse_args(["up", "--host", "0.0.0.0", "--port", "0",
+                                          "--plain-ws"])
     assert isinstance(args, argparse.Namespace)
     assert await cli._cmd_up(args) == cli.EXIT_ERROR
     err = capsys.readouterr().err
     assert "WARNING: binding 0.0.0.0" in err
     assert seen["host"] == "0.0.0.0" and seen["stopped"] is True
+
+
+async def test_up_beyond_loopback_without_tls_is_refused_unless_plain_ws_is_said(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bridge that listens elsewhere requires TLS (issue 36): `up --host 0.0.0.0` alone
+    exits 2 before anything starts, naming --tls-listen and --plain-ws."""
+    started: list[Any] = []
+    monkeypatch.setattr("trustbridge.bridge.embedded.Embedded", lambda **kw: started.append(kw))
+    args = cli.build_parser().parse_args(["up", "--host", "0.0.0.0", "--port", "0"])
+    assert await cli._cmd_up(args) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "--tls-listen" in err and "--plain-ws" in err and started == []
 
 
 async def test_second_bridge_on_the_same_state_dir_is_refused(state_dir: Path) -> None:
