@@ -121,7 +121,7 @@ class Supervisor:
         self._stopping = False
         self._deaths: list[float] = []
         self._restart_task: asyncio.Task[None] | None = None
-        self.frames = FrameRegistry()
+        self.frames = FrameRegistry("cdp" if browser == "chromium" else "transient")
         self.context: BrowserContext | None = None
         self.driver: InputDriver | None = None
         self._pw_cm: contextlib.AbstractAsyncContextManager[Playwright] | None = None

@@ -58,33 +58,34 @@ async def _child(stack: Stack):
     raise AssertionError(f"no child frame among {[f.url for f in stack.page.frames]}")
 
 
-async def test_frame_token_is_on_every_frame_root_and_its_write_is_not_the_page_s_call(
+async def test_frame_token_is_never_on_a_frame_root_nor_through_the_page_s_call(
         stack: Stack, origins: Origins) -> None:
-    """Every frame's root carries data-mcjug; when the page removes it, the next navigation
-    event (here a pushState) writes it again — from an isolated world, so the page's own,
-    patched Element.prototype.setAttribute never sees the call or the token — and the
-    page's MutationObserver still sees the attribute arrive (kept: docs/security.md)."""
+    """Every frame holds a token (the registry maps it back), yet no frame's root carries
+    data-mcjug, and a re-stamp (a pushState) makes no call to the page's own, patched
+    Element.prototype.setAttribute. Chromium: no mutation at all; Firefox: the attribute
+    is set and removed in one script (docs/security.md row 1; tests/e2e/test_stealth.py
+    follows a whole flow)."""
     await _open(stack, origins)
-    await stack.supervisor.frames.settle()  # stamping runs after the load, asynchronously
-    main_token = await stack.page.evaluate(f"document.documentElement.getAttribute('{FRAME_TOKEN_ATTRIBUTE}')")
-    child_token = await (await _child(stack)).evaluate(
-        f"document.documentElement.getAttribute('{FRAME_TOKEN_ATTRIBUTE}')")
-    assert main_token and child_token and main_token != child_token
+    registry = stack.supervisor.frames
+    tokens = [registry.token_of(f) for f in stack.page.frames]
+    assert all(tokens) and len(set(tokens)) == len(tokens) >= 2
+    for frame in stack.page.frames:
+        assert await frame.evaluate(
+            f"document.documentElement.getAttribute('{FRAME_TOKEN_ATTRIBUTE}')") is None
     await _reset(stack, "setAttributeCalls", "mutations")
-    await stack.page.evaluate(f"document.documentElement.removeAttribute('{FRAME_TOKEN_ATTRIBUTE}');"
-                              "history.pushState({}, '', '?again=1')")
-    again = None
-    for _ in range(100):
-        again = await stack.page.evaluate(
-            f"document.documentElement.getAttribute('{FRAME_TOKEN_ATTRIBUTE}')")
-        if again:
-            break
-        await asyncio.sleep(0.05)
-    assert again, "the frame was not stamped again after the page removed its token"
+    await stack.page.evaluate("history.pushState({}, '', '?again=1')")
+    await asyncio.sleep(0.2)
+    await registry.settle()
     t = await _traces(stack)
     assert [c for c in t["setAttributeCalls"] if c["name"] == FRAME_TOKEN_ATTRIBUTE] == []
-    assert {"type": "attributes", "attr": FRAME_TOKEN_ATTRIBUTE, "target": "HTML", "added": 0,
-            "removed": 0} in t["mutations"]
+    assert await stack.page.evaluate(
+        f"document.documentElement.getAttribute('{FRAME_TOKEN_ATTRIBUTE}')") is None
+    ours = [m for m in t["mutations"] if m["attr"] == FRAME_TOKEN_ATTRIBUTE]
+    if stack.browser == "chromium":
+        assert ours == []
+    else:  # the announcement: set then removed, always in pairs
+        assert ours and len(ours) % 2 == 0, ours
+    assert registry.token_of(stack.page.main_frame) == tokens[0], "same document: token kept"
 
 
 async def test_child_frames_receive_the_frame_key_message(stack: Stack, origins: Origins) -> None:
