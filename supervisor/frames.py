@@ -17,9 +17,9 @@ content script of that document by one of two routes (issue 35 item 1):
   global (:data:`ACCEPT_FUNCTION`; extension/src/content/main.js). Page script cannot see
   either world. Playwright's own session already runs ``Runtime.enable`` on every target,
   so this adds no protocol trace (docs/security.md row 1).
-- **transient** (Firefox ESR over WebDriver BiDi, Camoufox over Juggler): no protocol
-  reaches a WebExtension content script's sandbox (BiDi ``script.getRealms`` lists window
-  realms and the sandboxes BiDi made, not extensions'), and the DOM is the only thing the
+- **transient** (Firefox ESR over WebDriver BiDi, Camoufox over Juggler): Playwright gives
+  Python no raw BiDi session, and its evaluations reach the page's realm and its own
+  sandbox, never a WebExtension content script's sandbox; the DOM is the only thing the
   two share. The token is written as ``data-mcjug="tb:<token>"`` on ``<html>`` and
   removed again **in the same synchronous script** (from Playwright's utility sandbox);
   the content script reads it from its MutationObserver's records (``oldValue``). No page
