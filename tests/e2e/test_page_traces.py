@@ -106,10 +106,13 @@ async def test_child_frames_receive_the_frame_key_message(stack: Stack, origins:
 
 async def test_navigator_webdriver_and_user_agent(stack: Stack, origins: Origins) -> None:
     """Chromium: navigator.webdriver is false and neither the user agent nor its client
-    hints say Headless. Firefox (WebDriver BiDi): navigator.webdriver is true (kept)."""
+    hints say Headless. Firefox (WebDriver BiDi): navigator.webdriver is true (kept: no
+    pref turns it off while the remote agent runs), and no `window.TestUtils` from the
+    first script (removed: dom.testing.testutils.enabled, issue 35 item 3)."""
     await _open(stack, origins)
     nav = (await _traces(stack))["navigator"]
     assert "Headless" not in nav["userAgent"]
+    assert nav["testUtils"] == "undefined"
     if stack.browser == "chromium":
         assert nav["webdriver"] is False
         assert nav["brands"] and not [b for b in nav["brands"] if "Headless" in b]
@@ -117,12 +120,27 @@ async def test_navigator_webdriver_and_user_agent(stack: Stack, origins: Origins
         assert nav["webdriver"] is True
 
 
-async def test_console_serialisation_probe_sees_nothing(stack: Stack, origins: Origins) -> None:
-    """A console.debug argument whose `stack` getter a protocol client would run while
-    reporting the call is not read, at the page's first script nor at load."""
+async def test_screen_and_pointer_are_a_desktop_s(stack: Stack, origins: Origins) -> None:
+    """The screen is larger than the viewport (supervisor/launcher.py screen_for) and the
+    pointer is fine and hovers (headless Firefox reported neither: FIREFOX_HEADLESS_PREFS);
+    issue 35 item 4. availHeight still equals height (Playwright's screen emulation)."""
     await _open(stack, origins)
+    scr = (await _traces(stack))["screen"]
+    assert scr["width"] > scr["innerWidth"] and scr["height"] > scr["innerHeight"], scr
+    assert scr["pointerFine"] is True and scr["hover"] is True, scr
+
+
+async def test_console_serialisation_probe(stack: Stack, origins: Origins) -> None:
+    """A console.debug argument whose `stack` getter a protocol client would run while
+    reporting the call is not read, at the page's first script nor at load. A plain
+    object's enumerable getter: not read on Chromium; read on Firefox, whose WebDriver
+    BiDi serialises every console argument for Playwright's log.entryAdded subscription
+    (kept: docs/security.md row 11)."""
+    await _open(stack, origins)
+    read = stack.browser == "firefox"
     assert (await _traces(stack))["console"] == [
-        {"when": "first-script", "serialised": False}, {"when": "load", "serialised": False}]
+        {"when": "first-script", "serialised": False, "objectRead": read},
+        {"when": "load", "serialised": False, "objectRead": read}]
 
 
 async def test_default_click_is_one_move_then_press_at_the_exact_centre(
