@@ -169,6 +169,11 @@ class ClickAction(_Model):
         description="Click point as an offset in CSS px from the top-left corner of the "
         "target's border box; the centre if omitted.",
     )
+    humanize: bool | None = Field(
+        default=None,
+        description="A person's rhythm for this action (the driver's --humanize when omitted): "
+        "an eased path of integer pointer moves to a point inside the target's visible box and "
+        "the button held; typed keys held and spaced (supervisor/humanize.py).")
 
 
 class HoverAction(_Model):
@@ -192,6 +197,11 @@ class TypeAction(_Model):
     kind: Literal["type"] = "type"
     text: str = Field(max_length=100_000)
     submit: bool = Field(default=False, description="Press Enter after the text.")
+    humanize: bool | None = Field(
+        default=None,
+        description="A person's rhythm for this action (the driver's --humanize when omitted): "
+        "an eased path of integer pointer moves to a point inside the target's visible box and "
+        "the button held; typed keys held and spaced (supervisor/humanize.py).")
 
 
 class PressAction(_Model):
