@@ -59,6 +59,8 @@ class Embedded:
             supervisor enforces them on every request and the bridge refuses an agent's
             navigation to a blocked origin before it is sent.
         output_dir: where the browser's produced files are saved (None: its default).
+        humanize: the driver gives clicks and typing a person's rhythm
+            (``python -m supervisor --humanize``; supervisor/humanize.py).
     """
 
     def __init__(self, port: int = config.DEFAULT_PORT, device: str = "chromium", *,
@@ -67,8 +69,9 @@ class Embedded:
                  host: str = config.DEFAULT_HOST, allow_file_urls: bool | None = None,
                  viewport: Mapping[str, int] | None = None, user_data_dir: str | None = None,
                  executable_path: str | None = None, origins: OriginPolicy | None = None,
-                 output_dir: str | None = None) -> None:
+                 output_dir: str | None = None, humanize: bool = False) -> None:
         self.device = device
+        self.humanize = humanize
         self.browser = browser
         self.headless = headless
         self.trusted_input = trusted_input
@@ -137,6 +140,8 @@ class Embedded:
                 "--token-file", "-"]
         if not self.headless:
             args.append("--headed")
+        if self.humanize:  # a person's rhythm for clicks and typing (supervisor/humanize.py)
+            args.append("--humanize")
         if not self.trusted_input:
             args.append("--no-driver")
         if self.viewport:
