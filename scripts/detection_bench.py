@@ -10,9 +10,9 @@ console-getter probe, then runs the detectors. Each run: load, a click on a butt
 
 Runs: trustbridge (Supervisor + bridge, ``page.act`` by ref) on Chromium and Firefox ESR,
 humanize off and on; raw Playwright (``locator.click`` + ``locator.press_sequentially``)
-on the same Debian binaries. Playwright MCP is not driven here (it needs an MCP client
-session over stdio; not written): its input is Playwright's own, so its row would be the
-raw Playwright row's behaviour plus its own launch flags.
+on the same Debian binaries; Playwright MCP 0.0.86 on Chromium (``--headless --isolated``,
+driven over stdio with the ``mcp`` client: browser_click, browser_type ``slowly``, records
+read with browser_evaluate), when its ``cli.js`` is present.
 
 Writes docs/benchmarks/detection.md (``--write``) and prints the table.
 Usage: python scripts/detection_bench.py [--write] [--only chromium|firefox]
@@ -219,6 +219,56 @@ async def run_playwright(browser: str, url: str) -> dict[str, Any]:
             await b.close()
 
 
+PLAYWRIGHT_MCP = Path("/work/main/scripts/conformance/node_modules/@playwright/mcp/cli.js")
+"""Where this machine has Playwright MCP 0.0.86 (the conformance peer); ``--playwright-mcp``
+names another ``cli.js``."""
+
+
+def _mcp_text(result: Any) -> str:
+    return "\n".join(getattr(c, "text", "") for c in result.content)
+
+
+async def run_playwright_mcp(cli: Path, url: str) -> dict[str, Any]:
+    """Playwright MCP over stdio (the ``mcp`` client): navigate, snapshot, browser_click and
+    browser_type by its refs, then read the page's records with browser_evaluate."""
+    import re
+
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    out = Path(tempfile.mkdtemp(prefix="tb-detect-pwmcp-"))
+    params = StdioServerParameters(
+        command="node", args=[str(cli), "--headless", "--isolated", "--no-sandbox",
+                              "--executable-path", find_chromium(), "--output-dir", str(out)],
+        env={"PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1", "PATH": __import__("os").environ["PATH"]})
+    try:
+        async with Client(stdio_client(params)) as client:
+            await client.call_tool("browser_navigate", {"url": url})
+            await asyncio.sleep(1.0)  # the detectors' promise
+            snap = _mcp_text(await client.call_tool("browser_snapshot", {}))
+            go = re.search(r'button "Go"[^\n]*\[ref=(e\d+)\]', snap).group(1)
+            q = re.search(r'textbox "Query"[^\n]*\[ref=(e\d+)\]', snap).group(1)
+            for name, args in (("browser_click", {"element": "Go", "target": go}),
+                               ("browser_type", {"element": "Query", "target": q,
+                                                 "text": "hello world", "slowly": True})):
+                res = await client.call_tool(name, args)
+                if res.is_error:
+                    raise RuntimeError(f"{name}: {_mcp_text(res)[:300]}")
+            await asyncio.sleep(0.3)
+            got = {}
+            for key, fn in (("det", "async () => JSON.stringify(await window.__det)"),
+                            ("rec", "() => JSON.stringify({ ...window.__rec, newGlobals: "
+                                    "Object.getOwnPropertyNames(window).filter((k) => "
+                                    "!window.__rec.first.globals.includes(k)), mcjugNow: "
+                                    "document.querySelectorAll('[data-mcjug]').length })")):
+                text = _mcp_text(await client.call_tool("browser_evaluate", {"function": fn}))
+                m = re.search(r'"(\{.*\})"', text, re.DOTALL)
+                got[key] = json.loads(json.loads('"' + m.group(1) + '"'))
+            return got
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
 def table(rows: dict[str, dict[str, Any]]) -> str:
     names = list(rows)
     keys = list(next(iter(rows.values())))
@@ -228,7 +278,7 @@ def table(rows: dict[str, dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-async def main(write: bool, only: str | None) -> int:
+async def main(write: bool, only: str | None, pw_mcp: Path | None = PLAYWRIGHT_MCP) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="tb-detect-"))
     try:
         install(tmp)
@@ -244,6 +294,10 @@ async def main(write: bool, only: str | None) -> int:
             name = f"raw Playwright {browser}"
             rows[name] = signals(await run_playwright(browser, url))
             print(name, json.dumps(rows[name]), flush=True)
+            if browser == "chromium" and pw_mcp is not None and pw_mcp.is_file():
+                name = "Playwright MCP chromium"
+                rows[name] = signals(await run_playwright_mcp(pw_mcp, url))
+                print(name, json.dumps(rows[name]), flush=True)
         httpd.shutdown()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -258,8 +312,8 @@ async def main(write: bool, only: str | None) -> int:
             + ", ".join(f"`{p}`" for p in PACKAGES) + ". One run per column: load, a click on a "
             "button, typing `hello world` into a field (trustbridge: `page.act` by ref; raw "
             "Playwright: `locator.click`, `locator.press_sequentially`). Times are the page's "
-            "own event timestamps, ms. Playwright MCP was not driven (see the script's "
-            "docstring).\n\n" + text + "\n")
+            "own event timestamps, ms. Playwright MCP: browser_click, browser_type `slowly`, "
+            "Chromium only.\n\n" + text + "\n")
         print(f"wrote {OUT}")
     return 0
 
@@ -268,5 +322,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help=f"write {OUT.name}")
     ap.add_argument("--only", choices=("chromium", "firefox"))
+    ap.add_argument("--playwright-mcp", type=Path, default=PLAYWRIGHT_MCP,
+                    help="Playwright MCP's cli.js (Chromium only; skipped when absent)")
     a = ap.parse_args()
-    raise SystemExit(asyncio.run(main(a.write, a.only)))
+    raise SystemExit(asyncio.run(main(a.write, a.only, a.playwright_mcp)))
