@@ -135,7 +135,7 @@ class Embedded:
     def supervisor_args(self) -> list[str]:
         """The ``python -m supervisor`` command line of this launch (the token is not in
         it: it goes down stdin)."""
-        args = [sys.executable, "-m", "supervisor", "--bridge-url", self.url,
+        args = [sys.executable, "-m", "trustbridge.supervisor", "--bridge-url", self.url,
                 "--device", self.device, "--browser", self.browser, "--exit-with-parent",
                 "--token-file", "-"]
         if not self.headless:
@@ -220,7 +220,7 @@ class Embedded:
         if self.child is not None:
             # A supervisor killed before its own cleanup leaves its extension copy (with
             # the token) and profile in the temp dir; its owner is dead now.
-            from supervisor.extension_copy import sweep_stale_copies
+            from trustbridge.supervisor.extension_copy import sweep_stale_copies
 
             sweep_stale_copies()
         if self._stderr_task is not None:

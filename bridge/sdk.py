@@ -2,7 +2,7 @@
 
 Example::
 
-    from bridge.sdk import Browser
+    from trustbridge.bridge.sdk import Browser
 
     async with await Browser.connect() as browser:     # the running bridge (`trustbridge up`)
         tab = await browser.tab()

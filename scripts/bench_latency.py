@@ -31,9 +31,9 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from bridge.client import BridgeClient
-from bridge.server import BridgeServer
-from supervisor.runner import Supervisor
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.server import BridgeServer
+from trustbridge.supervisor.runner import Supervisor
 
 PAGE = b"""<!doctype html><title>bench</title>
 <h1>Latency</h1><input aria-label="Query"><button id="go">Go</button><p id="n">0</p>

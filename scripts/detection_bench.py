@@ -37,10 +37,10 @@ from typing import Any
 
 from playwright.async_api import async_playwright
 
-from bridge.client import BridgeClient
-from bridge.server import BridgeServer
-from supervisor.launcher import find_chromium, find_firefox
-from supervisor.runner import Supervisor
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.server import BridgeServer
+from trustbridge.supervisor.launcher import find_chromium, find_firefox
+from trustbridge.supervisor.runner import Supervisor
 
 PACKAGES = ["@fingerprintjs/botd@2.0.0", "isbot@5.2.3", "@fingerprintjs/fingerprintjs@5.2.0"]
 OUT = Path(__file__).resolve().parents[1] / "docs" / "benchmarks" / "detection.md"

@@ -35,8 +35,8 @@ from typing import Any, NamedTuple
 from playwright.async_api import ElementHandle, Frame, Locator, Page
 from playwright.async_api import Error as PlaywrightError
 
-from bridge.protocol import errors as E
-from bridge.protocol.models import (
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import (
     CheckAction,
     ClickAction,
     DragAction,

@@ -26,7 +26,7 @@ from typing import Self
 
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 
-from bridge.protocol import errors as E
+from trustbridge.bridge.protocol import errors as E
 
 from . import locator_engine, page_logs
 from .browser_limits import driver_capabilities

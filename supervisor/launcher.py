@@ -34,7 +34,7 @@ from typing import Any
 
 from playwright.async_api import BrowserContext, Playwright
 
-from bridge.protocol import errors as E
+from trustbridge.bridge.protocol import errors as E
 
 from . import discovery
 from .extension_copy import (  # re-exported: the launch paths' callers prepare copies here

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from bridge.protocol import errors as E
+from trustbridge.bridge.protocol import errors as E
 
 from . import humanize
 from .navwatch import NavigationWatch

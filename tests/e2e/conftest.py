@@ -22,12 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from bridge.client import BridgeClient
-from bridge.protocol.errors import FrameTokenUnknown
-from bridge.routing import RoutingPolicy
-from bridge.sdk import Tab
-from bridge.server import BridgeServer
-from supervisor.runner import Supervisor
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.protocol.errors import FrameTokenUnknown
+from trustbridge.bridge.routing import RoutingPolicy
+from trustbridge.bridge.sdk import Tab
+from trustbridge.bridge.server import BridgeServer
+from trustbridge.supervisor.runner import Supervisor
 
 PAGES = Path(__file__).parent / "pages"
 READY_TIMEOUT_S = 30
@@ -147,8 +147,8 @@ def browser(request: pytest.FixtureRequest) -> str:
 def camoufox_missing() -> str | None:
     """Why Camoufox cannot run here (the ``camoufox`` extra or the binary is not
     installed), or None when it can."""
-    from bridge.protocol.errors import DeviceNotConnected
-    from supervisor.launcher import find_camoufox
+    from trustbridge.bridge.protocol.errors import DeviceNotConnected
+    from trustbridge.supervisor.launcher import find_camoufox
 
     try:
         find_camoufox()

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from bridge.protocol import errors as E
-from supervisor.humanize import median
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.supervisor.humanize import median
 
 from .conftest import Origins, Stack, ref_of
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from bridge.protocol.models import FRAME_TOKEN_ATTRIBUTE
-from supervisor.actions import PointerPath
+from trustbridge.bridge.protocol.models import FRAME_TOKEN_ATTRIBUTE
+from trustbridge.supervisor.actions import PointerPath
 
 from .conftest import Origins, Stack, ref_of, stamped
 
@@ -255,7 +255,7 @@ async def test_fill_select_all_chord_is_the_pressed_chord(
     await stack.client.call("page.navigate", {"url": f"{origins.main}/keys/keys.html"})
     field = ref_of(await stack.snapshot(), "textbox", "Chord field")
     pipelined = await _fill_log(stack, field, "hello world")
-    monkeypatch.setattr("supervisor.keys.PIPELINE", False)
+    monkeypatch.setattr("trustbridge.supervisor.keys.PIPELINE", False)
     pressed = await _fill_log(stack, field, "hello world")
     assert pipelined == pressed
     mod = "Meta" if sys.platform == "darwin" else "Control"  # as Playwright resolves it

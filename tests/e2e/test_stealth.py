@@ -22,7 +22,7 @@ import asyncio
 
 import pytest
 
-from bridge.protocol.models import FRAME_TOKEN_ATTRIBUTE
+from trustbridge.bridge.protocol.models import FRAME_TOKEN_ATTRIBUTE
 
 from .conftest import Origins, Stack, ref_of, stamped
 

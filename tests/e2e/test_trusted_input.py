@@ -12,7 +12,7 @@ import asyncio
 
 import pytest
 
-from bridge.protocol import errors as E
+from trustbridge.bridge.protocol import errors as E
 
 from .conftest import Origins, Stack, ref_of, stamped, wait_until
 
@@ -70,7 +70,7 @@ async def test_an_action_before_the_stamp_waits_for_it_and_is_trusted(
     when the token is handed over, extension/src/page/token.js ``wait``) and the
     click is delivered, trusted, to the new document's button. The stamps are held until
     the click was sent, so the wait is exercised on any machine."""
-    from supervisor.frames import FrameRegistry
+    from trustbridge.supervisor.frames import FrameRegistry
 
     stamp = FrameRegistry.stamp
     gate = asyncio.Event()
@@ -228,9 +228,9 @@ async def test_device_without_driver_uses_labelled_synthetic_path(
     says inputPath "synthetic" and the page sees isTrusted false (nothing pretends)."""
     import secrets
 
-    from bridge.client import BridgeClient
-    from bridge.server import BridgeServer
-    from supervisor.runner import Supervisor
+    from trustbridge.bridge.client import BridgeClient
+    from trustbridge.bridge.server import BridgeServer
+    from trustbridge.supervisor.runner import Supervisor
 
     token = secrets.token_hex(16)
     async with BridgeServer(token, port=0) as server:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from bridge.protocol import errors as E
-from bridge.protocol.models import BatchItem, DriverActParams, FillAction
-from bridge.sdk import Tab
-from supervisor.browser_limits import driver_capabilities
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import BatchItem, DriverActParams, FillAction
+from trustbridge.bridge.sdk import Tab
+from trustbridge.supervisor.browser_limits import driver_capabilities
 
 from .conftest import Origins, Stack, ref_of, stamped
 

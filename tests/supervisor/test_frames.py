@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from bridge.protocol import errors as E
-from supervisor import frames as F
-from supervisor.frames import FrameRegistry
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.supervisor import frames as F
+from trustbridge.supervisor.frames import FrameRegistry
 
 
 class _Page:

@@ -9,8 +9,8 @@ import random
 
 import pytest
 
-from bridge.embedded import Embedded
-from supervisor import humanize as H
+from trustbridge.bridge.embedded import Embedded
+from trustbridge.supervisor import humanize as H
 
 pytestmark = pytest.mark.unit
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from bridge.protocol import errors as E
-from supervisor import launcher
-from supervisor.launcher import (
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.supervisor import launcher
+from trustbridge.supervisor.launcher import (
     CAMOUFOX_FETCH_COMMAND,
     FIREFOX_HEADLESS_PREFS,
     FIREFOX_PREFS,
@@ -33,7 +33,7 @@ from supervisor.launcher import (
     prepare_extension,
     prepare_firefox_profile,
 )
-from supervisor.runner import BROWSERS, Supervisor, driver_capabilities
+from trustbridge.supervisor.runner import BROWSERS, Supervisor, driver_capabilities
 
 REPO = Path(__file__).resolve().parents[2]
 GECKO_ID = json.loads((REPO / "extension" / "manifest.json").read_text())[
@@ -405,7 +405,7 @@ def test_driver_capabilities_per_browser() -> None:
 
 def test_cli_up_offers_the_supervisor_browsers() -> None:
     """`trustbridge up --browser` offers exactly the supervisor's browsers."""
-    from bridge.cli import build_parser
+    from trustbridge.bridge.cli import build_parser
 
     up = build_parser()._subparsers._group_actions[0].choices["up"]  # type: ignore[union-attr]
     (browser_action,) = [a for a in up._actions if a.dest == "browser"]
@@ -480,7 +480,7 @@ async def test_supervisor_hands_its_launch_options_to_each_browser(
     monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Supervisor(viewport, executable_path) reaches the launch of every browser."""
-    from supervisor import runner
+    from trustbridge.supervisor import runner
 
     calls: list[tuple[str, dict[str, Any]]] = []
 
@@ -536,7 +536,7 @@ async def test_origin_route_aborts_blocked_requests_and_passes_the_rest(
 ) -> None:
     """install(): no route without lists; with them a blocked request is aborted as
     blockedbyclient (a blocked navigation is said on stderr), others fall through."""
-    from supervisor.origins import OriginPolicy, install, parse_origin_list
+    from trustbridge.supervisor.origins import OriginPolicy, install, parse_origin_list
 
     idle = _Context()
     await install(idle, OriginPolicy())  # type: ignore[arg-type]
@@ -561,7 +561,7 @@ async def test_supervisor_output_dir_is_where_downloads_go(
 ) -> None:
     """Supervisor(output_dir=DIR).start() points the download path
     (supervisor/downloads.py) at DIR before the browser starts."""
-    from supervisor import downloads, runner
+    from trustbridge.supervisor import downloads, runner
 
     monkeypatch.setattr(downloads, "_configured", None)
 
