@@ -179,7 +179,8 @@ async def _cmd_up(args: argparse.Namespace) -> int:
                        headless=not args.headed,
                        trusted_input=not args.no_driver, progress=_progress,
                        allow_file_urls=True if args.allow_file_urls else None,
-                       tls=tls, local_browser=not args.no_browser)
+                       tls=tls, local_browser=not args.no_browser,
+                       humanize=args.humanize)
         try:
             await emb.start()
             break
@@ -276,6 +277,9 @@ async def _cmd_mcp(args: argparse.Namespace) -> int:
         _progress(f"error: {err}")
         return EXIT_USAGE
     from .mcp import Session, run_http, run_stdio
+
+    if args.humanize:  # the embedded supervisor inherits it (supervisor/driver.py)
+        os.environ["TRUSTBRIDGE_HUMANIZE"] = "1"
 
     session = Session(url=args.bridge, token=token, embedded=not args.no_embedded,
                       bridge_port=args.bridge_port, headless=options.headless,
@@ -709,6 +713,10 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--headed", action="store_true",
                     help="show the browser window (default: headless, no window)")
     up.add_argument("--no-driver", action="store_true", help="synthetic input only (labelled)")
+    up.add_argument("--humanize", action="store_true",
+                    help="a person's rhythm for clicks and typing on refs: eased pointer paths "
+                    "to a jittered point, held buttons and keys (off by default; per action: "
+                    "humanize in the SDK; docs/browsers.md)")
     up.add_argument("--open", metavar="URL", help="load URL once ready")
     up.add_argument("--allow-file-urls", action="store_true",
                     help="let agents load file: URLs (refused by default: docs/security.md)")
@@ -746,6 +754,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="port of the embedded bridge (0: any free port; a taken port "
                      "falls back to a free one)")
     _add_mcp_options(mcp)
+    mcp.add_argument("--humanize", action="store_true",
+                     help="the embedded browser's driver gives clicks and typing a person's "
+                     "rhythm (as `trustbridge up --humanize`; sets TRUSTBRIDGE_HUMANIZE=1 for it)")
     mcp.add_argument("--no-page-state", action="store_true",
                      help="do not append the page snapshot to the results of actions")
 

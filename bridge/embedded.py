@@ -63,6 +63,8 @@ class Embedded:
             (:class:`~bridge.server.TlsListener`, docs/deploy.md); None: loopback only.
         local_browser: start a supervised browser here (False: the bridge alone, for
             remote devices; ``device`` and ``browser`` are then unused).
+        humanize: the driver gives clicks and typing a person's rhythm
+            (``python -m supervisor --humanize``; supervisor/humanize.py).
     """
 
     def __init__(self, port: int = config.DEFAULT_PORT, device: str = "chromium", *,
@@ -72,9 +74,10 @@ class Embedded:
                  viewport: Mapping[str, int] | None = None, user_data_dir: str | None = None,
                  executable_path: str | None = None, origins: OriginPolicy | None = None,
                  output_dir: str | None = None, tls: TlsListener | None = None,
-                 local_browser: bool = True) -> None:
+                 local_browser: bool = True, humanize: bool = False) -> None:
         self.device = device
         self.local_browser = local_browser
+        self.humanize = humanize
         self.browser = browser
         self.headless = headless
         self.trusted_input = trusted_input
@@ -149,6 +152,8 @@ class Embedded:
                 "--token-file", "-"]
         if not self.headless:
             args.append("--headed")
+        if self.humanize:  # a person's rhythm for clicks and typing (supervisor/humanize.py)
+            args.append("--humanize")
         if not self.trusted_input:
             args.append("--no-driver")
         if self.viewport:

@@ -265,14 +265,17 @@ class Tab:
 
     async def click(self, ref: str, *, button: MouseButton = "left", click_count: int = 1,
                     modifiers: list[Modifier] | None = None,
-                    timeout_ms: int = 10_000) -> ActResult:
+                    timeout_ms: int = 10_000, humanize: bool | None = None) -> ActResult:
         """Click the centre of ``ref``'s element (``click_count`` 2: double click).
+        ``humanize``: True/False overrides the driver's ``--humanize`` for this click (an
+        eased pointer path to a jittered integer point inside the visible box, the button
+        held 60–130 ms; supervisor/humanize.py); None: the driver's setting.
 
         Raises:
             Same as :meth:`act`.
         """
         action = build_action(ClickAction, button=button, clickCount=click_count,
-                              modifiers=modifiers or [])
+                              modifiers=modifiers or [], humanize=humanize)
         return await self.act(action, ref, timeout_ms)
 
     async def dblclick(self, ref: str, *, button: MouseButton = "left",
@@ -287,7 +290,8 @@ class Tab:
         return await self.act(HoverAction(), ref, timeout_ms)
 
     async def type(self, ref: str, text: str, *, submit: bool = False,
-                   timeout_ms: int = 10_000, allow_script: bool = False) -> ActResult:
+                   timeout_ms: int = 10_000, allow_script: bool = False,
+                   humanize: bool | None = None) -> ActResult:
         """Focus ``ref`` and type ``text`` key by key (trusted key events per character,
         see :class:`bridge.protocol.models.TypeAction`); it does not clear the field (use
         :meth:`fill` to replace the value). ``submit`` presses Enter after.
@@ -304,8 +308,12 @@ class Tab:
         The result has ``keysOnly: True`` when the target is a focusable element that is
         not a text field (the keys went there; no value to read back), and
         ``focusFollowed`` when the page moved the focus box to box (a one-time code).
+        ``humanize``: True/False overrides the driver's ``--humanize`` for this call (keys
+        held 65–125 ms, 100–200 ms apart; an empty field focused by a humanized click);
+        None: the driver's setting.
         """
-        return await self.act(build_action(TypeAction, text=text, submit=submit), ref,
+        return await self.act(build_action(TypeAction, text=text, submit=submit,
+                                           humanize=humanize), ref,
                               timeout_ms, allow_script=allow_script)
 
     async def press(self, key: str, ref: str | None = None,

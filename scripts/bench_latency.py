@@ -8,6 +8,8 @@ order of the measured operations rotates each round) times:
 
 - ``snapshot``: ``page.snapshot`` through the bridge (extension serializes all frames);
 - ``trusted_click``: ``page.act`` click by ref: bridge → extension resolve → driver;
+- ``humanized_click``: the same with ``humanize: true`` (supervisor/humanize.py: 8-14 moves,
+  a 60-160 ms pause, a 60-130 ms press; its cost is the person's rhythm, not overhead);
 - ``locator_click``: Playwright ``page.locator(css).click()`` on the same element (the floor);
 - ``mouse_click``: Playwright ``page.mouse.click(x, y)`` at its centre.
 
@@ -74,13 +76,18 @@ async def main(rounds: int, as_json: bool) -> int:
                     r = await client.call("page.act", {"ref": ref, "action": {"kind": "click"}})
                     assert r["inputPath"] == "trusted"
 
+                async def humanized_click() -> None:  # issue 35 item 2, per call
+                    r = await client.call("page.act", {"ref": ref,
+                                                       "action": {"kind": "click", "humanize": True}})
+                    assert r["inputPath"] == "trusted"
+
                 async def locator_click() -> None:
                     await page.locator("#go").click()
 
                 async def mouse_click() -> None:
                     await page.mouse.click(cx, cy)
 
-                ops = [snapshot, trusted_click, locator_click, mouse_click]
+                ops = [snapshot, trusted_click, humanized_click, locator_click, mouse_click]
                 samples: dict[str, list[float]] = {op.__name__: [] for op in ops}
                 for op in ops:  # warm-up
                     await op()
@@ -92,7 +99,7 @@ async def main(rounds: int, as_json: bool) -> int:
                         samples[op.__name__].append((time.perf_counter() - t0) * 1000)
                 clicks = int(await page.text_content("#n"))
     httpd.shutdown()
-    expected = (rounds + 1) * 3
+    expected = (rounds + 1) * 4
     med = {k: statistics.median(v) for k, v in samples.items()}
     base = med["locator_click"]
     report = {

@@ -148,7 +148,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="chromium, firefox (Debian firefox-esr) or camoufox")
     parser.add_argument("--humanize", nargs="?", const=True, default=None, type=_humanize,
                         metavar="SECONDS",
-                        help="camoufox: human-like cursor movement, optionally its longest "
+                        help="a person's rhythm for clicks and typing on refs, on every "
+                        "browser (supervisor/humanize.py; also TRUSTBRIDGE_HUMANIZE=1); "
+                        "camoufox also gets its own human-like cursor, optionally its longest "
                         "duration in seconds")
     parser.add_argument("--keep-ublock", action="store_true",
                         help="camoufox: keep its default uBlock Origin addon (excluded by default)")

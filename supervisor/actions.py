@@ -49,7 +49,7 @@ from trustbridge.bridge.protocol.models import (
     TypeAction,
 )
 
-from . import fastpoint, keys, labels, mouse
+from . import fastpoint, humanize, keys, labels, mouse
 from . import values as V
 from .errors import NOT_A_FIELD, map_playwright_errors
 from .focus import focus_element, read_field
@@ -149,6 +149,9 @@ class Target:
     pointer: PointerPath = PointerPath()
     allow_script: bool = False
     bidi: bool = False
+    humanize: bool = False
+    """A person's rhythm (supervisor/humanize.py): clicks aim inside the visible box along
+    an eased curve and hold the button; typed keys are held and spaced."""
     dispatched: Callable[[], None] = lambda: None
     """Called once a verb's input has all reached the page, before it reads the result
     back (the driver's ``driver.dispatched`` signal, bridge/dispatch_signals.py: the
@@ -189,6 +192,9 @@ async def click(t: Target, a: ClickAction, timeout_ms: int) -> dict[str, Any]:
                                             timeout_ms)
     if a.position is not None:
         await check_position(t, a.position, timeout_ms)
+    elif t.humanize:
+        await human_click(t, a, timeout_ms)
+        return {}
     await t.locator.click(
         button=a.button,
         click_count=a.clickCount,
@@ -198,6 +204,17 @@ async def click(t: Target, a: ClickAction, timeout_ms: int) -> dict[str, Any]:
         **t.pointer.click_options(),
     )
     return {}
+
+
+async def human_click(t: Target, a: ClickAction, timeout_ms: int) -> None:
+    """The humanized click (supervisor/humanize.py): an eased path of integer moves from
+    the pointer's last position to an integer point inside the target's visible box, a
+    pause, then Playwright's click at that point (its hit test refuses a covered point:
+    ELEMENT_OBSCURED) with the button held :data:`~supervisor.humanize.PRESS_MS`."""
+    position = await humanize.approach(t.page, t.locator, timeout_ms)
+    await t.locator.click(
+        button=a.button, click_count=a.clickCount, modifiers=a.modifiers or None,
+        position=position, timeout=timeout_ms, delay=humanize.draw(humanize.PRESS_MS))
 
 
 async def check_position(t: Target, at: Point, timeout_ms: int) -> None:
@@ -358,6 +375,8 @@ async def type_text(t: Target, a: TypeAction, timeout_ms: int) -> dict[str, Any]
         ``{"keysOnly": True, "valueCheck": str}`` for an element with no value.
     """
     guard = Guard(t, timeout_ms)
+    if t.humanize:
+        await _focus_by_click(t, timeout_ms)
     try:
         kind, before, focused, _ = await _field(t, timeout_ms, len(a.text), guard)
     except E.ElementNotEditable:
@@ -382,6 +401,20 @@ async def type_text(t: Target, a: TypeAction, timeout_ms: int) -> dict[str, Any]
     if a.submit:
         await t.page.keyboard.press("Enter")
     return extra
+
+
+_EMPTY_UNFOCUSED_FIELD_JS = """(el) => el !== document.activeElement
+  && (el.localName === 'textarea' || (el.localName === 'input' && el.value !== undefined))
+  && el.value === '' && !el.disabled && !el.readOnly"""
+
+
+async def _focus_by_click(t: Target, timeout_ms: int) -> None:
+    """Humanize: an empty text field without the focus gets it from a humanized click, as
+    a person gives it (a page can tell a focus with no pointer before it). A field with
+    text keeps the script focus of :func:`type_text`, so the caret goes where it goes
+    without humanize; anything else is left to the usual path."""
+    if await evaluate_isolated(t.frame, t.selector, _EMPTY_UNFOCUSED_FIELD_JS, timeout_ms / 1000):
+        await human_click(t, ClickAction(), timeout_ms)
 
 
 async def _typed_and_checked(t: Target, a: TypeAction, kind: str | None, before: str | None,

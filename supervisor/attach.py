@@ -98,7 +98,7 @@ class Attached:
         self.bridge_url = bridge_url
         self.token = token
         self.device = device
-        self.frames = FrameRegistry()
+        self.frames = FrameRegistry("cdp")  # attach is Chromium over CDP
         self.driver: InputDriver | None = None
         self.gone = asyncio.Event()
         self.browser: Browser | None = None

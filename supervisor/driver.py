@@ -164,13 +164,16 @@ class InputDriver:
         ssl_context: for a ``wss://`` URL (a remote device, supervisor/remote.py): the
             context that checks the bridge's certificate; its connection is then pinged
             every ``remote.PING_S`` s.
+        humanize: a person's rhythm for clicks and typing on refs (supervisor/humanize.py);
+            None: ``TRUSTBRIDGE_HUMANIZE=1`` in the environment turns it on. An action's own
+            ``humanize`` field overrides it for that action.
     """
 
     def __init__(self, url: str, token: str, device: str, frames: FrameRegistry,
                  browser: str | None = None,
                  capabilities: dict[str, bool] | None = None,
                  pointer: A.PointerPath | None = None,
-                 ssl_context: Any = None) -> None:
+                 ssl_context: Any = None, humanize: bool | None = None) -> None:
         self.url = url
         self.ssl_context = ssl_context
         self.token = token
@@ -179,6 +182,8 @@ class InputDriver:
         self.browser = browser
         self.capabilities = {**(capabilities or {}), "trustedInput": True}
         self.pointer = pointer or A.PointerPath.from_env()
+        self.humanize = (os.environ.get("TRUSTBRIDGE_HUMANIZE", "") not in ("", "0")
+                         if humanize is None else humanize)
         self.connected = asyncio.Event()
         self._conn: Connection | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
@@ -331,6 +336,8 @@ class InputDriver:
         navwatch.stop_late(page)  # what comes now is this action's
         target: A.Target | None = None
         note = params.notifyDispatched
+        human = getattr(action, "humanize", None)
+        human = self.humanize if human is None else human
         signal = _Once(None if note is None else  # the bridge's snapshot may start now
                        lambda: self._spawn(self._dispatched(note)))
         with map_playwright_errors(timeout_ms=params.timeoutMs):
@@ -346,7 +353,7 @@ class InputDriver:
                 work = lambda: A.press_key(page, action.key, bidi=bidi)
             else:
                 target = self._target(frame, params.css, allow_script=params.allowScript,
-                                      dispatched=signal)
+                                      dispatched=signal, humanize=human)
                 if isinstance(action, DragAction):
                     if not params.toFrameToken or not params.toCss:
                         raise E.BadRequest("A drag needs the drop target's frame token and CSS.")
@@ -361,7 +368,8 @@ class InputDriver:
                 elif params.fastPoint is not None and isinstance(action, CheckAction):
                     one, at = target, params.fastPoint  # issue 18, as below
                     work = lambda: A.fast_set_checked(one, action, at, params.timeoutMs)
-                elif params.fastPoint is not None and isinstance(action, ClickAction | HoverAction):
+                elif (params.fastPoint is not None and isinstance(action, ClickAction | HoverAction)
+                      and not (human and isinstance(action, ClickAction))):
                     # issue 18: the extension verified this point; no actionability waits.
                     one, at = target, params.fastPoint
                     work = lambda: A.fast_pointer(one, action, at, params.timeoutMs)
@@ -402,13 +410,14 @@ class InputDriver:
         return {"done": True, "action": action.kind, "frameUrl": frame.url, **extra}
 
     def _target(self, frame: Frame, css: str, *, allow_script: bool = False,
-                dispatched: Callable[[], None] = lambda: None) -> A.Target:
+                dispatched: Callable[[], None] = lambda: None,
+                humanize: bool = False) -> A.Target:
         selector = locator_engine.unique_selector(css)
         return A.Target(locator=frame.locator(selector), frame=frame, selector=selector,
                         trusted_insert_text=bool(self.capabilities.get("unicodeText")),
                         pointer=self.pointer, allow_script=allow_script,
                         bidi=(self.browser or "").startswith("firefox"),
-                        dispatched=dispatched)
+                        humanize=humanize, dispatched=dispatched)
 
     async def _run_watching(self, page: Page, work: Any, action: Any = None,
                             on_done: Callable[[], None] | None = None) -> dict[str, Any]:

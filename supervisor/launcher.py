@@ -50,12 +50,12 @@ from .extension_copy import (  # re-exported: the launch paths' callers prepare 
 
 __all__ = [
     "BROWSERS", "CAMOUFOX_EXTRA_COMMAND", "CAMOUFOX_FETCH_COMMAND", "CHROME_USER_AGENT",
-    "CHROMIUM_ARGS", "EXTENSION_BUILD", "FIREFOX_PREFS", "FIREFOX_STARTUP_MARKER",
+    "CHROMIUM_ARGS", "EXTENSION_BUILD", "FIREFOX_HEADLESS_PREFS", "FIREFOX_PREFS", "FIREFOX_STARTUP_MARKER",
     "FIREFOX_STARTUP_PREFS", "REPO_ROOT", "VIEWPORT", "ExtensionCopy", "PrefValue",
     "camoufox_kwargs", "camoufox_options", "camoufox_package_missing", "chromium_args",
     "chromium_user_agent", "extension_source", "find_camoufox", "find_chromium",
     "find_firefox", "firefox_prefs", "gecko_id", "launch_camoufox", "launch_chromium",
-    "launch_firefox", "prepare_extension", "prepare_firefox_profile",
+    "launch_firefox", "prepare_extension", "prepare_firefox_profile", "screen_for",
     "sweep_stale_copies",
 ]
 
@@ -86,6 +86,16 @@ VIEWPORT = {"width": 1280, "height": 720}
 desktop size the regression pages under tests/e2e/pages/ lay out for (sticky headers,
 hover menus, padded frames)."""
 
+
+def screen_for(viewport: Mapping[str, int] | None) -> dict[str, int]:
+    """The ``window.screen`` size, CSS px, a headed desktop browser showing ``viewport``
+    would report (issue 35 item 4): a 1920×1080 display (the most common desktop size,
+    StatCounter 2024) or, for a larger viewport, the viewport plus room for the browser's
+    own toolbars (120 px) and a taskbar. Playwright's default makes ``screen`` equal to the
+    viewport, which no headed browser reports."""
+    vp = dict(viewport or VIEWPORT)
+    return {"width": max(1920, vp["width"]), "height": max(1080, vp["height"] + 120)}
+
 PrefValue = bool | int | str
 
 FIREFOX_PREFS: dict[str, PrefValue] = {
@@ -105,6 +115,16 @@ FIREFOX_PREFS: dict[str, PrefValue] = {
     # Playwright over WebDriver BiDi does not reach input into out-of-process
     # (Fission) cross-origin iframes; keep them in the page's process (design.md §9).
     "fission.autostart": False,
+    # Playwright's BiDi defaults turn this on, which defines `window.TestUtils` in every
+    # page from its first script: a one-line test for automation (issue 35 item 3).
+    "dom.testing.testutils.enabled": False,
+}
+FIREFOX_HEADLESS_PREFS: dict[str, PrefValue] = {
+    # Headless Firefox has no pointer device: `(pointer: fine)` and `(hover: hover)` are
+    # false, which no desktop browser reports. These test prefs set the capabilities
+    # (a bit mask: 2 fine, 4 hover; widget/LookAndFeel) a mouse gives (issue 35 item 4).
+    "ui.primaryPointerCapabilities": 6,
+    "ui.allPointerCapabilities": 6,
 }
 """Prefs every trustbridge Firefox profile gets (Firefox ESR and Camoufox)."""
 
@@ -214,6 +234,7 @@ async def launch_chromium(playwright: Playwright, extension: Path, *, headless: 
         headless=headless,
         args=chromium_args(extension, user_agent),
         viewport=dict(viewport or VIEWPORT),
+        screen=screen_for(viewport),
     )
 
 
@@ -324,8 +345,11 @@ async def launch_firefox(playwright: Playwright, extension: Path, *, headless: b
         channel="moz-firefox",
         executable_path=executable,
         headless=headless,
-        firefox_user_prefs={**FIREFOX_STARTUP_PREFS, **firefox_prefs(prefs)},
+        firefox_user_prefs={**FIREFOX_STARTUP_PREFS,
+                            **(FIREFOX_HEADLESS_PREFS if headless else {}),
+                            **firefox_prefs(prefs)},
         viewport=dict(viewport or VIEWPORT),
+        screen=screen_for(viewport),
     )
 
 

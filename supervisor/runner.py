@@ -128,7 +128,7 @@ class Supervisor:
         self._stopping = False
         self._deaths: list[float] = []
         self._restart_task: asyncio.Task[None] | None = None
-        self.frames = FrameRegistry()
+        self.frames = FrameRegistry("cdp" if browser == "chromium" else "transient")
         self.context: BrowserContext | None = None
         self.driver: InputDriver | None = None
         self._pw_cm: contextlib.AbstractAsyncContextManager[Playwright] | None = None
@@ -228,6 +228,10 @@ class Supervisor:
             version = self.context.browser.version if self.context.browser else "?"
             self.driver = InputDriver(self.bridge_url, self.token, self.device, self.frames,
                                       browser=f"{self.browser_name} {version}",
+                                      # --humanize: our rhythm on every browser (Camoufox
+                                      # also gets its own cursor, launcher.py); unset: the
+                                      # environment's TRUSTBRIDGE_HUMANIZE.
+                                      humanize=None if self.humanize is None else bool(self.humanize),
                                       capabilities={**driver_capabilities(self.browser_name),
                                                     # A person may open tabs in a headed
                                                     # browser: sessions never claim those

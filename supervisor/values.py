@@ -27,6 +27,7 @@ from typing import Any
 
 from trustbridge.bridge.protocol import errors as E
 
+from . import humanize
 from .navwatch import NavigationWatch
 
 SCRIPT_ONLY_TYPES = frozenset({"color"})
@@ -93,6 +94,9 @@ async def type_keys(target: Any, text: str, nav: NavigationWatch) -> None:
     for sent, ch in enumerate(text):
         if changed(nav, frame):
             raise cut(sent, len(text))
+        if getattr(target, "humanize", False):  # held keys with gaps (supervisor/humanize.py)
+            await humanize.key(keyboard, ch)
+            continue
         # TypeAction's contract: "\t" presses Tab (the focus moves); keyboard.type would
         # insert a tab character instead.
         await (keyboard.press("Tab") if ch == "\t" else keyboard.type(ch))

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, TypeAdapter,
+                      model_serializer, model_validator)
 
 from .errors import ErrorPayload
 
@@ -51,6 +52,18 @@ Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class _Humanizable(_Model):
+    """An action with the optional ``humanize`` field: left off the wire when unset, so an
+    action that does not ask is the same message as before the field existed."""
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_humanize(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out = handler(self)
+        if out.get("humanize", 0) is None:
+            del out["humanize"]
+        return out
 
 
 # --------------------------------------------------------------------------- envelopes
@@ -154,7 +167,7 @@ class Point(_Model):
     y: float = Field(ge=0, le=100_000)
 
 
-class ClickAction(_Model):
+class ClickAction(_Humanizable):
     """Press and release a mouse button at the centre of the target."""
 
     kind: Literal["click"] = "click"
@@ -169,6 +182,11 @@ class ClickAction(_Model):
         description="Click point as an offset in CSS px from the top-left corner of the "
         "target's border box; the centre if omitted.",
     )
+    humanize: bool | None = Field(
+        default=None,
+        description="A person's rhythm for this action (the driver's --humanize when omitted): "
+        "an eased path of integer pointer moves to a point inside the target's visible box and "
+        "the button held; typed keys held and spaced (supervisor/humanize.py).")
 
 
 class HoverAction(_Model):
@@ -177,7 +195,7 @@ class HoverAction(_Model):
     kind: Literal["hover"] = "hover"
 
 
-class TypeAction(_Model):
+class TypeAction(_Humanizable):
     """Focus the target and type text key by key through the keyboard (keydown, keypress,
     beforeinput, input, keyup per character, all trusted). Characters are keys of a US
     layout: ``\n`` and ``\r`` press Enter (which may submit a form) and ``\t`` presses Tab
@@ -192,6 +210,11 @@ class TypeAction(_Model):
     kind: Literal["type"] = "type"
     text: str = Field(max_length=100_000)
     submit: bool = Field(default=False, description="Press Enter after the text.")
+    humanize: bool | None = Field(
+        default=None,
+        description="A person's rhythm for this action (the driver's --humanize when omitted): "
+        "an eased path of integer pointer moves to a point inside the target's visible box and "
+        "the button held; typed keys held and spaced (supervisor/humanize.py).")
 
 
 class PressAction(_Model):

@@ -1313,10 +1313,10 @@
   function computeRole(el, ctx) {
     const explicit = el.getAttribute("role");
     if (explicit) {
-      for (const token of explicit.trim().toLowerCase().split(/\s+/)) {
-        if (!ARIA_ROLES.has(token)) continue;
-        if ((token === "none" || token === "presentation") && isFocusable(el)) break;
-        return token;
+      for (const token2 of explicit.trim().toLowerCase().split(/\s+/)) {
+        if (!ARIA_ROLES.has(token2)) continue;
+        if ((token2 === "none" || token2 === "presentation") && isFocusable(el)) break;
+        return token2;
       }
     }
     const tag = el.localName;
@@ -1509,28 +1509,10 @@
   function restoreWindowListeners(win) {
     for (const [type, fn, options] of remembered.get(win) || []) win.addEventListener(type, fn, options);
   }
-  function watchReopen(doc, win, attr, onToken = () => {
-  }) {
-    let carried = null;
+  function watchReopen(doc, win) {
     const observer2 = new MutationObserver((records) => {
-      let removedRoot = false;
-      for (const record of records) {
-        for (const node of record.removedNodes) {
-          if (node.nodeType !== 1) continue;
-          removedRoot = true;
-          const token = node.getAttribute(attr);
-          if (token) carried = token;
-        }
-      }
+      const removedRoot = records.some((r) => [...r.removedNodes].some((n) => n.nodeType === 1));
       if (removedRoot) restoreWindowListeners(win);
-      const root = doc.documentElement;
-      if (carried && root) {
-        if (!root.hasAttribute(attr)) {
-          root.setAttribute(attr, carried);
-          onToken(carried);
-        }
-        carried = null;
-      }
     });
     observer2.observe(doc, { childList: true });
     return observer2;
@@ -4075,6 +4057,67 @@
     }
   };
 
+  // src/page/token.js
+  var ACCEPT_FUNCTION = "__trustbridgeAcceptToken";
+  var TOKEN = /^[0-9a-f]{32}$/;
+  var ANNOUNCED = "tb:";
+  var FrameToken = class {
+    constructor() {
+      this.token = null;
+      this.waiters = [];
+    }
+    /** Chromium route: keep the token in force when it is `old` (the registry's record of
+     *  this document), else take `fresh`. Returns the token in force. */
+    accept(old, fresh) {
+      if (!(this.token && old && this.token === old)) this.set(fresh);
+      return this.token;
+    }
+    /** Take `token` (ignored unless it has the supervisor's shape) and wake the waiters. */
+    set(token2) {
+      if (typeof token2 !== "string" || !TOKEN.test(token2)) return;
+      this.token = token2;
+      const waiters = this.waiters;
+      this.waiters = [];
+      for (const wake of waiters) wake(token2);
+    }
+    /** The token, or one that arrives within `ms`; null after that. */
+    wait(ms) {
+      if (this.token) return Promise.resolve(this.token);
+      return new Promise((resolve) => {
+        const wake = (token2) => {
+          clearTimeout(limit);
+          resolve(token2);
+        };
+        const limit = setTimeout(() => {
+          this.waiters = this.waiters.filter((w) => w !== wake);
+          resolve(null);
+        }, ms);
+        this.waiters.push(wake);
+      });
+    }
+    /** Chromium route: expose `accept` on this world's global (`scope`: the content script's
+     *  globalThis, an isolated world the page cannot see). */
+    exposeOn(scope) {
+      Object.defineProperty(scope, ACCEPT_FUNCTION, {
+        value: (old, fresh) => this.accept(old, fresh),
+        configurable: true
+      });
+    }
+    /** Transient route: take tokens announced on `doc`'s root through `attr` (the records of
+     *  a set-and-remove in one script: the token is the `oldValue` of the second). Observes
+     *  the document's subtree, so a root replaced by document.open() is still covered. */
+    listenTransient(doc, attr) {
+      const observer2 = new MutationObserver((records) => {
+        for (const r of records) {
+          if (r.target !== doc.documentElement || typeof r.oldValue !== "string") continue;
+          if (r.oldValue.startsWith(ANNOUNCED)) this.set(r.oldValue.slice(ANNOUNCED.length));
+        }
+      });
+      observer2.observe(doc, { subtree: true, attributes: true, attributeFilter: [attr], attributeOldValue: true });
+      return observer2;
+    }
+  };
+
   // src/shim/browser.js
   var api = globalThis.browser ?? globalThis.chrome;
   var engine = typeof api?.runtime?.getBrowserInfo === "function" ? "gecko" : "chromium";
@@ -4097,7 +4140,10 @@
   var TOKEN_WAIT_MS = 1e3;
   var frameKeys = new FrameKeys();
   frameKeys.listen(window);
-  watchReopen(document, window, FRAME_TOKEN_ATTRIBUTE);
+  watchReopen(document, window);
+  var token = new FrameToken();
+  if (api.runtime.getURL("").startsWith("chrome-extension:")) token.exposeOn(globalThis);
+  else token.listenTransient(document, FRAME_TOKEN_ATTRIBUTE);
   var receipts = new Receipts(window, (receiptId, receipt) => {
     framePort.push({ receiptPushed: { receiptId, ...receipt } });
   }, openOrClosedShadowRoot);
@@ -4111,40 +4157,14 @@
   function resolveRef(ref) {
     return observer.resolve(ref);
   }
-  var TOKEN_POLL_MS = 25;
   async function frameToken() {
-    const read = () => document.documentElement && document.documentElement.getAttribute(FRAME_TOKEN_ATTRIBUTE);
-    const now = read();
-    if (now) return now;
-    return new Promise((resolve, reject) => {
-      let observed = null;
-      const watcher = new MutationObserver(() => look());
-      const finish = () => {
-        watcher.disconnect();
-        clearInterval(poll);
-        clearTimeout(limit);
-      };
-      const look = () => {
-        const token = read();
-        if (token) {
-          finish();
-          resolve(token);
-        } else if (document.documentElement && document.documentElement !== observed) {
-          observed = document.documentElement;
-          watcher.observe(observed, { attributes: true, attributeFilter: [FRAME_TOKEN_ATTRIBUTE] });
-        }
-      };
-      const poll = setInterval(look, TOKEN_POLL_MS);
-      const limit = setTimeout(() => {
-        finish();
-        reject(new PageError(
-          "FRAME_TOKEN_UNKNOWN",
-          "This frame has no input-driver token yet (it is still loading, or no driver supervises this browser). Wait a moment, take a new snapshot and retry.",
-          {}
-        ));
-      }, TOKEN_WAIT_MS);
-      look();
-    });
+    const got = await token.wait(TOKEN_WAIT_MS);
+    if (got) return got;
+    throw new PageError(
+      "FRAME_TOKEN_UNKNOWN",
+      "This frame has no input-driver token yet (it is still loading, or no driver supervises this browser). Wait a moment, take a new snapshot and retry.",
+      {}
+    );
   }
   var handlers = {
     announceFrames() {

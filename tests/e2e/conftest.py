@@ -24,7 +24,6 @@ import pytest
 
 from trustbridge.bridge.client import BridgeClient
 from trustbridge.bridge.protocol.errors import FrameTokenUnknown
-from trustbridge.bridge.protocol.models import FRAME_TOKEN_ATTRIBUTE
 from trustbridge.bridge.routing import RoutingPolicy
 from trustbridge.bridge.sdk import Tab
 from trustbridge.bridge.server import BridgeServer
@@ -339,11 +338,10 @@ def ref_of(snapshot: str, role: str, name: str) -> str:
 
 
 async def stamped(stack: Stack) -> None:
-    """Wait until every frame has loaded and holds the token the registry has for it:
-    the supervisor stamps on load events, asynchronously, and a stamp that lands after a
-    test started counting mutations is the token write (asserted on its own below), not
-    one of the extension's, and a token read before it is not the one in force. (CI runs on
-    Firefox and Chromium once saw the late stamp.)"""
+    """Wait until every frame has loaded and the registry holds a token for each: the
+    supervisor hands tokens over on load events, asynchronously (supervisor/frames.py), and
+    a token read before the last one landed is not the one in force. (CI runs on Firefox
+    and Chromium once saw the late stamp.)"""
     for frame in stack.page.frames:
         await frame.wait_for_load_state("load")
     registry = stack.supervisor.frames
@@ -353,8 +351,7 @@ async def stamped(stack: Stack) -> None:
     while asyncio.get_running_loop().time() < deadline:
         await registry.settle()
         frames = stack.page.frames
-        held = [await f.evaluate(
-            f"document.documentElement.getAttribute({FRAME_TOKEN_ATTRIBUTE!r})") for f in frames]
+        held = [registry.token_of(f) for f in frames]
         try:
             if all(t is not None and registry.frame_for(t) is f for t, f in zip(held, frames)):
                 return

@@ -13,7 +13,6 @@ from trustbridge.bridge.protocol import errors as E
 from trustbridge.bridge.protocol.models import BatchItem, DriverActParams, FillAction
 from trustbridge.bridge.sdk import Tab
 from trustbridge.supervisor.browser_limits import driver_capabilities
-from trustbridge.supervisor.frames import ATTRIBUTE
 
 from .conftest import Origins, Stack, ref_of, stamped
 
@@ -114,7 +113,7 @@ async def test_locator_not_exactly_one_fails_at_once(stack: Stack, origins: Orig
     driver = stack.supervisor.driver
     assert driver is not None
     await stamped(stack)  # stamping runs after the load, asynchronously
-    token = await stack.page.evaluate(f"document.documentElement.getAttribute('{ATTRIBUTE}')")
+    token = driver.frames.token_of(stack.page.main_frame)
     for css, count in [("css:light=#dbl, #covered", 2), ("css:light=#no-such-id", 0)]:
         params = DriverActParams(frameToken=token, css=css, action={"kind": "click"},
                                  timeoutMs=300_000)

@@ -71,3 +71,11 @@ def test_crashed_tokens_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     reg = FrameRegistry()
     reg._mark_crashed(["a", "b", "c"], "renderer")
     assert list(reg._crashed) == ["b", "c"]
+
+
+def test_the_route_is_cdp_or_transient() -> None:
+    """issue 35 item 1: Chromium hands tokens over CDP, the others set-and-remove; any other
+    route is refused at construction."""
+    assert FrameRegistry("cdp").route == "cdp" and FrameRegistry().route == "transient"
+    with pytest.raises(ValueError):
+        FrameRegistry("attribute")  # type: ignore[arg-type]

@@ -20,6 +20,7 @@ from trustbridge.bridge.protocol import errors as E
 from trustbridge.supervisor import launcher
 from trustbridge.supervisor.launcher import (
     CAMOUFOX_FETCH_COMMAND,
+    FIREFOX_HEADLESS_PREFS,
     FIREFOX_PREFS,
     FIREFOX_STARTUP_MARKER,
     camoufox_kwargs,
@@ -173,7 +174,7 @@ async def test_launch_firefox_uses_the_bidi_channel_with_the_prefs(
     assert kwargs["channel"] == "moz-firefox"
     assert kwargs["executable_path"] == str(binary)
     assert kwargs["headless"] is True
-    assert kwargs["firefox_user_prefs"] == {**FIREFOX_PREFS,
+    assert kwargs["firefox_user_prefs"] == {**FIREFOX_PREFS, **FIREFOX_HEADLESS_PREFS,
                                             "extensions.background.idle.timeout": 2000,
                                             "browser.startup.page": 1,
                                             "browser.startup.homepage": FIREFOX_STARTUP_MARKER}

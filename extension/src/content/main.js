@@ -18,6 +18,7 @@ import { find } from '../page/find.js';
 import { snapshotBegin } from '../page/begin.js';
 import { FRAME_PORT_NAME, FramePort } from '../page/frameport.js';
 import { watchReopen } from '../page/reopen.js';
+import { FrameToken } from '../page/token.js';
 
 import { api, openOrClosedShadowRoot } from '../shim/browser.js';
 import { FRAME_TOKEN_ATTRIBUTE as TOKEN_ATTRIBUTE } from '../generated/protocol.js';
@@ -26,9 +27,15 @@ const TOKEN_WAIT_MS = 1000;
 
 const frameKeys = new FrameKeys();
 frameKeys.listen(window);
-// document.open() (a frame written by script) erases this script's window listeners and
-// drops the root holding the frame token: page/reopen.js restores both.
-watchReopen(document, window, TOKEN_ATTRIBUTE);
+// document.open() (a frame written by script) erases this script's window listeners:
+// page/reopen.js restores them.
+watchReopen(document, window);
+// The frame token reaches this script without a trace in the page (page/token.js).
+const token = new FrameToken();
+// Chromium's extension origin is chrome-extension://, Firefox's and Camoufox's moz-extension://
+// (runtime.getBrowserInfo, shim/browser.js `engine`, is not a content-script API).
+if (api.runtime.getURL('').startsWith('chrome-extension:')) token.exposeOn(globalThis);
+else token.listenTransient(document, TOKEN_ATTRIBUTE);
 // A delivered click's receipt goes to the background when the click's dispatch ends (and
 // on to the bridge as a `page.receipt` event; again with `fileInput: true` when a later
 // task clicked a file input): over the frame's port when it is open, else by
@@ -56,49 +63,15 @@ function resolveRef(ref) {
   return observer.resolve(ref);
 }
 
-/** How often frameToken() looks again while no root element can be observed, ms. */
-const TOKEN_POLL_MS = 25;
-
-/** The frame token the supervisor stamped; waits up to 1 s for a fresh document.
- *
- *  The stamp lands some 25-80 ms after a document commits (the driver's isolated-world
- *  write waits for Playwright's injected script to be set up in the new document,
- *  measured), so an action right after a navigation often gets here first. It then wakes
- *  on the attribute's own mutation (a MutationObserver of this isolated world, which the
- *  page does not see) instead of the next 25 ms poll: agents navigate, snapshot and act at
- *  once, and the poll's granularity cost up to 25 ms (issue 18). The poll stays as the
- *  fallback (no root element yet, a root replaced by document.open()). */
+/** The frame token the supervisor handed this document (page/token.js); waits up to
+ *  TOKEN_WAIT_MS for a fresh document: the token lands some milliseconds after a document
+ *  commits, so an action right after a navigation often gets here first. */
 async function frameToken() {
-  const read = () => document.documentElement && document.documentElement.getAttribute(TOKEN_ATTRIBUTE);
-  const now = read();
-  if (now) return now;
-  return new Promise((resolve, reject) => {
-    let observed = null;
-    const watcher = new MutationObserver(() => look());
-    const finish = () => {
-      watcher.disconnect();
-      clearInterval(poll);
-      clearTimeout(limit);
-    };
-    const look = () => {
-      const token = read();
-      if (token) {
-        finish();
-        resolve(token);
-      } else if (document.documentElement && document.documentElement !== observed) {
-        observed = document.documentElement;
-        watcher.observe(observed, { attributes: true, attributeFilter: [TOKEN_ATTRIBUTE] });
-      }
-    };
-    const poll = setInterval(look, TOKEN_POLL_MS);
-    const limit = setTimeout(() => {
-      finish();
-      reject(new PageError('FRAME_TOKEN_UNKNOWN',
-        'This frame has no input-driver token yet (it is still loading, or no driver supervises this browser). ' +
-        'Wait a moment, take a new snapshot and retry.', {}));
-    }, TOKEN_WAIT_MS);
-    look();
-  });
+  const got = await token.wait(TOKEN_WAIT_MS);
+  if (got) return got;
+  throw new PageError('FRAME_TOKEN_UNKNOWN',
+    'This frame has no input-driver token yet (it is still loading, or no driver supervises this browser). ' +
+    'Wait a moment, take a new snapshot and retry.', {});
 }
 
 const handlers = {
