@@ -95,6 +95,7 @@ class Outcome:
     cause: str = ""
     snapshot: str = ""  # the first snapshot of the page (for the agreement check)
     seconds: float = 0.0
+    calls: list[str] = field(default_factory=list)  # each call's arguments and answer (--raw)
 
 
 def load_tasks(only: set[str] | None = None) -> list[Task]:
@@ -217,6 +218,13 @@ async def run_mcp_task(runner: mc.Runner, task: Task, origin: str) -> Outcome:
     nav = await runner.call("browser_navigate", {"url": f"{origin}/{task.page}"})
     if nav.is_error:
         return Outcome(False, "navigate: " + first_line(mc.text_of(nav)))
+    calls: list[str] = []
+    out = await run_mcp_steps(runner, task, calls)
+    out.calls = calls
+    return out
+
+
+async def run_mcp_steps(runner: mc.Runner, task: Task, calls: list[str]) -> Outcome:
     first = ""
     for verb, role, name, *rest in task.steps:
         extra = rest[0] if rest else {}
@@ -228,6 +236,7 @@ async def run_mcp_task(runner: mc.Runner, task: Task, origin: str) -> Outcome:
         if missing:
             return Outcome(False, "not in its snapshot: " + ", ".join(missing), first)
         result = await runner.call(tool, args)
+        calls.append(f"{tool} {json.dumps(args)} -> {mc.text_of(result)[:600]}")
         if result.is_error and runner.spec.adapt and "BAD_REQUEST" in mc.text_of(result):
             result = await runner.adapt(tool, args, result, mc.StepResult(tool, "", True))
         if result.is_error:

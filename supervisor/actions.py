@@ -397,8 +397,10 @@ async def _typed_and_checked(t: Target, a: TypeAction, kind: str | None, before:
         if landed:
             await _finish_guard(guard, nav, t, a.text)
         if landed and guard.fields is not None:
-            _check_typed(before or "", "".join(b["value"] for b in guard.fields),
-                         a.text, kind)
+            note = _check_typed(before or "", "".join(b["value"] for b in guard.fields),
+                                a.text, kind)
+            if note:
+                extra["valueCheck"] = note
             extra.update(_followed(guard.fields))
         elif landed and before is None and _inserts(a.text) and "\t" not in a.text:
             await _check_editable(t, a.text, timeout_ms, was)
@@ -421,7 +423,9 @@ async def _typed_and_checked(t: Target, a: TypeAction, kind: str | None, before:
                 raise V.not_set(a.text, after, "unchanged", secret=True)
             if _inserts(typed) and kind in TEXT_KINDS and after is not None:
                 try:
-                    _check_typed(before, after, typed, kind)
+                    note = _check_typed(before, after, typed, kind)
+                    if note and "valueCheck" not in extra:
+                        extra["valueCheck"] = note
                 except E.ElementValueNotSet:
                     # Keys a document on its way out dropped look like a short field:
                     # give the navigation a moment to show before blaming the field.
@@ -613,7 +617,7 @@ async def _check_editable(t: Target, text: str, timeout_ms: int,
                   "Act on the element that took the focus, or click the target first.")
 
 
-def _check_typed(before: str, after: str, text: str, kind: str | None) -> None:
+def _check_typed(before: str, after: str, text: str, kind: str | None) -> str | None:
     """A text field that took fewer characters than were typed (``maxlength``) or holds
     them changed (a page that uppercases or reformats) did not take the text: typing key
     by key promises the characters were inserted, wherever the caret was.
@@ -629,6 +633,13 @@ def _check_typed(before: str, after: str, text: str, kind: str | None) -> None:
         text: the part of the typed text that went into the field (see
             :func:`_typed_into_target`).
 
+    A field whose page formatted the text (every typed character kept, in order, with the
+    page's own between them: an input mask; :func:`V.formatted`) took it: the note for the
+    result's ``valueCheck`` is returned instead of an error.
+
+    Returns:
+        None, or the ``valueCheck`` note of a formatted field.
+
     Raises:
         ElementValueNotSet: ``truncated`` or ``rewritten`` (lengths only).
     """
@@ -639,7 +650,10 @@ def _check_typed(before: str, after: str, text: str, kind: str | None) -> None:
     if len(seen) < len(had) + len(inserted):
         raise V.not_set(before + inserted, after, "truncated", secret=True)
     if inserted not in seen:
+        if V.formatted(inserted, seen, had):
+            return V.FORMATTED_NOTE.format(n=len(after))
         raise V.not_set(before + inserted, after, "rewritten", secret=True)
+    return None
 
 
 async def _set_value(t: Target, kind: str, value: str, timeout_ms: int) -> dict[str, Any]:
@@ -789,7 +803,10 @@ async def _fill_guarded(t: Target, a: FillAction, kind: str | None, before: str 
         if boxes is not None:
             joined = "".join(b["value"] for b in boxes)
             if cause := V.value_cause(a.value, joined, before, kind):
-                raise V.not_set(a.value, joined, cause, secret=True)
+                if cause == "rewritten" and V.formatted(a.value, joined, before):
+                    extra["valueCheck"] = V.FORMATTED_NOTE.format(n=len(joined))
+                else:
+                    raise V.not_set(a.value, joined, cause, secret=True)
             extra.update(_followed(boxes))
         elif landed and before is None and a.value:
             await _check_editable(t, a.value, timeout_ms, was)
@@ -799,7 +816,10 @@ async def _fill_guarded(t: Target, a: FillAction, kind: str | None, before: str 
             # read from a document going away?
             V.check_after_keys(nav, t.frame, a.value, enter_ends=False)
             if after is not None and (cause := V.value_cause(a.value, after, before, kind)):
-                raise V.not_set(a.value, after, cause, secret=True)
+                if cause == "rewritten" and V.formatted(a.value, after, before):
+                    extra["valueCheck"] = V.FORMATTED_NOTE.format(n=len(after))
+                else:
+                    raise V.not_set(a.value, after, cause, secret=True)
     return extra
 
 
