@@ -1284,6 +1284,7 @@
           name = "";
         }
         if (!name && isEditingHost2(el) && this.role(el) === "textbox") name = editableName(el);
+        if (!name) name = placeholderName(el);
         this.names.set(el, name);
       }
       return name;
@@ -1395,6 +1396,24 @@
       if (v) return v;
     }
     return "";
+  }
+  var NO_PLACEHOLDER_TYPES = /* @__PURE__ */ new Set([
+    "button",
+    "submit",
+    "reset",
+    "image",
+    "checkbox",
+    "radio",
+    "range",
+    "color",
+    "file",
+    "hidden"
+  ]);
+  function placeholderName(el) {
+    const tag = el.localName;
+    if (tag === "input" && NO_PLACEHOLDER_TYPES.has((el.type || "").toLowerCase())) return "";
+    if (tag !== "input" && tag !== "textarea" && !el.hasAttribute("aria-placeholder")) return "";
+    return collapse(el.getAttribute("placeholder") || el.getAttribute("aria-placeholder") || "");
   }
   function isFocusable(el) {
     return el.tabIndex >= 0 && !el.disabled;

@@ -41,3 +41,22 @@ async def test_a_masked_field_that_kept_every_typed_character_is_done(
         await tab.type(ref_of(snap, "textbox", "Pin"), "123456")
     assert info.value.cause == "truncated"
     assert await stack.page.input_value("#pin") == "1234"
+
+
+async def test_a_field_named_only_by_its_placeholder_is_named_and_typed_into(
+        stack: Stack, origins: Origins) -> None:
+    """An input, a textarea and an ARIA textbox with no label but a placeholder are listed
+    with the placeholder as their name (as Chromium's accessibility tree names them), so a
+    client finds them by name; a field with a name of its own keeps it (corpus page
+    placeholder_input)."""
+    tab = stack.tab
+    await tab.goto(f"{origins.main}/corpus_classes/placeholder.html")
+    snap = await tab.snapshot()
+    assert 'textbox "Real name"' in snap and '"Not the name"' not in snap, snap
+    await tab.type(ref_of(snap, "textbox", "Email address"), "ada@example.org")
+    await tab.fill(ref_of(snap, "textbox", "Your message"), "hi")
+    ref_of(snap, "textbox", "Write a caption")
+    assert await stack.page.input_value("#email") == "ada@example.org"
+    assert await stack.page.input_value("#msg") == "hi"
+    seen = await stack.page.evaluate("() => window.seen")
+    assert seen["untrusted"] == 0 and seen["keys"] >= 15, seen

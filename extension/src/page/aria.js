@@ -160,6 +160,7 @@ export class AriaContext {
         name = '';
       }
       if (!name && isEditingHost(el) && this.role(el) === 'textbox') name = editableName(el);
+      if (!name) name = placeholderName(el);
       this.names.set(el, name);
     }
     return name;
@@ -291,6 +292,21 @@ function editableName(el) {
     if (v) return v;
   }
   return '';
+}
+
+const NO_PLACEHOLDER_TYPES = new Set(['button', 'submit', 'reset', 'image', 'checkbox', 'radio',
+  'range', 'color', 'file', 'hidden']);
+
+/** The last step of a text field's name when nothing else names it: its `placeholder`,
+ *  then `aria-placeholder` (HTML-AAM "input type=text… accessible name computation" step 5,
+ *  as Chromium's accessibility tree and Playwright name it). Found by the differential
+ *  corpus (docs/benchmarks/corpus.md, page placeholder_input): a field named only by its
+ *  placeholder was listed unnamed, so a client looking it up by name found nothing. */
+function placeholderName(el) {
+  const tag = el.localName;
+  if (tag === 'input' && NO_PLACEHOLDER_TYPES.has((el.type || '').toLowerCase())) return '';
+  if (tag !== 'input' && tag !== 'textarea' && !el.hasAttribute('aria-placeholder')) return '';
+  return collapse(el.getAttribute('placeholder') || el.getAttribute('aria-placeholder') || '');
 }
 
 function isFocusable(el) {
