@@ -11,6 +11,8 @@ Page: tests/e2e/pages/corpus_classes/.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from trustbridge.bridge.protocol import errors as E
@@ -60,3 +62,29 @@ async def test_a_field_named_only_by_its_placeholder_is_named_and_typed_into(
     assert await stack.page.input_value("#msg") == "hi"
     seen = await stack.page.evaluate("() => window.seen")
     assert seen["untrusted"] == 0 and seen["keys"] >= 15, seen
+
+
+async def test_options_of_a_select_a_widget_replaced_are_the_widgets(
+        stack: Stack, origins: Origins) -> None:
+    """A native select clipped to nothing behind a widget of the page's own (tom-select,
+    Choices) lists no options, so the option a client finds by name is the widget's, and
+    clicking it changes what the person sees (before: the hidden select's option came first;
+    a click on it changed the hidden select only). A transparent select laid over its own
+    box and a plain select keep their option refs (corpus pages lib:tom_select,
+    lib:choices_select)."""
+    tab = stack.tab
+    await tab.goto(f"{origins.main}/corpus_classes/replaced_select.html")
+    snap = await tab.snapshot()
+    assert "3 options of a select hidden" in snap, snap
+    ref_of(snap, "option", "Large")
+    ref_of(snap, "option", "Two")
+    await tab.click(ref_of(snap, "combobox", "Framework"))
+    snap = await tab.snapshot()
+    await tab.click(ref_of(snap, "option", "Rails"))
+    seen = await stack.page.evaluate("() => window.seen")
+    assert seen == {"widget": "Rails", "untrusted": 0}, seen
+    assert await stack.page.input_value("#fw") == "Rails"
+    hidden = re.findall(r'- combobox \[ref=(e\d+)\]', snap)  # the hidden select (no name)
+    assert len(hidden) == 1, snap
+    await tab.select(hidden[0], ["Django"])  # still settable by its options' values
+    assert await stack.page.input_value("#fw") == "Django"
