@@ -1285,6 +1285,8 @@
         }
         if (!name && isEditingHost2(el) && this.role(el) === "textbox") name = editableName(el);
         if (!name) name = placeholderName(el);
+        const selfNamed = selfLabelledName(el);
+        if (selfNamed) name = selfNamed;
         this.names.set(el, name);
       }
       return name;
@@ -1396,6 +1398,17 @@
       if (v) return v;
     }
     return "";
+  }
+  function selfLabelledName(el) {
+    const ids = (el.getAttribute("aria-labelledby") || "").trim().split(/\s+/);
+    if (!el.id || ids.length < 2 || !ids.includes(el.id)) return "";
+    const root = el.getRootNode();
+    const byId = (id) => (typeof root.getElementById === "function" ? root.getElementById(id) : null) || el.ownerDocument.getElementById(id);
+    return collapse(ids.map((id) => {
+      const node = byId(id);
+      if (!node) return "";
+      return node === el ? el.innerText || el.textContent || "" : node.textContent || "";
+    }).join(" "));
   }
   var NO_PLACEHOLDER_TYPES = /* @__PURE__ */ new Set([
     "button",

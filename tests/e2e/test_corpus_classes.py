@@ -88,3 +88,17 @@ async def test_options_of_a_select_a_widget_replaced_are_the_widgets(
     assert len(hidden) == 1, snap
     await tab.select(hidden[0], ["Django"])  # still settable by its options' values
     assert await stack.page.input_value("#fw") == "Django"
+
+
+async def test_an_element_labelled_by_itself_and_a_label_has_both_in_its_name(
+        stack: Stack, origins: Origins) -> None:
+    """aria-labelledby="label self" names the element with the label's text and its own
+    content ("Assignee Wade"), as Chromium's accessibility tree and Playwright MCP name it;
+    a labelledby without itself keeps the label's text only (corpus page
+    lib:headless_listbox, agreement check)."""
+    tab = stack.tab
+    await tab.goto(f"{origins.main}/corpus_classes/self_labelled.html")
+    snap = await tab.snapshot()
+    ref_of(snap, "button", "Assignee")  # the second button: the label only
+    await tab.click(ref_of(snap, "button", "Assignee Wade"))
+    assert await stack.page.evaluate("() => window.seen") == [True]

@@ -161,6 +161,8 @@ export class AriaContext {
       }
       if (!name && isEditingHost(el) && this.role(el) === 'textbox') name = editableName(el);
       if (!name) name = placeholderName(el);
+      const selfNamed = selfLabelledName(el);
+      if (selfNamed) name = selfNamed;
       this.names.set(el, name);
     }
     return name;
@@ -292,6 +294,27 @@ function editableName(el) {
     if (v) return v;
   }
   return '';
+}
+
+/** The name of an element whose aria-labelledby lists its own id among others
+ *  (`aria-labelledby="label-id self-id"`, as Headless UI and Reach name a listbox button:
+ *  "Assignee Wade"): accname 1.2 step 2B takes each referenced node's text in order, the
+ *  element's own content included (in a labelledby traversal it is named from content).
+ *  dom-accessibility-api leaves the element itself out when a `<label for>` also labels it
+ *  ("Assignee"), where Chromium's
+ *  accessibility tree and Playwright keep it (the differential corpus's agreement check,
+ *  docs/benchmarks/corpus.md, page lib:headless_listbox). '' when the rule does not apply. */
+function selfLabelledName(el) {
+  const ids = (el.getAttribute('aria-labelledby') || '').trim().split(/\s+/);
+  if (!el.id || ids.length < 2 || !ids.includes(el.id)) return '';
+  const root = el.getRootNode();
+  const byId = (id) => (typeof root.getElementById === 'function' ? root.getElementById(id) : null)
+    || el.ownerDocument.getElementById(id);
+  return collapse(ids.map((id) => {
+    const node = byId(id);
+    if (!node) return '';
+    return node === el ? (el.innerText || el.textContent || '') : (node.textContent || '');
+  }).join(' '));
 }
 
 const NO_PLACEHOLDER_TYPES = new Set(['button', 'submit', 'reset', 'image', 'checkbox', 'radio',
