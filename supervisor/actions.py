@@ -1001,12 +1001,41 @@ async def scroll(t: Target, a: ScrollAction, timeout_ms: int) -> dict[str, Any]:
         t, "el => ({scrollLeft: el.scrollLeft, scrollTop: el.scrollTop})", timeout_ms)
 
 
+REFOCUSED_NOTE = ("refocused: the page moved the focus away as the target got it, before any "
+                  "key changed anything; the target was focused again, as a person clicks "
+                  "back into it, and took the text")
+"""The ``valueCheck`` of a fill or type done on its second focus (:func:`_refocusing`)."""
+
+
+def _refocusing(verb: Any) -> Any:
+    """``verb`` (fill or type) tried once more when the page took the focus from the target
+    as it got it and nothing was typed anywhere (ELEMENT_VALUE_NOT_SET ``focusMoved`` with
+    ``sent`` 0: the focus guard cancelled every key before it changed the other element;
+    supervisor/focus_guard.py). A person whose click into a field was answered by the page
+    moving the caret (a draft restored, an autosave's focus) clicks back and types; the
+    page's thief often acts once (the differential corpus, page focus_thief, where
+    Playwright MCP's fill succeeds). A page that takes the focus again fails as before;
+    a verb that typed any character is never repeated."""
+    async def run(t: Target, a: Any, timeout_ms: int) -> dict[str, Any]:
+        try:
+            return await verb(t, a, timeout_ms)
+        except E.ElementValueNotSet as exc:
+            if exc.cause != "focusMoved" or exc.details.get("sent") != 0:
+                raise
+        extra = await verb(t, a, timeout_ms)
+        note = extra.get("valueCheck")
+        return {**extra, "valueCheck": f"{REFOCUSED_NOTE}; {note}" if note else REFOCUSED_NOTE}
+    run.__doc__ = verb.__doc__
+    run.__name__ = verb.__name__
+    return run
+
+
 VERBS: dict[str, Any] = {
     "click": click,
     "hover": hover,
-    "type": type_text,
+    "type": _refocusing(type_text),
     "press": press,
-    "fill": fill,
+    "fill": _refocusing(fill),
     "select": select,
     "check": set_checked,
     "scroll": scroll,

@@ -102,3 +102,26 @@ async def test_an_element_labelled_by_itself_and_a_label_has_both_in_its_name(
     ref_of(snap, "button", "Assignee")  # the second button: the label only
     await tab.click(ref_of(snap, "button", "Assignee Wade"))
     assert await stack.page.evaluate("() => window.seen") == [True]
+
+
+async def test_a_page_that_moves_the_focus_once_gets_the_text_on_a_second_focus(
+        stack: Stack, origins: Origins) -> None:
+    """The page moves the focus to a draft the first time the target gets it: fill (and
+    type) focus the target again, as a person clicks back, and the text lands there; the
+    draft is untouched and the result says so (valueCheck "refocused"). A page that takes
+    the focus every time still fails focusMoved, the draft untouched (corpus page
+    focus_thief, where Playwright MCP's fill passed)."""
+    tab = stack.tab
+    await tab.goto(f"{origins.main}/corpus_classes/focus_once.html")
+    snap = await tab.snapshot()
+    result = await tab.fill(ref_of(snap, "textbox", "Title"), "Hello")
+    assert result["done"] is True and result["valueCheck"].startswith("refocused"), result
+    assert await stack.page.input_value("#t") == "Hello"
+    assert await stack.page.input_value("#d") == "my unsaved draft"
+    with pytest.raises(E.ElementValueNotSet) as info:
+        await tab.type(ref_of(snap, "textbox", "Always"), "abc")
+    assert info.value.cause == "focusMoved"
+    assert await stack.page.input_value("#a") == ""
+    assert await stack.page.input_value("#d") == "my unsaved draft"
+    seen = await stack.page.evaluate("() => window.seen")
+    assert seen["untrusted"] == 0 and seen["keys"] >= 1, seen
