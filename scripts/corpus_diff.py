@@ -132,6 +132,9 @@ def mcp_args(verb: str, role: str, name: str, extra: dict[str, Any]) -> tuple[st
         return "browser_press_key", {"key": name}
     if verb == "wait":
         return "browser_wait_for", {"text": name}
+    if verb == "wheel":  # at the mouse's last point (after a hover or click)
+        return "browser_mouse_wheel", {"deltaX": extra.get("deltaX", 0),
+                                       "deltaY": extra.get("deltaY", 0)}
     raise ValueError(f"unknown verb {verb!r}")
 
 
@@ -309,6 +312,9 @@ async def run_raw_task(page: Any, task: Task) -> Outcome:
             continue
         if verb == "wait":
             await page.get_by_text(name).first.wait_for()
+            continue
+        if verb == "wheel":
+            await page.mouse.wheel(extra.get("deltaX", 0), extra.get("deltaY", 0))
             continue
         if verb == "type" and extra.get("frame"):
             loc = page.frame_locator(f'iframe[title="{extra["frame"]}"]').locator("body")
