@@ -430,8 +430,10 @@ async def _typed_and_checked(t: Target, a: TypeAction, kind: str | None, before:
         if landed:
             await _finish_guard(guard, nav, t, a.text)
         if landed and guard.fields is not None:
-            _check_typed(before or "", "".join(b["value"] for b in guard.fields),
-                         a.text, kind)
+            note = _check_typed(before or "", "".join(b["value"] for b in guard.fields),
+                                a.text, kind)
+            if note:
+                extra["valueCheck"] = note
             extra.update(_followed(guard.fields))
         elif landed and before is None and _inserts(a.text) and "\t" not in a.text:
             await _check_editable(t, a.text, timeout_ms, was)
@@ -454,7 +456,9 @@ async def _typed_and_checked(t: Target, a: TypeAction, kind: str | None, before:
                 raise V.not_set(a.text, after, "unchanged", secret=True)
             if _inserts(typed) and kind in TEXT_KINDS and after is not None:
                 try:
-                    _check_typed(before, after, typed, kind)
+                    note = _check_typed(before, after, typed, kind)
+                    if note and "valueCheck" not in extra:
+                        extra["valueCheck"] = note
                 except E.ElementValueNotSet:
                     # Keys a document on its way out dropped look like a short field:
                     # give the navigation a moment to show before blaming the field.
@@ -646,7 +650,7 @@ async def _check_editable(t: Target, text: str, timeout_ms: int,
                   "Act on the element that took the focus, or click the target first.")
 
 
-def _check_typed(before: str, after: str, text: str, kind: str | None) -> None:
+def _check_typed(before: str, after: str, text: str, kind: str | None) -> str | None:
     """A text field that took fewer characters than were typed (``maxlength``) or holds
     them changed (a page that uppercases or reformats) did not take the text: typing key
     by key promises the characters were inserted, wherever the caret was.
@@ -662,6 +666,13 @@ def _check_typed(before: str, after: str, text: str, kind: str | None) -> None:
         text: the part of the typed text that went into the field (see
             :func:`_typed_into_target`).
 
+    A field whose page formatted the text (every typed character kept, in order, with the
+    page's own between them: an input mask; :func:`V.formatted`) took it: the note for the
+    result's ``valueCheck`` is returned instead of an error.
+
+    Returns:
+        None, or the ``valueCheck`` note of a formatted field.
+
     Raises:
         ElementValueNotSet: ``truncated`` or ``rewritten`` (lengths only).
     """
@@ -672,7 +683,10 @@ def _check_typed(before: str, after: str, text: str, kind: str | None) -> None:
     if len(seen) < len(had) + len(inserted):
         raise V.not_set(before + inserted, after, "truncated", secret=True)
     if inserted not in seen:
+        if V.formatted(inserted, seen, had):
+            return V.FORMATTED_NOTE.format(n=len(after))
         raise V.not_set(before + inserted, after, "rewritten", secret=True)
+    return None
 
 
 async def _set_value(t: Target, kind: str, value: str, timeout_ms: int) -> dict[str, Any]:
@@ -822,7 +836,10 @@ async def _fill_guarded(t: Target, a: FillAction, kind: str | None, before: str 
         if boxes is not None:
             joined = "".join(b["value"] for b in boxes)
             if cause := V.value_cause(a.value, joined, before, kind):
-                raise V.not_set(a.value, joined, cause, secret=True)
+                if cause == "rewritten" and V.formatted(a.value, joined, before):
+                    extra["valueCheck"] = V.FORMATTED_NOTE.format(n=len(joined))
+                else:
+                    raise V.not_set(a.value, joined, cause, secret=True)
             extra.update(_followed(boxes))
         elif landed and before is None and a.value:
             await _check_editable(t, a.value, timeout_ms, was)
@@ -832,7 +849,10 @@ async def _fill_guarded(t: Target, a: FillAction, kind: str | None, before: str 
             # read from a document going away?
             V.check_after_keys(nav, t.frame, a.value, enter_ends=False)
             if after is not None and (cause := V.value_cause(a.value, after, before, kind)):
-                raise V.not_set(a.value, after, cause, secret=True)
+                if cause == "rewritten" and V.formatted(a.value, after, before):
+                    extra["valueCheck"] = V.FORMATTED_NOTE.format(n=len(after))
+                else:
+                    raise V.not_set(a.value, after, cause, secret=True)
     return extra
 
 
@@ -1014,12 +1034,41 @@ async def scroll(t: Target, a: ScrollAction, timeout_ms: int) -> dict[str, Any]:
         t, "el => ({scrollLeft: el.scrollLeft, scrollTop: el.scrollTop})", timeout_ms)
 
 
+REFOCUSED_NOTE = ("refocused: the page moved the focus away as the target got it, before any "
+                  "key changed anything; the target was focused again, as a person clicks "
+                  "back into it, and took the text")
+"""The ``valueCheck`` of a fill or type done on its second focus (:func:`_refocusing`)."""
+
+
+def _refocusing(verb: Any) -> Any:
+    """``verb`` (fill or type) tried once more when the page took the focus from the target
+    as it got it and nothing was typed anywhere (ELEMENT_VALUE_NOT_SET ``focusMoved`` with
+    ``sent`` 0: the focus guard cancelled every key before it changed the other element;
+    supervisor/focus_guard.py). A person whose click into a field was answered by the page
+    moving the caret (a draft restored, an autosave's focus) clicks back and types; the
+    page's thief often acts once (the differential corpus, page focus_thief, where
+    Playwright MCP's fill succeeds). A page that takes the focus again fails as before;
+    a verb that typed any character is never repeated."""
+    async def run(t: Target, a: Any, timeout_ms: int) -> dict[str, Any]:
+        try:
+            return await verb(t, a, timeout_ms)
+        except E.ElementValueNotSet as exc:
+            if exc.cause != "focusMoved" or exc.details.get("sent") != 0:
+                raise
+        extra = await verb(t, a, timeout_ms)
+        note = extra.get("valueCheck")
+        return {**extra, "valueCheck": f"{REFOCUSED_NOTE}; {note}" if note else REFOCUSED_NOTE}
+    run.__doc__ = verb.__doc__
+    run.__name__ = verb.__name__
+    return run
+
+
 VERBS: dict[str, Any] = {
     "click": click,
     "hover": hover,
-    "type": type_text,
+    "type": _refocusing(type_text),
     "press": press,
-    "fill": fill,
+    "fill": _refocusing(fill),
     "select": select,
     "check": set_checked,
     "scroll": scroll,

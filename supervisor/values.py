@@ -164,6 +164,27 @@ def value_cause(expected: str, actual: str, before: str | None,
     return "rewritten"
 
 
+def formatted(typed: str, actual: str, before: str | None) -> bool:
+    """Whether a field the page rewrote still holds every typed character, in order and in
+    the same case, with characters of its own between them: an input mask or formatter
+    (``5551234567`` typed, ``+1 (555) 123-4567`` held; IMask, Cleave, a phone or card
+    field). The keys landed and the page took them, so the action is done (the result says
+    the page formatted the value); Playwright's ``fill`` / ``pressSequentially`` succeed
+    there too (the differential corpus, docs/benchmarks/corpus.md). A field that dropped or
+    changed a typed character (``maxlength``, uppercasing) is not formatted, nor one that
+    kept ``before``.
+    """
+    if not typed or actual == before or len(actual) <= len(typed):
+        return False
+    rest = iter(actual)
+    return all(ch in rest for ch in typed)
+
+
+FORMATTED_NOTE = ("formatted: the page rewrote the value as it took it (a mask or formatter); "
+                  "the field holds {n} characters, every typed character among them in order")
+"""The ``valueCheck`` of a result whose field the page formatted (:func:`formatted`)."""
+
+
 def not_set(expected: str, actual: str, cause: str, secret: bool) -> E.ElementValueNotSet:
     """ELEMENT_VALUE_NOT_SET for a field; ``secret``: text whose value is never given
     (every text-like field: it may be a password, a card number, a key)."""

@@ -87,6 +87,10 @@ def warnings(results: Sequence[Result], labels: Sequence[str]) -> list[str]:
                 f"Note: during {label} the page moved the focus on field by field (a "
                 f"multi-box input): the text went into {moved.get('fields')} fields "
                 f"({names}), and their values together are the text.")
+        if isinstance(check := result.get("valueCheck"), str) and check:
+            # what the read-back checked, when not simply the whole text (a formatted field,
+            # a Tab that moved the focus part way): supervisor/actions.py type_text / fill
+            lines.append(f"Note: the value check of {label}: {check}.")
     # A navigation that became a download left the document as it was (supervisor/watch.py).
     if any(r.get("postActionDocumentChanged") and not r.get("navigationWasDownload")
            for r in results):

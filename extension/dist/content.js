@@ -1284,6 +1284,9 @@
           name = "";
         }
         if (!name && isEditingHost2(el) && this.role(el) === "textbox") name = editableName(el);
+        if (!name) name = placeholderName(el);
+        const selfNamed = selfLabelledName(el);
+        if (selfNamed) name = selfNamed;
         this.names.set(el, name);
       }
       return name;
@@ -1395,6 +1398,35 @@
       if (v) return v;
     }
     return "";
+  }
+  function selfLabelledName(el) {
+    const ids = (el.getAttribute("aria-labelledby") || "").trim().split(/\s+/);
+    if (!el.id || ids.length < 2 || !ids.includes(el.id)) return "";
+    const root = el.getRootNode();
+    const byId = (id) => (typeof root.getElementById === "function" ? root.getElementById(id) : null) || el.ownerDocument.getElementById(id);
+    return collapse(ids.map((id) => {
+      const node = byId(id);
+      if (!node) return "";
+      return node === el ? el.innerText || el.textContent || "" : node.textContent || "";
+    }).join(" "));
+  }
+  var NO_PLACEHOLDER_TYPES = /* @__PURE__ */ new Set([
+    "button",
+    "submit",
+    "reset",
+    "image",
+    "checkbox",
+    "radio",
+    "range",
+    "color",
+    "file",
+    "hidden"
+  ]);
+  function placeholderName(el) {
+    const tag = el.localName;
+    if (tag === "input" && NO_PLACEHOLDER_TYPES.has((el.type || "").toLowerCase())) return "";
+    if (tag !== "input" && tag !== "textarea" && !el.hasAttribute("aria-placeholder")) return "";
+    return collapse(el.getAttribute("placeholder") || el.getAttribute("aria-placeholder") || "");
   }
   function isFocusable(el) {
     return el.tabIndex >= 0 && !el.disabled;
@@ -2195,6 +2227,10 @@
         return;
       }
       const options = select.options;
+      if (select !== this.rootEl && options.length && this.replacedSelect(select)) {
+        this.push({ d: depth, s: `- text: "${options.length} options of a select hidden behind the page's own control (select_option takes any by value or label)"` });
+        return;
+      }
       const max = select === this.rootEl ? options.length : Math.min(options.length, MAX_OPTIONS);
       const secret = isSensitive(select);
       for (let i = 0; i < max; i++) {
@@ -2205,6 +2241,26 @@
       if (options.length > max) {
         this.push({ d: depth, s: `- text: "\u2026 ${options.length - max} more options (select_option takes any by value or label)"` });
       }
+    }
+    /** True when a native select is drawn hidden although it is in the layout (the way
+     *  widget libraries keep the original select for forms and screen readers): clipped to
+     *  nothing (`clip: rect(0 0 0 0)`, `clip-path: inset(50%)`, a box of 1 CSS px or less),
+     *  or fully transparent where the point at its centre (inside the viewport) hits another
+     *  element. A transparent select on top of a styled box, which a person clicks to open
+     *  it, is not replaced. */
+    replacedSelect(select) {
+      const rect = select.getBoundingClientRect();
+      if (rect.width <= 1 || rect.height <= 1) return true;
+      const style = this.aria.style(select);
+      if (/^rect\(\s*0(px)?[\s,]+0(px)?[\s,]+0(px)?[\s,]+0(px)?\s*\)$/.test(style.clip || "")) return true;
+      if ((style.clipPath || "").replace(/\s+/g, "") === "inset(50%)") return true;
+      if (parseFloat(style.opacity) !== 0) return false;
+      const x = rect.left + rect.width / 2, y = rect.top + rect.height / 2;
+      const view = select.ownerDocument.defaultView;
+      if (!view || x < 0 || y < 0 || x >= view.innerWidth || y >= view.innerHeight) return false;
+      const root = select.getRootNode();
+      const hit = typeof root.elementFromPoint === "function" ? root.elementFromPoint(x, y) : null;
+      return !!hit && hit !== select && !select.contains(hit);
     }
     /** An outline line for an element: every one carries a ref. `shown` is the name
      *  printed when it differs from the ref's descriptor name (a row named by its cells). */

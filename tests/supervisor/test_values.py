@@ -72,3 +72,17 @@ def test_cut_counts_and_never_shows_text() -> None:
     assert isinstance(err, E.BrowserOperationUncertain)
     assert err.details == {"sent": 3, "total": 9}
     assert isinstance(cut(0, 9), E.BrowserDocumentChanged)
+
+
+@pytest.mark.parametrize(("typed", "actual", "before", "ok"), [
+    ("5551234567", "+1 (555) 123-4567", "", True),   # a phone mask's literals and prefix
+    ("4111111111111111", "4111 1111 1111 1111", "", True),
+    ("hello", "HELLO", "", False),                    # a changed character is a rewrite
+    ("123456", "1234", "", False),                    # a maxlength dropped some
+    ("low", "hello world", "hello world", False),      # the field kept what it had
+    ("", "(", "", False),
+])
+def test_formatted(typed: str, actual: str, before: str, ok: bool) -> None:
+    """A field formatted by its page keeps every typed character in order (issue 30 corpus)."""
+    from trustbridge.supervisor.values import formatted
+    assert formatted(typed, actual, before) is ok

@@ -160,6 +160,9 @@ export class AriaContext {
         name = '';
       }
       if (!name && isEditingHost(el) && this.role(el) === 'textbox') name = editableName(el);
+      if (!name) name = placeholderName(el);
+      const selfNamed = selfLabelledName(el);
+      if (selfNamed) name = selfNamed;
       this.names.set(el, name);
     }
     return name;
@@ -291,6 +294,42 @@ function editableName(el) {
     if (v) return v;
   }
   return '';
+}
+
+/** The name of an element whose aria-labelledby lists its own id among others
+ *  (`aria-labelledby="label-id self-id"`, as Headless UI and Reach name a listbox button:
+ *  "Assignee Wade"): accname 1.2 step 2B takes each referenced node's text in order, the
+ *  element's own content included (in a labelledby traversal it is named from content).
+ *  dom-accessibility-api leaves the element itself out when a `<label for>` also labels it
+ *  ("Assignee"), where Chromium's
+ *  accessibility tree and Playwright keep it (the differential corpus's agreement check,
+ *  docs/benchmarks/corpus.md, page lib:headless_listbox). '' when the rule does not apply. */
+function selfLabelledName(el) {
+  const ids = (el.getAttribute('aria-labelledby') || '').trim().split(/\s+/);
+  if (!el.id || ids.length < 2 || !ids.includes(el.id)) return '';
+  const root = el.getRootNode();
+  const byId = (id) => (typeof root.getElementById === 'function' ? root.getElementById(id) : null)
+    || el.ownerDocument.getElementById(id);
+  return collapse(ids.map((id) => {
+    const node = byId(id);
+    if (!node) return '';
+    return node === el ? (el.innerText || el.textContent || '') : (node.textContent || '');
+  }).join(' '));
+}
+
+const NO_PLACEHOLDER_TYPES = new Set(['button', 'submit', 'reset', 'image', 'checkbox', 'radio',
+  'range', 'color', 'file', 'hidden']);
+
+/** The last step of a text field's name when nothing else names it: its `placeholder`,
+ *  then `aria-placeholder` (HTML-AAM "input type=text… accessible name computation" step 5,
+ *  as Chromium's accessibility tree and Playwright name it). Found by the differential
+ *  corpus (docs/benchmarks/corpus.md, page placeholder_input): a field named only by its
+ *  placeholder was listed unnamed, so a client looking it up by name found nothing. */
+function placeholderName(el) {
+  const tag = el.localName;
+  if (tag === 'input' && NO_PLACEHOLDER_TYPES.has((el.type || '').toLowerCase())) return '';
+  if (tag !== 'input' && tag !== 'textarea' && !el.hasAttribute('aria-placeholder')) return '';
+  return collapse(el.getAttribute('placeholder') || el.getAttribute('aria-placeholder') || '');
 }
 
 function isFocusable(el) {

@@ -368,6 +368,15 @@ export class Walker {
       return;
     }
     const options = select.options;
+    if (select !== this.rootEl && options.length && this.replacedSelect(select)) {
+      // A select no one can see or reach, kept by a widget library that draws its own
+      // (tom-select, Choices, select2): its options get no lines, so the options a
+      // client finds by name are the widget's, which a person clicks. A click on the
+      // hidden select's option changed the hidden select and not the widget (corpus
+      // pages lib:tom_select, lib:choices_select). select_option on it still works.
+      this.push({ d: depth, s: `- text: "${options.length} options of a select hidden behind the page's own control (select_option takes any by value or label)"` });
+      return;
+    }
     const max = select === this.rootEl ? options.length : Math.min(options.length, MAX_OPTIONS);
     // A secret select (card expiry ...) shows its value masked: which option is selected
     // is not said either.
@@ -380,6 +389,27 @@ export class Walker {
     if (options.length > max) {
       this.push({ d: depth, s: `- text: "… ${options.length - max} more options (select_option takes any by value or label)"` });
     }
+  }
+
+  /** True when a native select is drawn hidden although it is in the layout (the way
+   *  widget libraries keep the original select for forms and screen readers): clipped to
+   *  nothing (`clip: rect(0 0 0 0)`, `clip-path: inset(50%)`, a box of 1 CSS px or less),
+   *  or fully transparent where the point at its centre (inside the viewport) hits another
+   *  element. A transparent select on top of a styled box, which a person clicks to open
+   *  it, is not replaced. */
+  replacedSelect(select) {
+    const rect = select.getBoundingClientRect();
+    if (rect.width <= 1 || rect.height <= 1) return true;
+    const style = this.aria.style(select);
+    if (/^rect\(\s*0(px)?[\s,]+0(px)?[\s,]+0(px)?[\s,]+0(px)?\s*\)$/.test(style.clip || '')) return true;
+    if ((style.clipPath || '').replace(/\s+/g, '') === 'inset(50%)') return true;
+    if (parseFloat(style.opacity) !== 0) return false;
+    const x = rect.left + rect.width / 2, y = rect.top + rect.height / 2;
+    const view = select.ownerDocument.defaultView;
+    if (!view || x < 0 || y < 0 || x >= view.innerWidth || y >= view.innerHeight) return false;
+    const root = select.getRootNode();
+    const hit = typeof root.elementFromPoint === 'function' ? root.elementFromPoint(x, y) : null;
+    return !!hit && hit !== select && !select.contains(hit);
   }
 
   /** An outline line for an element: every one carries a ref. `shown` is the name

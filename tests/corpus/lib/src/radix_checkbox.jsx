@@ -1,0 +1,2 @@
+import React from "react"; import { createRoot } from "react-dom/client"; import * as Checkbox from "@radix-ui/react-checkbox";
+createRoot(document.getElementById("root")).render(<div><Checkbox.Root id="c1" onCheckedChange={v => record(v)} style={{ width: 20, height: 20, border: "1px solid #333" }}><Checkbox.Indicator>✓</Checkbox.Indicator></Checkbox.Root><label htmlFor="c1"> Accept terms and conditions</label></div>);

@@ -1,0 +1,3 @@
+import React from "react"; import { createRoot } from "react-dom/client"; import * as Sl from "@radix-ui/react-slider";
+createRoot(document.getElementById("root")).render(<Sl.Root defaultValue={[50]} max={100} step={1} onValueChange={v => record(String(v[0]))} style={{ position: "relative", display: "flex", alignItems: "center", width: 200, height: 20 }}>
+  <Sl.Track style={{ background: "#ccc", flexGrow: 1, height: 3, position: "relative" }}><Sl.Range style={{ position: "absolute", background: "#36c", height: "100%" }} /></Sl.Track><Sl.Thumb aria-label="Volume" style={{ display: "block", width: 16, height: 16, background: "#333", borderRadius: 8 }} /></Sl.Root>);

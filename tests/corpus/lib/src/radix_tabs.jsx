@@ -1,0 +1,2 @@
+import React from "react"; import { createRoot } from "react-dom/client"; import * as T from "@radix-ui/react-tabs";
+createRoot(document.getElementById("root")).render(<T.Root defaultValue="account" onValueChange={v => record(v)}><T.List aria-label="Manage"><T.Trigger value="account">Account</T.Trigger><T.Trigger value="password">Password</T.Trigger></T.List><T.Content value="account">A</T.Content><T.Content value="password">P</T.Content></T.Root>);
