@@ -202,7 +202,14 @@ class Embedded:
 
     async def stop(self) -> None:
         """Stop the supervisor (SIGTERM, then SIGKILL after 10 s) and the bridge, and
-        remove what a killed supervisor left in the temp dir."""
+        remove what a killed supervisor left in the temp dir.
+
+        The bridge first announces its shutdown (:meth:`BridgeServer.begin_shutdown`) and
+        its endpoint file goes, so no client attaches to it while its browser is closed
+        (issue 32 item 1)."""
+        config.clear_endpoint()
+        with contextlib.suppress(Exception):
+            await self.server.begin_shutdown()
         if self.child is not None and self.child.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 self.child.send_signal(signal.SIGTERM)

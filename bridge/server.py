@@ -167,6 +167,8 @@ class BridgeServer:
         self.executor.gate.withdraw = self._withdraw
         self.executor.gate.operator = self._is_operator
         self._sweeper: asyncio.Task[None] | None = None
+        self.closing = False
+        """Set by :meth:`begin_shutdown`: every later hello is refused (issue 32 item 1)."""
         self.pairing = Pairing()  # codes and paired devices' credentials (bridge/pairing.py)
 
     @property
@@ -195,8 +197,22 @@ class BridgeServer:
         self._sweeper = asyncio.create_task(self._sweep_sessions())
         log.info("bridge listening on %s", self.url)
 
+    async def begin_shutdown(self) -> None:
+        """Announce that this bridge is going away (issue 32 item 1): every later hello is
+        refused with DEVICE_NOT_CONNECTED (``details.shuttingDown: true``), and every
+        client connected now is closed (code 1001, "going away"), so an MCP server on it
+        reconnects at its next call, finds no bridge, and starts its own instead of
+        waiting on one whose browser is being stopped. Extension and driver peers stay
+        until :meth:`stop` (the browser is being closed under them)."""
+        self.closing = True
+        clients = [p for p in self.peers.values() if p.role == "client"]
+        for peer in clients:
+            with contextlib.suppress(Exception):
+                await peer.ws.close(1001, "bridge shutting down")
+
     async def stop(self) -> None:
         """Close every connection and stop listening."""
+        self.closing = True
         if self._sweeper is not None:
             self._sweeper.cancel()
             self._sweeper = None
@@ -266,6 +282,12 @@ class BridgeServer:
     async def _handle(self, ws: ServerConnection) -> None:
         try:
             hello = await self._read_hello(ws)
+            if self.closing:
+                raise E.DeviceNotConnected(
+                    "This bridge is shutting down; it takes no new connections.",
+                    {"shuttingDown": True},
+                    next_step="Connect again in a moment: a new bridge (or this server's own "
+                    "embedded one) takes its place.")
             if hello.role == "extension" and hello.device is not None:
                 await self._refuse_a_second_extension(hello.device)
             peer_id = f"p{next(self._peer_ids)}"

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -181,6 +182,8 @@ class Connection:
         self._restarts_seen = 0
         self._lock = asyncio.Lock()
         self._warm: asyncio.Task[None] | None = None
+        self._bridge: tuple[str, int | None] | None = None
+        """``(url, pid)`` of the bridge the session is open on (:meth:`_bridge_identity`)."""
 
     async def client(self) -> BridgeClient:
         """The bridge connection: reused while open, else (re)connected, else the embedded
@@ -216,9 +219,12 @@ class Connection:
                 raise self._restarted()
             if self._client is not None and not self._client.closed:
                 return self._client
+            lost = self._client is not None  # the bridge closed our connection
             self._client = None
+            started = False
             try:
                 client = await BridgeClient.connect(self.url, self.token)
+                bridge = self._bridge_identity(None)
             except E.DeviceNotConnected as err:
                 if not self.embedded or self.url is not None:
                     raise
@@ -226,11 +232,50 @@ class Connection:
                 await self._stop_embedded()
                 self._emb = await self._start_embedded()
                 client = await BridgeClient.connect(self._emb.url, self._emb.token)
+                bridge = self._bridge_identity(self._emb)
+                started = True
             await self.lease.open(client)
+            self._check_browser(client)
+            if self._bridge is not None and bridge != self._bridge:
+                self._moved(self._bridge, bridge, started)
+            elif lost:
+                log.info("reconnected to the bridge at %s", bridge[0])
+            self._bridge = bridge
             # A new session owns nothing; a tab only read (pinned) stays "may open my own".
             self.own_tab_pending = self.own_tab_pending or self.tab_id is None
             self._client = client
             return client
+
+    def _bridge_identity(self, emb: Embedded | None) -> tuple[str, int | None]:
+        """``(url, pid)`` naming one bridge process: a bridge that restarted on the same
+        port is another bridge (its browser, tabs and refs are others)."""
+        if emb is not None:
+            return emb.url, os.getpid()
+        if self.url is not None:
+            return self.url, None
+        info = config.read_endpoint() or {}
+        pid = info.get("pid")
+        return str(info.get("url")), pid if isinstance(pid, int) else None
+
+    def _moved(self, old: tuple[str, int | None], new: tuple[str, int | None],
+               started: bool) -> None:
+        """The session now runs on another bridge than before (the one it used went away:
+        its owner exited or it restarted): the current tab and every ref are from a
+        browser that is gone, so the session starts afresh on the new one (its next
+        navigate opens or takes a tab there) and the call's result says so (issue 32
+        item 1; before, every later call answered BROWSER_TAB_CLOSED for the old tab)."""
+        gone_tab = self.tab_id
+        self.select(None, None)
+        where = ("this server started its own bridge and browser at " + new[0]) if started \
+            else f"this server connected to the bridge now running at {new[0]}"
+        tab = f" Tab {gone_tab} and every" if gone_tab is not None else " Every"
+        self._notes.append(
+            f"The bridge this server used ({old[0]}) is gone; {where}.{tab} ref from before "
+            "is gone: this call ran in that browser.")
+        log.warning("bridge %s gone; now on %s", old[0], new[0])
+
+    def _check_browser(self, client: BridgeClient) -> None:
+        """Nothing here yet (see :meth:`check_requested_browser`)."""
 
     @property
     def label(self) -> str | None:
