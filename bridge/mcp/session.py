@@ -235,7 +235,11 @@ class Connection:
                 bridge = self._bridge_identity(self._emb)
                 started = True
             await self.lease.open(client)
-            self._check_browser(client)
+            try:
+                await self._check_browser(client, started)
+            except E.DeviceNotConnected:
+                await client.close()
+                raise
             if self._bridge is not None and bridge != self._bridge:
                 self._moved(self._bridge, bridge, started)
             elif lost:
@@ -274,8 +278,40 @@ class Connection:
             "is gone: this call ran in that browser.")
         log.warning("bridge %s gone; now on %s", old[0], new[0])
 
-    def _check_browser(self, client: BridgeClient) -> None:
-        """Nothing here yet (see :meth:`check_requested_browser`)."""
+    async def _check_browser(self, client: BridgeClient, started: bool) -> None:
+        """A server started with ``--browser NAME`` (or its variable / config key) that
+        joined a running bridge uses that browser only: the bridge's device running it
+        becomes the current device, and when the bridge has none, every call is refused
+        with the next step (issue 32 item 1: before, a Chromium bridge was used silently,
+        with a warning on stderr only, which MCP clients hide). Chosen over starting the
+        asked browser as a second device on the other bridge: that browser would belong
+        to a bridge this server does not own, and live or die with it.
+
+        Raises:
+            DeviceNotConnected: (``details.requestedBrowser``) the running bridge has no
+                device of the asked browser.
+        """
+        if started or "browser" not in self.options.launch_set or self.url is not None:
+            return
+        want = self.options.browser
+        names = {"chromium": ("chrom",), "firefox": ("firefox",), "camoufox": ("camoufox",)}
+        devices = (await client.call("devices.list")).get("devices") or []
+        running = [(str(d.get("device")), str(d.get("browser") or "")) for d in devices
+                   if d.get("extension")]
+        match = [dev for dev, name in running if dev == want
+                 or any(n in name.lower() for n in names.get(want, (want,)))]
+        if match:
+            if self.device is None or self.device not in match:
+                self.device = match[0]
+            return
+        have = ", ".join(f"{dev} ({name or '?'})" for dev, name in running) or "no browser"
+        raise E.DeviceNotConnected(
+            f"This server was started with --browser {want}, but the bridge already running "
+            f"in {config.state_dir()} has {have}; it does not use another browser than the "
+            "one asked for.", {"requestedBrowser": want, "running": [d for d, _ in running]},
+            next_step=f"Tell the user: stop the running bridge so this server starts {want} "
+            "itself, or give this server its own TRUSTBRIDGE_HOME, or start it without "
+            "--browser to use the running browser.")
 
     @property
     def label(self) -> str | None:

@@ -58,3 +58,23 @@ async def test_a_second_server_keeps_working_after_the_first_one_exits(
         print(f"B's navigate after A exited took {took:.1f} s")
         again = await _navigate(b, url + "?b=3")
         assert not again.is_error and "?b=3" in _text(again), _text(again)
+
+
+async def test_browser_firefox_on_a_running_chromium_bridge_is_refused_with_the_next_step(
+        tmp_path: Path, origins) -> None:
+    """``--browser firefox`` while another server's Chromium bridge runs in the same state
+    directory: the tool result refuses (nothing runs in Chromium) and says what to do;
+    before issue 32 the call ran in Chromium, with a warning on stderr only."""
+    home = tmp_path / "home"
+    url = f"{origins.main}/index.html"
+    async with mcp_server(home, "--browser", "chromium") as a:
+        first = await _navigate(a, url)
+        assert not first.is_error, _text(first)
+        async with mcp_server(home, "--browser", "firefox") as b:
+            refused = await _navigate(b, url + "?ff=1")
+            shown = _text(refused)
+            assert refused.is_error, shown
+            assert "DEVICE_NOT_CONNECTED" in shown and "--browser firefox" in shown, shown
+            assert "TRUSTBRIDGE_HOME" in shown, shown
+        pages = await a.call_tool("browser_tabs", {"action": "list"})
+        assert "?ff=1" not in _text(pages), _text(pages)
