@@ -78,3 +78,60 @@ async def test_browser_firefox_on_a_running_chromium_bridge_is_refused_with_the_
             assert "TRUSTBRIDGE_HOME" in shown, shown
         pages = await a.call_tool("browser_tabs", {"action": "list"})
         assert "?ff=1" not in _text(pages), _text(pages)
+
+
+async def test_a_server_never_attaches_to_a_bridge_that_is_shutting_down(
+        tmp_path: Path, origins, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge whose stop has begun (its supervisor being terminated) is not joined: an
+    MCP server connecting then starts its own bridge and browser, and its navigate loads
+    the page. Before issue 32 it joined the dying bridge and answered
+    DEVICE_NOT_CONNECTED ("run `trustbridge up`")."""
+    from mcp import Client
+
+    from bridge.embedded import Embedded
+    from bridge.mcp import Connection, build_server
+
+    monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
+    dying = Embedded(port=0)
+    await dying.start()
+    stopping = asyncio.create_task(dying.stop())
+    await asyncio.sleep(0)  # its stop has begun: the supervisor is being terminated
+    conn = Connection(bridge_port=0)
+    try:
+        async with Client(build_server(conn)) as mcp:
+            started = time.monotonic()
+            result = await mcp.call_tool("browser_navigate",
+                                         {"url": f"{origins.main}/index.html"})
+            shown = _text(result)
+            assert not result.is_error, shown
+            assert "index.html" in shown
+            assert conn.launched is not None, "it used the dying bridge"
+            print(f"navigate while the other bridge stopped: {time.monotonic() - started:.1f} s")
+    finally:
+        await conn.close()
+        await stopping
+
+
+async def test_a_bridge_that_is_shutting_down_refuses_hellos_and_closes_its_clients(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """begin_shutdown: a connected client is closed, a new hello is refused with
+    DEVICE_NOT_CONNECTED and ``shuttingDown``, and the server's process lives on."""
+    from bridge.client import BridgeClient
+    from bridge.protocol import errors as E
+    from bridge.server import BridgeServer
+
+    server = BridgeServer("t" * 32, port=0)
+    await server.start()
+    try:
+        client = await BridgeClient.connect(server.url, "t" * 32)
+        await server.begin_shutdown()
+        for _ in range(100):
+            if client.closed:
+                break
+            await asyncio.sleep(0.02)
+        assert client.closed
+        with pytest.raises(E.DeviceNotConnected) as refused:
+            await BridgeClient.connect(server.url, "t" * 32)
+        assert refused.value.details.get("shuttingDown") is True
+    finally:
+        await server.stop()
