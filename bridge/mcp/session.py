@@ -385,6 +385,22 @@ class Connection:
         self._notes.append(f"Opened a new window for this session (tab {opened['tabId']}): "
                            f"{why}.")
 
+    async def replace_gone_tab(self, gone: int) -> None:
+        """The current tab ``gone`` no longer exists (closed by a person, a page or another
+        client): open a tab for this session (``tabs.new``, a window of its own) and make
+        it current; the line saying so is kept for the tool's result (issue 32 item 1).
+
+        Raises:
+            TrustbridgeError: as ``tabs.new`` raises.
+        """
+        client = await self.client()
+        opened = await client.call("tabs.new", {"device": self.device, "window": True})
+        self.select(opened.get("device") or self.device, int(opened["tabId"]))
+        self.own_tab_pending = False
+        self._notes.append(f"Tab {gone} is gone (closed); opened tab {opened['tabId']} for "
+                           "this session and navigated there. Refs from tab "
+                           f"{gone} are gone.")
+
     def take_notes(self) -> list[str]:
         """Lines about what the connection did for the current call (a window it opened),
         each once."""

@@ -135,3 +135,50 @@ async def test_a_bridge_that_is_shutting_down_refuses_hellos_and_closes_its_clie
         assert refused.value.details.get("shuttingDown") is True
     finally:
         await server.stop()
+
+
+async def test_navigate_on_a_tab_closed_by_someone_else_opens_a_new_one_and_says_so(
+        stack, origins) -> None:
+    """The session's tab is closed behind its back (here through Playwright, as a
+    person's Ctrl-W would): the next browser_navigate loads the page in a new tab and says
+    the old one is gone; before issue 32 it answered BROWSER_TAB_CLOSED, and so did every
+    later navigate. Runs on each browser of the shared ``stack``."""
+    from mcp import Client
+
+    from bridge.mcp import Connection, build_server
+
+    from .conftest import wait_until
+
+    await stack.release()
+    conn = Connection(url=stack.server.url, token=stack.server.token, embedded=False)
+    try:
+        async with Client(build_server(conn)) as mcp:
+            first = await mcp.call_tool("browser_tabs", {
+                "action": "new", "url": f"{origins.main}/index.html?lifecycle=gone"})
+            assert not first.is_error, _text(first)
+            gone = conn.tab_id
+            assert gone is not None
+            page = next(p for p in stack.supervisor.context.pages
+                        if "lifecycle=gone" in p.url)
+            await page.close()
+
+            async def listed() -> list[int]:
+                tabs = (await stack.client.call("tabs.list", {}))["tabs"]
+                return [t["tabId"] for t in tabs]
+
+            for _ in range(100):
+                if gone not in await listed():
+                    break
+                await asyncio.sleep(0.1)
+            assert gone not in await listed(), "the tab did not close"
+            result = await mcp.call_tool("browser_navigate",
+                                         {"url": f"{origins.main}/index.html?again=1"})
+            shown = _text(result)
+            assert not result.is_error, shown
+            assert f"Tab {gone} is gone" in shown and "?again=1" in shown, shown
+            assert conn.tab_id not in (None, gone)
+            seen = await mcp.call_tool("browser_evaluate", {"function": "() => location.search"})
+            assert "?again=1" in _text(seen), _text(seen)
+            await mcp.call_tool("browser_tabs", {"action": "close"})
+    finally:
+        await conn.close()
