@@ -126,7 +126,8 @@ class Embedded:
         self.child.stdin.write(self.token.encode() + b"\n")
         with contextlib.suppress(ConnectionError):
             await self.child.stdin.drain()
-        self.child.stdin.close()
+        # stdin stays open: its end-of-file, when this process ends in any way (SIGKILL
+        # included), tells the supervisor to close its browser (supervisor/parent.py).
         await self._wait_ready()
 
     def supervisor_args(self) -> list[str]:
