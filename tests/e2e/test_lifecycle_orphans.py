@@ -181,3 +181,63 @@ def test_sigterm_while_the_browser_starts_stops_the_supervisor_within_5_s(
             sup.wait(5)
         _kill_all(seen)
         sup.stdin.close()
+
+
+@pytest.mark.parametrize("kill_after_s", [0.3, 1.5, 4.0])
+def test_a_sigkilled_mcp_server_leaves_nothing_behind(kill_after_s: float, origins,
+                                                      tmp_path: Path) -> None:
+    """``trustbridge mcp`` as a client runs it: initialize, then a browser_navigate; the
+    server is SIGKILLed ``kill_after_s`` after it spawned its supervisor (the issue's
+    window: the embedded browser still starting, or the first navigate under way). Every process it
+    started (supervisor, Playwright's driver, the browser) is gone within 20 s."""
+    import json
+
+    env = dict(os.environ, PYTHONPATH=str(REPO), TRUSTBRIDGE_HOME=str(tmp_path))
+    server = subprocess.Popen([sys.executable, "-m", "bridge.cli", "mcp", "--bridge-port", "0"],
+                              cwd=REPO, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL)
+    assert server.stdin is not None
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "orphan-test", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "browser_navigate", "arguments": {"url": f"{origins.main}/index.html"}}},
+    ]
+    seen: set[int] = set()
+    try:
+        server.stdin.write("".join(json.dumps(m) + "\n" for m in messages).encode())
+        server.stdin.flush()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not seen:  # the supervisor is spawned
+            seen |= set(descendants(server.pid))
+            time.sleep(0.02)
+        assert seen, "the MCP server started no supervisor"
+        spawned = time.monotonic()
+        while time.monotonic() - spawned < kill_after_s:
+            seen |= set(descendants(server.pid))
+            time.sleep(0.02)
+        seen |= set(descendants(server.pid))
+        server.send_signal(signal.SIGKILL)
+        server.wait(10)
+        killed = time.monotonic()
+        # What was being started at the kill may come up after it: keep counting the
+        # descendants of what was seen until all is gone or the bound passes.
+        while time.monotonic() - killed < GONE_BOUND_S and any(alive(p) for p in seen):
+            for pid in list(seen):
+                seen |= set(descendants(pid))
+            time.sleep(0.1)
+        left, _ = _wait_gone(seen, 0.5)
+        waited = time.monotonic() - killed
+        print(f"killed {kill_after_s} s in: {len(seen)} processes seen, {len(left)} left "
+              f"after {waited:.1f} s")
+        assert not left, f"outlived the SIGKILLed MCP server: {sorted(left)}"
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait(5)
+        _kill_all(seen)
+        server.stdin.close()
+        if server.stdout is not None:
+            server.stdout.close()
