@@ -31,6 +31,9 @@ READY_TIMEOUT_S = 60.0
 START_FAILED_LINE = b"supervisor: could not start "
 """Start of the stderr line the supervisor says when its browser cannot be launched
 (supervisor/__main__.py); its rest goes into the error the agent reads."""
+SUPERVISOR_RESTART_WAIT_S = 20
+"""What a request during a supervisor restart is told to expect, s: a headless launch
+takes 2-10 s on the 2-core dev machine under load (scripts/restart_times.py)."""
 RESTARTED_LINE = b"supervisor: browser restarted:"
 """The stderr line the supervisor says after starting a dead browser again
 (``RESTARTED_LINE`` of supervisor/__main__.py; counted in :attr:`Embedded.restarts`)."""
@@ -113,6 +116,40 @@ class Embedded:
         await self.server.start()
         config.write_endpoint(self.url)
         self.progress(f"bridge listening on {self.url}")
+        await self._spawn_supervisor()
+        await self._wait_ready()
+
+    async def restart_supervisor(self) -> None:
+        """Start the supervisor again after it died (``trustbridge up``, issue 32 item 2),
+        on the same bridge and device, and wait until the device is ready. While it
+        starts, every request for the device answers that its supervisor is being
+        restarted and how long that is expected to take (RoutingPolicy.recovering).
+
+        Raises:
+            DeviceNotConnected: the browser did not come up (as :meth:`start`).
+        """
+        policy = self.server.policy
+        policy.recovering[self.device] = {
+            "part": "supervisor", "action": "trustbridge up is starting the supervisor and "
+            "its browser again; the tabs and refs from before are gone",
+            "expectedWaitS": SUPERVISOR_RESTART_WAIT_S, "since": time.monotonic(),
+            "needsDriver": self.trusted_input}
+        if self._stderr_task is not None:
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(self._stderr_task, 2)
+        from supervisor.extension_copy import sweep_stale_copies
+
+        sweep_stale_copies()  # the dead one's extension copy (with the token) and profile
+        self._start_failure = None
+        try:
+            await self._spawn_supervisor()
+            await self._wait_ready()
+        finally:
+            policy.recovered(self.device)
+            if self.child is None or self.child.returncode is not None:
+                policy.recovering.pop(self.device, None)
+
+    async def _spawn_supervisor(self) -> None:
         # The token goes down a pipe, not the environment: a child's environment is
         # inherited by Playwright's driver, the browser and its crash handlers, and is
         # readable in /proc/<pid>/environ (issue 13 item 9).
@@ -128,7 +165,6 @@ class Embedded:
             await self.child.stdin.drain()
         # stdin stays open: its end-of-file, when this process ends in any way (SIGKILL
         # included), tells the supervisor to close its browser (supervisor/parent.py).
-        await self._wait_ready()
 
     def supervisor_args(self) -> list[str]:
         """The ``python -m supervisor`` command line of this launch (the token is not in

@@ -1,0 +1,118 @@
+"""Issue 32 item 2: the runtime watches its parts and brings them back without a person;
+every answer during the gap names the part and the expected wait.
+
+Real processes, killed by PID: ``trustbridge up`` with its supervisor SIGKILLed; the
+extension's service worker stopped while the browser lives; the driver's connection cut
+by the bridge. Each test checks the answer during the gap, then a trusted click the page
+records once the part is back, and prints the recovery time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bridge.client import BridgeClient
+from bridge.protocol import errors as E
+
+from .conftest import ref_of
+from .test_lifecycle_orphans import _free_port
+from .test_orphans import _alive, _children, _descendants
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
+
+REPO = Path(__file__).resolve().parents[2]
+BACK_BOUND_S = 60.0
+"""Upper bound, s, on a part coming back (a browser launch under load included)."""
+
+
+async def _trusted_click(url: str, token: str, page: str) -> dict:
+    """Open ``page``, click "Main button" and return the page's click events."""
+    client = await BridgeClient.connect(url, token)
+    try:
+        await client.call("page.navigate", {"url": page})
+        snap = (await client.call("page.snapshot", {}))["snapshot"]
+        result = await client.call("page.act", {"ref": ref_of(snap, "button", "Main button"),
+                                                "action": {"kind": "click"}})
+        assert result["inputPath"] == "trusted"
+        return (await client.call("page.evaluate", {
+            "expression": "window.__events.filter(e => e.type === 'click')"}))["value"]
+    finally:
+        await client.close()
+
+
+async def test_up_restarts_a_killed_supervisor_and_says_so_during_the_gap(
+        tmp_path: Path, origins) -> None:
+    """SIGKILL the supervisor of ``trustbridge up``: the bridge stays, a request in the gap
+    answers that the supervisor is being restarted (not BROWSER_DOCUMENT_CHANGED, not
+    "run `trustbridge up`"), and once it is back a trusted click lands. Before issue 32,
+    `up` stopped the whole bridge."""
+    env = dict(os.environ, TRUSTBRIDGE_HOME=str(tmp_path), PYTHONPATH=str(REPO))
+    port = _free_port()
+    up = subprocess.Popen([sys.executable, "-m", "bridge.cli", "up", "--port", str(port)],
+                          env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True)
+    url = f"ws://127.0.0.1:{port}"
+    seen: set[int] = set()
+    try:
+        assert up.stdout is not None
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            line = await asyncio.wait_for(asyncio.to_thread(up.stdout.readline), 90)
+            if not line or "ready" in line.lower():
+                break
+        token = (tmp_path / "token").read_text().strip()
+        first = [p for p in _children(up.pid)
+                 if b"supervisor" in Path(f"/proc/{p}/cmdline").read_bytes()]
+        assert len(first) == 1
+        seen |= {first[0], *_descendants(first[0])}
+        os.kill(first[0], signal.SIGKILL)
+        killed = time.monotonic()
+        await asyncio.sleep(0.5)  # the bridge sees its peers leave
+        client = await BridgeClient.connect(url, token)
+        try:
+            with pytest.raises((E.DeviceNotConnected, E.TrustedInputUnavailable)) as gap:
+                await client.call("page.navigate", {"url": f"{origins.main}/index.html"})
+        finally:
+            await client.close()
+        said = str(gap.value)
+        assert "supervisor" in said and "retry in about" in said, said
+        assert gap.value.details.get("recovering", {}).get("part") == "supervisor"
+        while time.monotonic() - killed < BACK_BOUND_S:
+            back = [p for p in _children(up.pid)
+                    if b"supervisor" in Path(f"/proc/{p}/cmdline").read_bytes()]
+            if back:
+                seen |= set(back)
+            client = await BridgeClient.connect(url, token)
+            try:
+                devices = (await client.call("devices.list"))["devices"]
+            finally:
+                await client.close()
+            if any(d["extension"] and d["driver"] for d in devices):
+                break
+            await asyncio.sleep(0.2)
+        took = time.monotonic() - killed
+        print(f"supervisor killed -> device back: {took:.1f} s")
+        assert up.poll() is None, "trustbridge up stopped"
+        clicks = await _trusted_click(url, token, f"{origins.main}/index.html")
+        assert clicks == [{"where": "main", "type": "click", "trusted": True,
+                           "target": "main-btn", "key": None}]
+    finally:
+        up.send_signal(signal.SIGTERM)
+        try:
+            up.wait(20)
+        except subprocess.TimeoutExpired:
+            up.kill()
+            up.wait(5)
+        if up.stdout is not None:
+            up.stdout.close()
+        for pid in seen:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
