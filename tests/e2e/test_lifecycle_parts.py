@@ -191,3 +191,32 @@ async def test_a_killed_extension_is_brought_back_and_the_gap_says_so(rig, origi
     print(f"extension killed -> back: {took:.1f} s")
     assert rig.online(), f"the extension did not come back within {BACK_BOUND_S:.0f} s"
     await rig.trusted_click(origins)
+
+
+async def test_a_driver_connection_cut_by_the_bridge_comes_back_and_old_refs_still_work(
+        rig, origins) -> None:
+    """The bridge closes the driver's connection as it does for an oversized frame (1009):
+    the driver reconnects, every frame still holds a token it knows, and a click on a ref
+    taken before the cut is delivered trusted (the issue saw FRAME_TOKEN_UNKNOWN for every
+    action after such a reconnect)."""
+    page_url = f"{origins.main}/index.html"
+    async with rig.client() as client:
+        await client.call("page.navigate", {"url": page_url})
+        snap = (await client.call("page.snapshot", {}))["snapshot"]
+    ref = ref_of(snap, "button", "Main button")
+    driver_peer = rig.server.peers[rig.server.policy.drivers[rig.device]]
+    await driver_peer.ws.close(1009, "message too big")
+    cut = time.monotonic()
+    while rig.device in rig.server.policy.drivers and time.monotonic() - cut < 10:
+        await asyncio.sleep(0.02)
+    while not rig.online() and time.monotonic() - cut < BACK_BOUND_S:
+        await asyncio.sleep(0.05)
+    print(f"driver cut -> back: {time.monotonic() - cut:.2f} s")
+    assert rig.online(), "the driver did not come back"
+    async with rig.client() as client:
+        result = await client.call("page.act", {"ref": ref, "action": {"kind": "click"}})
+    assert result["inputPath"] == "trusted"
+    page = rig.supervisor.context.pages[0]
+    clicks = [e for e in await page.evaluate("window.__events") if e["type"] == "click"]
+    assert clicks == [{"where": "main", "type": "click", "trusted": True,
+                       "target": "main-btn", "key": None}]
