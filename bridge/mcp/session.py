@@ -412,8 +412,9 @@ class Connection:
         agent knew (tabs, refs, the current tab) is gone, and this call did nothing."""
         self.select(None, None)
         return E.BrowserCrashed(
-            "The browser this MCP server started died and was started again. Every tab "
-            "and ref from before is gone; this call was not performed.",
+            "The browser this MCP server started was started again (it died, or its "
+            "extension stayed away from the bridge and its supervisor restarted it). Every "
+            "tab and ref from before is gone; this call was not performed.",
             {"what": "browser", "tabId": None},
             next_step="Open a page with browser_navigate (or call browser_snapshot on the "
             "new tab) and use only the refs of that new snapshot.")
