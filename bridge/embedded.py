@@ -91,6 +91,7 @@ class Embedded:
         """How many times the supervisor said it started its dead browser again."""
         self._stderr_task: asyncio.Task[None] | None = None
         self._start_failure: str | None = None
+        self._keeper: asyncio.Task[None] | None = None
         """The supervisor's "could not start" line, for the error an agent reads."""
 
     @property
@@ -114,10 +115,45 @@ class Embedded:
                 f"with the state directory {config.state_dir()}. Use it, stop it, or give this "
                 "one its own TRUSTBRIDGE_HOME.", {"url": other.get("url"), "pid": other.get("pid")})
         await self.server.start()
+        # Until the browser is up, a client that joins (another MCP server found the
+        # endpoint) is told it is starting, not that no browser exists (issue 32).
+        self.server.policy.recovering[self.device] = {
+            "part": "browser", "action": "the bridge's owner is starting it",
+            "expectedWaitS": SUPERVISOR_RESTART_WAIT_S, "since": time.monotonic(),
+            "needsDriver": self.trusted_input}
         config.write_endpoint(self.url)
         self.progress(f"bridge listening on {self.url}")
-        await self._spawn_supervisor()
-        await self._wait_ready()
+        try:
+            await self._spawn_supervisor()
+            await self._wait_ready()
+        finally:
+            self.server.policy.recovered(self.device)
+            if self.child is None or self.child.returncode is not None:
+                self.server.policy.recovering.pop(self.device, None)
+
+    def keep_supervisor(self, limit: int = 3, window_s: float = 300.0) -> None:
+        """Start a dead supervisor again by itself, on the same bridge (so the other
+        clients' sessions stay), at most ``limit`` times within ``window_s`` s; after
+        that it stays dead and :attr:`child` says so. Used by ``trustbridge mcp``;
+        ``trustbridge up`` runs its own loop (bridge/cli.py)."""
+        if self._keeper is None or self._keeper.done():
+            self._keeper = asyncio.create_task(self._keep(limit, window_s))
+
+    async def _keep(self, limit: int, window_s: float) -> None:
+        deaths: list[float] = []
+        while self.child is not None:
+            await self.child.wait()
+            now = time.monotonic()
+            deaths = [t for t in deaths if now - t < window_s] + [now]
+            if len(deaths) > limit:
+                log.error("the supervisor died %d times within %.0f s; not starting it "
+                          "again", len(deaths), window_s)
+                return
+            self.progress("the browser's supervisor exited; starting it again")
+            try:
+                await self.restart_supervisor()
+            except E.TrustbridgeError as err:
+                self.progress(str(err))
 
     async def restart_supervisor(self) -> None:
         """Start the supervisor again after it died (``trustbridge up``, issue 32 item 2),
@@ -148,6 +184,7 @@ class Embedded:
             policy.recovered(self.device)
             if self.child is None or self.child.returncode is not None:
                 policy.recovering.pop(self.device, None)
+        self.restarts += 1  # its tabs and refs are gone, as after a browser restart
 
     async def _spawn_supervisor(self) -> None:
         # The token goes down a pipe, not the environment: a child's environment is
@@ -245,6 +282,10 @@ class Embedded:
         its endpoint file goes, so no client attaches to it while its browser is closed
         (issue 32 item 1)."""
         config.clear_endpoint()
+        if self._keeper is not None and not self._keeper.done():
+            self._keeper.cancel()
+            with contextlib.suppress(BaseException):
+                await self._keeper
         with contextlib.suppress(Exception):
             await self.server.begin_shutdown()
         if self.child is not None and self.child.returncode is None:

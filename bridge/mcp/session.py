@@ -206,15 +206,21 @@ class Connection:
             restarted = False
             if self._emb is not None and self._emb.child is not None \
                     and self._emb.child.returncode is not None:
+                # Its keeper gave up (or was not running): start it here, on the same
+                # bridge, so other clients' sessions on it stay (issue 32).
                 self.progress("the browser this server started has exited; starting it again")
-                await self._close_client()
-                await self._stop_embedded()
+                try:
+                    await self._emb.restart_supervisor()
+                except E.TrustbridgeError:
+                    await self._close_client()
+                    await self._stop_embedded()
+                    self._emb = await self._start_embedded()
+                    self._emb.keep_supervisor()
                 restarted = True
             elif self._emb is not None and self._emb.restarts > self._restarts_seen:
                 restarted = True  # the supervisor started its dead browser again
             if restarted:
-                if self._emb is None:
-                    self._emb = await self._start_embedded()
+                assert self._emb is not None
                 self._restarts_seen = self._emb.restarts
                 raise self._restarted()
             if self._client is not None and not self._client.closed:
@@ -230,10 +236,22 @@ class Connection:
                     raise
                 log.info("no bridge reachable (%s); starting the embedded default", err.message)
                 await self._stop_embedded()
-                self._emb = await self._start_embedded()
-                client = await BridgeClient.connect(self._emb.url, self._emb.token)
-                bridge = self._bridge_identity(self._emb)
-                started = True
+                try:
+                    self._emb = await self._start_embedded()
+                except E.BadRequest as busy:
+                    # Another server's bridge came up meanwhile in this state directory:
+                    # join it rather than fail (issue 32 soak: BAD_REQUEST "already
+                    # running").
+                    url = busy.details.get("url")
+                    if not isinstance(url, str):
+                        raise
+                    client = await BridgeClient.connect(url, self.token)
+                    bridge = self._bridge_identity(None)
+                else:
+                    self._emb.keep_supervisor()
+                    client = await BridgeClient.connect(self._emb.url, self._emb.token)
+                    bridge = self._bridge_identity(self._emb)
+                    started = True
             await self.lease.open(client)
             try:
                 await self._check_browser(client, started)
@@ -245,8 +263,11 @@ class Connection:
             elif lost:
                 log.info("reconnected to the bridge at %s", bridge[0])
             self._bridge = bridge
-            # A new session owns nothing; a tab only read (pinned) stays "may open my own".
-            self.own_tab_pending = self.own_tab_pending or self.tab_id is None
+            # A new session owns nothing: its tab from before the reconnect was freed when
+            # the old session ended and may be another session's now, so a refusal there
+            # gets it a window of its own (may_open_own_tab). A tab only read (pinned)
+            # stays "may open my own" too.
+            self.own_tab_pending = self.own_tab_pending or self.tab_id is None or lost
             self._client = client
             return client
 
