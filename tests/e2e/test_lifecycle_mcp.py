@@ -182,3 +182,45 @@ async def test_navigate_on_a_tab_closed_by_someone_else_opens_a_new_one_and_says
             await mcp.call_tool("browser_tabs", {"action": "close"})
     finally:
         await conn.close()
+
+
+async def test_the_owners_killed_supervisor_comes_back_on_the_same_bridge(
+        tmp_path: Path, origins, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGKILL the supervisor of the MCP server that owns the bridge: it is started again
+    by itself on the same bridge (a client joined there keeps its bridge), the owner's
+    next call says the browser was started again (tabs and refs gone, nothing done), and
+    the call after works. Before issue 32 the whole bridge was replaced, and only on the
+    owner's next call."""
+    import os
+    import signal
+
+    from mcp import Client
+
+    from bridge.mcp import Connection, build_server
+
+    from .conftest import wait_until
+
+    monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
+    conn = Connection(bridge_port=0)
+    try:
+        async with Client(build_server(conn)) as mcp:
+            first = await mcp.call_tool("browser_navigate", {"url": f"{origins.main}/index.html"})
+            assert not first.is_error, _text(first)
+            emb = conn.launched
+            url, old = emb.url, emb.child.pid
+            os.kill(old, signal.SIGKILL)
+            killed = time.monotonic()
+            await wait_until(lambda: emb.child is not None and emb.child.pid != old
+                             and emb.device in emb.server.policy.extensions
+                             and emb.device in emb.server.policy.drivers, 60)
+            print(f"owner's supervisor killed -> back by itself: "
+                  f"{time.monotonic() - killed:.1f} s")
+            assert conn.launched is emb and emb.url == url, "the bridge was replaced"
+            told = await mcp.call_tool("browser_navigate",
+                                       {"url": f"{origins.main}/index.html?after=1"})
+            assert told.is_error and "BROWSER_CRASHED" in _text(told), _text(told)
+            again = await mcp.call_tool("browser_navigate",
+                                        {"url": f"{origins.main}/index.html?after=2"})
+            assert not again.is_error and "?after=2" in _text(again), _text(again)
+    finally:
+        await conn.close()
