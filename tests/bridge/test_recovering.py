@@ -67,3 +67,13 @@ def test_no_browser_at_all_while_one_starts_says_it_is_starting() -> None:
         policy.route("page.snapshot", None)
     assert "trustbridge up" not in err.value.message
     assert "starting it" in err.value.message
+
+
+def test_the_mcp_next_step_during_a_recovery_says_wait_not_restart() -> None:
+    from bridge.mcp.tool import error_result
+
+    err = E.DeviceNotConnected("The extension of device 'dev' is not connected; ...",
+                               {"device": "dev", "recovering": {
+                                   "part": "extension", "action": "x", "expectedWaitS": 12}})
+    text = error_result("browser_snapshot", err).content[0].text
+    assert "Wait about 12 s" in text and "trustbridge up" not in text
