@@ -18,7 +18,14 @@ import signal
 import sys
 
 from .origins import OriginPolicy, parse_origin_list
-from .parent import STOP_BOUND_S, descendants, kill_descendants, reparented, stdin_closed
+from .parent import (
+    STOP_BOUND_S,
+    descendants,
+    kill_descendants,
+    reparented,
+    stdin_closed,
+    stdin_is_pipe,
+)
 from .runner import BROWSERS, Supervisor
 
 
@@ -106,9 +113,9 @@ async def _parent_gone(stdin_is_parents: bool) -> None:
     """Return once the process that started us is gone: its pipe on our stdin reached
     end-of-file (``--token-file -``: supervisor/parent.py), else our parent id changed.
     A SIGKILLed ``trustbridge up`` / ``mcp`` must not leave its browser behind."""
-    if stdin_is_parents:
+    if stdin_is_parents and stdin_is_pipe():
         await stdin_closed()
-    else:
+    else:  # a file or terminal on stdin carries no sign of the parent's end
         await reparented(PARENT_PID)
     print("supervisor: parent process gone; closing the browser", file=sys.stderr, flush=True)
 

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import stat
 import sys
 from pathlib import Path
 
@@ -45,6 +46,16 @@ class _Eof(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.done.done():
             self.done.set_result(None)
+
+
+def stdin_is_pipe() -> bool:
+    """stdin is a pipe or socket (whose end-of-file says the writer is gone), not a
+    regular file or a terminal."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 async def stdin_closed() -> None:
