@@ -166,8 +166,8 @@ class Embedded:
         """
         policy = self.server.policy
         policy.recovering[self.device] = {
-            "part": "supervisor", "action": "trustbridge up is starting the supervisor and "
-            "its browser again; the tabs and refs from before are gone",
+            "part": "supervisor", "action": "the bridge's owner is starting the supervisor "
+            "and its browser again; the tabs and refs from before are gone",
             "expectedWaitS": SUPERVISOR_RESTART_WAIT_S, "since": time.monotonic(),
             "needsDriver": self.trusted_input}
         if self._stderr_task is not None:

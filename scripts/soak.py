@@ -166,6 +166,9 @@ async def _client_life(n: int, run: int, home: Path, base: str, stats: Stats,
                         fails.clear()
                     else:
                         fails.append(now)
+                        # As an agent told to wait would (capped: the soak wants calls).
+                        wait = re.search(r"retry in about (\d+) s", last_text)
+                        await asyncio.sleep(min(int(wait.group(1)), 3) if wait else 0.2)
                         if len(fails) >= STUCK_CALLS and now - fails[0] > STUCK_S:
                             stats.stuck.append(f"{owner} run {run}: {len(fails)} failed "
                                                f"calls over {now - fails[0]:.0f} s")
