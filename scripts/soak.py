@@ -134,6 +134,7 @@ async def _client_life(n: int, run: int, home: Path, base: str, stats: Stats,
         async with Client(stdio_client(params, errlog=errlog),
                           read_timeout_seconds=CALL_TIMEOUT_S) as client:
             k = 0
+            last_text = ""
             while time.monotonic() < life_end:
                 k += 1
                 marker = f"{owner}-{run}-{k}"
@@ -143,7 +144,7 @@ async def _client_life(n: int, run: int, home: Path, base: str, stats: Stats,
                         ("browser_evaluate", {
                             "function": "() => document.getElementById('box').value"})]:
                     if tool == "type":
-                        ref = _ref(last_text)  # noqa: F821 - set by the snapshot before
+                        ref = _ref(last_text)  # the snapshot's, just before
                         if ref is None:
                             continue
                         tool, args = "browser_type", {"element": "Box", "ref": ref,

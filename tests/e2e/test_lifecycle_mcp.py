@@ -147,8 +147,6 @@ async def test_navigate_on_a_tab_closed_by_someone_else_opens_a_new_one_and_says
 
     from bridge.mcp import Connection, build_server
 
-    from .conftest import wait_until
-
     await stack.release()
     conn = Connection(url=stack.server.url, token=stack.server.token, embedded=False)
     try:
