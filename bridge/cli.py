@@ -210,7 +210,7 @@ async def _cmd_up(args: argparse.Namespace) -> int:
 def _camoufox_missing() -> str | None:
     """Why ``--browser camoufox`` cannot start here for want of the ``camoufox`` extra
     (supervisor/discovery.py), with the command that adds it; None when it is installed."""
-    from supervisor.discovery import camoufox_package_missing
+    from trustbridge.supervisor.discovery import camoufox_package_missing
 
     return camoufox_package_missing()
 
@@ -330,7 +330,7 @@ async def _doctor(args: argparse.Namespace, browser: Browser, tab: Tab) -> dict[
 
 def _browsers() -> list[dict[str, Any]]:
     """doctor's ``browsers``: the binaries this machine has (supervisor/discovery.py)."""
-    from supervisor import discovery
+    from trustbridge.supervisor import discovery
 
     return discovery.report()
 
@@ -371,7 +371,7 @@ def _human(cmd: str, result: dict[str, Any]) -> str:
                     f"{k}={'yes' if v else 'no'}" for k, v in sorted(d["capabilities"].items()))
                    if d.get("capabilities") else ""))
         if "browsers" in result:
-            from supervisor.discovery import report_lines
+            from trustbridge.supervisor.discovery import report_lines
 
             lines.extend(report_lines(result["browsers"]))
         return "\n".join(lines)

@@ -173,7 +173,7 @@ class Embedded:
         if self._stderr_task is not None:
             with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(self._stderr_task, 2)
-        from supervisor.extension_copy import sweep_stale_copies
+        from trustbridge.supervisor.extension_copy import sweep_stale_copies
 
         sweep_stale_copies()  # the dead one's extension copy (with the token) and profile
         self._start_failure = None
@@ -206,7 +206,7 @@ class Embedded:
     def supervisor_args(self) -> list[str]:
         """The ``python -m supervisor`` command line of this launch (the token is not in
         it: it goes down stdin)."""
-        args = [sys.executable, "-m", "supervisor", "--bridge-url", self.url,
+        args = [sys.executable, "-m", "trustbridge.supervisor", "--bridge-url", self.url,
                 "--device", self.device, "--browser", self.browser, "--exit-with-parent",
                 "--token-file", "-"]
         if not self.headless:
@@ -300,7 +300,7 @@ class Embedded:
         if self.child is not None:
             # A supervisor killed before its own cleanup leaves its extension copy (with
             # the token) and profile in the temp dir; its owner is dead now.
-            from supervisor.extension_copy import sweep_stale_copies
+            from trustbridge.supervisor.extension_copy import sweep_stale_copies
 
             sweep_stale_copies()
         if self._stderr_task is not None:

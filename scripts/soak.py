@@ -1,7 +1,7 @@
 """Soak: several ``trustbridge mcp`` clients on one machine, parts killed at random
 (issue 32, "Done when"). Not part of CI.
 
-N MCP clients (default 4) each run ``python -m bridge.cli mcp --bridge-port 0`` over
+N MCP clients (default 4) each run ``python -m trustbridge mcp --bridge-port 0`` over
 stdio, as an MCP client does, all with one state directory (so they share the first
 one's bridge, and take over when its owner exits). Each client starts and stops at
 random over the run (lives of 20-120 s) and, while it lives, loops on a page of its own
@@ -54,7 +54,7 @@ sys.path.insert(0, str(REPO))
 from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
-from supervisor.parent import alive, descendants  # noqa: E402
+from trustbridge.supervisor.parent import alive, descendants  # noqa: E402
 
 CALL_TIMEOUT_S = 90
 STUCK_CALLS = 8
@@ -123,7 +123,7 @@ async def _client_life(n: int, run: int, home: Path, base: str, stats: Stats,
     """One client's life: start its server, loop on its page, then exit."""
     owner = f"c{n}"
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "bridge.cli", "mcp", "--bridge-port", "0"],
+        command=sys.executable, args=["-m", "trustbridge", "mcp", "--bridge-port", "0"],
         env=dict(os.environ, TRUSTBRIDGE_HOME=str(home), PYTHONPATH=str(REPO)),
         cwd=str(REPO))
     life_end = min(until, time.monotonic() + rng.uniform(20, 120))

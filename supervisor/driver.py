@@ -37,8 +37,8 @@ from playwright.async_api import Error as PlaywrightError
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 
-from bridge.protocol import errors as E
-from bridge.protocol.models import (
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.protocol.models import (
     PROTOCOL_VERSION,
     CheckAction,
     ClickAction,
@@ -58,8 +58,8 @@ from bridge.protocol.models import (
     ScrollAction,
     UploadAction,
 )
-from bridge.protocol.peer import Connection, answer, handshake
-from bridge.protocol.validate import validate_params
+from trustbridge.bridge.protocol.peer import Connection, answer, handshake
+from trustbridge.bridge.protocol.validate import validate_params
 
 from . import actions as A
 from . import locator_engine, mouse, navwatch, page_logs, recording, select, watch

@@ -27,8 +27,8 @@ from typing import Any, Literal
 
 from playwright.async_api import BrowserContext, Error as PlaywrightError, Frame, Page
 
-from bridge.protocol.errors import BrowserCrashed, FrameTokenUnknown, TrustbridgeError
-from bridge.protocol.models import FRAME_TOKEN_ATTRIBUTE
+from trustbridge.bridge.protocol.errors import BrowserCrashed, FrameTokenUnknown, TrustbridgeError
+from trustbridge.bridge.protocol.models import FRAME_TOKEN_ATTRIBUTE
 
 from .isolated_eval import evaluate_isolated
 

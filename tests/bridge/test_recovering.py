@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from bridge.protocol import errors as E
-from bridge.routing import RoutingPolicy
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.routing import RoutingPolicy
 
 pytestmark = pytest.mark.unit
 
@@ -70,7 +70,7 @@ def test_no_browser_at_all_while_one_starts_says_it_is_starting() -> None:
 
 
 def test_the_mcp_next_step_during_a_recovery_says_wait_not_restart() -> None:
-    from bridge.mcp.tool import error_result
+    from trustbridge.bridge.mcp.tool import error_result
 
     err = E.DeviceNotConnected("The extension of device 'dev' is not connected; ...",
                                {"device": "dev", "recovering": {

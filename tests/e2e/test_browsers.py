@@ -14,12 +14,12 @@ import time
 
 import pytest
 
-from bridge.cli import _human
-from bridge.protocol import errors as E
-from bridge.client import BridgeClient
-from bridge.server import BridgeServer
-from supervisor.browser_limits import driver_capabilities
-from supervisor.runner import Supervisor
+from trustbridge.bridge.cli import _human
+from trustbridge.bridge.protocol import errors as E
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.server import BridgeServer
+from trustbridge.supervisor.browser_limits import driver_capabilities
+from trustbridge.supervisor.runner import Supervisor
 
 from .conftest import Origins, Stack, camoufox_missing, ref_of, wait_until
 

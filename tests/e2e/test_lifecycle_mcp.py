@@ -1,5 +1,5 @@
 """Issue 32 item 1: a ``trustbridge mcp`` whose bridge or browser goes away recovers on
-its next call, as MCP clients run it (``python -m bridge.cli mcp`` over stdio, two
+its next call, as MCP clients run it (``python -m trustbridge mcp`` over stdio, two
 servers sharing one state directory, processes stopped for real).
 
 Each test checks the next call's true answer (the page it loaded, or the refusal and
@@ -88,8 +88,8 @@ async def test_a_server_never_attaches_to_a_bridge_that_is_shutting_down(
     DEVICE_NOT_CONNECTED ("run `trustbridge up`")."""
     from mcp import Client
 
-    from bridge.embedded import Embedded
-    from bridge.mcp import Connection, build_server
+    from trustbridge.bridge.embedded import Embedded
+    from trustbridge.bridge.mcp import Connection, build_server
 
     monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
     dying = Embedded(port=0)
@@ -116,9 +116,9 @@ async def test_a_bridge_that_is_shutting_down_refuses_hellos_and_closes_its_clie
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """begin_shutdown: a connected client is closed, a new hello is refused with
     DEVICE_NOT_CONNECTED and ``shuttingDown``, and the server's process lives on."""
-    from bridge.client import BridgeClient
-    from bridge.protocol import errors as E
-    from bridge.server import BridgeServer
+    from trustbridge.bridge.client import BridgeClient
+    from trustbridge.bridge.protocol import errors as E
+    from trustbridge.bridge.server import BridgeServer
 
     server = BridgeServer("t" * 32, port=0)
     await server.start()
@@ -145,7 +145,7 @@ async def test_navigate_on_a_tab_closed_by_someone_else_opens_a_new_one_and_says
     later navigate. Runs on each browser of the shared ``stack``."""
     from mcp import Client
 
-    from bridge.mcp import Connection, build_server
+    from trustbridge.bridge.mcp import Connection, build_server
 
     await stack.release()
     conn = Connection(url=stack.server.url, token=stack.server.token, embedded=False)
@@ -194,7 +194,7 @@ async def test_the_owners_killed_supervisor_comes_back_on_the_same_bridge(
 
     from mcp import Client
 
-    from bridge.mcp import Connection, build_server
+    from trustbridge.bridge.mcp import Connection, build_server
 
     from .conftest import wait_until
 

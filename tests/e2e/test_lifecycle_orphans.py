@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.parent import alive, descendants
+from trustbridge.supervisor.parent import alive, descendants
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
@@ -47,7 +47,7 @@ def _free_port() -> int:
 def _supervisor_cmd(browser: str) -> list[str]:
     # Nothing listens on the port: the extension and driver keep retrying, the browser
     # runs all the same (what must not outlive the parent).
-    return [sys.executable, "-m", "supervisor", "--bridge-url",
+    return [sys.executable, "-m", "trustbridge.supervisor", "--bridge-url",
             f"ws://127.0.0.1:{_free_port()}", "--device", browser, "--browser", browser,
             "--exit-with-parent", "--token-file", "-"]
 
@@ -193,7 +193,7 @@ def test_a_sigkilled_mcp_server_leaves_nothing_behind(kill_after_s: float, origi
     import json
 
     env = dict(os.environ, PYTHONPATH=str(REPO), TRUSTBRIDGE_HOME=str(tmp_path))
-    server = subprocess.Popen([sys.executable, "-m", "bridge.cli", "mcp", "--bridge-port", "0"],
+    server = subprocess.Popen([sys.executable, "-m", "trustbridge", "mcp", "--bridge-port", "0"],
                               cwd=REPO, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL)
     assert server.stdin is not None

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from bridge.client import BridgeClient
-from bridge.protocol import errors as E
+from trustbridge.bridge.client import BridgeClient
+from trustbridge.bridge.protocol import errors as E
 
 from .conftest import ref_of
 from .test_lifecycle_orphans import _free_port
@@ -56,7 +56,7 @@ async def test_up_restarts_a_killed_supervisor_and_says_so_during_the_gap(
     `up` stopped the whole bridge."""
     env = dict(os.environ, TRUSTBRIDGE_HOME=str(tmp_path), PYTHONPATH=str(REPO))
     port = _free_port()
-    up = subprocess.Popen([sys.executable, "-m", "bridge.cli", "up", "--port", str(port)],
+    up = subprocess.Popen([sys.executable, "-m", "trustbridge", "up", "--port", str(port)],
                           env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True)
     url = f"ws://127.0.0.1:{port}"
@@ -137,9 +137,9 @@ async def rig(request: pytest.FixtureRequest):
     """A bridge and an in-process supervised browser of its own (the part is killed)."""
     import secrets
 
-    from bridge.routing import RoutingPolicy
-    from bridge.server import BridgeServer
-    from supervisor.runner import Supervisor
+    from trustbridge.bridge.routing import RoutingPolicy
+    from trustbridge.bridge.server import BridgeServer
+    from trustbridge.supervisor.runner import Supervisor
 
     from .conftest import wait_until
     from .test_restarts import Rig
