@@ -39,11 +39,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
 import signal
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -146,6 +148,13 @@ def http_client_config(url: str, authorization: str) -> str:
         "url": url, "headers": {"Authorization": authorization}}}}, indent=2)
 
 
+SUPERVISOR_RESTARTS = 3
+"""How many times ``trustbridge up`` starts a dead supervisor again within
+:data:`SUPERVISOR_RESTART_WINDOW_S` before it gives up with an error."""
+SUPERVISOR_RESTART_WINDOW_S = 300.0
+"""Seconds over which supervisor deaths are counted against :data:`SUPERVISOR_RESTARTS`."""
+
+
 async def _cmd_up(args: argparse.Namespace) -> int:
     from .embedded import Embedded
 
@@ -203,16 +212,40 @@ async def _cmd_up(args: argparse.Namespace) -> int:
         _progress(f"ready: bridge on {emb.url}, no local browser. Ctrl-C stops it.")
     else:
         _progress(f"ready: device {emb.device} on {emb.url}. Ctrl-C stops everything.")
-    child_done = asyncio.create_task(emb.wait_closed())
+    deaths: list[float] = []
     stopper = asyncio.create_task(stop.wait())
-    await asyncio.wait([child_done, stopper], return_when=asyncio.FIRST_COMPLETED)
-    stopper.cancel()
-    if child_done.done() and not stop.is_set():
-        # The browser (or its supervisor) died under us: say so and fail.
+    while True:
+        child_done = asyncio.create_task(emb.wait_closed())
+        await asyncio.wait([child_done, stopper], return_when=asyncio.FIRST_COMPLETED)
+        if stop.is_set():
+            child_done.cancel()
+            break
+        # The supervisor died under us (killed, crashed): start it again, a bounded
+        # number of times (issue 32 item 2); the bridge and its sessions stay up.
+        now = time.monotonic()
+        deaths = [t for t in deaths if now - t < SUPERVISOR_RESTART_WINDOW_S] + [now]
+        if len(deaths) > SUPERVISOR_RESTARTS:
+            _progress(f"error: the browser's supervisor exited {len(deaths)} times within "
+                      f"{SUPERVISOR_RESTART_WINDOW_S:.0f} s (last code {child_done.result()}); "
+                      "not starting it again. Its messages are above; stopping the bridge")
+            stopper.cancel()
+            await emb.stop()
+            return EXIT_ERROR
         _progress(f"the browser's supervisor exited unexpectedly (code {child_done.result()}); "
-                  "stopping the bridge")
-        await emb.stop()
-        return EXIT_ERROR
+                  f"starting it again (restart {len(deaths)} of at most "
+                  f"{SUPERVISOR_RESTARTS} within {SUPERVISOR_RESTART_WINDOW_S:.0f} s)")
+        restart = asyncio.create_task(emb.restart_supervisor())
+        await asyncio.wait([restart, stopper], return_when=asyncio.FIRST_COMPLETED)
+        if stop.is_set():
+            restart.cancel()
+            with contextlib.suppress(BaseException):
+                await restart
+            break
+        if (err := restart.exception()) is not None:
+            _progress(f"{err}")  # the next loop counts it against the bound
+            continue
+        _progress(f"ready again: device {emb.device} on {emb.url}")
+    stopper.cancel()
     _progress("stopping")
     await emb.stop()
     return EXIT_OK

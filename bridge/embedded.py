@@ -31,6 +31,9 @@ READY_TIMEOUT_S = 60.0
 START_FAILED_LINE = b"supervisor: could not start "
 """Start of the stderr line the supervisor says when its browser cannot be launched
 (supervisor/__main__.py); its rest goes into the error the agent reads."""
+SUPERVISOR_RESTART_WAIT_S = 20
+"""What a request during a supervisor restart is told to expect, s: a headless launch
+takes 2-10 s on the 2-core dev machine under load (scripts/restart_times.py)."""
 RESTARTED_LINE = b"supervisor: browser restarted:"
 """The stderr line the supervisor says after starting a dead browser again
 (``RESTARTED_LINE`` of supervisor/__main__.py; counted in :attr:`Embedded.restarts`)."""
@@ -98,6 +101,7 @@ class Embedded:
         """How many times the supervisor said it started its dead browser again."""
         self._stderr_task: asyncio.Task[None] | None = None
         self._start_failure: str | None = None
+        self._keeper: asyncio.Task[None] | None = None
         """The supervisor's "could not start" line, for the error an agent reads."""
 
     @property
@@ -121,13 +125,84 @@ class Embedded:
                 f"with the state directory {config.state_dir()}. Use it, stop it, or give this "
                 "one its own TRUSTBRIDGE_HOME.", {"url": other.get("url"), "pid": other.get("pid")})
         await self.server.start()
+        # Until the browser is up, a client that joins (another MCP server found the
+        # endpoint) is told it is starting, not that no browser exists (issue 32).
+        self.server.policy.recovering[self.device] = {
+            "part": "browser", "action": "the bridge's owner is starting it",
+            "expectedWaitS": SUPERVISOR_RESTART_WAIT_S, "since": time.monotonic(),
+            "needsDriver": self.trusted_input}
         config.write_endpoint(self.url)
         self.progress(f"bridge listening on {self.url}")
         if self.server.remote_url is not None:
             self.progress(f"bridge listening for remote devices on {self.server.remote_url} "
                           "(TLS; device credentials: trustbridge device-token)")
-        if not self.local_browser:
+        if not self.local_browser:  # the bridge alone, for remote devices
+            self.server.policy.recovering.pop(self.device, None)
             return
+        try:
+            await self._spawn_supervisor()
+            await self._wait_ready()
+        finally:
+            self.server.policy.recovered(self.device)
+            if self.child is None or self.child.returncode is not None:
+                self.server.policy.recovering.pop(self.device, None)
+
+    def keep_supervisor(self, limit: int = 3, window_s: float = 300.0) -> None:
+        """Start a dead supervisor again by itself, on the same bridge (so the other
+        clients' sessions stay), at most ``limit`` times within ``window_s`` s; after
+        that it stays dead and :attr:`child` says so. Used by ``trustbridge mcp``;
+        ``trustbridge up`` runs its own loop (bridge/cli.py)."""
+        if self._keeper is None or self._keeper.done():
+            self._keeper = asyncio.create_task(self._keep(limit, window_s))
+
+    async def _keep(self, limit: int, window_s: float) -> None:
+        deaths: list[float] = []
+        while self.child is not None:
+            await self.child.wait()
+            now = time.monotonic()
+            deaths = [t for t in deaths if now - t < window_s] + [now]
+            if len(deaths) > limit:
+                log.error("the supervisor died %d times within %.0f s; not starting it "
+                          "again", len(deaths), window_s)
+                return
+            self.progress("the browser's supervisor exited; starting it again")
+            try:
+                await self.restart_supervisor()
+            except E.TrustbridgeError as err:
+                self.progress(str(err))
+
+    async def restart_supervisor(self) -> None:
+        """Start the supervisor again after it died (``trustbridge up``, issue 32 item 2),
+        on the same bridge and device, and wait until the device is ready. While it
+        starts, every request for the device answers that its supervisor is being
+        restarted and how long that is expected to take (RoutingPolicy.recovering).
+
+        Raises:
+            DeviceNotConnected: the browser did not come up (as :meth:`start`).
+        """
+        policy = self.server.policy
+        policy.recovering[self.device] = {
+            "part": "supervisor", "action": "the bridge's owner is starting the supervisor "
+            "and its browser again; the tabs and refs from before are gone",
+            "expectedWaitS": SUPERVISOR_RESTART_WAIT_S, "since": time.monotonic(),
+            "needsDriver": self.trusted_input}
+        if self._stderr_task is not None:
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(self._stderr_task, 2)
+        from trustbridge.supervisor.extension_copy import sweep_stale_copies
+
+        sweep_stale_copies()  # the dead one's extension copy (with the token) and profile
+        self._start_failure = None
+        try:
+            await self._spawn_supervisor()
+            await self._wait_ready()
+        finally:
+            policy.recovered(self.device)
+            if self.child is None or self.child.returncode is not None:
+                policy.recovering.pop(self.device, None)
+        self.restarts += 1  # its tabs and refs are gone, as after a browser restart
+
+    async def _spawn_supervisor(self) -> None:
         # The token goes down a pipe, not the environment: a child's environment is
         # inherited by Playwright's driver, the browser and its crash handlers, and is
         # readable in /proc/<pid>/environ (issue 13 item 9).
@@ -141,8 +216,8 @@ class Embedded:
         self.child.stdin.write(self.token.encode() + b"\n")
         with contextlib.suppress(ConnectionError):
             await self.child.stdin.drain()
-        self.child.stdin.close()
-        await self._wait_ready()
+        # stdin stays open: its end-of-file, when this process ends in any way (SIGKILL
+        # included), tells the supervisor to close its browser (supervisor/parent.py).
 
     def supervisor_args(self) -> list[str]:
         """The ``python -m supervisor`` command line of this launch (the token is not in
@@ -219,7 +294,18 @@ class Embedded:
 
     async def stop(self) -> None:
         """Stop the supervisor (SIGTERM, then SIGKILL after 10 s) and the bridge, and
-        remove what a killed supervisor left in the temp dir."""
+        remove what a killed supervisor left in the temp dir.
+
+        The bridge first announces its shutdown (:meth:`BridgeServer.begin_shutdown`) and
+        its endpoint file goes, so no client attaches to it while its browser is closed
+        (issue 32 item 1)."""
+        config.clear_endpoint()
+        if self._keeper is not None and not self._keeper.done():
+            self._keeper.cancel()
+            with contextlib.suppress(BaseException):
+                await self._keeper
+        with contextlib.suppress(Exception):
+            await self.server.begin_shutdown()
         if self.child is not None and self.child.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 self.child.send_signal(signal.SIGTERM)

@@ -14,6 +14,8 @@ Two pieces of state are kept apart and never merged:
 
 from __future__ import annotations
 
+import time
+
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -107,6 +109,35 @@ class RoutingPolicy:
         """Open JavaScript dialogs per device and the tabs they block (bridge/dialogs.py)."""
         self._peers: dict[str, _Peer] = {}
         self._browsers: dict[str, str] = {}
+        self.recovering: dict[str, dict[str, object]] = {}
+        """Device → the recovery running for a missing part of it (issue 32 item 2):
+        ``{part, action, expectedWaitS, since}`` (``since``: time.monotonic() s). Set by
+        whoever runs it (the supervisor through its driver's ``device.recovering`` event;
+        ``trustbridge up`` for a dead supervisor), cleared when the part is back."""
+
+    def recovery_note(self, device: str, part: str) -> tuple[str, dict[str, object]]:
+        """``(sentence, details)`` naming the recovery running for ``device`` when its
+        ``part`` (``extension`` or ``driver``) is missing, with the time it still
+        expects; ``("", {})`` when none runs (the answer must not promise one)."""
+        rec = self.recovering.get(device)
+        if not rec:
+            return "", {}
+        waited = time.monotonic() - float(rec.get("since", time.monotonic()))  # type: ignore[arg-type]
+        left = max(1, round(float(rec.get("expectedWaitS", 10)) - waited))  # type: ignore[arg-type]
+        what = rec.get("part") or part
+        return (f" Its {what} is being recovered ({rec.get('action')}); retry in about "
+                f"{left} s.", {"recovering": {"part": what, "action": rec.get("action"),
+                                              "expectedWaitS": left}})
+
+    def recovered(self, device: str) -> None:
+        """A part of ``device`` came back: the recovery is over once extension and driver
+        (when it had one) are both online."""
+        rec = self.recovering.get(device)
+        if rec is None or device not in self.extensions:
+            return
+        if rec.get("needsDriver") and device not in self.drivers:
+            return
+        self.recovering.pop(device, None)
 
     # -- membership -------------------------------------------------------------------
 
@@ -139,6 +170,7 @@ class RoutingPolicy:
             assert device is not None
             self.drivers[device] = peer
             self.required_trusted_input.add(device)  # rule 1: the promise is made here
+            self.recovered(device)
         elif role == "extension":
             assert device is not None
             self.extensions[device] = peer
@@ -148,6 +180,7 @@ class RoutingPolicy:
                 self.required_trusted_input.add(device)
             if browser:
                 self._browsers[device] = browser
+            self.recovered(device)
 
     def leave(self, peer: str) -> None:
         """Forget a peer. A driver leaves ``drivers`` only; its device stays in
@@ -215,6 +248,11 @@ class RoutingPolicy:
         if len(online) == 1:
             return online[0]
         if not online:
+            for dev in sorted(self.recovering):
+                note, more = self.recovery_note(dev, "browser")
+                raise DeviceNotConnected(
+                    f"No browser is connected to the bridge now (device {dev!r}).{note}",
+                    {"known": known, "device": dev, **more})
             raise DeviceNotConnected(
                 "No browser is connected to the bridge. Start one with `trustbridge up`.",
                 {"known": known},
@@ -269,20 +307,22 @@ class RoutingPolicy:
         if method in DRIVER_METHODS:
             driver = self.drivers.get(dev)
             if driver is None:
+                note, more = self.recovery_note(dev, "driver")
                 raise DeviceNotConnected(
                     f"{method} needs the input driver of device {dev!r}, which is offline "
-                    "(or the device has none: a browser without the supervisor).",
-                    {"device": dev, "method": method},
+                    f"(or the device has none: a browser without the supervisor).{note}",
+                    {"device": dev, "method": method, **more},
                 )
             return ToDriver(dev, self._extension(dev), driver)
         if method in INPUT_METHODS and dev in self.required_trusted_input:
             driver = self.drivers.get(dev)
             if driver is None:  # rule 4, checked before anything else is asked
+                note, more = self.recovery_note(dev, "driver")
                 raise TrustedInputUnavailable(
                     f"Device {dev!r} requires trusted input and its input driver is offline; "
-                    "the action was not sent. Restart its driver (`trustbridge up`, or "
-                    "`trustbridge attach --cdp URL` for a browser you started) and retry.",
-                    {"device": dev},
+                    "the action was not sent." + (note or " Restart its driver (`trustbridge "
+                    "up`, or `trustbridge attach --cdp URL` for a browser you started) and "
+                    "retry."), {"device": dev, **more},
                 )
             return TrustedInput(dev, self._extension(dev), driver)  # rule 3
         return ToExtension(dev, self._extension(dev), synthetic=method in INPUT_METHODS)
@@ -290,10 +330,12 @@ class RoutingPolicy:
     def _extension(self, device: str) -> str:
         ext = self.extensions.get(device)
         if ext is None:
+            note, more = self.recovery_note(device, "extension")
             raise DeviceNotConnected(
-                f"The extension of device {device!r} is not connected; wait for it to "
-                "reconnect or restart the browser.",
-                {"device": device},
+                f"The extension of device {device!r} is not connected; "
+                + (note.strip() if note else "wait for it to reconnect or restart the "
+                   "browser."),
+                {"device": device, **more},
             )
         return ext
 

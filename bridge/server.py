@@ -64,6 +64,13 @@ log = logging.getLogger("trustbridge.bridge")
 action_log = logging.getLogger("trustbridge.actions")
 
 HELLO_TIMEOUT_S = 10.0
+EXTENSION_GRACE_S = 5.0
+"""How long a supervisor lets its extension reconnect by itself before it restarts the
+browser, s (supervisor/runner.py Supervisor.EXTENSION_GRACE_S; the extension retries at
+0.25 s doubling, so a cut socket is back well within it)."""
+BROWSER_RESTART_S = 15.0
+"""What a browser restart is expected to take, s (2-10 s measured on the 2-core dev
+machine under load)."""
 SWEEP_S = 2.0
 """How often the bridge looks for sessions whose lease ran out, s."""
 CLOSE_DRIVER_CONFLICT = 4409
@@ -225,6 +232,8 @@ class BridgeServer:
         self.executor.gate.withdraw = self._withdraw
         self.executor.gate.operator = self._is_operator
         self._sweeper: asyncio.Task[None] | None = None
+        self.closing = False
+        """Set by :meth:`begin_shutdown`: every later hello is refused (issue 32 item 1)."""
         self.pairing = Pairing()  # codes and paired devices' credentials (bridge/pairing.py)
         # The live view of tabs handed to a person (issue 37, bridge/live_view.py).
         self.live = LiveView(self.executor.handovers, self.executor,
@@ -296,8 +305,22 @@ class BridgeServer:
         host = f"[{self.tls.host}]" if ":" in self.tls.host else self.tls.host
         return f"wss://{host}:{self.remote_port}"
 
+    async def begin_shutdown(self) -> None:
+        """Announce that this bridge is going away (issue 32 item 1): every later hello is
+        refused with DEVICE_NOT_CONNECTED (``details.shuttingDown: true``), and every
+        client connected now is closed (code 1001, "going away"), so an MCP server on it
+        reconnects at its next call, finds no bridge, and starts its own instead of
+        waiting on one whose browser is being stopped. Extension and driver peers stay
+        until :meth:`stop` (the browser is being closed under them)."""
+        self.closing = True
+        clients = [p for p in self.peers.values() if p.role == "client"]
+        for peer in clients:
+            with contextlib.suppress(Exception):
+                await peer.ws.close(1001, "bridge shutting down")
+
     async def stop(self) -> None:
         """Close every connection and stop listening."""
+        self.closing = True
         if self._sweeper is not None:
             self._sweeper.cancel()
             self._sweeper = None
@@ -382,6 +405,12 @@ class BridgeServer:
             return
         try:
             hello = await self._read_hello(ws)
+            if self.closing:
+                raise E.DeviceNotConnected(
+                    "This bridge is shutting down; it takes no new connections.",
+                    {"shuttingDown": True},
+                    next_step="Connect again in a moment: a new bridge (or this server's own "
+                    "embedded one) takes its place.")
             if hello.role == "extension" and hello.device is not None:
                 await self._refuse_a_second_extension(hello.device)
             peer_id = f"p{next(self._peer_ids)}"
@@ -412,6 +441,7 @@ class BridgeServer:
             if peer.role == "extension" and peer.device is not None:
                 # A new extension may be a restarted browser: its active tab is to learn.
                 self.executor.queue.forget_device(peer.device)
+                self._extension_changed(peer.device, joined=True)
             if peer.role == "extension" and peer.device is not None \
                     and self.executor.sessions.owners(peer.device):
                 # A restarted background shows the owners it would otherwise miss.
@@ -460,6 +490,9 @@ class BridgeServer:
     def _drop(self, peer: Peer) -> None:
         self.peers.pop(peer.id, None)
         self.policy.leave(peer.id)
+        if peer.role == "extension" and peer.device is not None \
+                and peer.device not in self.policy.extensions:
+            self._extension_changed(peer.device, joined=False)
         peer.conn.fail_pending()  # each pending call fails at once (docs/bridge.md)
         for task in peer.tasks:
             task.cancel()
@@ -467,6 +500,26 @@ class BridgeServer:
             self.executor.sessions.disconnected(peer.id)  # its tabs become free
             self._tell_owners()
         log.info("peer %s left: role=%s device=%s", peer.id, peer.role, peer.device)
+
+    def _extension_changed(self, device: str, *, joined: bool) -> None:
+        """Tell the device's driver that its extension left or came back
+        (``extension.left`` / ``extension.joined``), so its supervisor can bring a missing
+        extension back (issue 32 item 2). A driver that says it does
+        (``capabilities.watchesExtension``) makes the gap's answers name that recovery
+        and its wait (RoutingPolicy.recovering)."""
+        driver = self.peers.get(self.policy.drivers.get(device, ""))
+        if driver is None:
+            return
+        if not joined and self.policy.driver_capabilities(device).get("watchesExtension"):
+            self.policy.recovering[device] = {
+                "part": "extension", "since": time.monotonic(), "needsDriver": False,
+                "action": f"waiting up to {EXTENSION_GRACE_S:g} s for it to reconnect, then "
+                "its supervisor restarts the browser; the tabs and refs from before are then "
+                "gone", "expectedWaitS": EXTENSION_GRACE_S + BROWSER_RESTART_S}
+        event = "extension.joined" if joined else "extension.left"
+        task = asyncio.ensure_future(self._notify(driver, event, {"device": device}))
+        driver.tasks.add(task)
+        task.add_done_callback(driver.tasks.discard)
 
     # -- messages -----------------------------------------------------------------
 
@@ -526,6 +579,18 @@ class BridgeServer:
         task.add_done_callback(peer.tasks.discard)
 
     async def _on_event(self, peer: Peer, msg: Event) -> None:
+        if msg.event == "device.recovering" and peer.role == "driver" \
+                and peer.device is not None and isinstance(msg.params, dict):
+            # The supervisor started a recovery of a part of its device (its browser
+            # restart after the extension stayed away): the gap's answers say so.
+            wait = msg.params.get("expectedWaitS")
+            self.policy.recovering[peer.device] = {
+                "part": str(msg.params.get("part") or "browser")[:40],
+                "action": str(msg.params.get("action") or "being recovered")[:200],
+                "expectedWaitS": float(wait) if isinstance(wait, (int, float)) else 20.0,
+                "since": time.monotonic(), "needsDriver": False}
+            self.policy.recovered(peer.device)  # already back: nothing to announce
+            return
         if msg.event == "page.receipt" and peer.role == "extension":
             self.executor.receipt_pushed(peer.id, msg.params)
             return

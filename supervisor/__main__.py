@@ -18,6 +18,14 @@ import signal
 import sys
 
 from .origins import OriginPolicy, parse_origin_list
+from .parent import (
+    STOP_BOUND_S,
+    descendants,
+    kill_descendants,
+    reparented,
+    stdin_closed,
+    stdin_is_pipe,
+)
 from .runner import BROWSERS, Supervisor
 
 
@@ -47,40 +55,68 @@ async def _run(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    try:
-        await sup.start()
-    except Exception as exc:
+    # Watched from before the launch: a parent that dies (or a SIGTERM that comes) while
+    # the browser starts ends the start too (issue 32 item 6).
+    waiters = [asyncio.create_task(stop.wait()), asyncio.create_task(sup.gone.wait())]
+    if args.exit_with_parent:
+        waiters.append(asyncio.create_task(_parent_gone(args.token_file == "-")))
+    starting = asyncio.create_task(sup.start())
+    await asyncio.wait([starting, *waiters], return_when=asyncio.FIRST_COMPLETED)
+    if not starting.done():
+        starting.cancel()
+        with contextlib.suppress(BaseException):
+            await starting
+        for w in waiters:
+            w.cancel()
+        await _stop(sup)
+        return 0 if stop.is_set() else 2
+    if (exc := starting.exception()) is not None:
         print(f"supervisor: could not start {args.browser}: {exc}", file=sys.stderr)
-        await sup.stop()
+        for w in waiters:
+            w.cancel()
+        await _stop(sup)
         return 1
     print(f"supervisor: {args.browser} up for device {args.device}", file=sys.stderr, flush=True)
     sup.on_restart = lambda n: print(f"{RESTARTED_LINE} {args.browser} for device {args.device} "
                                      f"(restart {n}); its tabs and refs are gone",
                                      file=sys.stderr, flush=True)
     # A browser that dies is started again by the Supervisor; `gone` means it gave up.
-    waiters = [asyncio.create_task(stop.wait()), asyncio.create_task(sup.gone.wait())]
-    if args.exit_with_parent:
-        waiters.append(asyncio.create_task(_parent_gone(PARENT_PID)))
     await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
     for w in waiters:
         w.cancel()
-    with contextlib.suppress(Exception):
-        await sup.stop()
+    await _stop(sup)
     return 0 if stop.is_set() else 2
+
+
+async def _stop(sup: Supervisor) -> None:
+    """Stop in order within STOP_BOUND_S, else kill everything this process started (a
+    browser whose close hangs must not keep a SIGTERMed supervisor alive)."""
+    try:
+        await asyncio.wait_for(sup.stop(), STOP_BOUND_S)
+    except BaseException as exc:  # noqa: BLE001 - a timeout or a failed close alike
+        killed = kill_descendants()
+        print(f"supervisor: orderly stop did not finish ({type(exc).__name__}); killed "
+              f"{len(killed)} processes it started", file=sys.stderr, flush=True)
+    if left := descendants():  # e.g. a browser helper Playwright did not wait for
+        kill_descendants()
+        print(f"supervisor: killed {len(left)} processes left after the stop",
+              file=sys.stderr, flush=True)
 
 
 RESTARTED_LINE = "supervisor: browser restarted:"
 """Start of the stderr line said after each browser restart; bridge/embedded.py counts it."""
 
 PARENT_PID = os.getppid()
-PARENT_POLL_S = 1.0
 
 
-async def _parent_gone(parent: int) -> None:
-    """Return once the process that started us is gone (we were re-parented): a
-    SIGKILLed ``trustbridge up`` / ``mcp`` must not leave its browser behind."""
-    while os.getppid() == parent:
-        await asyncio.sleep(PARENT_POLL_S)
+async def _parent_gone(stdin_is_parents: bool) -> None:
+    """Return once the process that started us is gone: its pipe on our stdin reached
+    end-of-file (``--token-file -``: supervisor/parent.py), else our parent id changed.
+    A SIGKILLed ``trustbridge up`` / ``mcp`` must not leave its browser behind."""
+    if stdin_is_parents and stdin_is_pipe():
+        await stdin_closed()
+    else:  # a file or terminal on stdin carries no sign of the parent's end
+        await reparented(PARENT_PID)
     print("supervisor: parent process gone; closing the browser", file=sys.stderr, flush=True)
 
 
@@ -157,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--headed", action="store_true", help="show a window")
     parser.add_argument("--exit-with-parent", action="store_true",
                         help="close the browser and exit when the starting process dies "
-                        "(used by trustbridge up / mcp)")
+                        "(used by trustbridge up / mcp); with --token-file -, the parent keeps "
+                        "stdin open and its end-of-file is the sign")
     parser.add_argument("--no-driver", action="store_true",
                         help="no input driver: the device's input stays synthetic")
     parser.add_argument("--viewport", type=_viewport, metavar="WxH",

@@ -31,7 +31,7 @@ import os
 import re
 import ssl
 import struct
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from playwright.async_api import ElementHandle, Frame, Page
@@ -193,9 +193,19 @@ class InputDriver:
         self.cdp: CdpProxy | None = None
         # Live views of tabs handed to a person (issue 37, supervisor/live.py).
         self.live = LiveStreams(self.send_event, lambda token: self.frames.frame_for(token))
+        self.on_bridge_event: Callable[[str, dict[str, Any]], None] | None = None
+        """Called with the bridge's ``extension.left`` / ``extension.joined`` (set by the
+        supervisor: supervisor/runner.py)."""
+        self.on_reconnect: Callable[[], Awaitable[None]] | None = None
+        """Awaited after each connection but the first is welcomed (the supervisor
+        re-stamps every frame: issue 32 item 2)."""
+        self.sessions = 0
+        """How many connections the bridge welcomed."""
 
     async def run(self) -> None:
-        """Stay connected until cancelled, reconnecting with backoff (0.1 s → 5 s)."""
+        """Stay connected until cancelled, reconnecting with backoff (0.1 s → 5 s),
+        whatever ended the connection (a failure in serving it included: logged, never
+        the end of the loop, issue 32 item 2)."""
         delay = 0.1
         while True:
             try:
@@ -207,6 +217,8 @@ class InputDriver:
                     log.error("driver: the bridge's certificate was refused: %s", exc)
             except E.TrustbridgeError as exc:
                 log.error("bridge refused the driver: %s", exc)
+            except Exception:  # noqa: BLE001 - the device keeps its driver regardless
+                log.exception("driver connection ended by a failure; reconnecting")
             self.connected.clear()
             await asyncio.sleep(delay)
             delay = min(delay * 2, RECONNECT_MAX_S)
@@ -229,6 +241,12 @@ class InputDriver:
             await handshake(ws, hello)
             conn = Connection(ws, "bridge")
             self._conn = conn
+            self.sessions += 1
+            if self.sessions > 1 and self.on_reconnect is not None:
+                try:  # before it serves: the first action after it finds fresh tokens
+                    await self.on_reconnect()
+                except Exception:  # noqa: BLE001 - stamping is best effort per frame
+                    log.exception("re-stamping after the reconnect failed")
             self.connected.set()
             log.info("driver for %s online", self.device)
             try:
@@ -249,7 +267,11 @@ class InputDriver:
         self._spawn(self._answer(req))
 
     async def _on_event(self, event: Event) -> None:
-        """The bridge sends the driver no events today: any is dropped."""
+        """``extension.left`` / ``extension.joined`` (the bridge's word on this device's
+        extension, issue 32 item 2) go to :attr:`on_bridge_event`; others are dropped."""
+        if self.on_bridge_event is not None and event.event in ("extension.left",
+                                                                "extension.joined"):
+            self.on_bridge_event(event.event, dict(event.params))
 
     async def _answer(self, req: Request) -> None:
         response = await answer(req, self._serve(req.method, req.params), "The driver failed",

@@ -377,6 +377,15 @@ class FrameRegistry:
 
     # -- bookkeeping ------------------------------------------------------------------
 
+    async def restamp_all(self, context: BrowserContext) -> int:
+        """Stamp every frame of every page of ``context`` again (after the driver's
+        connection came back, issue 32 item 2): a frame whose document still holds its
+        token keeps it (so refs taken before stay good); one that lost it, or was never
+        stamped, gets a fresh one. Returns how many frames hold a token now."""
+        frames = [f for page in context.pages for f in page.frames]
+        got = await asyncio.gather(*(self.stamp(f) for f in frames), return_exceptions=True)
+        return sum(1 for g in got if isinstance(g, str))
+
     def forget_frame(self, frame: Frame) -> None:
         """Drop a detached frame's token (and its CDP session, if it had its own)."""
         token = self._by_frame.pop(frame, None)

@@ -49,6 +49,12 @@ RESTART_LIMIT = 3
 """Browser restarts allowed within :data:`RESTART_WINDOW_S`; one more death gives up."""
 RESTART_WINDOW_S = 60.0
 """Seconds over which browser deaths are counted against :data:`RESTART_LIMIT`."""
+EXTENSION_GRACE_S = 5.0
+"""How long the extension may stay away from the bridge (its own reconnect: 0.25 s
+doubling) before the browser is restarted to bring it back, s (issue 32 item 2; the
+bridge tells agents the same: bridge/server.py EXTENSION_GRACE_S)."""
+BROWSER_RESTART_S = 15.0
+"""The restart's expected length the agents are told, s."""
 
 
 class Supervisor:
@@ -136,6 +142,8 @@ class Supervisor:
         self._driver_task: asyncio.Task[None] | None = None
         self._profile: Path | None = None
         self._pw: Playwright | None = None
+        self._ext_back = asyncio.Event()
+        self._ext_watch: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Launch the browser with the extension and start the driver."""
@@ -236,14 +244,71 @@ class Supervisor:
                                                     # A person may open tabs in a headed
                                                     # browser: sessions never claim those
                                                     # silently (bridge/sessions.py).
-                                                    "headed": not self.headless},
+                                                    "headed": not self.headless,
+                                                    # It restarts a browser whose
+                                                    # extension stays away (not a
+                                                    # person's headed one).
+                                                    "watchesExtension": self.restart},
                                       ssl_context=self.ssl_context)
             self.driver.dialogs.attach(self.context)
+            self.driver.on_reconnect = self._restamp
+            self.driver.on_bridge_event = self._extension_event
             if self.browser_name == "chromium":  # the CDP door (issue 19, docs/cdp.md)
                 self.driver.cdp = CdpProxy(
                     lambda: self.context.browser if self.context else None, self.device)
         self.driver.connected.clear()
         self._driver_task = asyncio.create_task(self.driver.run())
+
+    async def _restamp(self) -> None:
+        """The driver's connection came back: every frame holds a token the driver knows
+        (FrameRegistry.restamp_all)."""
+        if self.context is not None:
+            count = await self.frames.restamp_all(self.context)
+            log.info("driver reconnected; %d frames hold their token", count)
+
+    def _extension_event(self, event: str, _params: dict[str, object]) -> None:
+        """The bridge says the extension left or came back (supervisor/driver.py)."""
+        if event == "extension.joined":
+            self._ext_back.set()
+            return
+        self._ext_back.clear()
+        if self.restart and (self._ext_watch is None or self._ext_watch.done()):
+            self._ext_watch = asyncio.create_task(self._watch_extension())
+
+    async def _watch_extension(self) -> None:
+        """The extension left the bridge while the browser lives: give it
+        EXTENSION_GRACE_S to come back by itself (a cut socket does), else restart the
+        browser, which loads it afresh (issue 32 item 2: a killed extension process, or a
+        ``chrome.runtime.reload()``, never came back). The bridge is told first, so every
+        answer in the gap names the restart and its expected wait."""
+        try:
+            await asyncio.wait_for(self._ext_back.wait(), EXTENSION_GRACE_S)
+            return
+        except TimeoutError:
+            pass
+        if self._stopping or self.context is None or self._ext_back.is_set():
+            return
+        log.warning("the extension of device %s stayed away for %.0f s; restarting %s",
+                    self.device, EXTENSION_GRACE_S, self.browser_name)
+        if self.driver is not None:
+            with contextlib.suppress(Exception):
+                await self.driver.send_event("device.recovering", {
+                    "part": "extension", "expectedWaitS": BROWSER_RESTART_S,
+                    "action": f"it stayed away {EXTENSION_GRACE_S:g} s, so its supervisor "
+                    "is restarting the browser; the tabs and refs from before are gone"})
+        await self.restart_browser()
+
+    async def restart_browser(self) -> None:
+        """Close the running browser and start it again for the same device (a fresh
+        extension copy and profile; counted like a death against RESTART_LIMIT)."""
+        context = self.context
+        if context is None or self._stopping:
+            return
+        self.context = None  # its close is ours: _browser_closed leaves it alone
+        self.frames.browser_gone()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(context.close(), 10)
+        await self._restart()
 
     async def _launch(self, pw: Playwright | None, extension: Path,
                       profile: str) -> BrowserContext:
@@ -278,6 +343,10 @@ class Supervisor:
     async def stop(self) -> None:
         """Stop the driver, close the browser and remove the temp extension and profile."""
         self._stopping = True
+        if self._ext_watch is not None and not self._ext_watch.done():
+            self._ext_watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._ext_watch
         if self._restart_task is not None and not self._restart_task.done():
             self._restart_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

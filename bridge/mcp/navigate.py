@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
+from ..protocol import errors as E
 from ..protocol.models import NavigateParams
 from ..urls import redact_credentials
 from .response import Response
@@ -29,9 +31,26 @@ def _where(result: dict[str, Any], done: str, pending: str) -> str:
     return f"{done} {result.get('url', '')} (tab {result.get('tabId')})"
 
 
+NOTHING_SENT = re.compile(r"does not exist|is not open on device|has no open tab")
+"""BROWSER_TAB_CLOSED messages given before anything reached a page (the tab was gone
+when the request came: extension/src/background/tabs.js resolveTab, the bridge's session
+gate). "The tab closed during navigation" is not among them: that load may have run."""
+
+
 async def _navigate(conn: Connection, args: Any, response: Response) -> None:
     tab = await conn.tab()
-    result = dict(await tab.goto(args.url))
+    try:
+        result = dict(await tab.goto(args.url))
+    except E.BrowserTabClosed as err:
+        # The session's tab is gone (closed by someone else): the agent asked to load a
+        # page, so it gets a new tab for it, said in the result (issue 32 item 1).
+        gone = conn.tab_id
+        if gone is None or err.details.get("replacedBy") is not None \
+                or not NOTHING_SENT.search(err.message):
+            raise
+        await conn.replace_gone_tab(gone)
+        tab = await conn.tab()
+        result = dict(await tab.goto(args.url))
     line = _where(result, "Navigated to", f"Navigated to {redact_credentials(args.url)}")
     if dismissed := result.get("dismissedDialog"):
         # The dialog that blocked the tab was answered (Cancel) so the load could start.

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -189,6 +190,8 @@ class Connection:
         self._restarts_seen = 0
         self._lock = asyncio.Lock()
         self._warm: asyncio.Task[None] | None = None
+        self._bridge: tuple[str, int | None] | None = None
+        """``(url, pid)`` of the bridge the session is open on (:meth:`_bridge_identity`)."""
 
     async def client(self) -> BridgeClient:
         """The bridge connection: reused while open, else (re)connected, else the embedded
@@ -211,34 +214,133 @@ class Connection:
             restarted = False
             if self._emb is not None and self._emb.child is not None \
                     and self._emb.child.returncode is not None:
+                # Its keeper gave up (or was not running): start it here, on the same
+                # bridge, so other clients' sessions on it stay (issue 32).
                 self.progress("the browser this server started has exited; starting it again")
-                await self._close_client()
-                await self._stop_embedded()
+                try:
+                    await self._emb.restart_supervisor()
+                except E.TrustbridgeError:
+                    await self._close_client()
+                    await self._stop_embedded()
+                    self._emb = await self._start_embedded()
+                    self._emb.keep_supervisor()
                 restarted = True
             elif self._emb is not None and self._emb.restarts > self._restarts_seen:
                 restarted = True  # the supervisor started its dead browser again
             if restarted:
-                if self._emb is None:
-                    self._emb = await self._start_embedded()
+                assert self._emb is not None
                 self._restarts_seen = self._emb.restarts
                 raise self._restarted()
             if self._client is not None and not self._client.closed:
                 return self._client
+            lost = self._client is not None  # the bridge closed our connection
             self._client = None
+            started = False
             try:
                 client = await BridgeClient.connect(self.url, self.token, ca_file=self.ca_file)
+                bridge = self._bridge_identity(None)
             except E.DeviceNotConnected as err:
                 if not self.embedded or self.url is not None:
                     raise
                 log.info("no bridge reachable (%s); starting the embedded default", err.message)
                 await self._stop_embedded()
-                self._emb = await self._start_embedded()
-                client = await BridgeClient.connect(self._emb.url, self._emb.token)
+                try:
+                    self._emb = await self._start_embedded()
+                except E.BadRequest as busy:
+                    # Another server's bridge came up meanwhile in this state directory:
+                    # join it rather than fail (issue 32 soak: BAD_REQUEST "already
+                    # running").
+                    url = busy.details.get("url")
+                    if not isinstance(url, str):
+                        raise
+                    client = await BridgeClient.connect(url, self.token)
+                    bridge = self._bridge_identity(None)
+                else:
+                    self._emb.keep_supervisor()
+                    client = await BridgeClient.connect(self._emb.url, self._emb.token)
+                    bridge = self._bridge_identity(self._emb)
+                    started = True
             await self.lease.open(client)
-            # A new session owns nothing; a tab only read (pinned) stays "may open my own".
-            self.own_tab_pending = self.own_tab_pending or self.tab_id is None
+            try:
+                await self._check_browser(client, started)
+            except E.DeviceNotConnected:
+                await client.close()
+                raise
+            if self._bridge is not None and bridge != self._bridge:
+                self._moved(self._bridge, bridge, started)
+            elif lost:
+                log.info("reconnected to the bridge at %s", bridge[0])
+            self._bridge = bridge
+            # A new session owns nothing: its tab from before the reconnect was freed when
+            # the old session ended and may be another session's now, so a refusal there
+            # gets it a window of its own (may_open_own_tab). A tab only read (pinned)
+            # stays "may open my own" too.
+            self.own_tab_pending = self.own_tab_pending or self.tab_id is None or lost
             self._client = client
             return client
+
+    def _bridge_identity(self, emb: Embedded | None) -> tuple[str, int | None]:
+        """``(url, pid)`` naming one bridge process: a bridge that restarted on the same
+        port is another bridge (its browser, tabs and refs are others)."""
+        if emb is not None:
+            return emb.url, os.getpid()
+        if self.url is not None:
+            return self.url, None
+        info = config.read_endpoint() or {}
+        pid = info.get("pid")
+        return str(info.get("url")), pid if isinstance(pid, int) else None
+
+    def _moved(self, old: tuple[str, int | None], new: tuple[str, int | None],
+               started: bool) -> None:
+        """The session now runs on another bridge than before (the one it used went away:
+        its owner exited or it restarted): the current tab and every ref are from a
+        browser that is gone, so the session starts afresh on the new one (its next
+        navigate opens or takes a tab there) and the call's result says so (issue 32
+        item 1; before, every later call answered BROWSER_TAB_CLOSED for the old tab)."""
+        gone_tab = self.tab_id
+        self.select(None, None)
+        where = ("this server started its own bridge and browser at " + new[0]) if started \
+            else f"this server connected to the bridge now running at {new[0]}"
+        tab = f" Tab {gone_tab} and every" if gone_tab is not None else " Every"
+        self._notes.append(
+            f"The bridge this server used ({old[0]}) is gone; {where}.{tab} ref from before "
+            "is gone: this call ran in that browser.")
+        log.warning("bridge %s gone; now on %s", old[0], new[0])
+
+    async def _check_browser(self, client: BridgeClient, started: bool) -> None:
+        """A server started with ``--browser NAME`` (or its variable / config key) that
+        joined a running bridge uses that browser only: the bridge's device running it
+        becomes the current device, and when the bridge has none, every call is refused
+        with the next step (issue 32 item 1: before, a Chromium bridge was used silently,
+        with a warning on stderr only, which MCP clients hide). Chosen over starting the
+        asked browser as a second device on the other bridge: that browser would belong
+        to a bridge this server does not own, and live or die with it.
+
+        Raises:
+            DeviceNotConnected: (``details.requestedBrowser``) the running bridge has no
+                device of the asked browser.
+        """
+        if started or "browser" not in self.options.launch_set or self.url is not None:
+            return
+        want = self.options.browser
+        names = {"chromium": ("chrom",), "firefox": ("firefox",), "camoufox": ("camoufox",)}
+        devices = (await client.call("devices.list")).get("devices") or []
+        running = [(str(d.get("device")), str(d.get("browser") or "")) for d in devices
+                   if d.get("extension")]
+        match = [dev for dev, name in running if dev == want
+                 or any(n in name.lower() for n in names.get(want, (want,)))]
+        if match:
+            if self.device is None or self.device not in match:
+                self.device = match[0]
+            return
+        have = ", ".join(f"{dev} ({name or '?'})" for dev, name in running) or "no browser"
+        raise E.DeviceNotConnected(
+            f"This server was started with --browser {want}, but the bridge already running "
+            f"in {config.state_dir()} has {have}; it does not use another browser than the "
+            "one asked for.", {"requestedBrowser": want, "running": [d for d, _ in running]},
+            next_step=f"Tell the user: stop the running bridge so this server starts {want} "
+            "itself, or give this server its own TRUSTBRIDGE_HOME, or start it without "
+            "--browser to use the running browser.")
 
     @property
     def label(self) -> str | None:
@@ -312,6 +414,22 @@ class Connection:
         self._notes.append(f"Opened a new window for this session (tab {opened['tabId']}): "
                            f"{why}.")
 
+    async def replace_gone_tab(self, gone: int) -> None:
+        """The current tab ``gone`` no longer exists (closed by a person, a page or another
+        client): open a tab for this session (``tabs.new``, a window of its own) and make
+        it current; the line saying so is kept for the tool's result (issue 32 item 1).
+
+        Raises:
+            TrustbridgeError: as ``tabs.new`` raises.
+        """
+        client = await self.client()
+        opened = await client.call("tabs.new", {"device": self.device, "window": True})
+        self.select(opened.get("device") or self.device, int(opened["tabId"]))
+        self.own_tab_pending = False
+        self._notes.append(f"Tab {gone} is gone (closed); opened tab {opened['tabId']} for "
+                           "this session and navigated there. Refs from tab "
+                           f"{gone} are gone.")
+
     def take_notes(self) -> list[str]:
         """Lines about what the connection did for the current call (a window it opened),
         each once."""
@@ -323,8 +441,9 @@ class Connection:
         agent knew (tabs, refs, the current tab) is gone, and this call did nothing."""
         self.select(None, None)
         return E.BrowserCrashed(
-            "The browser this MCP server started died and was started again. Every tab "
-            "and ref from before is gone; this call was not performed.",
+            "The browser this MCP server started was started again (it died, or its "
+            "extension stayed away from the bridge and its supervisor restarted it). Every "
+            "tab and ref from before is gone; this call was not performed.",
             {"what": "browser", "tabId": None},
             next_step="Open a page with browser_navigate (or call browser_snapshot on the "
             "new tab) and use only the refs of that new snapshot.")

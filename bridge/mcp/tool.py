@@ -205,6 +205,14 @@ def session_step(err: E.TrustbridgeError) -> str | None:
     """The next step of a session error (issue 16) in terms of these tools, from its
     facts (the bridge's own step names wire methods); None for other errors."""
     code = err.code.value
+    recovering = err.details.get("recovering")
+    if code in ("DEVICE_NOT_CONNECTED", "TRUSTED_INPUT_UNAVAILABLE") \
+            and isinstance(recovering, dict):
+        # A recovery runs by itself (issue 32 item 2): no person is needed.
+        return (f"Nothing was sent. Wait about {recovering.get('expectedWaitS')} s, then "
+                f"retry: the browser's {recovering.get('part')} is being brought back "
+                "without anyone's help; tabs and refs from before may be gone (take a "
+                "new snapshot).")
     if code == "TAB_CLAIMED" and err.details.get("person"):
         return ("This is a person's tab: use it only if the user asked you to, by claiming "
                 "it (browser_tabs action claim with its index); otherwise work in a tab of "

@@ -44,7 +44,10 @@ async def test_doctor_shows_each_browsers_capabilities(stack: Stack, origins: Or
                                     "headed": False, "attended": False,
                                     # The CDP door on a person's browser: off until the
                                     # person allows it (docs/cdp.md).
-                                    "cdpAllowed": False}
+                                    "cdpAllowed": False,
+                                    # Its supervisor restarts a browser whose extension
+                                    # stays away (issue 32 item 2; headless only).
+                                    "watchesExtension": True}
     assert info["browser"].startswith(BROWSER_LABEL[stack.browser])
     line = _human("doctor", {"devices": [info]})
     assert "input trusted" in line
