@@ -1,0 +1,54 @@
+"""Attacks on the live view and the hand-off (issue 37): what the person typed must not
+reach the agent in any answer, and the person's input must reach the page as sent.
+
+The person is played by a raw WebSocket on the live view (as tests/e2e/test_live_view.py
+does); the target page records what it saw."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from websockets.asyncio.client import connect
+
+from trustbridge.bridge.sdk import Tab
+
+from .conftest import Origins, Stack, wait_until
+from .test_live_view import live_ws, origin_of
+
+
+def keys(text: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    for key in text:
+        events += [{"type": "keydown", "key": key}, {"type": "keyup", "key": key}]
+    return events
+
+
+async def click_events(stack: Stack, css: str) -> list[dict[str, Any]]:
+    box = await stack.page.locator(css).bounding_box()
+    assert box is not None
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    return [{"type": "down", "x": x, "y": y}, {"type": "up", "x": x, "y": y}]
+
+
+async def test_a_code_the_person_submits_in_a_get_form_is_not_in_the_wait_answer(
+        stack: Stack, origins: Origins) -> None:
+    """The person types a 2FA code into a plain GET form and presses Enter: the next
+    page's URL carries ``?c=<code>``. The agent's answer (``after.url``) must not show the
+    code, as its snapshots do not."""
+    tab = Tab(stack.client, stack.device, None)
+    await tab.goto(f"{origins.main}/human/2fa_get.html")
+    asked = await tab.hand_to_human("Enter the 2FA code", timeout=60)
+    code = "730519"
+    url = asked["liveUrl"]
+    async with connect(live_ws(url), origin=origin_of(url)) as ws:
+        events = await click_events(stack, "#code") + keys(code) + [
+            {"type": "keydown", "key": "Enter"}, {"type": "keyup", "key": "Enter"}]
+        await ws.send(json.dumps({"type": "input", "events": events}))
+        await wait_until(lambda: "account.html" in stack.page.url, 20)
+        assert f"c={code}" in stack.page.url  # what the page did with it
+        await ws.send(json.dumps({"type": "done"}))
+        result = await tab.wait_for_human(asked["handoverId"])
+    assert result["state"] == "handedBack", result
+    assert "account.html" in result["after"]["url"], result
+    assert code not in json.dumps(result), result
