@@ -210,10 +210,15 @@ class LiveView:
         try:
             if driver is None:
                 raise E.TrustedInputUnavailable("The input driver is offline; nothing was sent.")
-            await self.executor.peer(driver).call(
+            sent = await self.executor.peer(driver).call(
                 "driver.liveInput", params.model_dump(mode="json"), DRIVER_TIMEOUT_S)
         except E.TrustbridgeError as err:
             await self._send(ws, {"type": "error", "message": err.message})
+            return
+        refused = sent.get("refused") if isinstance(sent, dict) else 0
+        if isinstance(refused, int) and refused > 0:  # said, not dropped silently
+            await self._send(ws, {"type": "error", "message": (
+                f"{refused} key(s) the browser does not know were not sent to the page.")})
 
     def _remember_typed(self, hand: Handover) -> None:
         """What the person typed is masked in the agent's later snapshots, titles and

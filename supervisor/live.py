@@ -12,7 +12,9 @@ shows), capturedAt (ms since the epoch, when the browser captured it)}``.
 
 Input: each event goes through Playwright's ``page.mouse`` / ``page.keyboard``, the same
 input the agent's trusted actions use (CDP ``Input.dispatch*Event`` in Chromium, Juggler
-or WebDriver BiDi in Firefox), so the page sees ``event.isTrusted === true``. Points are
+or WebDriver BiDi in Firefox), so the page sees ``event.isTrusted === true``. A character
+its US layout has no key for (``ë``, ``€``) is inserted as text on its keydown
+(``keyboard.insert_text``: a trusted ``input`` event, no key events). Points are
 CSS px of the top-level viewport; the driver records the pointer's position
 (supervisor/mouse.py) as for any pointer input it sends. Keys are never logged.
 """
@@ -203,7 +205,23 @@ async def _one(page: Page, event: LiveInput) -> None:
     elif event.type == "wheel":
         await page.mouse.wheel(event.deltaX, event.deltaY)
     elif event.type in ("keydown", "keyup") and event.key:
-        if event.type == "keydown":
-            await page.keyboard.down(event.key)
-        else:
-            await page.keyboard.up(event.key)
+        try:
+            if event.type == "keydown":
+                await page.keyboard.down(event.key)
+            else:
+                await page.keyboard.up(event.key)
+        except PlaywrightError:
+            if page.is_closed() or not _is_text(event.key):
+                raise
+            # A character Playwright's US layout has no key for (ë, €, ü, an emoji):
+            # typed as text on its keydown (CDP Input.insertText / its Firefox
+            # counterpart: the field's trusted input event, no key events), nothing on its
+            # keyup; dropping it would leave the person's text silently short.
+            if event.type == "keydown":
+                await page.keyboard.insert_text(event.key)
+
+
+def _is_text(key: str) -> bool:
+    """``key`` is a KeyboardEvent.key that types text (a character, or a grapheme of
+    several code points), not a named key such as ``Enter`` or ``Unidentified``."""
+    return len(key) == 1 or not key.isascii()

@@ -52,3 +52,47 @@ async def test_a_code_the_person_submits_in_a_get_form_is_not_in_the_wait_answer
     assert result["state"] == "handedBack", result
     assert "account.html" in result["after"]["url"], result
     assert code not in json.dumps(result), result
+
+
+async def test_characters_off_the_us_layout_reach_the_page(
+        stack: Stack, origins: Origins) -> None:
+    """The person types characters a US keyboard has no key for (an accented name, a
+    password with ``€``): each reaches the field as typed, none is dropped silently."""
+    tab = Tab(stack.client, stack.device, None)
+    await tab.goto(f"{origins.main}/human/login.html")
+    asked = await tab.hand_to_human("Type your name", timeout=60)
+    typed = "Zoë €5 ü"
+    url = asked["liveUrl"]
+    async with connect(live_ws(url), origin=origin_of(url)) as ws:
+        events = await click_events(stack, "#user") + keys(typed)
+        await ws.send(json.dumps({"type": "input", "events": events}))
+        await ws.send(json.dumps({"type": "done"}))
+        result = await tab.wait_for_human(asked["handoverId"])
+        errors = []
+        while (msg := json.loads(await ws.recv()))["type"] != "ended":
+            if msg["type"] == "error":
+                errors.append(msg)
+    assert result["state"] == "handedBack", result
+    value = await stack.page.evaluate("document.getElementById('user').value")
+    assert value == typed, (value, errors)
+
+
+async def test_a_key_the_browser_does_not_know_is_said_not_dropped(
+        stack: Stack, origins: Origins) -> None:
+    """A key name no browser knows (``Unidentified``, what a dead key or an IME may
+    report): the person's page is told it was not sent; the keys around it arrive."""
+    tab = Tab(stack.client, stack.device, None)
+    await tab.goto(f"{origins.main}/human/login.html")
+    asked = await tab.hand_to_human("Type your name", timeout=60)
+    url = asked["liveUrl"]
+    async with connect(live_ws(url), origin=origin_of(url)) as ws:
+        events = await click_events(stack, "#user") + keys("ab") + [
+            {"type": "keydown", "key": "Unidentified"}] + keys("cd")
+        await ws.send(json.dumps({"type": "input", "events": events}))
+        while (msg := json.loads(await ws.recv()))["type"] != "error":
+            pass
+        assert "not sent" in msg["message"], msg
+        await ws.send(json.dumps({"type": "done"}))
+        result = await tab.wait_for_human(asked["handoverId"])
+    assert result["state"] == "handedBack", result
+    assert await stack.page.evaluate("document.getElementById('user').value") == "abcd"
