@@ -86,13 +86,17 @@ def save_file(conn: Connection, filename: str, data: bytes | str) -> Path:
         The absolute path written.
 
     Raises:
-        BadRequest: ``filename`` is absolute or leaves the output directory (``..``), or
-            the file cannot be written.
+        BadRequest: ``filename`` is absolute, leaves the output directory (``..``, a
+            symlink), holds a NUL character, or the file cannot be written.
     """
     chosen = output_dir(conn)
     if not getattr(getattr(conn, "options", None), "output_dir", None):
         private_dir(chosen)  # the default: this user's, 0700
     root = chosen.resolve()
+    if "\x00" in filename:  # no OS takes it (resolve() would raise ValueError)
+        raise E.BadRequest(f"The file name {filename!r} holds a NUL character, which no "
+                           "file name can; give a name such as 'page.png'.",
+                           {"outputDir": str(root)})
     path = (root / filename).resolve()
     if Path(filename).is_absolute() or not path.is_relative_to(root) or path == root:
         raise E.BadRequest(f"The file name {filename!r} must stay inside the output "
