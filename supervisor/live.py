@@ -57,6 +57,10 @@ class _Stream:
     navigations: int = 0
     on_nav: Callable[[Frame], None] | None = None
     pending: set[asyncio.Future[Any]] = field(default_factory=set)
+    held_keys: list[str] = field(default_factory=list)
+    """Keys the person pressed and has not released (Playwright's keyboard of the page
+    keeps them down, modifiers included, for whoever types next: the agent)."""
+    held_buttons: list[str] = field(default_factory=list)
 
 
 class LiveStreams:
@@ -167,6 +171,7 @@ class LiveStreams:
                 await stream.cdp.detach()
         for task in stream.pending:
             task.cancel()
+        await _release(stream)
         return {"stopped": True, "frames": stream.frames, "navigations": stream.navigations}
 
     async def input(self, params: DriverLiveInputParams) -> dict[str, Any]:
@@ -185,12 +190,42 @@ class LiveStreams:
         for event in params.events:
             try:
                 await _one(page, event)
+                _hold(stream, event)
                 sent += 1
             except PlaywrightError as exc:
                 if page.is_closed():
                     raise E.BrowserTabClosed("The tab closed; the rest was not sent.") from exc
                 refused += 1  # an unknown key name: Playwright sends nothing for it
         return {"sent": sent, "refused": refused}
+
+
+def _hold(stream: _Stream, event: LiveInput) -> None:
+    """Follow which keys and buttons the person holds down."""
+    if event.type in ("keydown", "keyup") and event.key:
+        with contextlib.suppress(ValueError):
+            stream.held_keys.remove(event.key)
+        if event.type == "keydown":
+            stream.held_keys.append(event.key)
+    elif event.type in ("down", "up"):
+        with contextlib.suppress(ValueError):
+            stream.held_buttons.remove(event.button)
+        if event.type == "down":
+            stream.held_buttons.append(event.button)
+
+
+async def _release(stream: _Stream) -> None:
+    """Release what the person still holds when the hand-off ends (a live view that
+    closed mid-press, a crafted socket): otherwise a held Shift would shift the agent's
+    next typing and a held button turn its next click into a drag."""
+    page = stream.page
+    for key in reversed(stream.held_keys):
+        with contextlib.suppress(PlaywrightError):
+            await page.keyboard.up(key)
+    for button in reversed(stream.held_buttons):
+        with contextlib.suppress(PlaywrightError):
+            await page.mouse.up(button=button)  # type: ignore[arg-type]
+    stream.held_keys.clear()
+    stream.held_buttons.clear()
 
 
 async def _one(page: Page, event: LiveInput) -> None:

@@ -96,3 +96,29 @@ async def test_a_key_the_browser_does_not_know_is_said_not_dropped(
         result = await tab.wait_for_human(asked["handoverId"])
     assert result["state"] == "handedBack", result
     assert await stack.page.evaluate("document.getElementById('user').value") == "abcd"
+
+
+async def test_a_key_and_a_button_the_person_left_held_do_not_stick_to_the_agents_input(
+        stack: Stack, origins: Origins) -> None:
+    """The person's live view sends Shift down and a mouse button down and hands back
+    without releasing them (a page closed mid-press, a crafted socket): the agent's next
+    typing must type what it asked, not shifted text (Firefox typed "ABC" for "abc"). The
+    driver releases the keys and buttons the person held when the hand-off ends."""
+    tab = Tab(stack.client, stack.device, None)
+    await tab.goto(f"{origins.main}/human/login.html")
+    asked = await tab.hand_to_human("Type your name", timeout=60)
+    url = asked["liveUrl"]
+    box = await stack.page.locator("h1").bounding_box()
+    assert box is not None
+    async with connect(live_ws(url), origin=origin_of(url)) as ws:
+        await ws.send(json.dumps({"type": "input", "events": [
+            {"type": "keydown", "key": "Shift"},
+            {"type": "down", "x": box["x"] + 2, "y": box["y"] + 2}]}))
+        await ws.send(json.dumps({"type": "done"}))
+        result = await tab.wait_for_human(asked["handoverId"])
+    assert result["state"] == "handedBack", result
+    snap = await tab.snapshot()
+    user = next(line for line in snap.splitlines() if 'textbox "User"' in line)
+    ref = user.split("[ref=", 1)[1].split("]", 1)[0]
+    await tab.type(ref, "abc")
+    assert await stack.page.evaluate("document.getElementById('user').value") == "abc"
