@@ -166,7 +166,9 @@ class LiveView:
         ext, driver = policy.extensions.get(hand.device), policy.drivers.get(hand.device)
         if ext is None or driver is None:
             raise E.DeviceNotConnected(f"Device {hand.device!r} lost its extension or driver.")
-        target = await self.executor._resolve(ext, hand.tab, None)
+        # With the driver: a blank tab (no content script) is named by the driver's
+        # driver.blankPage, as for the page tools (executor._resolve).
+        target = await self.executor._resolve(ext, hand.tab, None, driver)
         await self.executor.peer(driver).call(
             "driver.liveStart", {"frameToken": target["frameToken"], "handoverId": hand.id},
             DRIVER_TIMEOUT_S)

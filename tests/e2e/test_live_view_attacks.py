@@ -6,6 +6,7 @@ does); the target page records what it saw."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -122,3 +123,30 @@ async def test_a_key_and_a_button_the_person_left_held_do_not_stick_to_the_agent
     ref = user.split("[ref=", 1)[1].split("]", 1)[0]
     await tab.type(ref, "abc")
     assert await stack.page.evaluate("document.getElementById('user').value") == "abc"
+
+
+async def test_a_new_blank_tab_can_be_handed_and_shows_its_screen(
+        stack: Stack, origins: Origins) -> None:
+    """A tab the agent just opened (about:blank, where the extension runs no script) is
+    handed to a person: the live view shows its screen and takes input, as every page
+    tool now works on a blank tab (was: "No screen: The tab shows about:blank", and every
+    event "has no live view running")."""
+    from trustbridge.bridge.sdk import Browser
+
+    browser = Browser(stack.client, stack.device)
+    new = await browser.new_tab()
+    asked = await new.hand_to_human("Look at the new tab", timeout=60)
+    url = asked["liveUrl"]
+    async with connect(live_ws(url), origin=origin_of(url)) as ws:
+        kinds = []
+        while (msg := json.loads(await asyncio.wait_for(ws.recv(), 20)))["type"] != "frame":
+            kinds.append(msg)
+            assert msg["type"] == "hello", kinds
+        await ws.send(json.dumps({"type": "input", "events": [
+            {"type": "down", "x": 5, "y": 5}, {"type": "up", "x": 5, "y": 5}]}))
+        await ws.send(json.dumps({"type": "done"}))
+        while (msg := json.loads(await asyncio.wait_for(ws.recv(), 20)))["type"] != "ended":
+            assert msg["type"] == "frame", msg
+        result = await new.wait_for_human(asked["handoverId"])
+    assert result["state"] == "handedBack" and result["personInput"]["clicks"] == 1, result
+    await browser.close_tab(result["tabId"])
