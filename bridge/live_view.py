@@ -21,7 +21,8 @@ The link is the credential: ``<secret>`` is 256 random bits, made per hand-off
   place, even after it closes; a second handshake that raced it is closed with 1008).
 
 On the socket the page sends ``{"type": "input", "events": [LiveInput, ...]}``,
-``{"type": "done"}`` or ``{"type": "cancel"}``; the bridge sends ``hello {reason,
+``{"type": "done"}`` or ``{"type": "cancel"}`` (each at most MAX_MESSAGE_BYTES); the
+bridge sends ``hello {reason,
 expiresAt, tabId}``, ``frame {data (base64 JPEG), width, height (CSS px), capturedAt,
 sentAt (ms since the epoch)}``, ``ended {state}``, ``refused {reason}`` (input after the
 hand-off ended: nothing was sent) and ``error {message}``. The person's input goes to the
@@ -54,6 +55,9 @@ from .protocol.models import DriverLiveInputParams
 log = logging.getLogger("trustbridge.live")
 
 DRIVER_TIMEOUT_S = 10.0
+MAX_MESSAGE_BYTES = 64 * 1024
+"""Largest message the live view's socket takes (64 events are ~10 KiB); a larger one
+closes it with 1009 (message too big), which ends the hand-off as ``closed``."""
 LIVE_PREFIX = "/live/"
 
 
@@ -140,6 +144,9 @@ class LiveView:
             # Two handshakes that passed http() at once: the first to get here has it.
             await ws.close(1008, "This live-view link was already opened.")
             return
+        # The page sends a few hundred bytes at a time; the bridge's limit for peers
+        # (32 MiB, uploads) would let a socket make it parse megabytes per message.
+        ws.protocol.max_message_size = MAX_MESSAGE_BYTES
         hand.opener = ws  # claimed: single use from here on, even after it closes
         hand.state = "open"
         self.sockets[hand.id] = ws

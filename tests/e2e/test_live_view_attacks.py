@@ -150,3 +150,30 @@ async def test_a_new_blank_tab_can_be_handed_and_shows_its_screen(
         result = await new.wait_for_human(asked["handoverId"])
     assert result["state"] == "handedBack" and result["personInput"]["clicks"] == 1, result
     await browser.close_tab(result["tabId"])
+
+
+async def test_a_huge_message_on_the_live_view_socket_closes_it_and_the_bridge_goes_on(
+        stack: Stack, origins: Origins) -> None:
+    """A 1 MiB message on the live view's socket (the page sends a few hundred bytes):
+    the socket is closed as too big (1009) instead of the bridge parsing megabytes per
+    message up to its 32 MiB peer limit; the hand-off ends (``closed``) and the agent
+    acts again."""
+    from websockets.exceptions import ConnectionClosed
+
+    tab = Tab(stack.client, stack.device, None)
+    await tab.goto(f"{origins.main}/human/login.html")
+    asked = await tab.hand_to_human("Type your name", timeout=60)
+    url = asked["liveUrl"]
+    async with connect(live_ws(url), origin=origin_of(url), max_size=None) as ws:
+        assert json.loads(await ws.recv())["type"] == "hello"
+        await ws.send(json.dumps({"type": "input", "pad": "x" * (1024 * 1024)}))
+        try:
+            while True:
+                msg = json.loads(await asyncio.wait_for(ws.recv(), 20))
+                assert msg["type"] in ("frame", "error"), msg
+                assert msg["type"] != "error", msg  # parsed: "Unknown message" before
+        except ConnectionClosed as closed:
+            assert closed.rcvd is not None and closed.rcvd.code == 1009, closed
+    result = await tab.wait_for_human(asked["handoverId"])
+    assert result["state"] == "closed", result
+    assert "Sign in" in await tab.snapshot()
