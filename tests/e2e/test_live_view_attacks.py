@@ -10,6 +10,7 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
 from websockets.asyncio.client import connect
 
 from trustbridge.bridge.sdk import Tab
@@ -177,3 +178,39 @@ async def test_a_huge_message_on_the_live_view_socket_closes_it_and_the_bridge_g
     result = await tab.wait_for_human(asked["handoverId"])
     assert result["state"] == "closed", result
     assert "Sign in" in await tab.snapshot()
+
+
+async def test_an_odd_timeout_is_a_clear_error_in_seconds(
+        stack: Stack, origins: Origins, tmp_path: Any, monkeypatch: Any,
+        capsys: Any) -> None:
+    """``trustbridge human REASON --timeout nan`` (or ``inf``) ended in a ValueError /
+    OverflowError out of the SDK, and ``--timeout 0.5`` answered "timeoutMs ... >= 1000",
+    a unit the user never gave. Each is now BAD_REQUEST naming ``timeout`` in seconds,
+    nothing is handed, and the agent acts on the tab after."""
+    if stack.browser != "chromium":
+        pytest.skip("the CLI's and SDK's checks do not depend on the browser")
+    import os
+
+    from trustbridge.bridge import cli
+    from trustbridge.bridge.protocol import errors as E
+
+    monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
+    token_file = tmp_path / "bridge-token"
+    token_file.write_text(stack.server.token)
+    os.chmod(token_file, 0o600)
+    tab = Tab(stack.client, stack.device, None)
+    await tab.goto(f"{origins.main}/human/account.html")
+    for odd in (float("nan"), float("inf"), 0.5, -5, 4000):
+        with pytest.raises(E.BadRequest, match="seconds from 1 to 3600"):
+            await tab.hand_to_human("Check", timeout=odd)
+    assert not stack.server.executor.handovers.by_id
+    await stack.release()  # the tab is free for the CLI's session
+    for odd in ("nan", "inf", "0.5"):
+        args = cli.build_parser().parse_args(
+            ["human", "Check", "--timeout", odd, "--bridge", stack.server.url,
+             "--token-file", str(token_file)])
+        assert await asyncio.wait_for(cli._cmd_client(args), 20) != cli.EXIT_OK
+        err = capsys.readouterr().err
+        assert "BAD_REQUEST" in err and "seconds from 1 to 3600" in err, err
+    assert not stack.server.executor.handovers.by_id
+    assert "account" in (await Tab(stack.client, stack.device, None).snapshot()).lower()
