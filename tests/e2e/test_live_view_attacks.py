@@ -214,3 +214,34 @@ async def test_an_odd_timeout_is_a_clear_error_in_seconds(
         assert "BAD_REQUEST" in err and "seconds from 1 to 3600" in err, err
     assert not stack.server.executor.handovers.by_id
     assert "account" in (await Tab(stack.client, stack.device, None).snapshot()).lower()
+
+
+async def test_mcp_next_steps_during_a_hand_off_name_what_works(
+        stack: Stack, origins: Origins) -> None:
+    """A tool on the handed tab answers HANDED_TO_PERSON; its next step said "Call
+    browser_snapshot to see the page's current state", which is refused the same way. It
+    names the wait (browser_request_human with the handoverId) and another tab. A wait
+    for an unknown handoverId named the wire method human.request, no MCP tool."""
+    if stack.browser != "chromium":
+        pytest.skip("the MCP server's wording does not depend on the browser")
+    from .test_live_view import call, mcp_on
+
+    async with mcp_on(stack) as mcp:
+        text, err = await call(mcp, "browser_navigate", url=f"{origins.main}/human/login.html")
+        assert not err, text
+        text, err = await call(mcp, "browser_request_human", reason="Sign in", wait=False,
+                               timeout=5)
+        assert not err, text
+        hand = text.split("handoverId '", 1)[1].split("'", 1)[0]
+        for tool in ("browser_snapshot", "browser_click"):
+            args = {"element": "User", "ref": "e2"} if tool == "browser_click" else {}
+            text, err = await call(mcp, tool, **args)
+            assert err and "HANDED_TO_PERSON" in text, text
+            step = text.split("Next step: ", 1)[1]
+            assert "browser_snapshot" not in step.split("then")[0], step
+            assert "browser_request_human" in step and hand in step, step
+        text, err = await call(mcp, "browser_request_human", handoverId="nope")
+        assert err and "human.request" not in text, text
+        assert "browser_request_human" in text.split("Next step: ", 1)[1], text
+        text, err = await call(mcp, "browser_request_human", handoverId=hand)
+        assert not err and "timedOut" in text, text
