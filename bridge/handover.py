@@ -87,13 +87,20 @@ class Handover:
 
     def key(self, key: str) -> None:
         """Follow what the person types: a character extends the current run, Backspace
-        shortens it, any other named key (Enter, Tab, an arrow) starts a new run."""
+        shortens it, any other named key (Enter, Tab, an arrow) starts a new run (so does
+        a click: :meth:`break_run`)."""
         if len(key) == 1:
             self.typed[-1] += key
         elif key == "Backspace":
             self.typed[-1] = self.typed[-1][:-1]
-        elif key not in ("Shift", "Control", "Alt", "Meta", "CapsLock", "AltGraph") \
-                and self.typed[-1]:
+        elif key not in ("Shift", "Control", "Alt", "Meta", "CapsLock", "AltGraph"):
+            self.break_run()
+
+    def break_run(self) -> None:
+        """The person's typing moved elsewhere (a named key, a click into another
+        field): what comes next is another run, so each field's value is masked on its
+        own (one run holding both would match no text on the page)."""
+        if self.typed[-1]:
             self.typed.append("")
 
 

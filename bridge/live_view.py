@@ -209,6 +209,7 @@ class LiveView:
         for event in params.events:
             if event.type == "down":
                 hand.counts["clicks"] += 1
+                hand.break_run()  # a click may move the caret to another field
             elif event.type == "keydown":
                 hand.counts["keys"] += 1
                 if event.key:

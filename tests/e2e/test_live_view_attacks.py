@@ -245,3 +245,28 @@ async def test_mcp_next_steps_during_a_hand_off_name_what_works(
         assert "browser_request_human" in text.split("Next step: ", 1)[1], text
         text, err = await call(mcp, "browser_request_human", handoverId=hand)
         assert not err and "timedOut" in text, text
+
+
+async def test_what_the_person_typed_in_two_fields_is_masked_in_both(
+        stack: Stack, origins: Origins) -> None:
+    """The person clicks one plain text field and types, then clicks another and types
+    (security answers): both values are masked in the agent's next snapshot. A click did
+    not end the run of typed characters, so the bridge remembered one run holding both
+    values, which matched no text on the page, and both showed in clear."""
+    tab = Tab(stack.client, stack.device, None)
+    await tab.goto(f"{origins.main}/human/questions.html")
+    asked = await tab.hand_to_human("Answer the questions", timeout=60)
+    url = asked["liveUrl"]
+    city, pet = "Paris1990", "Rex-the-dog"
+    async with connect(live_ws(url), origin=origin_of(url)) as ws:
+        events = (await click_events(stack, "#city") + keys(city)
+                  + await click_events(stack, "#pet") + keys(pet))
+        await ws.send(json.dumps({"type": "input", "events": events}))
+        await stack.page.wait_for_function(
+            f"document.getElementById('pet').value === '{pet}'", timeout=10_000)
+        assert await stack.page.evaluate("document.getElementById('city').value") == city
+        await ws.send(json.dumps({"type": "done"}))
+        result = await tab.wait_for_human(asked["handoverId"])
+    assert result["state"] == "handedBack", result
+    snap = await tab.snapshot()
+    assert city not in snap and pet not in snap, snap
