@@ -202,8 +202,11 @@ class LiveStreams:
 def _hold(stream: _Stream, event: LiveInput) -> None:
     """Follow which keys and buttons the person holds down."""
     if event.type in ("keydown", "keyup") and event.key:
-        with contextlib.suppress(ValueError):
-            stream.held_keys.remove(event.key)
+        # Shift released first: "A" goes down and "a" comes up (the same key).
+        same = [k for k in stream.held_keys
+                if k == event.key or (len(k) == 1 and k.lower() == event.key.lower())]
+        for k in same:
+            stream.held_keys.remove(k)
         if event.type == "keydown":
             stream.held_keys.append(event.key)
     elif event.type in ("down", "up"):
