@@ -16,6 +16,9 @@ The link is the credential: ``<secret>`` is 256 random bits, made per hand-off
 - an ``Origin`` other than the bridge's own page (another site's script): 403 (the
   WebSocket needs that exact ``Origin``; a GET may come without one);
 - an unknown link: 404; a hand-off that ended or expired: 410;
+- the agent's own browser: a WebSocket from a page that a tab of an agent shows (a tab
+  a session owns or opened, or any tab of a browser no person uses) is closed (1008)
+  before it claims the hand-off, so an agent cannot hand its tab back to itself;
 - a second opener: 409, once a live view's WebSocket holds the hand-off (single use:
   the first WebSocket whose handshake completes claims it, and nothing can take its
   place, even after it closes; a second handshake that raced it is closed with 1008).
@@ -55,6 +58,9 @@ from .protocol.models import DriverLiveInputParams
 log = logging.getLogger("trustbridge.live")
 
 DRIVER_TIMEOUT_S = 10.0
+AGENT_TAB_REFUSAL = ("This live-view link is open in a tab of the agent's own browser: "
+                     "it is for a person, in a browser of their own. Nothing was handed "
+                     "back.")
 MAX_MESSAGE_BYTES = 64 * 1024
 """Largest message the live view's socket takes (64 events are ~10 KiB); a larger one
 closes it with 1009 (message too big), which ends the hand-off as ``closed``."""
@@ -140,6 +146,13 @@ class LiveView:
         """One live view's WebSocket, from its claim (:meth:`http`) to its close."""
         secret = ws.request.path.split("/")[2] if ws.request else ""
         hand = self.book.by_secret.get(secret)
+        if hand is not None and hand.opener is None and hand.active \
+                and await self._in_an_agents_tab(secret):
+            log.warning("live view of hand-off %s: refused, opened in an agent's tab",
+                        hand.id)
+            await self._send(ws, {"type": "error", "message": AGENT_TAB_REFUSAL})
+            await ws.close(1008, "Opened in an agent's tab.")
+            return
         if hand is None or hand.opener is not None or not hand.active:
             # Two handshakes that passed http() at once: the first to get here has it.
             await ws.close(1008, "This live-view link was already opened.")
@@ -167,6 +180,30 @@ class LiveView:
         finally:
             self.sockets.pop(hand.id, None)
             self.book.end(hand, "closed")  # no-op when it had ended
+
+    async def _in_an_agents_tab(self, secret: str) -> bool:
+        """A tab of an agent shows this link: one a session owns or opened, or any tab
+        of a browser no person uses (headless, under automation). The agent has the
+        link to relay it; opening it itself would hand the tab back to itself and the
+        answer would say a person did (a person's own tab in their paired browser may
+        open it)."""
+        executor = self.executor
+        for device, ext in list(executor.policy.extensions.items()):
+            try:
+                rows = (await executor.peer(ext).call("tabs.list", {}, DRIVER_TIMEOUT_S)
+                        ).get("tabs") or []
+            except E.TrustbridgeError:
+                continue
+            for row in rows:
+                url, tab = row.get("url"), row.get("tabId")
+                if not isinstance(url, str) or f"{LIVE_PREFIX}{secret}" not in url:
+                    continue
+                if not executor.gate.attended(device) or (
+                        isinstance(tab, int) and (
+                            executor.sessions.owner(device, tab) is not None
+                            or (device, tab) in executor.sessions._made)):
+                    return True
+        return False
 
     async def _start(self, hand: Handover) -> None:
         policy = self.executor.policy

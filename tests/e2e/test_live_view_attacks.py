@@ -270,3 +270,37 @@ async def test_what_the_person_typed_in_two_fields_is_masked_in_both(
     assert result["state"] == "handedBack", result
     snap = await tab.snapshot()
     assert city not in snap and pet not in snap, snap
+
+
+async def test_the_agent_cannot_open_the_live_view_in_its_own_browser(
+        stack: Stack, origins: Origins) -> None:
+    """The agent has the link (to relay it): it opens it in a new tab of its own browser
+    and clicks "Done — hand back". The live view there must not claim the hand-off: the
+    answer said "Handed back: the person gave the tab back" though no person did. The
+    hand-off stays pending for the real person."""
+    if stack.browser != "chromium":
+        pytest.skip("the bridge's check does not depend on the browser")
+    import re
+
+    from .test_live_view import call, mcp_on
+
+    async with mcp_on(stack) as mcp:
+        text, err = await call(mcp, "browser_navigate", url=f"{origins.main}/human/login.html")
+        assert not err, text
+        text, err = await call(mcp, "browser_request_human", reason="Sign in", wait=False,
+                               timeout=10)
+        assert not err, text
+        link = re.search(r"(http://\S+/live/[\w-]+)", text)
+        assert link, text
+        hid = text.split("handoverId '", 1)[1].split("'", 1)[0]
+        hand = stack.server.executor.handovers.by_id[hid]
+        await call(mcp, "browser_tabs", action="new")
+        await call(mcp, "browser_navigate", url=link.group(1))
+        snap = await call(mcp, "browser_snapshot")
+        done = re.search(r'button "Done[^\n]*\[ref=(\w+)\]', snap[0])
+        if done:  # the page may still show; its button must do nothing
+            await call(mcp, "browser_click", element="Done", ref=done.group(1))
+        await asyncio.sleep(1)
+        assert hand.opener is None and hand.state == "pending", hand.state
+        text, err = await call(mcp, "browser_request_human", handoverId=hid)
+        assert not err and "timedOut" in text and "never opened" in text, text
