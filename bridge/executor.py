@@ -143,7 +143,8 @@ class Executor(TrustedInputRoute):
         self.sessions.on_end = self.handovers.session_ended
         self.base_url: Callable[[], str] = lambda: "http://127.0.0.1"
         self.human = HumanService(self.handovers, policy, self.queue.active_tab,
-                                  lambda peer_id: self.peer(peer_id), lambda: self.base_url())
+                                  lambda peer_id: self.peer(peer_id), lambda: self.base_url(),
+                                  mask=lambda device, text: self.secrets.mask(device, text))
 
     def _check_person_consent(self, parsed: Any) -> None:
         """``cdp.endpoint`` on a person's own browser (its extension says ``attended``:

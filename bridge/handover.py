@@ -87,13 +87,20 @@ class Handover:
 
     def key(self, key: str) -> None:
         """Follow what the person types: a character extends the current run, Backspace
-        shortens it, any other named key (Enter, Tab, an arrow) starts a new run."""
+        shortens it, any other named key (Enter, Tab, an arrow) starts a new run (so does
+        a click: :meth:`break_run`)."""
         if len(key) == 1:
             self.typed[-1] += key
         elif key == "Backspace":
             self.typed[-1] = self.typed[-1][:-1]
-        elif key not in ("Shift", "Control", "Alt", "Meta", "CapsLock", "AltGraph") \
-                and self.typed[-1]:
+        elif key not in ("Shift", "Control", "Alt", "Meta", "CapsLock", "AltGraph"):
+            self.break_run()
+
+    def break_run(self) -> None:
+        """The person's typing moved elsewhere (a named key, a click into another
+        field): what comes next is another run, so each field's value is masked on its
+        own (one run holding both would match no text on the page)."""
+        if self.typed[-1]:
             self.typed.append("")
 
 
@@ -196,12 +203,18 @@ class HumanService:
         active_tab: device → the tab last seen active (TabQueue.active_tab).
         peer: peer id → live peer (``call(method, params, timeout_s)``).
         base_url: the bridge's own ``http://host:port`` (the live-view link's start).
+        mask: ``(device, text)`` → ``text`` with the device's typed secrets masked
+            (TypedSecrets.mask): the URLs and titles ``human.wait`` answers go through it,
+            since a page may carry what the person typed in its next URL (a GET form's
+            ``?code=…``) or title.
     """
 
     def __init__(self, book: HandoverBook, policy: Any,
                  active_tab: Callable[[str], int | None],
-                 peer: Callable[[str], Any], base_url: Callable[[], str]) -> None:
+                 peer: Callable[[str], Any], base_url: Callable[[], str],
+                 mask: Callable[[str, str], str] = lambda _device, text: text) -> None:
         self.book = book
+        self.mask = mask
         self.policy = policy
         self.active_tab = active_tab
         self.peer = peer
@@ -296,8 +309,13 @@ class HumanService:
             if page is not None:
                 after = {"url": page["url"], "title": page["title"]}
         self.book.forget(hand)
+        # What the person typed was remembered as a typed secret when the hand-off ended
+        # (LiveView._remember_typed): a URL or title that repeats it shows the mask.
+        before, after = (None if page is None else {
+            key: self.mask(hand.device, value) if isinstance(value, str) else value
+            for key, value in page.items()} for page in (hand.before, after))
         return {"handoverId": hand.id, "state": hand.state, "tabId": hand.tab,
-                "device": hand.device, "before": hand.before, "after": after,
+                "device": hand.device, "before": before, "after": after,
                 "personInput": dict(hand.counts),
                 "navigations": int(hand.stream.get("navigations", 0)),
                 "opened": hand.opener is not None}

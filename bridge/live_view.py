@@ -16,12 +16,16 @@ The link is the credential: ``<secret>`` is 256 random bits, made per hand-off
 - an ``Origin`` other than the bridge's own page (another site's script): 403 (the
   WebSocket needs that exact ``Origin``; a GET may come without one);
 - an unknown link: 404; a hand-off that ended or expired: 410;
+- the agent's own browser: a WebSocket from a page that a tab of an agent shows (a tab
+  a session owns or opened, or any tab of a browser no person uses) is closed (1008)
+  before it claims the hand-off, so an agent cannot hand its tab back to itself;
 - a second opener: 409, once a live view's WebSocket holds the hand-off (single use:
   the first WebSocket whose handshake completes claims it, and nothing can take its
   place, even after it closes; a second handshake that raced it is closed with 1008).
 
 On the socket the page sends ``{"type": "input", "events": [LiveInput, ...]}``,
-``{"type": "done"}`` or ``{"type": "cancel"}``; the bridge sends ``hello {reason,
+``{"type": "done"}`` or ``{"type": "cancel"}`` (each at most MAX_MESSAGE_BYTES); the
+bridge sends ``hello {reason,
 expiresAt, tabId}``, ``frame {data (base64 JPEG), width, height (CSS px), capturedAt,
 sentAt (ms since the epoch)}``, ``ended {state}``, ``refused {reason}`` (input after the
 hand-off ended: nothing was sent) and ``error {message}``. The person's input goes to the
@@ -54,6 +58,12 @@ from .protocol.models import DriverLiveInputParams
 log = logging.getLogger("trustbridge.live")
 
 DRIVER_TIMEOUT_S = 10.0
+AGENT_TAB_REFUSAL = ("This live-view link is open in a tab of the agent's own browser: "
+                     "it is for a person, in a browser of their own. Nothing was handed "
+                     "back.")
+MAX_MESSAGE_BYTES = 64 * 1024
+"""Largest message the live view's socket takes (64 events are ~10 KiB); a larger one
+closes it with 1009 (message too big), which ends the hand-off as ``closed``."""
 LIVE_PREFIX = "/live/"
 
 
@@ -136,10 +146,20 @@ class LiveView:
         """One live view's WebSocket, from its claim (:meth:`http`) to its close."""
         secret = ws.request.path.split("/")[2] if ws.request else ""
         hand = self.book.by_secret.get(secret)
+        if hand is not None and hand.opener is None and hand.active \
+                and await self._in_an_agents_tab(secret):
+            log.warning("live view of hand-off %s: refused, opened in an agent's tab",
+                        hand.id)
+            await self._send(ws, {"type": "error", "message": AGENT_TAB_REFUSAL})
+            await ws.close(1008, "Opened in an agent's tab.")
+            return
         if hand is None or hand.opener is not None or not hand.active:
             # Two handshakes that passed http() at once: the first to get here has it.
             await ws.close(1008, "This live-view link was already opened.")
             return
+        # The page sends a few hundred bytes at a time; the bridge's limit for peers
+        # (32 MiB, uploads) would let a socket make it parse megabytes per message.
+        ws.protocol.max_message_size = MAX_MESSAGE_BYTES
         hand.opener = ws  # claimed: single use from here on, even after it closes
         hand.state = "open"
         self.sockets[hand.id] = ws
@@ -161,12 +181,38 @@ class LiveView:
             self.sockets.pop(hand.id, None)
             self.book.end(hand, "closed")  # no-op when it had ended
 
+    async def _in_an_agents_tab(self, secret: str) -> bool:
+        """A tab of an agent shows this link: one a session owns or opened, or any tab
+        of a browser no person uses (headless, under automation). The agent has the
+        link to relay it; opening it itself would hand the tab back to itself and the
+        answer would say a person did (a person's own tab in their paired browser may
+        open it)."""
+        executor = self.executor
+        for device, ext in list(executor.policy.extensions.items()):
+            try:
+                rows = (await executor.peer(ext).call("tabs.list", {}, DRIVER_TIMEOUT_S)
+                        ).get("tabs") or []
+            except E.TrustbridgeError:
+                continue
+            for row in rows:
+                url, tab = row.get("url"), row.get("tabId")
+                if not isinstance(url, str) or f"{LIVE_PREFIX}{secret}" not in url:
+                    continue
+                if not executor.gate.attended(device) or (
+                        isinstance(tab, int) and (
+                            executor.sessions.owner(device, tab) is not None
+                            or (device, tab) in executor.sessions._made)):
+                    return True
+        return False
+
     async def _start(self, hand: Handover) -> None:
         policy = self.executor.policy
         ext, driver = policy.extensions.get(hand.device), policy.drivers.get(hand.device)
         if ext is None or driver is None:
             raise E.DeviceNotConnected(f"Device {hand.device!r} lost its extension or driver.")
-        target = await self.executor._resolve(ext, hand.tab, None)
+        # With the driver: a blank tab (no content script) is named by the driver's
+        # driver.blankPage, as for the page tools (executor._resolve).
+        target = await self.executor._resolve(ext, hand.tab, None, driver)
         await self.executor.peer(driver).call(
             "driver.liveStart", {"frameToken": target["frameToken"], "handoverId": hand.id},
             DRIVER_TIMEOUT_S)
@@ -200,6 +246,7 @@ class LiveView:
         for event in params.events:
             if event.type == "down":
                 hand.counts["clicks"] += 1
+                hand.break_run()  # a click may move the caret to another field
             elif event.type == "keydown":
                 hand.counts["keys"] += 1
                 if event.key:
@@ -210,10 +257,15 @@ class LiveView:
         try:
             if driver is None:
                 raise E.TrustedInputUnavailable("The input driver is offline; nothing was sent.")
-            await self.executor.peer(driver).call(
+            sent = await self.executor.peer(driver).call(
                 "driver.liveInput", params.model_dump(mode="json"), DRIVER_TIMEOUT_S)
         except E.TrustbridgeError as err:
             await self._send(ws, {"type": "error", "message": err.message})
+            return
+        refused = sent.get("refused") if isinstance(sent, dict) else 0
+        if isinstance(refused, int) and refused > 0:  # said, not dropped silently
+            await self._send(ws, {"type": "error", "message": (
+                f"{refused} key(s) the browser does not know were not sent to the page.")})
 
     def _remember_typed(self, hand: Handover) -> None:
         """What the person typed is masked in the agent's later snapshots, titles and

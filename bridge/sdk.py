@@ -664,7 +664,13 @@ class Tab:
             TrustedInputUnavailable: the device has no input driver.
             HandedToPerson: the tab is already handed to a person.
             TabClaimed: another session owns the tab.
+            BadRequest: ``timeout`` is not a number of seconds from 1 to 3600 (said in
+                seconds, as given; NaN and infinity included).
         """
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) \
+                or not 1 <= timeout <= 3600:  # NaN fails the comparison too
+            raise E.BadRequest(f"timeout must be a number of seconds from 1 to 3600, not "
+                               f"{timeout!r}; nothing was handed.", {"timeout": repr(timeout)})
         return await self._client.call("human.request", self._params(
             reason=reason, timeoutMs=round(timeout * 1000)))
 

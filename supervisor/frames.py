@@ -100,6 +100,9 @@ ROOT_WAIT_MS = 3000
 """How long a stamp waits for a document's root element (transient route) or for the
 extension's world of a frame to be created (cdp route), ms."""
 STAMP_TIMEOUT_S = 5.0
+BLANK_SETTLE_S = 2.0
+"""How long :meth:`FrameRegistry.blank_page` waits for this browser's count of blank
+pages to agree with the extension's before it refuses, s."""
 """Bound on one stamp, s (it waits at most ROOT_WAIT_MS; this only bounds a stuck page)."""
 UTILITY_WORLD_PREFIX = "__playwright_utility_world_"
 """Name prefix of Playwright's utility worlds (CDP ``ExecutionContextDescription.name``)."""
@@ -276,8 +279,17 @@ class FrameRegistry:
                 the extension counted (a tab opening or navigating meanwhile): the place
                 names no page for sure, and nothing is guessed.
         """
-        pages = [p for c in self._contexts for p in c.pages
-                 if not p.is_closed() and p.main_frame.url in ("", "about:blank")]
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + BLANK_SETTLE_S
+        while True:
+            pages = [p for c in self._contexts for p in c.pages
+                     if not p.is_closed() and p.main_frame.url in ("", "about:blank")]
+            if len(pages) == count or loop.time() >= deadline:
+                break
+            # A tab the extension already counts reaches Playwright's page list a moment
+            # later (its "page" event), and a closing one leaves it a moment later:
+            # right after browser_tabs new the counts disagree for a few ms.
+            await asyncio.sleep(0.05)
         if len(pages) != count or not 0 <= index < count:
             raise ElementTargetAmbiguous(
                 f"The tab shows about:blank, and the driver sees {len(pages)} blank "

@@ -12,7 +12,9 @@ shows), capturedAt (ms since the epoch, when the browser captured it)}``.
 
 Input: each event goes through Playwright's ``page.mouse`` / ``page.keyboard``, the same
 input the agent's trusted actions use (CDP ``Input.dispatch*Event`` in Chromium, Juggler
-or WebDriver BiDi in Firefox), so the page sees ``event.isTrusted === true``. Points are
+or WebDriver BiDi in Firefox), so the page sees ``event.isTrusted === true``. A character
+its US layout has no key for (``ë``, ``€``) is inserted as text on its keydown
+(``keyboard.insert_text``: a trusted ``input`` event, no key events). Points are
 CSS px of the top-level viewport; the driver records the pointer's position
 (supervisor/mouse.py) as for any pointer input it sends. Keys are never logged.
 """
@@ -55,6 +57,10 @@ class _Stream:
     navigations: int = 0
     on_nav: Callable[[Frame], None] | None = None
     pending: set[asyncio.Future[Any]] = field(default_factory=set)
+    held_keys: list[str] = field(default_factory=list)
+    """Keys the person pressed and has not released (Playwright's keyboard of the page
+    keeps them down, modifiers included, for whoever types next: the agent)."""
+    held_buttons: list[str] = field(default_factory=list)
 
 
 class LiveStreams:
@@ -165,6 +171,7 @@ class LiveStreams:
                 await stream.cdp.detach()
         for task in stream.pending:
             task.cancel()
+        await _release(stream)
         return {"stopped": True, "frames": stream.frames, "navigations": stream.navigations}
 
     async def input(self, params: DriverLiveInputParams) -> dict[str, Any]:
@@ -183,12 +190,45 @@ class LiveStreams:
         for event in params.events:
             try:
                 await _one(page, event)
+                _hold(stream, event)
                 sent += 1
             except PlaywrightError as exc:
                 if page.is_closed():
                     raise E.BrowserTabClosed("The tab closed; the rest was not sent.") from exc
                 refused += 1  # an unknown key name: Playwright sends nothing for it
         return {"sent": sent, "refused": refused}
+
+
+def _hold(stream: _Stream, event: LiveInput) -> None:
+    """Follow which keys and buttons the person holds down."""
+    if event.type in ("keydown", "keyup") and event.key:
+        # Shift released first: "A" goes down and "a" comes up (the same key).
+        same = [k for k in stream.held_keys
+                if k == event.key or (len(k) == 1 and k.lower() == event.key.lower())]
+        for k in same:
+            stream.held_keys.remove(k)
+        if event.type == "keydown":
+            stream.held_keys.append(event.key)
+    elif event.type in ("down", "up"):
+        with contextlib.suppress(ValueError):
+            stream.held_buttons.remove(event.button)
+        if event.type == "down":
+            stream.held_buttons.append(event.button)
+
+
+async def _release(stream: _Stream) -> None:
+    """Release what the person still holds when the hand-off ends (a live view that
+    closed mid-press, a crafted socket): otherwise a held Shift would shift the agent's
+    next typing and a held button turn its next click into a drag."""
+    page = stream.page
+    for key in reversed(stream.held_keys):
+        with contextlib.suppress(PlaywrightError):
+            await page.keyboard.up(key)
+    for button in reversed(stream.held_buttons):
+        with contextlib.suppress(PlaywrightError):
+            await page.mouse.up(button=button)  # type: ignore[arg-type]
+    stream.held_keys.clear()
+    stream.held_buttons.clear()
 
 
 async def _one(page: Page, event: LiveInput) -> None:
@@ -203,7 +243,23 @@ async def _one(page: Page, event: LiveInput) -> None:
     elif event.type == "wheel":
         await page.mouse.wheel(event.deltaX, event.deltaY)
     elif event.type in ("keydown", "keyup") and event.key:
-        if event.type == "keydown":
-            await page.keyboard.down(event.key)
-        else:
-            await page.keyboard.up(event.key)
+        try:
+            if event.type == "keydown":
+                await page.keyboard.down(event.key)
+            else:
+                await page.keyboard.up(event.key)
+        except PlaywrightError:
+            if page.is_closed() or not _is_text(event.key):
+                raise
+            # A character Playwright's US layout has no key for (ë, €, ü, an emoji):
+            # typed as text on its keydown (CDP Input.insertText / its Firefox
+            # counterpart: the field's trusted input event, no key events), nothing on its
+            # keyup; dropping it would leave the person's text silently short.
+            if event.type == "keydown":
+                await page.keyboard.insert_text(event.key)
+
+
+def _is_text(key: str) -> bool:
+    """``key`` is a KeyboardEvent.key that types text (a character, or a grapheme of
+    several code points), not a named key such as ``Enter`` or ``Unidentified``."""
+    return len(key) == 1 or not key.isascii()

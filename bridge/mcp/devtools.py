@@ -38,7 +38,7 @@ from ..protocol.models import ResizeParams
 from ..sdk import Browser
 from .response import Response
 from .session import Connection
-from .tool import Tool, derive
+from .tool import Tool, derive, with_next_step
 
 DEFAULT_OUTPUT_DIR: Path | None = None
 """Where files go when ``--output-dir`` was not given; None: the per-user directory of
@@ -86,13 +86,17 @@ def save_file(conn: Connection, filename: str, data: bytes | str) -> Path:
         The absolute path written.
 
     Raises:
-        BadRequest: ``filename`` is absolute or leaves the output directory (``..``), or
-            the file cannot be written.
+        BadRequest: ``filename`` is absolute, leaves the output directory (``..``, a
+            symlink), holds a NUL character, or the file cannot be written.
     """
     chosen = output_dir(conn)
     if not getattr(getattr(conn, "options", None), "output_dir", None):
         private_dir(chosen)  # the default: this user's, 0700
     root = chosen.resolve()
+    if "\x00" in filename:  # no OS takes it (resolve() would raise ValueError)
+        raise E.BadRequest(f"The file name {filename!r} holds a NUL character, which no "
+                           "file name can; give a name such as 'page.png'.",
+                           {"outputDir": str(root)})
     path = (root / filename).resolve()
     if Path(filename).is_absolute() or not path.is_relative_to(root) or path == root:
         raise E.BadRequest(f"The file name {filename!r} must stay inside the output "
@@ -317,9 +321,19 @@ async def _emulate_media(conn: Connection, args: Any, response: Response) -> Non
     given = {name: ("no-override" if getattr(args, name) is None else getattr(args, name))
              for name in MEDIA_FEATURES if name in args.model_fields_set}
     tab = await conn.tab()
-    now = await tab.emulate_media(**{
-        {"colorScheme": "color_scheme", "reducedMotion": "reduced_motion",
-         "forcedColors": "forced_colors"}.get(k, k): v for k, v in given.items()})
+    try:
+        now = await tab.emulate_media(**{
+            {"colorScheme": "color_scheme", "reducedMotion": "reduced_motion",
+             "forcedColors": "forced_colors"}.get(k, k): v for k, v in given.items()})
+    except E.BadRequest as err:
+        if "matches" not in err.details:
+            raise
+        # The browser took the call and applied nothing (Firefox over WebDriver BiDi):
+        # the arguments were right, so "check the input schema" would mislead.
+        raise with_next_step(err, "This browser does not emulate these media features; "
+                             "nothing changed. Go on without the emulation, or use a "
+                             "Chromium browser (trustbridge mcp --browser chromium) where "
+                             "it is needed.") from err
     said = ", ".join(f"{k} {'cleared' if v == 'no-override' else v}" for k, v in given.items())
     matches = ", ".join(f"{k}: {now[k]}" for k in MEDIA_FEATURES)
     response.add_result(f"{'Emulated ' + said if said else 'Nothing to change'}; the page "

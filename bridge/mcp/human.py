@@ -34,7 +34,7 @@ from pydantic import Field
 from ..protocol import errors as E
 from .response import Response
 from .session import Connection
-from .tool import Tool, ToolArgs
+from .tool import Tool, ToolArgs, with_next_step
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,11 @@ async def _wait(tab: Any, handover: str) -> dict[str, Any]:
 async def _request_human(conn: Connection, args: Any, response: Response) -> None:
     tab = await conn.tab()
     if args.handoverId is not None:
-        result = await _wait(tab, args.handoverId)
+        try:
+            result = await _wait(tab, args.handoverId)
+        except E.BadRequest as err:  # its own step names the wire method human.request
+            raise with_next_step(err, "Call browser_request_human with a reason (and wait "
+                                 "false) first; wait with the handoverId it answers.") from err
         link = None
     else:
         if args.reason is None:

@@ -224,6 +224,14 @@ def session_step(err: E.TrustbridgeError) -> str | None:
                 "this one, ask the user to have that session release it.")
     if code == "TAB_BUSY":
         return "Wait until your calls on the tab have answered, then retry."
+    if code == "HANDED_TO_PERSON":
+        # Not the default "call browser_snapshot": a snapshot of the tab is refused too.
+        hand = err.details.get("handoverId")
+        return ("A person is working in this tab; nothing can be done in it until they hand "
+                "it back. Wait with browser_request_human"
+                + (f" handoverId {hand!r}" if hand else "")
+                + " (it returns when they do), or work in another tab meanwhile "
+                "(browser_tabs action new); then take a new snapshot.")
     if code == "SESSION_STOPPED":
         return ("Stop and tell the user: this MCP server's browser session was stopped "
                 f"(by {err.details.get('by') or 'someone'}) and every tool call is refused "

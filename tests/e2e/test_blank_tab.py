@@ -8,6 +8,8 @@ stack's bridge; the page's own listener records the keys."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from mcp import Client
 
@@ -58,3 +60,29 @@ async def test_two_blank_tabs_are_told_apart(stack: Stack) -> None:
         assert "first" in await _name_of_current(mcp)
     names = sorted([await p.evaluate("window.name") for p in stack.supervisor.context.pages])
     assert names == ["first", "second"], names
+
+
+
+async def test_a_blank_page_playwright_lists_a_moment_late_is_found(stack: Stack) -> None:
+    """The extension counts a new blank tab before Playwright lists its page (the
+    "page" event comes a moment later): driver.blankPage asked for one more blank page
+    than the driver sees, with that page opening 300 ms later, finds it. It refused at
+    once with ELEMENT_TARGET_AMBIGUOUS ("sees 5 blank page(s) where the extension
+    counted 6"), which browser_evaluate right after browser_tabs new hit about once in
+    15 over a stdio server."""
+    frames = stack.supervisor.frames
+    context = stack.supervisor.context
+    blank = [p for p in context.pages if p.main_frame.url in ("", "about:blank")]
+
+    async def later() -> object:
+        await asyncio.sleep(0.3)
+        return await context.new_page()
+
+    opening = asyncio.ensure_future(later())
+    try:
+        token = await frames.blank_page(len(blank), len(blank) + 1)
+        page = await opening
+        assert frames.frame_for(token) is page.main_frame  # type: ignore[attr-defined]
+    finally:
+        await (await opening).close()  # type: ignore[attr-defined]
+

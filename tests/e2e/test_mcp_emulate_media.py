@@ -26,6 +26,9 @@ async def test_color_scheme_and_media_type_reach_the_page(stack: Stack, origins:
             got = await mcp.call_tool("browser_emulate_media", {"colorScheme": "dark"})
             text = got.content[0].text
             assert got.is_error and "did not apply" in text and "light" in text, text
+            # The arguments were right: the next step must not send the agent to them.
+            step = text.split("Next step: ", 1)[1]
+            assert "input schema" not in step and "Chromium" in step, step
             assert "rgb(255, 255, 255)" in await call(mcp, "browser_evaluate",
                                                       function=BACKGROUND)
             return

@@ -52,3 +52,19 @@ async def test_snapshot_find_and_evaluate_save_to_files(stack: Stack, origins: O
             for name in ("snap.yaml", "found.txt", "result.json"):
                 (snap.parent / name).unlink(missing_ok=True)
             snap.parent.rmdir()
+
+
+async def test_a_file_name_with_a_nul_byte_is_a_bad_request_and_the_server_goes_on(
+        stack: Stack, origins: Origins) -> None:
+    """A NUL byte cannot be in a file name: the answer is a BAD_REQUEST naming the file
+    name (was INTERNAL_ERROR "The MCP server failed: ValueError: embedded null byte"),
+    nothing is written, and the next call works."""
+    async with mcp_on(stack) as mcp:
+        await call(mcp, "browser_navigate", url=f"{origins.main}/mcp_form.html")
+        for tool, args in (("browser_evaluate", {"function": "() => 1"}),
+                           ("browser_snapshot", {}),
+                           ("browser_take_screenshot", {"type": "png"})):
+            bad = await mcp.call_tool(tool, {**args, "filename": "a\x00b.png"})
+            text = bad.content[0].text
+            assert bad.is_error and "BAD_REQUEST" in text and "INTERNAL" not in text, text
+        assert "returned" in await call(mcp, "browser_evaluate", function="() => 1")
