@@ -1,12 +1,6 @@
 """trustbridge bridge: WebSocket hub, routing policy, protocol and agent surfaces."""
 
-if __name__ in ("bridge", "supervisor"):
-    # A clone's top-level folder imported by its old name: the packages are trustbridge.*
-    # now (issue 34 item 2), and a second copy of these modules under the old name would
-    # run beside the real one.
-    raise ImportError(
-        f"`{__name__}` is not importable by that name any more: trustbridge's packages "
-        f"live under `trustbridge` (`from trustbridge import Browser`, was bridge.sdk; "
-        f"`from trustbridge import SyncBrowser`, was bridge.sync_sdk; "
-        f"`trustbridge.{__name__}.<module>` for the rest; the CLI is `trustbridge` or "
-        f"`python -m trustbridge`)", name=__name__)
+if __name__ in ("bridge", "supervisor"):  # the old name: trustbridge/_names.py
+    from trustbridge._names import refuse_old_name
+
+    refuse_old_name(__name__)
