@@ -931,8 +931,12 @@
       tabs2.noteDocument(tabId, info.ordinal, top.docId, lowestRef(res.lines, floor), res.nextRef || floor);
       top.walkerId = res.walkerId;
       refs += res.refCount || 0;
-      if (res.ax && res.ax.length && res.frameToken) {
-        (page.ax[res.frameToken] ||= []).push(...res.ax);
+      if (res.ax && res.ax.length) {
+        let frameToken = res.frameToken;
+        if (!frameToken) {
+          frameToken = await tabs2.toFrame(tabId, top.frameId, { op: "locate", ref: null, docId: top.docId }).then((r) => r && r.frameToken, () => null);
+        }
+        if (frameToken) (page.ax[frameToken] ||= []).push(...res.ax);
       }
       let lastDepth = 0;
       for (const line of res.lines) {

@@ -331,10 +331,17 @@ async function render(tabs, state, budget, deadline = null) {
     tabs.noteDocument(tabId, info.ordinal, top.docId, lowestRef(res.lines, floor), res.nextRef || floor);
     top.walkerId = res.walkerId;
     refs += res.refCount || 0;
-    if (res.ax && res.ax.length && res.frameToken) {
+    if (res.ax && res.ax.length) {
       // Issue 30 item 8: elements whose role/name only the browser's accessibility tree
       // knows (ElementInternals); the bridge asks the driver and rewrites their lines.
-      (page.ax[res.frameToken] ||= []).push(...res.ax);
+      // A document walked before its frame token landed (right after load) is asked for
+      // it (`locate` with no ref waits for it, content/main.js); without one, no facts.
+      let frameToken = res.frameToken;
+      if (!frameToken) {
+        frameToken = await tabs.toFrame(tabId, top.frameId, { op: 'locate', ref: null, docId: top.docId })
+          .then((r) => r && r.frameToken, () => null);
+      }
+      if (frameToken) (page.ax[frameToken] ||= []).push(...res.ax);
     }
     let lastDepth = 0;
     for (const line of res.lines) {
