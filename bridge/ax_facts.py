@@ -39,15 +39,15 @@ Call = Callable[[str, dict[str, Any], float], Awaitable[dict[str, Any]]]
 
 
 def rewrite(text: str, facts: dict[str, dict[str, Any]]) -> str:
-    """``text`` (snapshot outline) with each ``- generic ... [ref=R]`` line whose printed
-    ref ``R`` has a fact rewritten as ``- role "name" [states] ... [ref=R]``; the line's
-    other states and what follows the ref (``: value``) are kept. Lines of other roles
-    and refs without a fact are left alone."""
+    """``text`` (snapshot outline) with each ``- role ["name"] ... [ref=R]`` line whose
+    printed ref ``R`` has a fact rewritten as ``- role "name" [states] ... [ref=R]`` from
+    the fact; the line's own states and what follows the ref (``: value``) are kept.
+    Lines whose ref has no fact are left alone."""
     if not facts:
         return text
     out = []
     for line in text.split("\n"):
-        m = _GENERIC.match(line)
+        m = _LINE.match(line)
         fact = facts.get(m.group("ref")) if m else None
         if m is None or fact is None:
             out.append(line)
@@ -61,9 +61,9 @@ def rewrite(text: str, facts: dict[str, dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-_GENERIC = re.compile(
-    r'^(?P<indent>\s*)- generic(?: "(?:[^"\\]|\\.)*")?(?P<states>(?: \[(?!ref=)[^\]]*\])*)'
-    r'(?P<rest> \[ref=(?P<ref>[^\]\s]+)\].*)$')
+_LINE = re.compile(
+    r'^(?P<indent>\s*)- (?P<role>[a-z]+)(?: "(?:[^"\\]|\\.)*")?'
+    r'(?P<states>(?: \[(?!ref=)[^\]]*\])*)(?P<rest> \[ref=(?P<ref>[^\]\s]+)\].*)$')
 
 
 async def apply(result: dict[str, Any], call: Call | None) -> None:

@@ -2205,6 +2205,9 @@
         return;
       }
       this.push(this.line(el, role, name, depth, ctx, { clickable }));
+      if (!name && !ctx.closed && NAME_FROM_CONTENT.has(role) && WIDGET_ROLES.has(role)) {
+        this.ax.push(this.lastRef);
+      }
       if (el instanceof HTMLSelectElement) {
         this.optionLines(el, depth + 1, ctx);
         return;

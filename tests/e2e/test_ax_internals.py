@@ -40,7 +40,8 @@ async def test_element_internals_widgets_have_the_browsers_role_and_name_and_act
     Chromium, in a child frame too, with the checked state the tree computes; a click by
     ref toggles the switch with a trusted click, and the next snapshot says checked. The
     page saw no DOM change while the tree was read. A plain custom element (no internals)
-    stays generic."""
+    stays generic. A button named only by CSS generated content (``::before``) has that
+    name."""
     tab = stack.tab
     await tab.goto(f"{origins.main}/ax_internals/internals.html")
     for frame in stack.page.frames:
@@ -61,6 +62,7 @@ async def test_element_internals_widgets_have_the_browsers_role_and_name_and_act
     assert re.search(r'- switch "Wi-Fi" \[checked\] \[ref=', snap), snap
     assert not re.search(r'- switch "Dark mode" \[checked\]', snap), snap
     assert '- generic "Plain custom element" [ref=' in snap, snap
+    ref_of(snap, "button", "Normal")  # named by CSS ::before content, as Quill's pickers
     seen = await stack.page.evaluate("() => window.seen")
     assert seen["mutations"] == 0, seen  # nothing was written into the page to read it
 

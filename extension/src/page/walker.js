@@ -347,6 +347,12 @@ export class Walker {
       return;
     }
     this.push(this.line(el, role, name, depth, ctx, { clickable }));
+    if (!name && !ctx.closed && NAME_FROM_CONTENT.has(role) && WIDGET_ROLES.has(role)) {
+      // A control named from its content with no name here: its name may be CSS
+      // generated content (::before / ::after, as Quill's pickers), which the browser's
+      // tree counts and accname-in-page does not: ask the tree too (axCandidate).
+      this.ax.push(this.lastRef);
+    }
     if (el instanceof HTMLSelectElement) {
       this.optionLines(el, depth + 1, ctx);
       return;
