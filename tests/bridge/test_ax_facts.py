@@ -54,9 +54,21 @@ async def test_apply_asks_the_driver_once_per_frame_and_survives_its_failure() -
 
 
 async def test_apply_without_a_driver_or_candidates_changes_nothing() -> None:
+    """No driver (or no candidate: a page with no such element) asks nothing."""
+    calls: list[str] = []
+
+    async def call(method: str, _p: dict[str, Any], _t: float) -> dict[str, Any]:
+        calls.append(method)
+        return {"facts": {}}
+
     result = {"snapshot": SNAP, "mode": "snapshot", "axCandidates": {"tok": [["e2", "e2"]]}}
     await ax_facts.apply(result, None)
     assert result == {"snapshot": SNAP, "mode": "snapshot"}
+    await ax_facts.apply(result, call)
+    assert result == {"snapshot": SNAP, "mode": "snapshot"} and calls == []
+    read = {"snapshot": "x", "mode": "read", "axCandidates": {"tok": [["e2", "e2"]]}}
+    await ax_facts.apply(read, call)
+    assert calls == [] and "axCandidates" not in read
 
 
 def test_ax_fact_maps_chromium_roles_and_states() -> None:
