@@ -76,7 +76,7 @@ AX_ROLES = {"textField": "textbox", "searchBox": "searchbox", "checkBox": "check
             "menuItemCheckBox": "menuitemcheckbox", "menuItemRadio": "menuitemradio",
             "spinButton": "spinbutton", "listBoxOption": "option", "toggleButton": "button",
             "textFieldWithComboBox": "combobox", "treeItem": "treeitem", "listBox": "listbox",
-            "menuListOption": "option", "cell": "gridcell", "staticText": "text"}
+            "menuListOption": "option", "staticText": "text"}
 """Chromium's internal role names (CDP ``AXNode.role.value``) → ARIA roles; the rest are
 ARIA names already (Chromium's ax_enums.mojom)."""
 NO_ROLE = {"generic", "none", "presentation", "GenericContainer", "Ignored", "unknown",

@@ -623,7 +623,6 @@ export class Walker {
   }
 }
 
-/** True when `el` is named by its author (not from its content). */
 /**
  * True for an element whose role and name may come from ElementInternals
  * (`attachInternals()`: `internals.role`, `internals.ariaLabel`), which no page-world or
@@ -637,6 +636,7 @@ export function axCandidate(el, clickable) {
   return clickable || el.tabIndex >= 0;
 }
 
+/** True when `el` is named by its author (not from its content). */
 export function hasAuthorName(el) {
   return el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') || el.hasAttribute('title');
 }
