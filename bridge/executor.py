@@ -40,6 +40,7 @@ from typing import Any
 
 from pydantic import Field
 
+from . import ax_facts
 from .after_input import AfterInput, PeerCall
 from .hang_watch import WATCHED as HANG_WATCHED
 from .hang_watch import HangWatch
@@ -445,6 +446,11 @@ class Executor(TrustedInputRoute):
             return self.secrets.scrub_tabs(route.device, result)
         result = await self._route(method, parsed, route)
         if method == "page.snapshot":
+            # Issue 30 item 8: lines whose role and name only the browser's own
+            # accessibility tree knows (ElementInternals), from the driver; before the
+            # scrub, so a name holding a typed secret is masked like any other.
+            driver = self.policy.drivers.get(route.device)
+            await ax_facts.apply(result, None if driver is None else self.peer(driver).call)
             self.secrets.scrub_snapshot(route.device, result)
             self.secrets.scrub_tabs(route.device, result)  # the late tabs it reports
         elif method == "page.find":

@@ -49,6 +49,7 @@ from trustbridge.bridge.protocol.models import (
     DriverCdpEndpointParams,
     DriverDialogParams,
     DriverEvaluateParams,
+    DriverAxFactsParams,
     DriverBlankPageParams,
     DriverLiveStopParams,
     DriverPointerParams,
@@ -322,6 +323,7 @@ class InputDriver:
             "driver.cdpClose": self.cdp_close,
             "driver.pointer": self.pointer_at,
             "driver.blankPage": self.blank_page,
+            "driver.axFacts": self.ax_facts,
             "driver.liveStart": self.live.start,
             "driver.liveInput": self.live.input,
             "driver.liveStop": self.live.stop,
@@ -572,6 +574,28 @@ class InputDriver:
             ``{"frameToken": str}``.
         """
         return {"frameToken": await self.frames.blank_page(params.index, params.count)}
+
+    async def ax_facts(self, params: DriverAxFactsParams) -> dict[str, Any]:
+        """Chromium's computed role, name and states of a frame's elements, by local ref
+        (issue 30 item 8; :meth:`supervisor.frames.FrameRegistry.ax_facts`).
+
+        Returns:
+            ``{"facts": {ref: {role, name, states}}, "source": "chromium-ax" | "none"}``;
+            ``none`` (and no facts) where the tree cannot be read (not Chromium).
+
+        Raises:
+            FrameTokenUnknown: the token names no live frame.
+        """
+        frame = self.frames.frame_for(params.frameToken)
+        if self.frames.route != "cdp":
+            return {"facts": {}, "source": "none"}
+        try:
+            facts = await self.frames.ax_facts(frame, params.refs)
+        except PlaywrightError as exc:
+            raise E.InternalError(
+                "The browser's accessibility tree could not be read: "
+                f"{str(exc).splitlines()[0][:200]}", {}) from exc
+        return {"facts": facts, "source": "chromium-ax"}
 
     async def pointer_at(self, params: DriverPointerParams) -> dict[str, Any]:
         """Where this driver last sent the pointer of the frame's page (supervisor/mouse.py

@@ -41,6 +41,7 @@ Stamping, navigation and an action request are not one transaction: this gives d
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import secrets
@@ -66,6 +67,21 @@ ATTRIBUTE = FRAME_TOKEN_ATTRIBUTE
 ACCEPT_FUNCTION = "__trustbridgeAcceptToken"
 """The content script's own global (its isolated world / sandbox, never the page's):
 ``(old, fresh) => token in force`` (extension/src/content/main.js)."""
+AX_ELEMENTS_FUNCTION = "__trustbridgeAxElements"
+"""The content script's own global (its isolated world): ``(localRefs) => (Element|null)[]``
+(extension/src/content/main.js, page/snapshot.js ``axElements``)."""
+AX_ROLES = {"textField": "textbox", "searchBox": "searchbox", "checkBox": "checkbox",
+            "radioButton": "radio", "comboBoxSelect": "combobox", "popUpButton": "combobox",
+            "comboBoxMenuButton": "combobox", "menuItem": "menuitem",
+            "menuItemCheckBox": "menuitemcheckbox", "menuItemRadio": "menuitemradio",
+            "spinButton": "spinbutton", "listBoxOption": "option", "toggleButton": "button",
+            "textFieldWithComboBox": "combobox", "treeItem": "treeitem", "listBox": "listbox",
+            "menuListOption": "option", "staticText": "text"}
+"""Chromium's internal role names (CDP ``AXNode.role.value``) → ARIA roles; the rest are
+ARIA names already (Chromium's ax_enums.mojom)."""
+NO_ROLE = {"generic", "none", "presentation", "GenericContainer", "Ignored", "unknown",
+           "group", "text", "InlineTextBox", "LineBreak"}
+"""Roles that say nothing more than the walker's ``generic``: such a fact is not used."""
 CRASHED_KEPT = 1024
 """How many tokens of crashed pages are remembered (oldest dropped first)."""
 Crash = Literal["renderer", "browser"]
@@ -107,6 +123,36 @@ pages to agree with the extension's before it refuses, s."""
 UTILITY_WORLD_PREFIX = "__playwright_utility_world_"
 """Name prefix of Playwright's utility worlds (CDP ``ExecutionContextDescription.name``)."""
 EXTENSION_ORIGIN_PREFIX = "chrome-extension://"
+
+
+def ax_fact(node: dict[str, Any]) -> dict[str, Any] | None:
+    """``{role, name, states}`` of one CDP ``AXNode``, or None when the tree ignores it or
+    gives it no role beyond generic (:data:`NO_ROLE`). States as the snapshot writes them
+    (extension/src/page/aria.js ``statesOf``): checked / checked=mixed, pressed /
+    pressed=mixed, expanded, selected, disabled."""
+    if node.get("ignored"):
+        return None
+    raw = str((node.get("role") or {}).get("value") or "")
+    role = AX_ROLES.get(raw, raw)
+    if not role or raw in NO_ROLE or role in NO_ROLE:
+        return None
+    name = str((node.get("name") or {}).get("value") or "")
+    props = {p.get("name"): (p.get("value") or {}).get("value")
+             for p in node.get("properties") or []}
+    states = []
+    if props.get("disabled") is True:
+        states.append("disabled")
+    for key in ("checked", "pressed"):
+        value = props.get(key)
+        if value in (True, "true"):
+            states.append(key)
+        elif value == "mixed":
+            states.append(f"{key}=mixed")
+    if props.get("expanded") is True:
+        states.append("expanded")
+    if props.get("selected") is True:
+        states.append("selected")
+    return {"role": role, "name": name, "states": states}
 
 
 class _Target:
@@ -386,6 +432,80 @@ class FrameRegistry:
                 await asyncio.wait_for(target.created.wait(), 0.05)
             except asyncio.TimeoutError:
                 pass
+
+    async def ax_facts(self, frame: Frame, refs: list[str]) -> dict[str, dict[str, Any]]:
+        """Chromium's accessibility facts of the elements behind ``refs`` (local refs of
+        ``frame``'s document), issue 30 item 8: ``{ref: {role, name, states}}``.
+
+        Only on the cdp route (Chromium): the elements are fetched by the content script's
+        own function (``__trustbridgeAxElements``, extension/src/content/main.js) in the
+        extension's isolated world of the frame, then ``DOM.describeNode`` gives each one's
+        backend node id and ``Accessibility.getPartialAXTree`` (``fetchRelatives: false``)
+        the role, name and states Chromium computed: ElementInternals included, which no
+        page-world API reads. Nothing runs in the page's world and nothing touches the DOM;
+        no command is added to what Playwright already enables except those reads. A ref
+        whose element is gone, or that the tree ignores or gives only a generic role, is
+        left out. Any other route answers ``{}``. Cost: ~1 ms per element plus one round
+        trip (measured in docs/benchmarks/corpus.md).
+
+        Raises:
+            PlaywrightError: the frame's CDP session failed.
+        """
+        if self.route != "cdp" or not refs:
+            return {}
+        target = await self._target_of(frame)
+        frame_id = await self._cdp_frame_id(frame, target)
+        if frame_id is None:
+            return {}
+        session = target.session
+        group = "tbax" + secrets.token_hex(4)
+        expression = (f"typeof globalThis.{AX_ELEMENTS_FUNCTION} === 'function' ? "
+                      f"globalThis.{AX_ELEMENTS_FUNCTION}({json.dumps(refs)}) : null")
+        for cid in target.worlds(frame_id, utility=False):
+            try:
+                got = await session.send("Runtime.evaluate", {
+                    "expression": expression, "contextId": cid, "objectGroup": group})
+            except PlaywrightError:
+                continue  # a world of a document that just went away
+            array = got.get("result", {})
+            if "exceptionDetails" in got or array.get("subtype") != "array":
+                continue
+            try:
+                return await self._read_ax(session, array["objectId"], refs)
+            finally:
+                with contextlib.suppress(PlaywrightError):
+                    await session.send("Runtime.releaseObjectGroup", {"objectGroup": group})
+        return {}
+
+    @staticmethod
+    async def _read_ax(session: CDPSession, array_id: str,
+                       refs: list[str]) -> dict[str, dict[str, Any]]:
+        """The facts of the elements in the remote array ``array_id`` (index i ↔ refs[i])."""
+        props = await session.send("Runtime.getProperties", {
+            "objectId": array_id, "ownProperties": True})
+        by_index: dict[int, str] = {}
+        for prop in props.get("result", []):
+            value = prop.get("value") or {}
+            if prop.get("name", "").isdigit() and value.get("subtype") == "node":
+                by_index[int(prop["name"])] = value["objectId"]
+
+        async def one(i: int, object_id: str) -> tuple[str, dict[str, Any] | None]:
+            node = (await session.send("DOM.describeNode", {"objectId": object_id}))["node"]
+            backend = node["backendNodeId"]
+            tree = await session.send("Accessibility.getPartialAXTree", {
+                "backendNodeId": backend, "fetchRelatives": False})
+            for ax in tree.get("nodes", []):
+                if ax.get("backendDOMNodeId") == backend:
+                    return refs[i], ax_fact(ax)
+            return refs[i], None
+
+        out: dict[str, dict[str, Any]] = {}
+        got = await asyncio.gather(*(one(i, oid) for i, oid in by_index.items() if i < len(refs)),
+                                   return_exceptions=True)
+        for item in got:
+            if isinstance(item, tuple) and item[1] is not None:
+                out[item[0]] = item[1]
+        return out
 
     # -- bookkeeping ------------------------------------------------------------------
 

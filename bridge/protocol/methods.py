@@ -187,6 +187,8 @@ METHODS: dict[str, MethodFacts] = {
                                   served_by="driver"),
     "driver.blankPage": MethodFacts(M.DriverBlankPageParams, M.DriverBlankPageResult,
                                     served_by="driver"),
+    "driver.axFacts": MethodFacts(M.DriverAxFactsParams, M.DriverAxFactsResult,
+                                  served_by="driver"),
     "driver.liveStart": MethodFacts(M.DriverLiveStartParams, M.DriverLiveStartResult,
                                     served_by="driver"),
     "driver.liveInput": MethodFacts(M.DriverLiveInputParams, M.DriverLiveInputResult,

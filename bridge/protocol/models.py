@@ -989,6 +989,41 @@ class DriverBlankPageResult(_Model):
     frameToken: str = Field(min_length=1, max_length=128)
 
 
+AX_FACTS_MAX = 500
+"""Most refs one ``driver.axFacts`` reads (a snapshot's candidates beyond are left as the
+walker printed them)."""
+
+
+class DriverAxFactsParams(_Model):
+    """Bridge → driver: the browser's own accessibility facts (computed role, name,
+    states) of elements of one frame, named by the frame's local refs (issue 30 item 8;
+    supervisor/frames.py ``ax_facts``). The elements are the snapshot's ``axCandidates``:
+    custom elements whose role and name may come from ElementInternals."""
+
+    frameToken: str = Field(min_length=1, max_length=128)
+    refs: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(
+        min_length=1, max_length=AX_FACTS_MAX, description="Local refs (no frame prefix).")
+
+
+class AxFact(_Model):
+    """One element as Chromium's accessibility tree computes it."""
+
+    role: str = Field(max_length=64, description="ARIA role (Chromium's internal names mapped).")
+    name: str = Field(default="", max_length=10_000)
+    states: list[str] = Field(default_factory=list, description="Snapshot states: checked, "
+                              "checked=mixed, pressed, expanded, selected, disabled.")
+
+
+class DriverAxFactsResult(_Model):
+    """Driver → bridge: facts by local ref; a ref left out has none to give (gone, ignored
+    by the accessibility tree, or a browser whose tree the driver cannot read)."""
+
+    facts: dict[str, AxFact] = Field(default_factory=dict)
+    source: Literal["chromium-ax", "none"] = Field(
+        default="none", description="chromium-ax: CDP Accessibility.getPartialAXTree; none: "
+        "this browser's tree is not readable by the driver (Firefox, Camoufox).")
+
+
 class DriverDownloadParams(_Model):
     """Bridge → driver: wait, at most ``timeoutMs``, for the download a click on the page of
     ``frameToken`` started after its answer (supervisor/watch.py ``await_download``), asked

@@ -870,6 +870,7 @@
     let chars = 0;
     let refs = 0;
     let timedOut = false;
+    const page = { ax: {} };
     const { tabId } = state;
     const indent = (d) => state.walkMode === "read" ? "" : "  ".repeat(d);
     const depth = state.depth ?? null;
@@ -930,6 +931,13 @@
       tabs2.noteDocument(tabId, info.ordinal, top.docId, lowestRef(res.lines, floor), res.nextRef || floor);
       top.walkerId = res.walkerId;
       refs += res.refCount || 0;
+      if (res.ax && res.ax.length) {
+        let frameToken = res.frameToken;
+        if (!frameToken) {
+          frameToken = await tabs2.toFrame(tabId, top.frameId, { op: "locate", ref: null, docId: top.docId }).then((r) => r && r.frameToken, () => null);
+        }
+        if (frameToken) (page.ax[frameToken] ||= []).push(...res.ax);
+      }
       let lastDepth = 0;
       for (const line of res.lines) {
         emit(top.baseDepth + line.d, line.s);
@@ -955,7 +963,7 @@
       if (ask < remaining) continue;
       break;
     }
-    return { lines: out, chars, refs, timedOut };
+    return { lines: out, chars, refs, timedOut, ax: page.ax };
   }
   function finishPage(state, page, budget) {
     state.pages++;
@@ -981,7 +989,8 @@
       refs: page.refs,
       chars: page.chars,
       truncated,
-      cursor
+      cursor,
+      ...Object.keys(page.ax || {}).length ? { axCandidates: page.ax } : {}
     };
   }
   function pageOfText(textState, maxChars, refs) {

@@ -1960,6 +1960,8 @@
       this.readLine = "";
       this.textCursor = null;
       this.refCount = 0;
+      this.lastRef = null;
+      this.ax = [];
       this.done = false;
       const start = { text: true, closed: false, inControl: false, invisible: false, label: null, scope: null };
       this.stack = [];
@@ -2148,6 +2150,13 @@
         }
       }
       const clickable = !ctx.inControl && this.clickable(el, role);
+      if ((!role || role === "generic") && axCandidate(el, clickable)) {
+        const name2 = clip(this.safe(implicitName(el, Infinity)), 100);
+        this.push(this.line(el, "generic", name2, depth, ctx, { clickable: false }));
+        if (!ctx.closed) this.ax.push(this.lastRef);
+        this.descend(el, depth + 1, { ...ctx, text: !name2 && ctx.text, inControl: true });
+        return;
+      }
       if (!role || FLATTEN_ROLES.has(role)) {
         if (!clickable) {
           if (ctx.text && !ctx.label && this.ownText(el)) {
@@ -2196,6 +2205,9 @@
         return;
       }
       this.push(this.line(el, role, name, depth, ctx, { clickable }));
+      if (!name && !ctx.closed && NAME_FROM_CONTENT.has(role) && WIDGET_ROLES.has(role)) {
+        this.ax.push(this.lastRef);
+      }
       if (el instanceof HTMLSelectElement) {
         this.optionLines(el, depth + 1, ctx);
         return;
@@ -2274,6 +2286,7 @@
       const clipped = clip(name, MAX_NAME);
       const ref = this.refs.seen(el, role, clipped, ctx.scope, ctx.closed) || this.refs.refFor(el, this.descriptor(el, role, name, ctx));
       this.refCount++;
+      this.lastRef = [`${this.prefix}${ref}`, ref];
       s += ` [ref=${this.prefix}${ref}]`;
       if (role === "link") {
         const url = urlOf(el);
@@ -2453,6 +2466,10 @@
       return !this.stop;
     }
   };
+  function axCandidate(el, clickable) {
+    if (!el.localName.includes("-") || el.hasAttribute("role")) return false;
+    return clickable || el.tabIndex >= 0;
+  }
   function hasAuthorName(el) {
     return el.hasAttribute("aria-label") || el.hasAttribute("aria-labelledby") || el.hasAttribute("title");
   }
@@ -2569,13 +2586,24 @@
         pausedAt: res.frameKey,
         refCount: walker.refCount - before,
         nextRef: this.refs.next,
-        timedOut: res.timedOut
+        timedOut: res.timedOut,
+        ...walker.ax.length ? { ax: walker.ax.splice(0) } : {}
       };
     }
     prune() {
       const now = Date.now();
       for (const [id, entry] of this.walkers) if (now - entry.at > WALKER_TTL_MS) this.walkers.delete(id);
       while (this.walkers.size > MAX_WALKERS) this.walkers.delete(this.walkers.keys().next().value);
+    }
+    /** The elements behind local refs (null where a ref is unknown or its node gone), for
+     *  the driver's accessibility-tree read (supervisor/frames.py ax_facts). No rebind: the
+     *  facts are about the very element the snapshot showed. */
+    axElements(refs2) {
+      return (Array.isArray(refs2) ? refs2 : []).map((ref) => {
+        const entry = this.refs.byRef.get(String(ref));
+        const el = entry && entry.node.deref();
+        return el && el.isConnected ? el : null;
+      });
     }
     /** The element behind `ref` (refs.js resolve(), with one rebind allowed). */
     resolve(ref) {
@@ -4207,6 +4235,13 @@
   var identity = new DocumentIdentity(window);
   var observer = new PageObserver(document, { shadowRootOf, frameKeyOf: (el) => frameKeys.keyOf(el) });
   var refs = observer.refs;
+  if (api.runtime.getURL("").startsWith("chrome-extension:")) {
+    Object.defineProperty(globalThis, "__trustbridgeAxElements", {
+      value: (localRefs) => observer.axElements(localRefs),
+      configurable: true
+    });
+  }
+  var withToken = (chunk) => chunk && chunk.ax ? { ...chunk, frameToken: token.token } : chunk;
   function checkDocument(expected) {
     identity.check(expected);
   }
@@ -4255,12 +4290,12 @@
         depth: depth ?? null,
         timeBudgetMs: timeBudgetMs ?? null
       });
-      return { ...chunk, docId: identity.current() };
+      return withToken({ ...chunk, docId: identity.current() });
     },
     /** Next chunk of a walk. */
     snapshotContinue({ walkerId, maxChars, docId: expected, timeBudgetMs, refFloor }) {
       checkDocument(expected);
-      return observer.continue(walkerId, maxChars || 5e4, timeBudgetMs ?? null, refFloor || 1);
+      return withToken(observer.continue(walkerId, maxChars || 5e4, timeBudgetMs ?? null, refFloor || 1));
     },
     /** The browser reported that a navigation of this frame did not happen. */
     navigationSettled() {

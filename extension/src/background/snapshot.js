@@ -269,6 +269,7 @@ async function render(tabs, state, budget, deadline = null) {
   let chars = 0;
   let refs = 0;
   let timedOut = false;
+  const page = { ax: {} }; // frame token -> refs of axCandidates (walker.js axCandidate)
   const { tabId } = state;
   const indent = (d) => (state.walkMode === 'read' ? '' : '  '.repeat(d));
   const depth = state.depth ?? null;
@@ -330,6 +331,18 @@ async function render(tabs, state, budget, deadline = null) {
     tabs.noteDocument(tabId, info.ordinal, top.docId, lowestRef(res.lines, floor), res.nextRef || floor);
     top.walkerId = res.walkerId;
     refs += res.refCount || 0;
+    if (res.ax && res.ax.length) {
+      // Issue 30 item 8: elements whose role/name only the browser's accessibility tree
+      // knows (ElementInternals); the bridge asks the driver and rewrites their lines.
+      // A document walked before its frame token landed (right after load) is asked for
+      // it (`locate` with no ref waits for it, content/main.js); without one, no facts.
+      let frameToken = res.frameToken;
+      if (!frameToken) {
+        frameToken = await tabs.toFrame(tabId, top.frameId, { op: 'locate', ref: null, docId: top.docId })
+          .then((r) => r && r.frameToken, () => null);
+      }
+      if (frameToken) (page.ax[frameToken] ||= []).push(...res.ax);
+    }
     let lastDepth = 0;
     for (const line of res.lines) {
       emit(top.baseDepth + line.d, line.s);
@@ -355,7 +368,7 @@ async function render(tabs, state, budget, deadline = null) {
     if (ask < remaining) continue; // a time-budget chunk: look at the clock, go on
     break; // budget spent inside this frame
   }
-  return { lines: out, chars, refs, timedOut };
+  return { lines: out, chars, refs, timedOut, ax: page.ax };
 }
 
 function finishPage(state, page, budget) {
@@ -376,6 +389,7 @@ function finishPage(state, page, budget) {
   return {
     snapshot: lines.join('\n'), url: state.top.url, title: state.top.title, tabId: state.tabId, mode: state.mode,
     frames: state.placed.size, refs: page.refs, chars: page.chars, truncated, cursor,
+    ...(Object.keys(page.ax || {}).length ? { axCandidates: page.ax } : {}),
   };
 }
 

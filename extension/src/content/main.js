@@ -51,6 +51,17 @@ const shadowRootOf = openOrClosedShadowRoot;
 const identity = new DocumentIdentity(window);
 const observer = new PageObserver(document, { shadowRootOf, frameKeyOf: (el) => frameKeys.keyOf(el) });
 const refs = observer.refs;
+// Issue 30 item 8: the supervisor reads the browser's accessibility tree for the elements
+// whose role or name page-world code cannot see (ElementInternals). It asks for them by
+// ref through CDP in this script's own world (supervisor/frames.py ax_facts), as it hands
+// the frame token: page script sees neither the call nor the function.
+if (api.runtime.getURL('').startsWith('chrome-extension:')) {
+  Object.defineProperty(globalThis, '__trustbridgeAxElements', {
+    value: (localRefs) => observer.axElements(localRefs), configurable: true,
+  });
+}
+/** A chunk with ax candidates names this document's frame token (null when it has none yet). */
+const withToken = (chunk) => (chunk && chunk.ax ? { ...chunk, frameToken: token.token } : chunk);
 
 /** BROWSER_DOCUMENT_CHANGED unless `expected` ({token, timeOrigin, url} recorded by a
  *  snapshot) is this document and no navigation away from it is pending. */
@@ -97,13 +108,13 @@ const handlers = {
       refFloor: refFloor || 1, url: identity.current().url,
       depth: depth ?? null, timeBudgetMs: timeBudgetMs ?? null,
     });
-    return { ...chunk, docId: identity.current() };
+    return withToken({ ...chunk, docId: identity.current() });
   },
   /** Next chunk of a walk. */
   snapshotContinue({ walkerId, maxChars, docId: expected, timeBudgetMs, refFloor }) {
     checkDocument(expected);
     // The browser-wide ref floor (background/tabs.js): another tab may have minted since.
-    return observer.continue(walkerId, maxChars || 50000, timeBudgetMs ?? null, refFloor || 1);
+    return withToken(observer.continue(walkerId, maxChars || 50000, timeBudgetMs ?? null, refFloor || 1));
   },
   /** The browser reported that a navigation of this frame did not happen. */
   navigationSettled() {

@@ -109,6 +109,7 @@ export class PageObserver {
     return {
       walkerId: res.done ? null : id, lines: res.lines, chars: res.chars, done: res.done,
       pausedAt: res.frameKey, refCount: walker.refCount - before, nextRef: this.refs.next, timedOut: res.timedOut,
+      ...(walker.ax.length ? { ax: walker.ax.splice(0) } : {}),
     };
   }
 
@@ -116,6 +117,17 @@ export class PageObserver {
     const now = Date.now();
     for (const [id, entry] of this.walkers) if (now - entry.at > WALKER_TTL_MS) this.walkers.delete(id);
     while (this.walkers.size > MAX_WALKERS) this.walkers.delete(this.walkers.keys().next().value);
+  }
+
+  /** The elements behind local refs (null where a ref is unknown or its node gone), for
+   *  the driver's accessibility-tree read (supervisor/frames.py ax_facts). No rebind: the
+   *  facts are about the very element the snapshot showed. */
+  axElements(refs) {
+    return (Array.isArray(refs) ? refs : []).map((ref) => {
+      const entry = this.refs.byRef.get(String(ref));
+      const el = entry && entry.node.deref();
+      return el && el.isConnected ? el : null;
+    });
   }
 
   /** The element behind `ref` (refs.js resolve(), with one rebind allowed). */

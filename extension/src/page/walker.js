@@ -79,6 +79,8 @@ export class Walker {
     this.readLine = ''; // read mode: the block being assembled
     this.textCursor = null; // read mode: {text, offset} of a long text being split
     this.refCount = 0;
+    this.lastRef = null; // [printed, local] of the last line() made
+    this.ax = []; // [printed ref, local ref] of axCandidate elements not yet handed out
     this.done = false;
     const start = { text: true, closed: false, inControl: false, invisible: false, label: null, scope: null };
     this.stack = [];
@@ -285,6 +287,16 @@ export class Walker {
       }
     }
     const clickable = !ctx.inControl && this.clickable(el, role);
+    if ((!role || role === 'generic') && axCandidate(el, clickable)) {
+      // Its role and name may live in ElementInternals, which page-world code cannot read:
+      // a line with a ref, which the bridge rewrites from the browser's own accessibility
+      // tree where the driver can read it (Chromium; supervisor/frames.py ax_facts).
+      const name = clip(this.safe(implicitName(el, Infinity)), 100);
+      this.push(this.line(el, 'generic', name, depth, ctx, { clickable: false }));
+      if (!ctx.closed) this.ax.push(this.lastRef);
+      this.descend(el, depth + 1, { ...ctx, text: !name && ctx.text, inControl: true });
+      return;
+    }
     if (!role || FLATTEN_ROLES.has(role)) {
       if (!clickable) {
         if (ctx.text && !ctx.label && this.ownText(el)) {
@@ -335,6 +347,12 @@ export class Walker {
       return;
     }
     this.push(this.line(el, role, name, depth, ctx, { clickable }));
+    if (!name && !ctx.closed && NAME_FROM_CONTENT.has(role) && WIDGET_ROLES.has(role)) {
+      // A control named from its content with no name here: its name may be CSS
+      // generated content (::before / ::after, as Quill's pickers), which the browser's
+      // tree counts and accname-in-page does not: ask the tree too (axCandidate).
+      this.ax.push(this.lastRef);
+    }
     if (el instanceof HTMLSelectElement) {
       this.optionLines(el, depth + 1, ctx);
       return;
@@ -425,6 +443,7 @@ export class Walker {
     const ref = this.refs.seen(el, role, clipped, ctx.scope, ctx.closed) ||
       this.refs.refFor(el, this.descriptor(el, role, name, ctx));
     this.refCount++;
+    this.lastRef = [`${this.prefix}${ref}`, ref];
     s += ` [ref=${this.prefix}${ref}]`;
     if (role === 'link') {
       const url = urlOf(el);
@@ -602,6 +621,19 @@ export class Walker {
     if (cur.offset >= cur.text.length) this.textCursor = null;
     return !this.stop;
   }
+}
+
+/**
+ * True for an element whose role and name may come from ElementInternals
+ * (`attachInternals()`: `internals.role`, `internals.ariaLabel`), which no page-world or
+ * content-script API reads: an autonomous custom element (a dash in its tag name, HTML
+ * "valid custom element name") with no `role` attribute that a person can reach: a tab
+ * stop or `clickable` (walker.js clickable()). Framework wrappers (`<app-root>`) are
+ * neither and still flatten. Cheap: no extra style or layout read.
+ */
+export function axCandidate(el, clickable) {
+  if (!el.localName.includes('-') || el.hasAttribute('role')) return false;
+  return clickable || el.tabIndex >= 0;
 }
 
 /** True when `el` is named by its author (not from its content). */
