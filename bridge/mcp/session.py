@@ -384,11 +384,31 @@ class Connection:
         anything is sent (TAB_CLAIMED), so running the call again in a new window
         (``tabs.new {window: true}``: the foreground tab of a window of its own, which the
         browser does not throttle) does nothing twice. Once the session has a tab,
-        TAB_CLAIMED is the call's answer. Closing or releasing the current tab
-        (:meth:`select` with no tab) makes it pending again.
+        TAB_CLAIMED is the call's answer, except on the tab it held when another session
+        owns that one now (:meth:`lost_tab`): the call then runs in a new window too, and
+        says why. Closing or releasing the current tab (:meth:`select` with no tab) makes
+        it pending again.
         """
-        return (isinstance(err, E.TabClaimed) and self.own_tab_pending
-                and self.stopped is None)
+        if not isinstance(err, E.TabClaimed) or self.stopped is not None:
+            return False
+        return self.own_tab_pending or self.lost_tab(err)
+
+    def lost_tab(self, err: E.TrustbridgeError) -> bool:
+        """Whether ``err`` refused the call on the current tab this session held (an
+        action answered there, or browser_tabs new/select/claim made it current) because
+        another session owns it now (``details.owner``).
+
+        A tab changes hands behind a session's back when its browser is started again and
+        a new tab gets the id of a tab from before (Firefox counts tabs from 1 in each
+        browser process; Chromium from a random start), or when the bridge freed the tab
+        and another session took it. Before issue 32's soak fix every later call of the
+        server answered TAB_CLAIMED for it, over and over (287 answers in one soak): the
+        agent had no way out but browser_tabs. Selecting another session's tab is
+        refused by the bridge (``tabs.select`` claims), so a held tab refused here was
+        the session's own."""
+        return (isinstance(err, E.TabClaimed) and not self.own_tab_pending
+                and self.tab_id is not None and err.details.get("tabId") == self.tab_id
+                and bool(err.details.get("owner")))
 
     async def open_own_tab(self, refused: E.TrustbridgeError | None = None) -> None:
         """Open this session's own window (``tabs.new {window: true}``) and make its tab
@@ -401,10 +421,21 @@ class Connection:
         Raises:
             TrustbridgeError: as ``tabs.new`` raises.
         """
+        lost = refused is not None and self.lost_tab(refused)
         self.own_tab_pending = False
         client = await self.client()
         opened = await client.call("tabs.new", {"device": self.device, "window": True})
         self.select(opened.get("device") or self.device, int(opened["tabId"]))
+        if lost:
+            assert refused is not None
+            tab = refused.details.get("tabId")
+            self._notes.append(
+                f"Opened a new window for this session (tab {opened['tabId']}): tab {tab}, "
+                f"this session's current tab, now belongs to session "
+                f'"{refused.details.get("owner")}" (the browser was started again and '
+                "reused its id, or the tab was freed and taken). Refs from tab "
+                f"{tab} are gone.")
+            return
         if refused is None:
             why = "a person may be using this browser's other tabs"
         else:
