@@ -184,6 +184,9 @@ class Connection:
         device its first tab is such a window (:meth:`tab`). A read's result pinning the
         tab the browser has active does not end it (a read claims nothing: the tab may be
         another session's); an action's result, browser_tabs select/new/claim do."""
+        self._held: int | None = None
+        """The current tab when the bridge said it was this session's (an action answered
+        there, or tabs.new / select / claim did): :meth:`lost_tab`."""
         self._notes: list[str] = []
         self._client: BridgeClient | None = None
         self._emb: Embedded | None = None
@@ -407,7 +410,8 @@ class Connection:
         refused by the bridge (``tabs.select`` claims), so a held tab refused here was
         the session's own."""
         return (isinstance(err, E.TabClaimed) and not self.own_tab_pending
-                and self.tab_id is not None and err.details.get("tabId") == self.tab_id
+                and self.tab_id is not None and self._held == self.tab_id
+                and err.details.get("tabId") == self.tab_id
                 and bool(err.details.get("owner")))
 
     async def open_own_tab(self, refused: E.TrustbridgeError | None = None) -> None:
@@ -425,7 +429,7 @@ class Connection:
         self.own_tab_pending = False
         client = await self.client()
         opened = await client.call("tabs.new", {"device": self.device, "window": True})
-        self.select(opened.get("device") or self.device, int(opened["tabId"]))
+        self.select(opened.get("device") or self.device, int(opened["tabId"]), held=True)
         if lost:
             assert refused is not None
             tab = refused.details.get("tabId")
@@ -455,7 +459,7 @@ class Connection:
         """
         client = await self.client()
         opened = await client.call("tabs.new", {"device": self.device, "window": True})
-        self.select(opened.get("device") or self.device, int(opened["tabId"]))
+        self.select(opened.get("device") or self.device, int(opened["tabId"]), held=True)
         self.own_tab_pending = False
         self._notes.append(f"Tab {gone} is gone (closed); opened tab {opened['tabId']} for "
                            "this session and navigated there. Refs from tab "
@@ -570,6 +574,7 @@ class Connection:
                 # An action answered on the current tab: the bridge gave it to this
                 # session (a free tab is claimed by its first action), or it was already.
                 self.own_tab_pending = False
+                self._held = self.tab_id
         after = result.get("snapshotAfter")
         items = [result, *(result.get("completedActions") or [])]
         for item in items:
@@ -588,13 +593,17 @@ class Connection:
         opened, self._opened = self._opened or [], None
         return opened
 
-    def select(self, device: str | None, tab_id: int | None) -> None:
+    def select(self, device: str | None, tab_id: int | None, *, held: bool = False) -> None:
         """Make ``tab_id`` of ``device`` the current tab of every later tool call (a tab
         this session chose: it has a tab now). ``tab_id`` None: the current tab was
         closed, released or is gone; later calls address the browser's active tab, and
-        the session may again open a window of its own (:meth:`may_open_own_tab`)."""
+        the session may again open a window of its own (:meth:`may_open_own_tab`).
+        ``held``: the bridge has just said the tab is this session's (tabs.new, select,
+        claim answered), so losing it later is :meth:`lost_tab`; an action answered
+        there says so too."""
         self.device, self.tab_id = device, tab_id
         self.own_tab_pending = tab_id is None
+        self._held = tab_id if held else None
 
     def is_current(self, device: str, tab: Mapping[str, Any]) -> bool:
         """Whether ``tab`` of ``device`` is the one later tool calls act on: the chosen
