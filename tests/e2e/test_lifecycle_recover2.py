@@ -97,3 +97,65 @@ async def test_after_a_browser_restart_no_server_loops_on_a_tab_id_another_sessi
         if conn_b is not None:
             await conn_b.close()
         await conn_a.close()
+
+
+async def test_a_killed_playwright_driver_is_a_browser_gone_and_comes_back(
+        tmp_path: Path, origins, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGKILL Playwright's node driver (the supervisor's link to its browser) by PID:
+    no answer is INTERNAL_ERROR ("The driver failed: Exception." before the fix, for
+    every later action); the supervisor starts the browser again and within a bounded
+    time a trusted click reaches the page."""
+    from mcp import Client
+
+    from trustbridge.bridge.mcp import Connection, build_server
+    from trustbridge.supervisor.parent import descendants
+
+    from .conftest import ref_of
+
+    monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
+    page = f"{origins.main}/index.html"
+    conn = Connection(bridge_port=0)
+    try:
+        async with Client(build_server(conn)) as mcp:
+            first = await mcp.call_tool("browser_navigate", {"url": page + "?before=1"})
+            assert not first.is_error, _text(first)
+            old_ref = ref_of(_text(first), "button", "Main button")
+            sup = conn.launched.child.pid
+            nodes = [p for p in descendants(sup) if b"run-driver" in _cmdline(p)]
+            assert len(nodes) == 1, nodes
+            os.kill(nodes[0], signal.SIGKILL)
+            killed = time.monotonic()
+            # At once, while the browser may still be closing: the trusted click needs
+            # Playwright, which is gone.
+            gap = await mcp.call_tool("browser_click", {"element": "Main button",
+                                                        "target": old_ref})
+            answers: list[str] = [_text(gap).split("\n")[1][:300]]
+            assert gap.is_error, _text(gap)
+            clicked = False
+            while time.monotonic() - killed < 90 and not clicked:
+                shown = await mcp.call_tool("browser_navigate", {"url": page + "?after=1"})
+                text = _text(shown)
+                if not shown.is_error:
+                    answers.append("ok")
+                    click = await mcp.call_tool("browser_click", {
+                        "element": "Main button", "target": ref_of(text, "button",
+                                                                   "Main button")})
+                    ctext = _text(click)
+                    answers.append("ok" if not click.is_error else ctext.split("\n")[1][:120])
+                    clicked = not click.is_error
+                else:
+                    answers.append(text.split("\n")[1][:160])
+                    await __import__("asyncio").sleep(1)
+            print(f"driver killed -> trusted click: {time.monotonic() - killed:.1f} s; "
+                  f"answers: {answers}")
+            assert not any("INTERNAL_ERROR" in a for a in answers), answers
+            assert clicked, answers
+            # Brought back by its own supervisor (not by the bridge's owner replacing a
+            # supervisor that gave up).
+            assert conn.launched.child.pid == sup, "the supervisor was replaced"
+            seen = await mcp.call_tool("browser_evaluate", {
+                "function": "() => window.__events.filter(e => e.type === 'click' "
+                "&& e.trusted).length"})
+            assert "returned:\n1" in _text(seen), _text(seen)
+    finally:
+        await conn.close()
