@@ -254,6 +254,14 @@ class Supervisor:
             return
         log.warning("%s exited unexpectedly; starting it again for device %s",
                     self.browser_name, self.device)
+        if self.driver is not None:
+            # newBrowser: the bridge forgets the old tabs' owners when the new browser's
+            # extension says hello (a new tab may get an old tab's id: Firefox).
+            with contextlib.suppress(Exception):
+                await self.driver.send_event("device.recovering", {
+                    "part": "browser", "expectedWaitS": BROWSER_RESTART_S,
+                    "newBrowser": True, "action": "its supervisor is starting the browser "
+                    "again; the tabs and refs from before are gone"})
         try:
             await self._open_browser()
         except Exception as exc:  # any launch failure ends this supervisor, said once

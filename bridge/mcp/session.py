@@ -398,15 +398,18 @@ class Connection:
 
     def lost_tab(self, err: E.TrustbridgeError) -> bool:
         """Whether ``err`` refused the call on the current tab this session held (an
-        action answered there, or browser_tabs new/select/claim made it current) because
-        another session owns it now (``details.owner``).
+        action answered there, browser_tabs new/select/claim made it current, or the
+        server followed it as a tab the page opened) because another session owns it now
+        (``details.owner``).
 
         A tab changes hands behind a session's back when its browser is started again and
         a new tab gets the id of a tab from before (Firefox counts tabs from 1 in each
         browser process; Chromium from a random start), or when the bridge freed the tab
         and another session took it. Before issue 32's soak fix every later call of the
         server answered TAB_CLAIMED for it, over and over (287 answers in one soak): the
-        agent had no way out but browser_tabs. Selecting another session's tab is
+        agent had no way out but browser_tabs. A late tab followed after this session's
+        input may also be another session's window opened at that moment (the same loop,
+        41 answers in a 4-minute soak). Selecting another session's tab is
         refused by the bridge (``tabs.select`` claims), so a held tab refused here was
         the session's own."""
         return (isinstance(err, E.TabClaimed) and not self.own_tab_pending
@@ -436,8 +439,9 @@ class Connection:
             self._notes.append(
                 f"Opened a new window for this session (tab {opened['tabId']}): tab {tab}, "
                 f"this session's current tab, now belongs to session "
-                f'"{refused.details.get("owner")}" (the browser was started again and '
-                "reused its id, or the tab was freed and taken). Refs from tab "
+                f'"{refused.details.get("owner")}" (a browser started again reused its '
+                "id, it was freed and taken, or it was followed as new but is that "
+                "session's). Refs from tab "
                 f"{tab} are gone.")
             return
         if refused is None:

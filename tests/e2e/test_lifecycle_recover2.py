@@ -30,8 +30,9 @@ async def test_after_a_browser_restart_no_server_loops_on_a_tab_id_another_sessi
     is killed (SIGKILL by PID) and the browser comes back, a new tab gets an id a session
     held in the dead browser. Before the fix the bridge kept those dead ownerships: A's new
     tab was B's by the book, A's every later call answered TAB_CLAIMED (the soak's loop)
-    and B's navigate went into A's tab. Now every call after the restart gets a working
-    answer in a tab of the caller's own, and nobody's page gets the other's load."""
+    and B's navigate went into A's tab. Now the new browser's tabs belong to nobody from
+    before: A's tab is A's, B (whose remembered id is A's tab now) moves to a window of its
+    own and says so, and nobody's page gets the other's load."""
     from mcp import Client
 
     from trustbridge.bridge.mcp import Connection, build_server
@@ -78,13 +79,15 @@ async def test_after_a_browser_restart_no_server_loops_on_a_tab_id_another_sessi
                     shown_a = await a.call_tool("browser_navigate", {"url": page + f"?a=go{k}"})
                     assert not shown_a.is_error, _text(shown_a)
                     assert f"?a=go{k}" in _text(shown_a), _text(shown_a)
-                    if k == 0 and reused:  # it says why it moved, naming the holder
-                        assert f"tab {held_b}, this session's current tab, now belongs " \
-                            f'to session "{conn_b.label}"' in _text(shown_a), _text(shown_a)
+                    # The tab A opened is A's: the dead browser's owners are forgotten.
+                    assert "now belongs" not in _text(shown_a), _text(shown_a)
                 for k in range(3):
                     shown_b = await b.call_tool("browser_navigate", {"url": page + f"?b=go{k}"})
                     assert not shown_b.is_error, _text(shown_b)
                     assert f"?b=go{k}" in _text(shown_b), _text(shown_b)
+                    if k == 0 and reused:  # B's old id is A's tab now: B moves, and says so
+                        assert f"tab {held_b}, this session's current tab, now belongs " \
+                            f'to session "{conn_a.label}"' in _text(shown_b), _text(shown_b)
                 # Each server's current tab shows its own last load, not the other's.
                 seen_a = await a.call_tool("browser_evaluate",
                                            {"function": "() => location.search"})
