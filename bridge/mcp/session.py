@@ -429,7 +429,10 @@ class Connection:
             TrustbridgeError: as ``tabs.new`` raises.
         """
         lost = refused is not None and self.lost_tab(refused)
-        self.own_tab_pending = False
+        # own_tab_pending ends with the window (select below), not before: a tabs.new
+        # that fails (the browser being recovered) must leave the next refusal to open it
+        # (before, every later call answered TAB_CLAIMED on the other session's tab: the
+        # issue 32 soak's loop).
         client = await self.client()
         opened = await client.call("tabs.new", {"device": self.device, "window": True})
         self.select(opened.get("device") or self.device, int(opened["tabId"]), held=True)
