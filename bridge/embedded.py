@@ -181,6 +181,7 @@ class Embedded:
             DeviceNotConnected: the browser did not come up (as :meth:`start`).
         """
         policy = self.server.policy
+        self.server.new_browser.add(self.device)  # its tab ids may repeat the old ones
         policy.recovering[self.device] = {
             "part": "supervisor", "action": "the bridge's owner is starting the supervisor "
             "and its browser again; the tabs and refs from before are gone",

@@ -223,6 +223,11 @@ class BridgeServer:
         self.policy = policy or RoutingPolicy()
         self.max_message_bytes = max_message_bytes
         self.peers: dict[str, Peer] = {}
+        self.new_browser: set[str] = set()
+        """Devices whose next extension hello comes from a browser started again (its
+        supervisor's ``device.recovering {newBrowser: true}``, or the embedded owner
+        restarting a dead supervisor): that hello frees every tab owner of the device
+        (SessionBook.browser_replaced; tab ids of a new browser may repeat old ones)."""
         self._server: Server | None = None
         self._peer_ids = itertools.count(1)
         if allow_file_urls is None:
@@ -441,6 +446,12 @@ class BridgeServer:
             if peer.role == "extension" and peer.device is not None:
                 # A new extension may be a restarted browser: its active tab is to learn.
                 self.executor.queue.forget_device(peer.device)
+                if peer.device in self.new_browser:
+                    # It is one (its supervisor said so): the old tabs' owners go.
+                    self.new_browser.discard(peer.device)
+                    freed = self.executor.sessions.browser_replaced(peer.device)
+                    log.info("device %r has a new browser: %d tab owners from before "
+                             "forgotten", peer.device, len(freed))
                 self._extension_changed(peer.device, joined=True)
             if peer.role == "extension" and peer.device is not None \
                     and self.executor.sessions.owners(peer.device):
@@ -589,6 +600,8 @@ class BridgeServer:
                 "action": str(msg.params.get("action") or "being recovered")[:200],
                 "expectedWaitS": float(wait) if isinstance(wait, (int, float)) else 20.0,
                 "since": time.monotonic(), "needsDriver": False}
+            if msg.params.get("newBrowser") is True:
+                self.new_browser.add(peer.device)
             self.policy.recovered(peer.device)  # already back: nothing to announce
             return
         if msg.event == "page.receipt" and peer.role == "extension":

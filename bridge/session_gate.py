@@ -151,6 +151,13 @@ class SessionGate:
             return True
         return opened.get("openerTabId") != acted_on and self._others_opening(session, device)
 
+    def _owned_by_another(self, session: Session, device: str,
+                          opened: dict[str, Any]) -> bool:
+        """Whether a reported tab is owned by a session other than ``session``."""
+        tab = opened.get("tabId")
+        owner = self.book.owner(device, tab) if isinstance(tab, int) else None
+        return owner is not None and owner is not session
+
     def attended(self, device: str) -> bool:
         """A person may open tabs on ``device``: its driver says the browser is headed
         (``headed``), or its extension says the browser is not under automation
@@ -296,6 +303,15 @@ class SessionGate:
         elif method == "tabs.list":
             self.book.annotate(session, device, result.get("tabs") or [], self.attended(device),
                                self.queue.active_tab(device))
+        # A late tab (a snapshot's report of a tab opened after an earlier answer) that
+        # another session owns is not this session's to follow: another session's
+        # window opened at that moment was followed and looped on (issue 32 soak).
+        for item in (result, result.get("snapshotAfter")):
+            late = item.get("newTabs") if isinstance(item, dict) else None
+            if late and (method not in CLIENT_INPUT_METHODS or item is not result):
+                kept = [o for o in late if not self._owned_by_another(session, device, o)]
+                if len(kept) != len(late):
+                    item["newTabs"] = kept
         if method not in CLIENT_INPUT_METHODS:
             # A read's newTabs are tabs the addressed tab opened *after* an earlier
             # action's answer (late tabs): their opener is the session's tab, but nothing

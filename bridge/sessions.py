@@ -398,6 +398,22 @@ class SessionBook:
         self._made.discard((device, tab))
         self._barred.pop((device, tab), None)
 
+    def browser_replaced(self, device: str) -> list[TabKey]:
+        """``device``'s browser was started again: every tab of the old one is gone, so
+        nobody owns (or opened, or is barred from) any of its tab ids any more, and no
+        session's current tab there stands (issue 32 soak: a new tab that got the id of a
+        tab a session held in the dead browser stayed that session's, and the session
+        that opened it was refused TAB_CLAIMED there on every call). Returns the tabs
+        freed."""
+        freed = [key for key in self._owner if key[0] == device]
+        for key in freed:
+            self._free(key)
+        self._made = {key for key in self._made if key[0] != device}
+        self._barred = {key: s for key, s in self._barred.items() if key[0] != device}
+        for session in self._sessions.values():
+            session.current.pop(device, None)
+        return freed
+
     def replaced(self, device: str, old: int, new: int) -> None:
         """Tab ``old`` was replaced by ``new`` (a crashed renderer's tab recovered as a new
         one): its owner owns the new one, and it is the owner's current tab if the old was."""

@@ -209,7 +209,10 @@ def _targets(kind: str) -> list[int]:
     if kind == "driver":
         return [p for p in pids if b"run-driver" in _cmdline(p)]
     if kind == "supervisor":
-        return [p for p in pids if b"-m\x00supervisor" in _cmdline(p)]
+        # ``-m trustbridge.supervisor`` since the namespace move (``-m supervisor``
+        # before): matching only the old name injected no supervisor fault at all.
+        return [p for p in pids if re.search(rb"-m\x00(trustbridge\.)?supervisor\x00",
+                                             _cmdline(p))]
     return []
 
 

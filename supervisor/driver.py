@@ -80,6 +80,12 @@ from .navwatch import NavigationWatch
 
 log = logging.getLogger("trustbridge.driver")
 
+PLAYWRIGHT_GONE = "Connection closed while reading from the driver"
+"""What Playwright (1.x, playwright/_impl/_transport.py) raises for every call once its
+node driver process has exited."""
+PLAYWRIGHT_RESTART_S = 15.0
+"""The wait told while Playwright and the browser start again, s (runner.py
+BROWSER_RESTART_S)."""
 RECONNECT_MAX_S = 5.0
 REMOTE_PING_S, REMOTE_PONG_S = 2.0, 3.0
 """Ping interval and pong timeout of a remote device's driver connection, s (as
@@ -275,7 +281,7 @@ class InputDriver:
             self.on_bridge_event(event.event, dict(event.params))
 
     async def _answer(self, req: Request) -> None:
-        response = await answer(req, self._serve(req.method, req.params), "The driver failed",
+        response = await answer(req, self._served(req.method, req.params), "The driver failed",
                                 log)
         if self._conn is not None:
             with contextlib.suppress(ConnectionClosed):
@@ -293,6 +299,35 @@ class InputDriver:
             await self._conn.notify(event, params)
 
     # -- actions ----------------------------------------------------------------------
+
+    async def _served(self, method: str, raw: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`_serve`, with Playwright's own driver process gone said as such.
+
+        Raises:
+            DeviceNotConnected: (``details.recovering``) Playwright's node driver process
+                exited (Playwright raises a bare ``Exception("Connection closed while
+                reading from the driver")``); the supervisor is starting it and the
+                browser again (supervisor/runner.py ``_playwright_gone``). Before, this
+                was INTERNAL_ERROR "The driver failed: Exception." for every action.
+        """
+        try:
+            return await self._serve(method, raw)
+        except E.TrustbridgeError:
+            raise
+        except Exception as exc:
+            if PLAYWRIGHT_GONE not in str(exc):
+                raise
+            raise E.DeviceNotConnected(
+                f"Playwright's driver process for device {self.device!r} exited, taking the "
+                "browser with it; its supervisor is starting both again (the tabs and refs "
+                f"from before are gone). Nothing more was sent; retry in about "
+                f"{PLAYWRIGHT_RESTART_S:g} s.",
+                {"device": self.device, "recovering": {
+                    "part": "browser", "action": "Playwright's driver process exited; "
+                    "its supervisor is starting it and the browser again",
+                    "expectedWaitS": PLAYWRIGHT_RESTART_S}},
+                next_step=f"Wait about {PLAYWRIGHT_RESTART_S:g} s, then open a page again "
+                "(navigate) and take a new snapshot.") from exc
 
     async def _serve(self, method: str, raw: dict[str, Any]) -> dict[str, Any]:
         handler = {

@@ -150,10 +150,7 @@ class Supervisor:
         self._stopping = False
         if self.output_dir:  # downloads go there (process-wide: one supervisor per process)
             watch.configure_downloads(self.output_dir)
-        self._pw_cm = async_playwright()
-        pw = await self._pw_cm.__aenter__()
-        await locator_engine.register(pw)
-        self._pw = pw
+        await self._open_playwright()
         if self.ssl_context is not None and self.relay is None:
             self.relay = remote.Relay(self.bridge_url, self.ssl_context)
             await self.relay.start()
@@ -161,6 +158,57 @@ class Supervisor:
         if self.trusted_input:
             await self.start_driver()
         log.info("%s started for device %s", self.browser_name, self.device)
+
+    async def _open_playwright(self) -> None:
+        """Start Playwright (its node driver process) and watch that process: when it
+        dies, :meth:`_playwright_gone` brings it and the browser back."""
+        self._pw_cm = async_playwright()
+        pw = await self._pw_cm.__aenter__()
+        await locator_engine.register(pw)
+        self._pw = pw
+        # Playwright says nothing when its node driver process dies (SIGKILL, OOM): every
+        # later call raises a bare Exception("Connection closed while reading from the
+        # driver"), and no context "close" event comes. Its transport's error future is
+        # the one place the death shows (playwright/_impl/_transport.py, private: read
+        # defensively; without it the extension watch still restarts, slower).
+        transport = getattr(getattr(self._pw_cm, "_connection", None), "_transport", None)
+        failed = getattr(transport, "on_error_future", None)
+        if isinstance(failed, asyncio.Future):
+            cm = self._pw_cm
+            failed.add_done_callback(lambda _f: self._playwright_gone(cm))
+
+    def _playwright_gone(self, cm: object) -> None:
+        """Playwright's node driver process of ``cm`` exited: the browser it ran is gone
+        or out of reach (Chromium exits with its pipe). Start both again, as a dead
+        browser is (issue 32 soak: every later action answered INTERNAL_ERROR "The
+        driver failed: Exception.")."""
+        if self._stopping or cm is not self._pw_cm:
+            return
+        log.warning("Playwright's driver process for device %s exited; starting it and %s "
+                    "again", self.device, self.browser_name)
+        self.frames.browser_gone()
+        self.context = None  # unreachable now; its close is nobody's to wait for
+        self._restart_task = asyncio.ensure_future(self._restart_playwright())
+
+    async def _restart_playwright(self) -> None:
+        if self.driver is not None:
+            with contextlib.suppress(Exception):
+                await self.driver.send_event("device.recovering", {
+                    "part": "browser", "expectedWaitS": BROWSER_RESTART_S,
+                    "action": "Playwright's driver process exited, so its supervisor is "
+                    "starting it and the browser again; the tabs and refs from before are "
+                    "gone"})
+        old, self._pw_cm, self._pw = self._pw_cm, None, None
+        if old is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(old.__aexit__(None, None, None), 10)
+        try:
+            await self._open_playwright()
+        except Exception as exc:  # noqa: BLE001 - ends this supervisor, said once
+            log.error("Playwright could not be started again: %s", exc)
+            self.gone.set()
+            return
+        await self._restart()
 
     async def _open_browser(self) -> None:
         """A fresh extension copy and profile, the browser on them, frames watched."""
@@ -206,6 +254,14 @@ class Supervisor:
             return
         log.warning("%s exited unexpectedly; starting it again for device %s",
                     self.browser_name, self.device)
+        if self.driver is not None:
+            # newBrowser: the bridge forgets the old tabs' owners when the new browser's
+            # extension says hello (a new tab may get an old tab's id: Firefox).
+            with contextlib.suppress(Exception):
+                await self.driver.send_event("device.recovering", {
+                    "part": "browser", "expectedWaitS": BROWSER_RESTART_S,
+                    "newBrowser": True, "action": "its supervisor is starting the browser "
+                    "again; the tabs and refs from before are gone"})
         try:
             await self._open_browser()
         except Exception as exc:  # any launch failure ends this supervisor, said once

@@ -63,7 +63,7 @@ async def _navigate(conn: Connection, args: Any, response: Response) -> None:
     if result.get("recoveredFromCrash"):
         # The crashed tab was replaced by a fresh one with a new id: follow it.
         if conn.tab_id is not None:
-            conn.select(conn.device, result["tabId"])
+            conn.select(conn.device, result["tabId"], held=True)
             tab = await conn.tab()
         line += (f" (the tab's renderer had crashed: it was reloaded as tab {result['tabId']};"
                  " refs from before the crash are gone)")

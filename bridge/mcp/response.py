@@ -184,7 +184,10 @@ class Response:
         if follow is None:
             return False
         self._followed = follow
-        self.conn.select(follow.device or self.conn.device, follow.tab["tabId"])
+        # held: a followed tab that turns out to be another session's is left for a
+        # window of this session's own at its next refusal, never looped on (session.py
+        # lost_tab; issue 32 soak).
+        self.conn.select(follow.device or self.conn.device, follow.tab["tabId"], held=True)
         self._page_tab = None  # the page state is the followed tab's
         await self._until_loaded(follow)
         return True

@@ -184,6 +184,9 @@ class Connection:
         device its first tab is such a window (:meth:`tab`). A read's result pinning the
         tab the browser has active does not end it (a read claims nothing: the tab may be
         another session's); an action's result, browser_tabs select/new/claim do."""
+        self._held: int | None = None
+        """The current tab when the bridge said it was this session's (an action answered
+        there, or tabs.new / select / claim did): :meth:`lost_tab`."""
         self._notes: list[str] = []
         self._client: BridgeClient | None = None
         self._emb: Embedded | None = None
@@ -384,11 +387,35 @@ class Connection:
         anything is sent (TAB_CLAIMED), so running the call again in a new window
         (``tabs.new {window: true}``: the foreground tab of a window of its own, which the
         browser does not throttle) does nothing twice. Once the session has a tab,
-        TAB_CLAIMED is the call's answer. Closing or releasing the current tab
-        (:meth:`select` with no tab) makes it pending again.
+        TAB_CLAIMED is the call's answer, except on the tab it held when another session
+        owns that one now (:meth:`lost_tab`): the call then runs in a new window too, and
+        says why. Closing or releasing the current tab (:meth:`select` with no tab) makes
+        it pending again.
         """
-        return (isinstance(err, E.TabClaimed) and self.own_tab_pending
-                and self.stopped is None)
+        if not isinstance(err, E.TabClaimed) or self.stopped is not None:
+            return False
+        return self.own_tab_pending or self.lost_tab(err)
+
+    def lost_tab(self, err: E.TrustbridgeError) -> bool:
+        """Whether ``err`` refused the call on the current tab this session held (an
+        action answered there, browser_tabs new/select/claim made it current, or the
+        server followed it as a tab the page opened) because another session owns it now
+        (``details.owner``).
+
+        A tab changes hands behind a session's back when its browser is started again and
+        a new tab gets the id of a tab from before (Firefox counts tabs from 1 in each
+        browser process; Chromium from a random start), or when the bridge freed the tab
+        and another session took it. Before issue 32's soak fix every later call of the
+        server answered TAB_CLAIMED for it, over and over (287 answers in one soak): the
+        agent had no way out but browser_tabs. A late tab followed after this session's
+        input may also be another session's window opened at that moment (the same loop,
+        41 answers in a 4-minute soak). Selecting another session's tab is
+        refused by the bridge (``tabs.select`` claims), so a held tab refused here was
+        the session's own."""
+        return (isinstance(err, E.TabClaimed) and not self.own_tab_pending
+                and self.tab_id is not None and self._held == self.tab_id
+                and err.details.get("tabId") == self.tab_id
+                and bool(err.details.get("owner")))
 
     async def open_own_tab(self, refused: E.TrustbridgeError | None = None) -> None:
         """Open this session's own window (``tabs.new {window: true}``) and make its tab
@@ -401,10 +428,25 @@ class Connection:
         Raises:
             TrustbridgeError: as ``tabs.new`` raises.
         """
-        self.own_tab_pending = False
+        lost = refused is not None and self.lost_tab(refused)
+        # own_tab_pending ends with the window (select below), not before: a tabs.new
+        # that fails (the browser being recovered) must leave the next refusal to open it
+        # (before, every later call answered TAB_CLAIMED on the other session's tab: the
+        # issue 32 soak's loop).
         client = await self.client()
         opened = await client.call("tabs.new", {"device": self.device, "window": True})
-        self.select(opened.get("device") or self.device, int(opened["tabId"]))
+        self.select(opened.get("device") or self.device, int(opened["tabId"]), held=True)
+        if lost:
+            assert refused is not None
+            tab = refused.details.get("tabId")
+            self._notes.append(
+                f"Opened a new window for this session (tab {opened['tabId']}): tab {tab}, "
+                f"this session's current tab, now belongs to session "
+                f'"{refused.details.get("owner")}" (a browser started again reused its '
+                "id, it was freed and taken, or it was followed as new but is that "
+                "session's). Refs from tab "
+                f"{tab} are gone.")
+            return
         if refused is None:
             why = "a person may be using this browser's other tabs"
         else:
@@ -424,7 +466,7 @@ class Connection:
         """
         client = await self.client()
         opened = await client.call("tabs.new", {"device": self.device, "window": True})
-        self.select(opened.get("device") or self.device, int(opened["tabId"]))
+        self.select(opened.get("device") or self.device, int(opened["tabId"]), held=True)
         self.own_tab_pending = False
         self._notes.append(f"Tab {gone} is gone (closed); opened tab {opened['tabId']} for "
                            "this session and navigated there. Refs from tab "
@@ -539,6 +581,7 @@ class Connection:
                 # An action answered on the current tab: the bridge gave it to this
                 # session (a free tab is claimed by its first action), or it was already.
                 self.own_tab_pending = False
+                self._held = self.tab_id
         after = result.get("snapshotAfter")
         items = [result, *(result.get("completedActions") or [])]
         for item in items:
@@ -557,13 +600,17 @@ class Connection:
         opened, self._opened = self._opened or [], None
         return opened
 
-    def select(self, device: str | None, tab_id: int | None) -> None:
+    def select(self, device: str | None, tab_id: int | None, *, held: bool = False) -> None:
         """Make ``tab_id`` of ``device`` the current tab of every later tool call (a tab
         this session chose: it has a tab now). ``tab_id`` None: the current tab was
         closed, released or is gone; later calls address the browser's active tab, and
-        the session may again open a window of its own (:meth:`may_open_own_tab`)."""
+        the session may again open a window of its own (:meth:`may_open_own_tab`).
+        ``held``: the bridge has just said the tab is this session's (tabs.new, select,
+        claim answered), so losing it later is :meth:`lost_tab`; an action answered
+        there says so too."""
         self.device, self.tab_id = device, tab_id
         self.own_tab_pending = tab_id is None
+        self._held = tab_id if held else None
 
     def is_current(self, device: str, tab: Mapping[str, Any]) -> bool:
         """Whether ``tab`` of ``device`` is the one later tool calls act on: the chosen

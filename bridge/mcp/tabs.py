@@ -63,7 +63,7 @@ async def _tabs(conn: Connection, args: Any, response: Response) -> None:
     client = await conn.client()
     if args.action == "new":
         tab = await Browser(client, conn.device).new_tab(args.url)
-        conn.select(conn.device, tab.tab_id)
+        conn.select(conn.device, tab.tab_id, held=True)
         return await _answer(conn, response, f"Opened tab {tab.tab_id}; later tools act on it")
     tabs = (await conn.tab_list()).rows
     if args.action == "select":
@@ -71,14 +71,14 @@ async def _tabs(conn: Connection, args: Any, response: Response) -> None:
             raise E.BadRequest("select needs `index`, the tab's index from browser_tabs list.")
         device, tab_info = _pick(tabs, args.index)
         await Browser(client, device).select_tab(tab_info["tabId"])
-        conn.select(device, tab_info["tabId"])
+        conn.select(device, tab_info["tabId"], held=True)
         return await _answer(conn, response, f"Selected tab {tab_info['tabId']}")
     if args.action == "claim":
         if args.index is None:
             raise E.BadRequest("claim needs `index`, the tab's index from browser_tabs list.")
         device, tab_info = _pick(tabs, args.index)
         claimed = await client.call("tabs.claim", {"device": device, "tabId": tab_info["tabId"]})
-        conn.select(device, tab_info["tabId"])
+        conn.select(device, tab_info["tabId"], held=True)
         # The bridge says ``person`` for any tab no session opened; it is a person's only
         # where the list marked it so (an attended device: a headed or personal browser).
         person = bool(claimed.get("person")) and bool(tab_info.get("person"))

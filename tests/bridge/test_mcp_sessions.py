@@ -351,3 +351,29 @@ async def test_a_read_of_a_free_tab_then_an_action_there_makes_it_the_session_s(
         assert bridge.executor.sessions.owner(DEVICE, 1).label == conn.label
         assert not conn.own_tab_pending
         assert "tabs.new" not in ext.methods()
+
+
+async def test_a_window_that_failed_to_open_is_opened_at_the_next_refusal(
+        bridge: BridgeServer, fakes: tuple[FakeExtension, FakeDriver]) -> None:
+    """B's first navigate is refused on A's tab and its window cannot be opened (tabs.new
+    fails: the browser is being recovered). B still has no tab of its own, so its next
+    navigate opens the window; before the fix B's every later call answered TAB_CLAIMED on
+    A's tab (the issue 32 soak's loop: 59 answers in 4 minutes)."""
+    from trustbridge.bridge.protocol import errors as E
+
+    ext, _ = fakes
+    async with server(bridge, "a") as (conn_a, a), server(bridge, "b") as (conn_b, b):
+        first = await a.call_tool("browser_navigate", {"url": "http://127.0.0.1/"})
+        assert not first.is_error, text(first)
+        ext.errors["tabs.new"] = E.DeviceNotConnected("The browser is being recovered.")
+        gap = await b.call_tool("browser_navigate", {"url": "http://127.0.0.1/b"})
+        assert gap.is_error and "DEVICE_NOT_CONNECTED" in text(gap), text(gap)
+        del ext.errors["tabs.new"]
+        ext.results["tabs.new"] = {"tabId": 2, "url": "about:blank", "title": ""}
+        ext.results["page.navigate"] = {"url": "http://127.0.0.1/b", "tabId": 2, "title": ""}
+        ext.results["page.snapshot"] = {**ext.results["page.snapshot"], "tabId": 2}
+        again = await b.call_tool("browser_navigate", {"url": "http://127.0.0.1/b"})
+        shown = text(again)
+        assert not again.is_error, shown
+        assert "Opened a new window for this session (tab 2)" in shown, shown
+        assert conn_b.tab_id == 2 and conn_a.tab_id == 1

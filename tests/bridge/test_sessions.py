@@ -692,3 +692,22 @@ def test_default_lease(book: SessionBook, clock: Clock) -> None:
     assert implicit.lease_s == DEFAULT_LEASE_MS / 1000 == 120
     assert implicit.on_disconnect == "stop"
     assert book.disconnected("p1") is implicit and implicit.stopped
+
+
+def test_a_replaced_browser_leaves_no_owner_of_its_tab_ids(book: SessionBook) -> None:
+    """A browser started again may give a new tab an old tab's id (Firefox counts from 1):
+    after browser_replaced, the session that opens it owns it, not the one that held the
+    id in the dead browser (issue 32 soak: TAB_CLAIMED on every call of the opener)."""
+    a, _ = book.open("p1", "agent-a")
+    b, _ = book.open("p2", "agent-b")
+    book.opened(b, DEV, 3)
+    book.select(b, DEV, 3)
+    acted(book, a, 1)
+    book.opened(a, "other", 3)
+    freed = book.browser_replaced(DEV)
+    assert sorted(freed) == [(DEV, 1), (DEV, 3)]
+    assert b.tabs == set() and b.current == {} and a.tabs == {("other", 3)}
+    book.opened(a, DEV, 3)  # the new browser's tab 3
+    assert book.owner(DEV, 3) is a
+    with pytest.raises(E.TabClaimed):
+        book.check(b, DEV, 3, claim=True, attended=False)
