@@ -259,6 +259,7 @@ class SyncTab(_Sync):
     console = _sync(Tab.console)
     network = _sync(Tab.network)
     resize = _sync(Tab.resize)
+    emulate_media = _sync(Tab.emulate_media)
     pdf = _sync(Tab.pdf)
     click_at = _sync(Tab.click_at)
     fill = _sync(Tab.fill)

@@ -616,9 +616,9 @@ async def test_arguments_of_the_wrong_json_type_are_refused_not_coerced(
 async def test_session_starts_the_embedded_default_on_a_free_port_and_restarts_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No bridge running and the default port taken: the session starts bridge + Chromium
-    on a free port; when that browser exits, the next call starts it again and says so
-    (BROWSER_CRASHED, what: browser: the agent's tabs and refs are gone); the one after
-    works."""
+    on a free port; when that browser's supervisor exits, it is started again on the same
+    bridge and the next call says so (BROWSER_CRASHED, what: browser: the agent's tabs and
+    refs are gone); the one after works."""
     monkeypatch.setenv("TRUSTBRIDGE_HOME", str(tmp_path))
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -634,6 +634,7 @@ async def test_session_starts_the_embedded_default_on_a_free_port_and_restarts_i
                 emb = session.launched
                 assert emb is not None and emb.server.port != port
                 assert emb.child is not None
+                first_pid = emb.child.pid
                 emb.child.send_signal(signal.SIGTERM)
                 await asyncio.wait_for(emb.child.wait(), 30)
                 told = await mcp.call_tool("browser_snapshot", {})
@@ -641,7 +642,10 @@ async def test_session_starts_the_embedded_default_on_a_free_port_and_restarts_i
                 assert "started again" in text(told) and "tab" in text(told)
                 again = await mcp.call_tool("browser_snapshot", {})
                 assert not again.is_error, text(again)
-                assert session.launched is not None and session.launched is not emb
+                # The supervisor is started again on the same bridge (issue 32 item 2),
+                # so other clients joined there keep their sessions.
+                assert session.launched is emb and emb.child is not None
+                assert emb.child.pid != first_pid and emb.child.returncode is None
                 assert any("starting it again" in line for line in lines)
         finally:
             await session.close()
