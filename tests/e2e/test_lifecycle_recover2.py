@@ -65,7 +65,11 @@ async def test_after_a_browser_restart_no_server_loops_on_a_tab_id_another_sessi
                                  and emb.device in emb.server.policy.drivers, 90)
                 print(f"supervisor killed -> back: {time.monotonic() - killed:.1f} s")
                 told = await a.call_tool("browser_navigate", {"url": page + "?a=2"})
-                assert told.is_error and "BROWSER_CRASHED" in _text(told), _text(told)
+                # The restart is announced (BROWSER_CRASHED) when the server learned of it
+                # before this call; a call that races the notice lands in the new
+                # browser's tab of that id, which no session owns any more, and says so.
+                assert ("BROWSER_CRASHED" in _text(told)) if told.is_error \
+                    else ("?a=2" in _text(told)), _text(told)
                 # A opens tabs in the new browser until one has the id B held before.
                 for n in range(4):
                     opened = await a.call_tool("browser_tabs", {
